@@ -1,0 +1,27 @@
+/**
+ * Stable codes for the failures retrysafe throws. Decisions about a request are
+ * never thrown: they are `Outcome` values. Only misuse and store failures are.
+ */
+export type RetrysafeErrorCode =
+  /** The library was configured or called in a way it does not support. */
+  | 'misuse'
+  /** The operation store could not be reached, failed, or was too slow. */
+  | 'store-unavailable'
+  /** The store's schema is newer than this version of the library understands. */
+  | 'schema-too-new'
+  /** A worker tried to write to an operation whose lease it no longer holds. */
+  | 'lease-lost';
+
+export class RetrysafeError extends Error {
+  override readonly name = 'RetrysafeError';
+  readonly code: RetrysafeErrorCode;
+
+  constructor(code: RetrysafeErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+export function isRetrysafeError(error: unknown, code?: RetrysafeErrorCode): error is RetrysafeError {
+  return error instanceof RetrysafeError && (code === undefined || error.code === code);
+}

@@ -1,0 +1,58 @@
+import { RetrysafeError } from './errors.js';
+import { assertOperationName } from './identity.js';
+import { defaultKeyLimits, type KeyLimits } from './key.js';
+import { type OutcomePolicy, resolvePolicy } from './policy.js';
+import { defaultProblemBase } from './problems.js';
+import { defaultRetention, type OperationStore, type Retention } from '../store/operation-store.js';
+import type { RouteDefinition } from './route.js';
+
+export interface IdempotencyOptions<Tx> {
+  readonly store: OperationStore<Tx>;
+  /** How long a duplicate waits for a running first attempt before 409. Default 3000 ms. */
+  readonly lockTimeoutMs?: number;
+  /** How long each store phase may take before the request gets 503. Default 5000 ms. */
+  readonly storeTimeoutMs?: number;
+  /** Seconds for `Retry-After` on 503 and on a lock wait that ran out. Default 1. */
+  readonly retryAfterSeconds?: number;
+  readonly policy?: Partial<OutcomePolicy>;
+  readonly keyLimits?: Partial<KeyLimits>;
+  readonly retention?: Partial<Retention>;
+  /** Base URI of problem `type`s. Default `https://retrysafe.dev/problems/`. */
+  readonly problemBase?: string;
+}
+
+/** The configuration a store and its routes share, with every default applied. */
+export interface Idempotency<Tx> {
+  readonly store: OperationStore<Tx>;
+  readonly lockTimeoutMs: number;
+  readonly storeTimeoutMs: number;
+  readonly retryAfterSeconds: number;
+  readonly policy: OutcomePolicy;
+  readonly keyLimits: KeyLimits;
+  readonly retention: Retention;
+  readonly problemBase: string;
+}
+
+export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx> {
+  return {
+    store: options.store,
+    lockTimeoutMs: positive('lockTimeoutMs', options.lockTimeoutMs ?? 3000),
+    storeTimeoutMs: positive('storeTimeoutMs', options.storeTimeoutMs ?? 5000),
+    retryAfterSeconds: positive('retryAfterSeconds', options.retryAfterSeconds ?? 1),
+    policy: resolvePolicy(options.policy),
+    keyLimits: { ...defaultKeyLimits, ...options.keyLimits },
+    retention: { ...defaultRetention, ...options.retention },
+    problemBase: options.problemBase ?? defaultProblemBase,
+  };
+}
+
+/** Checks a route once, when it is defined, rather than on every request. */
+export function defineRoute<R extends Pick<RouteDefinition<unknown, unknown>, 'operation'>>(route: R): R {
+  assertOperationName(route.operation);
+  return route;
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) throw new RetrysafeError('misuse', `${name} must be a positive number, got ${value}.`);
+  return value;
+}

@@ -1,0 +1,45 @@
+import { RetrysafeError } from './errors.js';
+import type { Reply } from './reply.js';
+
+/** What retrysafe keeps of an operation's answer. */
+export interface OutcomePolicy {
+  /** Response headers stored and replayed with the body. Default: Content-Type, Location, ETag, Last-Modified. */
+  readonly storedHeaders: readonly string[];
+  /**
+   * Statuses that describe the moment rather than the operation, never stored,
+   * so a retry runs again. Every 5xx is treated so too. Default: 408, 409, 425, 429.
+   */
+  readonly transientStatuses: readonly number[];
+}
+
+/** Headers that carry credentials or session state: never stored, whatever the policy says. */
+const NEVER_STORED = new Set(['set-cookie', 'authorization', 'proxy-authorization', 'cookie', 'www-authenticate']);
+
+export const defaultPolicy: OutcomePolicy = {
+  storedHeaders: ['content-type', 'location', 'etag', 'last-modified'],
+  transientStatuses: [408, 409, 425, 429],
+};
+
+export function resolvePolicy(overrides: Partial<OutcomePolicy> = {}): OutcomePolicy {
+  const storedHeaders = (overrides.storedHeaders ?? defaultPolicy.storedHeaders).map((h) => h.toLowerCase());
+  const forbidden = storedHeaders.filter((h) => NEVER_STORED.has(h));
+  if (forbidden.length > 0) {
+    throw new RetrysafeError('misuse', `These headers can never be stored: ${forbidden.join(', ')}.`);
+  }
+  return { storedHeaders, transientStatuses: overrides.transientStatuses ?? defaultPolicy.transientStatuses };
+}
+
+/** Whether an answer with this status is the operation's outcome, to keep and replay. */
+export function isStoredStatus(status: number, policy: OutcomePolicy): boolean {
+  return status < 500 && !policy.transientStatuses.includes(status);
+}
+
+/** The part of a reply that is stored: status, body bytes and the allowed headers. */
+export function storedPart(reply: Reply, policy: OutcomePolicy): Reply {
+  const headers: Record<string, string> = {};
+  for (const name of policy.storedHeaders) {
+    const value = reply.headers[name];
+    if (value !== undefined) headers[name] = value;
+  }
+  return { status: reply.status, headers, body: reply.body };
+}

@@ -1,0 +1,62 @@
+import { type Fingerprint, fingerprint } from './fingerprint.js';
+import type { Idempotency } from './idempotency.js';
+import type { OperationIdentity } from './identity.js';
+import { parseIdempotencyKey } from './key.js';
+import { problem } from './problems.js';
+import { problemReply, type Reply, toReply } from './reply.js';
+import type { IncomingRequest, RouteDefinition } from './route.js';
+
+/** Methods whose retries retrysafe deduplicates; on the others a key is ignored. */
+const KEYED_METHODS = new Set(['POST', 'PATCH']);
+
+/** Where a request stands once it is authenticated, its key read and its input validated. */
+export type Prepared<Input> =
+  /** Answered before anything was claimed; never stored. */
+  | { readonly kind: 'answered'; readonly reply: Reply }
+  /** Runs without deduplication: no key where none is required, or a method that is not deduplicated. */
+  | { readonly kind: 'unkeyed'; readonly tenant: string; readonly input: Input }
+  | {
+      readonly kind: 'keyed';
+      readonly tenant: string;
+      readonly input: Input;
+      readonly identity: OperationIdentity;
+      readonly fingerprint: Fingerprint;
+    };
+
+/**
+ * The steps every attempt takes before the store is touched, in this order:
+ * authenticate, authorise, read the key, validate the input, fingerprint it.
+ */
+export async function prepare<Req, Input>(
+  config: Idempotency<unknown>,
+  route: RouteDefinition<Req, Input>,
+  incoming: IncomingRequest<Req>,
+): Promise<Prepared<Input>> {
+  const answer = (reply: Reply): Prepared<Input> => ({ kind: 'answered', reply });
+  const tenant = await route.tenant(incoming.raw);
+  if (tenant === undefined || tenant === '') {
+    return answer(problemReply(problem('unauthenticated', 'This request must be authenticated.'), config.problemBase));
+  }
+  if (route.authorize !== undefined && !(await route.authorize(incoming.raw, tenant))) {
+    return answer(problemReply(problem('forbidden', 'The caller may not perform this operation.'), config.problemBase));
+  }
+  const keyed = KEYED_METHODS.has(incoming.method.toUpperCase());
+  const header = keyed ? incoming.header('idempotency-key') : undefined;
+  const parsed = header === undefined && !(keyed && (route.keyRequired ?? true)) ? undefined : parseIdempotencyKey(header, config.keyLimits);
+  if (parsed !== undefined && !parsed.ok) {
+    const code = parsed.defect === 'missing' ? 'idempotency-key-missing' : 'idempotency-key-invalid';
+    return answer(problemReply(problem(code, parsed.detail), config.problemBase));
+  }
+  const validation = route.input === undefined ? { valid: true as const, value: incoming.body as Input } : await route.input(incoming.raw, incoming.body);
+  if (!validation.valid) return answer(toReply(validation.reply));
+  const input = validation.value;
+  if (parsed === undefined) return { kind: 'unkeyed', tenant, input };
+  const selected = route.fingerprint === undefined ? { method: incoming.method.toUpperCase(), path: incoming.path, body: input } : route.fingerprint(incoming.raw, input);
+  return {
+    kind: 'keyed',
+    tenant,
+    input,
+    identity: { tenant, operation: route.operation, key: parsed.key },
+    fingerprint: fingerprint(selected),
+  };
+}

@@ -1,0 +1,43 @@
+import type { Fingerprint } from './fingerprint.js';
+import type { OperationIdentity } from './identity.js';
+import type { Reply } from './reply.js';
+
+/** The life of an operation record; see docs/architecture.md for the diagram. */
+export type RecordState = 'in_progress' | 'completed' | 'failed' | 'unknown' | 'tombstone';
+
+interface RecordBase {
+  readonly identity: OperationIdentity;
+  readonly fingerprint: Fingerprint;
+  readonly createdAt: Date;
+  /** The store's clock when the record was read, for lease arithmetic. */
+  readonly readAt: Date;
+}
+
+/** A leased operation that a worker is running. Atomic mode never commits this state. */
+export interface InProgressRecord extends RecordBase {
+  readonly state: 'in_progress';
+  readonly leaseExpiresAt: Date;
+  readonly attempt: number;
+}
+
+/** A finished operation whose answer is kept: `completed`, or `failed` with a known outcome and no effect. */
+export interface FinishedRecord extends RecordBase {
+  readonly state: 'completed' | 'failed';
+  readonly response: Reply;
+  readonly completedAt: Date;
+}
+
+/** A leased operation whose outcome could not be determined; it waits for an operator. */
+export interface UnknownRecord extends RecordBase {
+  readonly state: 'unknown';
+  readonly reason: string;
+}
+
+/** A finished operation whose body was pruned; the status and the resource reference remain. */
+export interface TombstoneRecord extends RecordBase {
+  readonly state: 'tombstone';
+  readonly status: number;
+  readonly resource: string | undefined;
+}
+
+export type OperationRecord = InProgressRecord | FinishedRecord | UnknownRecord | TombstoneRecord;

@@ -1,0 +1,51 @@
+import { type Problem, problemCatalogue, problemDocument } from './problems.js';
+
+/** What a route handler answers. A body that is not bytes or a string is sent as JSON. */
+export interface HandlerReply {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: unknown;
+}
+
+/** A response in its final form: the exact bytes sent, and stored when the policy allows. */
+export interface Reply {
+  readonly status: number;
+  /** Lower-case names. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Uint8Array;
+}
+
+export const REPLAYED_HEADER = 'idempotent-replayed';
+
+/** Serialises a handler's answer once, so the bytes sent and the bytes stored are the same. */
+export function toReply(answer: HandlerReply): Reply {
+  if (!Number.isInteger(answer.status) || answer.status < 200 || answer.status > 599) {
+    throw new RangeError(`A handler answered with status ${answer.status}; it must be an integer from 200 to 599.`);
+  }
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(answer.headers ?? {})) headers[name.toLowerCase()] = value;
+  const { body } = answer;
+  if (body === undefined || body === null) return { status: answer.status, headers, body: new Uint8Array() };
+  if (body instanceof Uint8Array) return { status: answer.status, headers, body };
+  if (typeof body === 'string') {
+    headers['content-type'] ??= 'text/plain; charset=utf-8';
+    return { status: answer.status, headers, body: Buffer.from(body, 'utf8') };
+  }
+  headers['content-type'] ??= 'application/json; charset=utf-8';
+  return { status: answer.status, headers, body: Buffer.from(JSON.stringify(body), 'utf8') };
+}
+
+export function problemReply(p: Problem, base?: string): Reply {
+  const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
+  if (p.retryAfter !== undefined) headers['retry-after'] = String(p.retryAfter);
+  if (p.resource !== undefined) headers.location = p.resource;
+  return {
+    status: problemCatalogue[p.code].status,
+    headers,
+    body: Buffer.from(JSON.stringify(problemDocument(p, base)), 'utf8'),
+  };
+}
+
+export function replayed(reply: Reply): Reply {
+  return { ...reply, headers: { ...reply.headers, [REPLAYED_HEADER]: 'true' } };
+}

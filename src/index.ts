@@ -1,0 +1,14 @@
+export { RetrysafeError, isRetrysafeError, type RetrysafeErrorCode } from './core/errors.js';
+export { fingerprint, sameFingerprint, type Fingerprint } from './core/fingerprint.js';
+export { identityHash, type OperationIdentity } from './core/identity.js';
+export { idempotency, defineRoute, type Idempotency, type IdempotencyOptions } from './core/idempotency.js';
+export { parseIdempotencyKey, defaultKeyLimits, type KeyDefect, type KeyLimits, type ParsedKey } from './core/key.js';
+export { decideExisting, type Outcome } from './core/outcome.js';
+export { defaultPolicy, isStoredStatus, type OutcomePolicy } from './core/policy.js';
+export { problemCatalogue, problemDocument, defaultProblemBase, type Problem, type ProblemCode } from './core/problems.js';
+export type { OperationRecord, RecordState } from './core/record.js';
+export { REPLAYED_HEADER, problemReply, toReply, type HandlerReply, type Reply } from './core/reply.js';
+export { invalid, valid, type AtomicContext, type AtomicRoute, type IncomingRequest, type RouteDefinition, type Validation } from './core/route.js';
+export { runAtomic } from './core/run-atomic.js';
+export { defaultRetention, type OperationStore, type Retention } from './store/operation-store.js';
+export type { SqlClient, SqlDatabase } from './store/sql-client.js';

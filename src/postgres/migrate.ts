@@ -1,0 +1,43 @@
+import { RetrysafeError } from '../core/errors.js';
+import type { SqlDatabase } from '../store/sql-client.js';
+import { type Migration, migrations } from './migrations/index.js';
+
+/** What `migrate` did. */
+export interface MigrationResult {
+  /** Versions applied by this call, in order. */
+  readonly applied: readonly number[];
+  /** The schema version now in the database. */
+  readonly version: number;
+}
+
+/** Any constant works; it only has to be the same for every process that migrates. */
+const MIGRATION_LOCK = 7_357_001;
+
+/**
+ * Creates or upgrades retrysafe's tables. Safe to call from several processes
+ * at once (an advisory lock serialises them) and on every start. Refuses a
+ * database whose schema is newer than this version of the library.
+ */
+export async function migrate<Tx>(database: SqlDatabase<Tx>, known: readonly Migration[] = migrations): Promise<MigrationResult> {
+  return database.transaction(async (sql) => {
+    await sql.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await sql.exec(`CREATE TABLE IF NOT EXISTS retrysafe_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const { rows } = await sql.query<{ version: number | null }>('SELECT max(version) AS version FROM retrysafe_migrations');
+    const current = rows[0]?.version ?? 0;
+    const latest = known.at(-1)?.version ?? 0;
+    if (current > latest) {
+      throw new RetrysafeError('schema-too-new', `The database schema is at version ${current}; this retrysafe knows up to ${latest}. Upgrade retrysafe.`);
+    }
+    const applied: number[] = [];
+    for (const migration of known.filter((m) => m.version > current)) {
+      await sql.exec(migration.sql);
+      await sql.query('INSERT INTO retrysafe_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+      applied.push(migration.version);
+    }
+    return { applied, version: Math.max(current, latest) };
+  });
+}

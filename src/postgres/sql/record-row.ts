@@ -1,0 +1,42 @@
+import type { OperationIdentity } from '../../core/identity.js';
+import type { OperationRecord, RecordState } from '../../core/record.js';
+
+/** The columns every statement that returns a record selects, in this order. */
+export const RECORD_COLUMNS = `o.state, o.fingerprint, o.created_at, now() AS read_at,
+  o.lease_expires_at, o.attempt, o.response_status, o.response_headers, o.response_body,
+  o.finished_at, o.resource_ref, o.reason`;
+
+export interface RecordRow {
+  readonly state: RecordState;
+  readonly fingerprint: Uint8Array;
+  readonly created_at: Date;
+  readonly read_at: Date;
+  readonly lease_expires_at: Date | null;
+  readonly attempt: number;
+  readonly response_status: number | null;
+  readonly response_headers: Record<string, string> | null;
+  readonly response_body: Uint8Array | null;
+  readonly finished_at: Date | null;
+  readonly resource_ref: string | null;
+  readonly reason: string | null;
+}
+
+export function toRecord(identity: OperationIdentity, row: RecordRow): OperationRecord {
+  const base = { identity, fingerprint: row.fingerprint, createdAt: row.created_at, readAt: row.read_at };
+  switch (row.state) {
+    case 'in_progress':
+      return { ...base, state: row.state, leaseExpiresAt: row.lease_expires_at ?? row.read_at, attempt: row.attempt };
+    case 'completed':
+    case 'failed':
+      return {
+        ...base,
+        state: row.state,
+        completedAt: row.finished_at ?? row.read_at,
+        response: { status: row.response_status ?? 500, headers: row.response_headers ?? {}, body: row.response_body ?? new Uint8Array() },
+      };
+    case 'unknown':
+      return { ...base, state: row.state, reason: row.reason ?? '' };
+    case 'tombstone':
+      return { ...base, state: row.state, status: row.response_status ?? 200, resource: row.resource_ref ?? undefined };
+  }
+}

@@ -1,0 +1,47 @@
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { fromPg, fromPGlite, migrate } from '../../src/postgres/index.js';
+import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
+import { createTestDatabase } from './database.js';
+
+/** A migrated database under test, on one engine. Every test file loops over `engines`. */
+export interface Engine {
+  readonly database: SqlDatabase<SqlClient>;
+  /** Whether concurrent transactions really run side by side (PGlite runs them one at a time). */
+  readonly concurrent: boolean;
+  close(): Promise<void>;
+}
+
+export interface EngineFactory {
+  readonly name: string;
+  open(): Promise<Engine>;
+}
+
+export const engines: readonly EngineFactory[] = [
+  {
+    name: 'postgres (node-postgres)',
+    async open() {
+      const db = await createTestDatabase();
+      const pool = new pg.Pool({ connectionString: db.url, max: 60 });
+      const database = fromPg(pool);
+      await migrate(database);
+      return {
+        database,
+        concurrent: true,
+        async close() {
+          await pool.end();
+          await db.drop();
+        },
+      };
+    },
+  },
+  {
+    name: 'pglite',
+    async open() {
+      const lite = await PGlite.create();
+      const database = fromPGlite(lite);
+      await migrate(database);
+      return { database, concurrent: false, close: () => lite.close() };
+    },
+  },
+];

