@@ -4,4 +4,4 @@ export { migrate, type MigrationResult } from './migrate.js';
 export { type Migration, migrations } from './migrations/index.js';
 export { postgresStore } from './postgres-store.js';
 export { isTransientDatabaseError } from './sqlstate.js';
-export type { SqlClient, SqlDatabase } from '../store/sql-client.js';
+export { portable, type SqlClient, type SqlDatabase } from '../store/sql-client.js';

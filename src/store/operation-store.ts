@@ -40,7 +40,7 @@ export interface AtomicTransaction<Tx> {
   /** The application's own transaction handle, for the handler's writes. */
   readonly tx: Tx;
   /** Writes the outcome into the claimed record, in this transaction. */
-  complete(completion: Completion): Promise<void>;
+  complete(this: void, completion: Completion): Promise<void>;
 }
 
 /** What `work` decides: commit its writes, or roll everything back. */

@@ -1,8 +1,8 @@
 /** The one thing retrysafe needs from a PostgreSQL driver: run a statement with bound values. */
 export interface SqlClient {
-  query<Row = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<{ readonly rows: Row[] }>;
+  query<Row = Record<string, unknown>>(this: void, text: string, values?: readonly unknown[]): Promise<{ readonly rows: Row[] }>;
   /** Runs a script of several statements without bound values (migrations). */
-  exec(script: string): Promise<void>;
+  exec(this: void, script: string): Promise<void>;
 }
 
 /**
@@ -15,4 +15,13 @@ export interface SqlDatabase<Tx> {
   transaction<T>(work: (sql: SqlClient, tx: Tx) => Promise<T>): Promise<T>;
   /** One statement outside any transaction. */
   query: SqlClient['query'];
+}
+
+/**
+ * The same database, handing route handlers retrysafe's `SqlClient` instead of
+ * the driver's own transaction: for code that runs on several drivers, such as
+ * node-postgres in production and PGlite in development.
+ */
+export function portable<Tx>(database: SqlDatabase<Tx>): SqlDatabase<SqlClient> {
+  return { transaction: (work) => database.transaction((sql) => work(sql, sql)), query: database.query };
 }

@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { fromPg, fromPGlite, migrate } from '../../src/postgres/index.js';
+import { fromPg, fromPGlite, migrate, portable } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { createTestDatabase } from './database.js';
 
@@ -23,7 +23,7 @@ export const engines: readonly EngineFactory[] = [
     async open() {
       const db = await createTestDatabase();
       const pool = new pg.Pool({ connectionString: db.url, max: 60 });
-      const database = fromPg(pool);
+      const database = portable(fromPg(pool));
       await migrate(database);
       return {
         database,
@@ -39,7 +39,7 @@ export const engines: readonly EngineFactory[] = [
     name: 'pglite',
     async open() {
       const lite = await PGlite.create();
-      const database = fromPGlite(lite);
+      const database = portable(fromPGlite(lite));
       await migrate(database);
       return { database, concurrent: false, close: () => lite.close() };
     },

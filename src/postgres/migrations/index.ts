@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** An append-only, numbered schema change. */
 export interface Migration {
@@ -7,14 +7,17 @@ export interface Migration {
   readonly sql: string;
 }
 
-const files = ['0001_operations.sql'] as const;
+const directory = new URL('./', import.meta.url);
 
-/** Every migration this version knows, in order. The SQL files ship beside this module. */
-export const migrations: readonly Migration[] = files.map((file) => {
+/** Every migration this version knows, in order: the numbered SQL files beside this module. */
+export const migrations: readonly Migration[] = readdirSync(directory)
+  .filter((file) => /^\d{4}_.+\.sql$/.test(file))
+  .sort()
+  .map((file) => {
   const [version, name] = file.replace(/\.sql$/, '').split(/_(.*)/s);
   return {
     version: Number(version),
     name: name ?? file,
-    sql: readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'),
+    sql: readFileSync(new URL(file, directory), 'utf8'),
   };
 });
