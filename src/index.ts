@@ -12,3 +12,20 @@ export { invalid, valid, type AtomicContext, type AtomicRoute, type IncomingRequ
 export { runAtomic } from './core/run-atomic.js';
 export { defaultRetention, type OperationStore, type Retention } from './store/operation-store.js';
 export type { SqlClient, SqlDatabase } from './store/sql-client.js';
+export {
+  downstreamKey,
+  RecoveryWorker,
+  resolveOperation,
+  runLeased,
+  type LeasedContext,
+  type LeasedOperation,
+  type LeasedRoute,
+  type Reconciliation,
+  type RecoveryReport,
+  type RecoveryWorkerOptions,
+  type Resolution,
+  type ResolveResult,
+  type StepCall,
+  type StepOptions,
+} from './leases/index.js';
+export type { Lease, LeaseStore } from './store/operation-store.js';

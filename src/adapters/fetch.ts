@@ -3,6 +3,8 @@ import { problem } from '../core/problems.js';
 import { problemReply, type Reply } from '../core/reply.js';
 import type { AtomicRoute, IncomingRequest } from '../core/route.js';
 import { runAtomic } from '../core/run-atomic.js';
+import type { LeasedRoute } from '../leases/leased-route.js';
+import { runLeased } from '../leases/run-leased.js';
 
 /** What the route's callbacks receive: the web-standard request and whatever the caller passes along (Hono's context, say). */
 export interface FetchRequest<Context = undefined> {
@@ -11,26 +13,44 @@ export interface FetchRequest<Context = undefined> {
 }
 
 /**
- * A web-standard `(Request) => Promise<Response>` handler for an atomic route,
- * for Hono, Next.js route handlers, Bun and Deno. A JSON body is parsed here.
+ * A web-standard `(Request, context) => Promise<Response>` handler for an
+ * atomic route, for Hono, Next.js route handlers, Bun and Deno. A JSON body is
+ * parsed here.
  */
 export function atomic<Input, Tx, Context = undefined>(
   config: Idempotency<Tx>,
   route: AtomicRoute<FetchRequest<Context>, Input, Tx>,
 ): (request: Request, context: Context) => Promise<Response> {
   defineRoute(route);
-  return async function retrysafeAtomic(request, context) {
+  return handler(config, (incoming) => runAtomic(config, route, incoming));
+}
+
+/** A web-standard handler for a leased route, whose steps call the outside world. */
+export function leased<Input, Tx, Context = undefined>(
+  config: Idempotency<Tx>,
+  route: LeasedRoute<FetchRequest<Context>, Input, Tx>,
+): (request: Request, context: Context) => Promise<Response> {
+  defineRoute(route);
+  return handler(config, (incoming) => runLeased(config, route, incoming));
+}
+
+function handler<Context>(
+  config: Idempotency<unknown>,
+  run: (incoming: IncomingRequest<FetchRequest<Context>>) => Promise<Reply>,
+): (request: Request, context: Context) => Promise<Response> {
+  return async function retrysafe(request, context) {
     const body = await readBody(request);
     if (!body.ok) return toResponse(problemReply(problem('request-body-invalid', 'The request body is not valid JSON.'), config.problemBase));
     const url = new URL(request.url);
-    const incoming: IncomingRequest<FetchRequest<Context>> = {
-      raw: { request, context },
-      method: request.method,
-      path: url.pathname + url.search,
-      header: (name) => request.headers.get(name) ?? undefined,
-      body: body.value,
-    };
-    return toResponse(await runAtomic(config, route, incoming));
+    return toResponse(
+      await run({
+        raw: { request, context },
+        method: request.method,
+        path: url.pathname + url.search,
+        header: (name) => request.headers.get(name) ?? undefined,
+        body: body.value,
+      }),
+    );
   };
 }
 

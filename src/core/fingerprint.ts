@@ -11,7 +11,13 @@ export type Fingerprint = Uint8Array;
  * `undefined` members are dropped, as JSON does.
  */
 export function fingerprint(input: unknown): Fingerprint {
-  const canonical = canonicalize(input);
+  let canonical: string | undefined;
+  try {
+    canonical = canonicalize(input);
+  } catch (cause) {
+    // BigInt, NaN, Infinity, a lone surrogate or a cycle.
+    throw new RetrysafeError('misuse', 'The fingerprint input must be representable as JSON.', { cause });
+  }
   if (canonical === undefined) {
     throw new RetrysafeError('misuse', 'The fingerprint input must be representable as JSON.');
   }

@@ -14,6 +14,10 @@ export interface IdempotencyOptions<Tx> {
   readonly storeTimeoutMs?: number;
   /** Seconds for `Retry-After` on 503 and on a lock wait that ran out. Default 1. */
   readonly retryAfterSeconds?: number;
+  /** Leased mode: how long a lease lasts without renewal. Default 30 s; renewed every third of it. */
+  readonly leaseSeconds?: number;
+  /** Leased mode: attempts (first run and take-overs) before an unfinished operation becomes `unknown`. Default 5. */
+  readonly maxAttempts?: number;
   readonly policy?: Partial<OutcomePolicy>;
   readonly keyLimits?: Partial<KeyLimits>;
   readonly retention?: Partial<Retention>;
@@ -27,6 +31,8 @@ export interface Idempotency<Tx> {
   readonly lockTimeoutMs: number;
   readonly storeTimeoutMs: number;
   readonly retryAfterSeconds: number;
+  readonly leaseSeconds: number;
+  readonly maxAttempts: number;
   readonly policy: OutcomePolicy;
   readonly keyLimits: KeyLimits;
   readonly retention: Retention;
@@ -39,6 +45,8 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     lockTimeoutMs: positive('lockTimeoutMs', options.lockTimeoutMs ?? 3000),
     storeTimeoutMs: positive('storeTimeoutMs', options.storeTimeoutMs ?? 5000),
     retryAfterSeconds: positive('retryAfterSeconds', options.retryAfterSeconds ?? 1),
+    leaseSeconds: positive('leaseSeconds', options.leaseSeconds ?? 30),
+    maxAttempts: positive('maxAttempts', options.maxAttempts ?? 5),
     policy: resolvePolicy(options.policy),
     keyLimits: { ...defaultKeyLimits, ...options.keyLimits },
     retention: { ...defaultRetention, ...options.retention },

@@ -31,7 +31,7 @@ export function parseIdempotencyKey(value: string | readonly string[] | undefine
     if (value.length > 1) return fail('repeated', 'The Idempotency-Key header holds more than one value.');
     return parseIdempotencyKey(value[0], limits);
   }
-  const trimmed = value.trim();
+  const trimmed = trimOws(value);
   if (trimmed === '') return fail('empty', 'The Idempotency-Key header is empty.');
   const key = trimmed.startsWith('"') ? unquote(trimmed) : bare(trimmed);
   if (typeof key !== 'string') return key;
@@ -58,6 +58,15 @@ function unquote(value: string): string | ParsedKey {
 function bare(value: string): string | ParsedKey {
   if (value.includes(',')) return fail('repeated', 'The Idempotency-Key header holds more than one value.');
   return value;
+}
+
+/** Strips HTTP optional whitespace (SP and HTAB) only: `trim()` would also drop NBSP, BOM, VT and line breaks. */
+function trimOws(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && (value[start] === ' ' || value[start] === '\t')) start++;
+  while (end > start && (value[end - 1] === ' ' || value[end - 1] === '\t')) end--;
+  return value.slice(start, end);
 }
 
 function looksRepeated(value: string): boolean {

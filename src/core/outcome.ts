@@ -20,6 +20,13 @@ export function decideExisting(record: OperationRecord, requestFingerprint: Fing
   switch (record.state) {
     case 'completed':
     case 'failed':
+      if (record.responseOmitted) {
+        return refuse(
+          problem('response-not-stored', 'This operation completed, but its response was too large to store; it will not run again.', {
+            ...locationOf(record.response),
+          }),
+        );
+      }
       return { kind: 'replay', reply: record.response };
     case 'in_progress':
       return refuse(inProgress(secondsUntil(record.leaseExpiresAt, record.readAt)));
@@ -36,6 +43,11 @@ export function decideExisting(record: OperationRecord, requestFingerprint: Fing
 
 export function inProgress(retryAfter: number): Problem {
   return problem('operation-in-progress', 'A request with this Idempotency-Key is still being processed; retry later.', { retryAfter });
+}
+
+function locationOf(reply: Reply): { resource?: string } {
+  const location = reply.headers.location;
+  return location === undefined ? {} : { resource: location };
 }
 
 function refuse(p: Problem): Outcome {

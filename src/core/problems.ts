@@ -11,6 +11,7 @@ export const problemCatalogue = {
   'operation-in-progress': { status: 409, title: 'An earlier attempt with this key is still running' },
   'outcome-unknown': { status: 409, title: 'The outcome of the earlier attempt is being reconciled' },
   'response-expired': { status: 410, title: 'The stored response for this key has expired' },
+  'response-not-stored': { status: 410, title: 'The response for this key was too large to store' },
   'fingerprint-mismatch': { status: 422, title: 'Idempotency-Key reused with a different request' },
   'store-unavailable': { status: 503, title: 'Idempotency store unavailable' },
 } as const satisfies Record<string, { readonly status: number; readonly title: string }>;

@@ -5,8 +5,17 @@ import type { Reply } from './reply.js';
 /** The life of an operation record; see docs/architecture.md for the diagram. */
 export type RecordState = 'in_progress' | 'completed' | 'failed' | 'unknown' | 'tombstone';
 
+/**
+ * How an operation runs. `atomic`: its effect commits with the record.
+ * `leased`: its effect leaves the database; a retry or a recovery worker can
+ * resume it from its stored input. `transparent`: a wrapped route that
+ * retrysafe cannot re-run, so a lost lease makes its outcome unknown.
+ */
+export type OperationMode = 'atomic' | 'leased' | 'transparent';
+
 interface RecordBase {
   readonly identity: OperationIdentity;
+  readonly mode: OperationMode;
   readonly fingerprint: Fingerprint;
   readonly createdAt: Date;
   /** The store's clock when the record was read, for lease arithmetic. */
@@ -18,12 +27,16 @@ export interface InProgressRecord extends RecordBase {
   readonly state: 'in_progress';
   readonly leaseExpiresAt: Date;
   readonly attempt: number;
+  /** Grows with every new owner; a take-over names the one it saw. */
+  readonly fencingToken: number;
 }
 
 /** A finished operation whose answer is kept: `completed`, or `failed` with a known outcome and no effect. */
 export interface FinishedRecord extends RecordBase {
   readonly state: 'completed' | 'failed';
   readonly response: Reply;
+  /** The body was too large to keep: only its status and headers were stored. */
+  readonly responseOmitted: boolean;
   readonly completedAt: Date;
 }
 

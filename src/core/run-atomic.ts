@@ -7,6 +7,7 @@ import { problem } from './problems.js';
 import { problemReply, type Reply, replayed, toReply } from './reply.js';
 import type { AtomicRoute, IncomingRequest } from './route.js';
 import { StoreClock } from './store-clock.js';
+import { crashPoint } from './crash-point.js';
 
 /**
  * Runs one attempt of an atomic route: the claim, the handler's writes and the
@@ -27,8 +28,9 @@ export async function runAtomic<Req, Input, Tx>(
       return await config.store.transaction(async (tx) => toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity: undefined })));
     }
     const { identity } = prepared;
+    crashPoint('before-claim');
     clock.enterStore(config.storeTimeoutMs + config.lockTimeoutMs);
-    return await clock.race(
+    const reply = await clock.race(
       config.store.atomic({ identity, fingerprint: prepared.fingerprint, lockTimeoutMs: config.lockTimeoutMs }, async ({ claim, tx, complete }) => {
         clock.leaveStore();
         switch (claim.kind) {
@@ -39,15 +41,19 @@ export async function runAtomic<Req, Input, Tx>(
             return { commit: false, value: outcome.kind === 'replay' ? replayed(outcome.reply) : problemReply(outcome.problem, config.problemBase) };
           }
           case 'claimed': {
+            crashPoint('after-claim');
             const reply = toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity }));
             if (!isStoredStatus(reply.status, config.policy)) return { commit: false, value: reply };
             clock.enterStore(config.storeTimeoutMs);
             await complete({ state: 'completed', reply: storedPart(reply, config.policy), retention: config.retention });
+            crashPoint('before-commit');
             return { commit: true, value: reply };
           }
         }
       }),
     );
+    crashPoint('after-commit');
+    return reply;
   } catch (error) {
     if (isRetrysafeError(error, 'store-unavailable')) {
       return problemReply(problem('store-unavailable', 'The idempotency store is unavailable; the request was not processed. Retry later.', { retryAfter: config.retryAfterSeconds }), config.problemBase);

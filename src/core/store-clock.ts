@@ -49,3 +49,10 @@ export class StoreClock {
     this.timer = undefined;
   }
 }
+
+/** Bounds one store call on its own, for the statements of leased mode. */
+export async function withinStoreTimeout<T>(call: Promise<T>, budgetMs: number): Promise<T> {
+  const clock = new StoreClock();
+  clock.enterStore(budgetMs);
+  return clock.race(call);
+}

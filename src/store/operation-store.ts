@@ -1,6 +1,6 @@
 import type { Fingerprint } from '../core/fingerprint.js';
 import type { OperationIdentity } from '../core/identity.js';
-import type { OperationRecord } from '../core/record.js';
+import type { OperationMode, OperationRecord } from '../core/record.js';
 import type { Reply } from '../core/reply.js';
 
 /** How long a finished operation keeps its response, then its tombstone. */
@@ -32,6 +32,8 @@ export interface Completion {
   /** The stored part of the reply: status, allowed headers and body bytes. */
   readonly reply: Reply;
   readonly retention: Retention;
+  /** The body was too large to keep; `reply.body` is then empty. */
+  readonly omitted?: boolean;
 }
 
 /** One transaction that starts with a claim; see `OperationStore.atomic`. */
@@ -49,12 +51,76 @@ export interface Settlement<T> {
   readonly value: T;
 }
 
+/** A worker's hold on a leased operation: every write it makes names the owner and fencing tokens. */
+export interface Lease {
+  readonly identity: OperationIdentity;
+  readonly ownerToken: string;
+  /** Grows with every new owner; handed to downstream calls so they can refuse a stale owner too. */
+  readonly fencingToken: number;
+  /** 1 for the first owner, then one more for every take-over. */
+  readonly attempt: number;
+  /** The validated input the operation was claimed with. */
+  readonly input: unknown;
+}
+
+export interface LeaseRequest {
+  readonly identity: OperationIdentity;
+  readonly fingerprint: Fingerprint;
+  readonly input: unknown;
+  readonly mode: Exclude<OperationMode, 'atomic'>;
+  readonly ownerToken: string;
+  readonly leaseSeconds: number;
+}
+
+export type LeaseClaim =
+  | { readonly kind: 'claimed'; readonly lease: Lease }
+  | { readonly kind: 'existing'; readonly record: OperationRecord };
+
+/** An operation whose owner stopped renewing; a recovery worker may take it over. */
+export interface ExpiredLease {
+  readonly identity: OperationIdentity;
+  readonly fencingToken: number;
+  readonly mode: OperationMode;
+}
+
+/** What a fenced local step returns: its value, or that the lease was lost and nothing was written. */
+export type Owned<T> = { readonly owned: true; readonly value: T } | { readonly owned: false };
+
+/**
+ * Leased mode's statements. Every write by a worker is conditional on its
+ * owner and fencing tokens and answers `false` when they no longer match: the
+ * worker lost its lease and changed nothing.
+ */
+export interface LeaseStore<Tx> {
+  /** Commits an `in_progress` record with a new lease, or returns the record that holds the identity. */
+  claimLease(request: LeaseRequest): Promise<LeaseClaim>;
+  /** Takes an expired lease by compare-and-swap on the fencing token seen; undefined when another worker won. */
+  takeOver(identity: OperationIdentity, seenFencingToken: number, ownerToken: string, leaseSeconds: number): Promise<Lease | undefined>;
+  renew(lease: Lease, leaseSeconds: number): Promise<boolean>;
+  /** Stores a step's result as a recovery point, and renews the lease. */
+  checkpoint(lease: Lease, step: string, result: unknown, leaseSeconds: number): Promise<boolean>;
+  /** Runs local writes and the step's recovery point in one transaction, only while the lease is held. */
+  checkpointWith<T>(lease: Lease, step: string, leaseSeconds: number, work: (tx: Tx) => Promise<T>): Promise<Owned<T>>;
+  /** The recovery points written so far, by step name. */
+  steps(lease: Lease): Promise<ReadonlyMap<string, unknown>>;
+  finish(lease: Lease, completion: Completion): Promise<boolean>;
+  /** Deletes the record: nothing of the operation reached the outside world, so a retry may start afresh. */
+  abandon(lease: Lease): Promise<boolean>;
+  /** Shortens the lease to `delaySeconds` from now, so a retry or a recovery worker can resume it. */
+  release(lease: Lease, delaySeconds: number): Promise<boolean>;
+  markUnknown(lease: Lease, reason: string): Promise<boolean>;
+  expiredLeases(limit: number): Promise<readonly ExpiredLease[]>;
+  /** An operator's decision on an `unknown` operation; false when it is not unknown. */
+  resolveUnknown(identity: OperationIdentity, completion: Completion, reason: string): Promise<boolean>;
+  read(identity: OperationIdentity): Promise<OperationRecord | undefined>;
+}
+
 /**
  * The seam between the core and a database. A store throws only
  * `RetrysafeError('store-unavailable')` for its own failures; errors thrown by
  * `work` pass through unchanged after the transaction is rolled back.
  */
-export interface OperationStore<Tx> {
+export interface OperationStore<Tx> extends LeaseStore<Tx> {
   /**
    * Opens one transaction, claims the identity in it, and runs `work`. The
    * transaction commits only when `work` settles with `commit: true`, so an

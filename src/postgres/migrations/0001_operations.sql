@@ -15,7 +15,7 @@ CREATE TABLE retrysafe_operations (
     owner_token uuid,
     lease_expires_at timestamptz,
     attempt integer NOT NULL DEFAULT 1 CHECK (attempt >= 1),
-    fencing_token bigint NOT NULL DEFAULT 1 CHECK (fencing_token >= 1),
+    fencing_token integer NOT NULL DEFAULT 1 CHECK (fencing_token >= 1),
 
     -- The stored outcome: exact body bytes and only the allowed headers.
     response_status smallint CHECK (response_status BETWEEN 200 AND 599),

@@ -17,15 +17,11 @@ WITH claimed AS (
   SELECT $1, $2, $3, $4, 'in_progress'
   FROM (SELECT set_config('lock_timeout', $5, true)) AS bounded_wait
   ON CONFLICT (tenant, operation, key) DO NOTHING
-  RETURNING true AS claimed
+  RETURNING ${RECORD_COLUMNS}
 )
-SELECT true AS claimed, NULL::text AS state, NULL::bytea AS fingerprint, NULL::timestamptz AS created_at,
-  NULL::timestamptz AS read_at, NULL::timestamptz AS lease_expires_at, NULL::integer AS attempt,
-  NULL::smallint AS response_status, NULL::jsonb AS response_headers, NULL::bytea AS response_body,
-  NULL::timestamptz AS finished_at, NULL::text AS resource_ref, NULL::text AS reason
-FROM claimed
+SELECT true AS claimed, * FROM claimed
 UNION ALL
-SELECT false AS claimed, ${RECORD_COLUMNS}
+SELECT false, ${RECORD_COLUMNS}
 FROM retrysafe_operations AS o
 WHERE o.tenant = $1 AND o.operation = $2 AND o.key = $3 AND NOT EXISTS (SELECT FROM claimed)`;
 

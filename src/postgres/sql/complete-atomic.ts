@@ -2,7 +2,7 @@
  * Writes the outcome into the record claimed by this same transaction.
  *
  * $1 tenant, $2 operation, $3 key, $4 state, $5 status, $6 headers, $7 body,
- * $8 resource, $9 response seconds, $10 tombstone seconds.
+ * $8 resource, $9 response seconds, $10 tombstone seconds, $11 body omitted.
  */
 export const COMPLETE_ATOMIC = `
 UPDATE retrysafe_operations
@@ -11,6 +11,7 @@ SET state = $4,
     response_headers = $6,
     response_body = $7,
     resource_ref = $8,
+    response_omitted = $11,
     finished_at = now(),
     response_expires_at = now() + make_interval(secs => $9),
     expires_at = now() + make_interval(secs => $10)

@@ -1,37 +1,47 @@
 import type { OperationIdentity } from '../../core/identity.js';
-import type { OperationRecord, RecordState } from '../../core/record.js';
+import type { OperationMode, OperationRecord, RecordState } from '../../core/record.js';
 
 /** The columns every statement that returns a record selects, in this order. */
-export const RECORD_COLUMNS = `o.state, o.fingerprint, o.created_at, now() AS read_at,
-  o.lease_expires_at, o.attempt, o.response_status, o.response_headers, o.response_body,
-  o.finished_at, o.resource_ref, o.reason`;
+export const RECORD_COLUMNS = `o.state, o.mode, o.fingerprint, o.created_at, now() AS read_at,
+  o.lease_expires_at, o.attempt, o.fencing_token, o.response_status, o.response_headers,
+  o.response_body, o.response_omitted, o.finished_at, o.resource_ref, o.reason`;
 
 export interface RecordRow {
   readonly state: RecordState;
+  readonly mode: OperationMode;
   readonly fingerprint: Uint8Array;
   readonly created_at: Date;
   readonly read_at: Date;
   readonly lease_expires_at: Date | null;
   readonly attempt: number;
+  readonly fencing_token: number;
   readonly response_status: number | null;
   readonly response_headers: Record<string, string> | null;
   readonly response_body: Uint8Array | null;
+  readonly response_omitted: boolean;
   readonly finished_at: Date | null;
   readonly resource_ref: string | null;
   readonly reason: string | null;
 }
 
 export function toRecord(identity: OperationIdentity, row: RecordRow): OperationRecord {
-  const base = { identity, fingerprint: row.fingerprint, createdAt: row.created_at, readAt: row.read_at };
+  const base = { identity, mode: row.mode, fingerprint: row.fingerprint, createdAt: row.created_at, readAt: row.read_at };
   switch (row.state) {
     case 'in_progress':
-      return { ...base, state: row.state, leaseExpiresAt: row.lease_expires_at ?? row.read_at, attempt: row.attempt };
+      return {
+        ...base,
+        state: row.state,
+        leaseExpiresAt: row.lease_expires_at ?? row.read_at,
+        attempt: row.attempt,
+        fencingToken: row.fencing_token,
+      };
     case 'completed':
     case 'failed':
       return {
         ...base,
         state: row.state,
         completedAt: row.finished_at ?? row.read_at,
+        responseOmitted: row.response_omitted,
         response: { status: row.response_status ?? 500, headers: row.response_headers ?? {}, body: row.response_body ?? new Uint8Array() },
       };
     case 'unknown':

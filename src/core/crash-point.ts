@@ -1,0 +1,22 @@
+/**
+ * The points on the request path where a crash test kills the process. A
+ * point is armed by naming it in `RETRYSAFE_CRASH_AT`; unarmed (always, in
+ * production) it does nothing.
+ */
+export type CrashPoint =
+  | 'before-claim'
+  | 'after-claim'
+  | 'before-commit'
+  | 'after-commit'
+  | 'after-step-call'
+  | 'after-checkpoint'
+  | 'before-finish'
+  | 'after-finish'
+  | 'while-serialising';
+
+const armed = process.env.RETRYSAFE_CRASH_AT;
+
+/** Kills this process with SIGKILL, as a power cut would, when `point` is the armed one. */
+export function crashPoint(point: CrashPoint): void {
+  if (armed === point) process.kill(process.pid, 'SIGKILL');
+}

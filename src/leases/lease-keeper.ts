@@ -1,0 +1,59 @@
+import { RetrysafeError } from '../core/errors.js';
+import type { Lease, LeaseStore } from '../store/operation-store.js';
+
+/**
+ * Renews a lease in the background while a handler runs. When renewal is
+ * refused (another worker took over) or has failed for longer than the lease
+ * lasts, the lease counts as lost: `signal` aborts and the next step refuses
+ * to start.
+ */
+export class LeaseKeeper {
+  private readonly controller = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+  private heldUntil: number;
+
+  constructor(
+    private readonly store: Pick<LeaseStore<unknown>, 'renew'>,
+    private readonly lease: Lease,
+    private readonly leaseSeconds: number,
+  ) {
+    this.heldUntil = Date.now() + leaseSeconds * 1000;
+    this.timer = setInterval(() => void this.renew(), (leaseSeconds * 1000) / 3);
+    this.timer.unref();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Throws `lease-lost` when the lease is gone. */
+  assertHeld(): void {
+    if (this.controller.signal.aborted || Date.now() > this.heldUntil) {
+      this.lose('The lease expired before it could be renewed.');
+      throw this.controller.signal.reason;
+    }
+  }
+
+  /** Called after any write that renewed the lease as a side effect. */
+  renewed(): void {
+    this.heldUntil = Date.now() + this.leaseSeconds * 1000;
+  }
+
+  lose(reason: string): void {
+    if (!this.controller.signal.aborted) this.controller.abort(new RetrysafeError('lease-lost', reason));
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private async renew(): Promise<void> {
+    try {
+      if (await this.store.renew(this.lease, this.leaseSeconds)) this.renewed();
+      else this.lose('Another worker took the lease over.');
+    } catch {
+      // The store is unreachable: keep trying until the lease would have run out.
+      if (Date.now() > this.heldUntil) this.lose('The lease could not be renewed in time.');
+    }
+  }
+}

@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Idempotency } from '../core/idempotency.js';
+import type { ExpiredLease } from '../store/operation-store.js';
+import { executeLease } from './execute-lease.js';
+import type { LeasedOperation } from './leased-route.js';
+
+export interface RecoveryWorkerOptions<Tx> {
+  readonly config: Idempotency<Tx>;
+  /** The leased operations this worker can finish; others are left for a worker that knows them. */
+  readonly operations: readonly LeasedOperation<unknown, Tx>[];
+  /** Expired leases taken per pass. Default 20. */
+  readonly batchSize?: number;
+  /** Pause between passes that found nothing, in ms. Default 1000. */
+  readonly idleMs?: number;
+}
+
+/** What one pass did, by expired lease. */
+export interface RecoveryReport {
+  readonly examined: number;
+  /** Finished with the response the handler gives. */
+  readonly finished: number;
+  /** Marked `unknown`: a transparent route, or the last attempt failed after a step may have taken effect. */
+  readonly unknown: number;
+  /** Taken over and run, but not finished: given up (nothing happened) or left to resume later. */
+  readonly unfinished: number;
+  /** Another worker won the take-over or took the lease meanwhile. */
+  readonly lost: number;
+  /** Not an operation this worker knows. */
+  readonly skipped: number;
+}
+
+type Tally = { -readonly [K in keyof RecoveryReport]: RecoveryReport[K] };
+
+/**
+ * Finishes operations whose worker stopped renewing its lease (a crash, a
+ * pause): takes each over by compare-and-swap, so of several racing workers
+ * exactly one proceeds, reconciles its unfinished steps and finishes it, or
+ * marks it `unknown`. A route retrysafe cannot re-run (transparent mode)
+ * becomes `unknown` at once, since it may or may not have had its effect.
+ */
+export class RecoveryWorker<Tx> {
+  private readonly operations: ReadonlyMap<string, LeasedOperation<unknown, Tx>>;
+
+  constructor(private readonly options: RecoveryWorkerOptions<Tx>) {
+    this.operations = new Map(options.operations.map((operation) => [operation.operation, operation]));
+  }
+
+  /** One pass over the expired leases; tests and the command line call this. */
+  async runOnce(): Promise<RecoveryReport> {
+    const tally: Tally = { examined: 0, finished: 0, unknown: 0, unfinished: 0, lost: 0, skipped: 0 };
+    const expired = await this.options.config.store.expiredLeases(this.options.batchSize ?? 20);
+    for (const candidate of expired) {
+      tally.examined += 1;
+      tally[await this.recover(candidate)] += 1;
+    }
+    return tally;
+  }
+
+  /** Passes until `signal` aborts, resting when there is nothing to do. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const report = await this.runOnce().catch(() => undefined);
+      if (report === undefined || report.examined === 0) await sleep(this.options.idleMs ?? 1000, undefined, { signal }).catch(() => undefined);
+    }
+  }
+
+  private async recover(candidate: ExpiredLease): Promise<Exclude<keyof RecoveryReport, 'examined'>> {
+    const { config } = this.options;
+    const operation = this.operations.get(candidate.identity.operation);
+    if (candidate.mode === 'leased' && operation === undefined) return 'skipped';
+    const lease = await config.store.takeOver(candidate.identity, candidate.fencingToken, randomUUID(), config.leaseSeconds);
+    if (lease === undefined) return 'lost';
+    if (operation === undefined || candidate.mode !== 'leased') {
+      const marked = await config.store.markUnknown(lease, 'The process running this route stopped before it finished; whether it took effect is not known.');
+      return marked ? 'unknown' : 'lost';
+    }
+    const run = await executeLease(config, operation, lease);
+    return run.kind === 'threw' || run.kind === 'not-stored' ? 'unfinished' : run.kind;
+  }
+}

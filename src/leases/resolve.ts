@@ -1,0 +1,23 @@
+import type { Idempotency } from '../core/idempotency.js';
+import type { OperationIdentity } from '../core/identity.js';
+import { storedPart } from '../core/policy.js';
+import { type HandlerReply, toReply } from '../core/reply.js';
+
+/** An operator's verdict on an operation whose outcome was unknown. */
+export interface Resolution {
+  /** `completed`: the effect happened; `failed`: it did not and will not. */
+  readonly state: 'completed' | 'failed';
+  /** What retries of this key will be answered from now on. */
+  readonly reply: HandlerReply;
+  /** Kept with the record for audit. */
+  readonly reason: string;
+}
+
+export type ResolveResult = { readonly resolved: true } | { readonly resolved: false; readonly why: 'not-unknown' };
+
+/** Settles an `unknown` operation after an operator has reconciled it by hand. */
+export async function resolveOperation<Tx>(config: Idempotency<Tx>, identity: OperationIdentity, resolution: Resolution): Promise<ResolveResult> {
+  const completion = { state: resolution.state, reply: storedPart(toReply(resolution.reply), config.policy), retention: config.retention };
+  const resolved = await config.store.resolveUnknown(identity, completion, resolution.reason);
+  return resolved ? { resolved: true } : { resolved: false, why: 'not-unknown' };
+}

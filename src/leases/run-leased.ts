@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { isRetrysafeError, RetrysafeError } from '../core/errors.js';
+import { type Fingerprint, sameFingerprint } from '../core/fingerprint.js';
+import type { Idempotency } from '../core/idempotency.js';
+import { decideExisting, inProgress } from '../core/outcome.js';
+import { prepare } from '../core/prepare.js';
+import { problem } from '../core/problems.js';
+import type { InProgressRecord, OperationRecord } from '../core/record.js';
+import { problemReply, type Reply, replayed } from '../core/reply.js';
+import type { IncomingRequest } from '../core/route.js';
+import { withinStoreTimeout } from '../core/store-clock.js';
+import { crashPoint } from '../core/crash-point.js';
+import type { Lease } from '../store/operation-store.js';
+import { executeLease } from './execute-lease.js';
+import type { LeasedRoute } from './leased-route.js';
+
+/**
+ * Runs one attempt of a leased route. The claim commits first; a retry that
+ * finds the lease expired takes the operation over and resumes it from its
+ * recovery points. Handler errors are rethrown for the framework.
+ */
+export async function runLeased<Req, Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+  const prepared = await prepare(config, { ...route, keyRequired: true }, incoming);
+  if (prepared.kind === 'answered') return prepared.reply;
+  if (prepared.kind === 'unkeyed') {
+    throw new RetrysafeError('misuse', `Leased route ${route.operation} only serves POST and PATCH.`);
+  }
+  const answer = (code: Parameters<typeof problem>[0], detail: string, retryAfter?: number): Reply =>
+    problemReply(problem(code, detail, retryAfter === undefined ? {} : { retryAfter }), config.problemBase);
+  try {
+    const bounded = <T>(call: Promise<T>): Promise<T> => withinStoreTimeout(call, config.storeTimeoutMs);
+    const owner = randomUUID();
+    crashPoint('before-claim');
+    const claim = await bounded(
+      config.store.claimLease({
+        identity: prepared.identity,
+        fingerprint: prepared.fingerprint,
+        // Stored as JSON and read back the same way on every attempt.
+        input: JSON.parse(JSON.stringify(prepared.input ?? null)) as unknown,
+        mode: 'leased',
+        ownerToken: owner,
+        leaseSeconds: config.leaseSeconds,
+      }),
+    );
+    let lease: Lease;
+    if (claim.kind === 'claimed') {
+      lease = claim.lease;
+    } else {
+      const { record } = claim;
+      if (!isResumable(record, prepared.fingerprint)) {
+        const outcome = decideExisting(record, prepared.fingerprint);
+        return outcome.kind === 'replay' ? replayed(outcome.reply) : problemReply(outcome.problem, config.problemBase);
+      }
+      const taken = await bounded(config.store.takeOver(prepared.identity, record.fencingToken, owner, config.leaseSeconds));
+      if (taken === undefined) return problemReply(inProgress(config.retryAfterSeconds), config.problemBase);
+      lease = taken;
+    }
+    crashPoint('after-claim');
+    const run = await executeLease(config, route, lease);
+    switch (run.kind) {
+      case 'finished':
+      case 'not-stored':
+        return run.reply;
+      case 'lost':
+        return problemReply(inProgress(config.retryAfterSeconds), config.problemBase);
+      case 'unknown':
+        return answer('outcome-unknown', 'The outcome of this operation could not be confirmed; it is awaiting reconciliation and will not run again.');
+      case 'threw':
+        throw run.error;
+    }
+  } catch (error) {
+    if (isRetrysafeError(error, 'store-unavailable')) {
+      return answer('store-unavailable', 'The idempotency store is unavailable; the request was not processed. Retry later.', config.retryAfterSeconds);
+    }
+    throw error;
+  }
+}
+
+/** An expired lease on the same request: the retry may take the operation over. */
+function isResumable(record: OperationRecord, requestFingerprint: Fingerprint): record is InProgressRecord {
+  return record.state === 'in_progress' && record.mode === 'leased' && record.leaseExpiresAt <= record.readAt && sameFingerprint(record.fingerprint, requestFingerprint);
+}

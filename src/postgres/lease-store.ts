@@ -1,0 +1,119 @@
+import { RetrysafeError } from '../core/errors.js';
+import type { OperationIdentity } from '../core/identity.js';
+import type { OperationMode } from '../core/record.js';
+import type { Completion, Lease, LeaseStore, Owned, Settlement } from '../store/operation-store.js';
+import type { SqlDatabase } from '../store/sql-client.js';
+import { handlerPart, inTransaction, storePart } from './transaction.js';
+import {
+  ABANDON,
+  CHECKPOINT,
+  CLAIM_LEASE,
+  EXPIRED_LEASES,
+  FINISH_LEASE,
+  LOCK_OWNED,
+  MARK_UNKNOWN,
+  READ_STEPS,
+  RELEASE,
+  RENEW,
+  RESOLVE_UNKNOWN,
+  TAKE_OVER,
+} from './sql/lease.js';
+import { READ_RECORD } from './sql/claim-atomic.js';
+import { type RecordRow, toRecord } from './sql/record-row.js';
+
+interface LeaseRow {
+  readonly owner_token: string;
+  readonly fencing_token: number;
+  readonly attempt: number;
+  readonly input: unknown;
+}
+
+/** Leased mode on PostgreSQL. Each method is one statement in its own transaction, except `checkpointWith`. */
+export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
+  const run = async <Row>(text: string, values: readonly unknown[]): Promise<Row[]> => {
+    try {
+      return (await database.query<Row>(text, values)).rows;
+    } catch (error) {
+      throw new RetrysafeError('store-unavailable', 'The operation store failed.', { cause: error });
+    }
+  };
+  const changed = async (text: string, values: readonly unknown[]): Promise<boolean> => (await run(text, values)).length > 0;
+  const owned = (lease: Lease): unknown[] => [...ids(lease.identity), lease.ownerToken, lease.fencingToken];
+
+  return {
+    async claimLease(request) {
+      const [row] = await run<RecordRow & { claimed: boolean }>(CLAIM_LEASE, [
+        ...ids(request.identity),
+        request.fingerprint,
+        request.ownerToken,
+        request.leaseSeconds,
+        JSON.stringify(request.input ?? null),
+        request.mode,
+      ]);
+      if (row?.claimed) {
+        const lease = { identity: request.identity, ownerToken: request.ownerToken, fencingToken: row.fencing_token, attempt: row.attempt, input: request.input };
+        return { kind: 'claimed', lease };
+      }
+      if (row !== undefined) return { kind: 'existing', record: toRecord(request.identity, row) };
+      // Another claim committed after this statement's snapshot: read it in a new one.
+      const [found] = await run<RecordRow>(READ_RECORD, ids(request.identity));
+      if (found === undefined) throw new RetrysafeError('store-unavailable', 'The conflicting operation record vanished meanwhile; retry.');
+      return { kind: 'existing', record: toRecord(request.identity, found) };
+    },
+    async takeOver(identity, seenFencingToken, ownerToken, leaseSeconds) {
+      const [row] = await run<LeaseRow>(TAKE_OVER, [...ids(identity), seenFencingToken, ownerToken, leaseSeconds]);
+      return row === undefined ? undefined : toLease(identity, row);
+    },
+    renew: (lease, leaseSeconds) => changed(RENEW, [...owned(lease), leaseSeconds]),
+    checkpoint: (lease, step, result, leaseSeconds) => changed(CHECKPOINT, [...owned(lease), leaseSeconds, step, JSON.stringify(result ?? null)]),
+    checkpointWith<T>(lease: Lease, step: string, leaseSeconds: number, work: (tx: Tx) => Promise<T>): Promise<Owned<T>> {
+      return inTransaction(database, async (sql, tx): Promise<Settlement<Owned<T>>> => {
+        const held = await storePart(() => sql.query(LOCK_OWNED, owned(lease)));
+        if (held.rows.length === 0) return { commit: false, value: { owned: false } };
+        const value = await handlerPart(() => work(tx));
+        await storePart(() => sql.query(CHECKPOINT, [...owned(lease), leaseSeconds, step, JSON.stringify(value ?? null)]));
+        return { commit: true, value: { owned: true, value } };
+      });
+    },
+    async steps(lease) {
+      const rows = await run<{ step: string; result: unknown }>(READ_STEPS, ids(lease.identity));
+      return new Map(rows.map((row) => [row.step, row.result]));
+    },
+    finish: (lease, completion) => changed(FINISH_LEASE, [...owned(lease), ...outcome(completion)]),
+    abandon: (lease) => changed(ABANDON, owned(lease)),
+    release: (lease, delaySeconds) => changed(RELEASE, [...owned(lease), delaySeconds]),
+    markUnknown: (lease, reason) => changed(MARK_UNKNOWN, [...owned(lease), reason]),
+    async expiredLeases(limit) {
+      const rows = await run<{ tenant: string; operation: string; key: string; fencing_token: number; mode: OperationMode }>(EXPIRED_LEASES, [limit]);
+      return rows.map((row) => ({ identity: { tenant: row.tenant, operation: row.operation, key: row.key }, fencingToken: row.fencing_token, mode: row.mode }));
+    },
+    resolveUnknown: (identity, completion, reason) => changed(RESOLVE_UNKNOWN, [...ids(identity), ...outcome(completion), reason]),
+    async read(identity) {
+      const [row] = await run<RecordRow>(READ_RECORD, ids(identity));
+      return row === undefined ? undefined : toRecord(identity, row);
+    },
+  };
+}
+
+export function ids(identity: OperationIdentity): [string, string, string] {
+  return [identity.tenant, identity.operation, identity.key];
+}
+
+/** The values of a stored outcome, in the order the finishing statements take them. */
+export function outcome(completion: Completion): unknown[] {
+  const { reply, retention } = completion;
+  return [
+    completion.state,
+    reply.status,
+    JSON.stringify(reply.headers),
+    reply.body,
+    reply.headers.location ?? null,
+    retention.responseSeconds,
+    retention.tombstoneSeconds,
+    completion.omitted ?? false,
+  ];
+}
+
+function toLease(identity: OperationIdentity, row: LeaseRow): Lease {
+  return { identity, ownerToken: row.owner_token, fencingToken: row.fencing_token, attempt: row.attempt, input: row.input };
+}

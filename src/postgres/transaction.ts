@@ -1,0 +1,60 @@
+import { RetrysafeError } from '../core/errors.js';
+import type { Settlement } from '../store/operation-store.js';
+import type { SqlClient, SqlDatabase } from '../store/sql-client.js';
+import { isTransientDatabaseError } from './sqlstate.js';
+
+/** Marks an error raised by retrysafe's own statements, so it is not mistaken for the handler's. */
+class StoreFailure extends Error {}
+
+/** Carries what the handler threw through the driver's rollback, to be told apart from BEGIN or COMMIT failing. */
+class WorkFailure extends Error {}
+
+/** Carries a value out of a transaction that must roll back. */
+class Rollback<T> extends Error {
+  constructor(readonly value: T) {
+    super('rollback');
+  }
+}
+
+/**
+ * Runs `body` in one transaction that commits only when it settles with
+ * `commit: true`, and sorts failures: the store's own become
+ * `RetrysafeError('store-unavailable')`; the handler's pass through unchanged.
+ */
+export async function inTransaction<Tx, T>(database: SqlDatabase<Tx>, body: (sql: SqlClient, tx: Tx) => Promise<Settlement<T>>): Promise<T> {
+  try {
+    return await database.transaction(async (sql, tx) => {
+      const settlement = await body(sql, tx);
+      if (!settlement.commit) throw new Rollback(settlement.value);
+      return settlement.value;
+    });
+  } catch (error) {
+    if (error instanceof Rollback) return (error as Rollback<T>).value;
+    // The handler's statements run on our connection: losing it is the store's failure too.
+    if (error instanceof WorkFailure) throw isTransientDatabaseError(error.cause) ? unavailable(error.cause) : error.cause;
+    // Our statements, BEGIN, COMMIT or the connection itself.
+    throw unavailable(error);
+  }
+}
+
+/** Runs the handler's part of a transaction, marking what it throws as its own. */
+export function handlerPart<T>(work: () => Promise<T>): Promise<T> {
+  return work().catch((error: unknown) => {
+    throw error instanceof StoreFailure ? error : new WorkFailure('handler failed', { cause: error });
+  });
+}
+
+/** Runs one of retrysafe's own statements, marking its failure as the store's. */
+export async function storePart<T>(statement: () => Promise<T>): Promise<T> {
+  try {
+    return await statement();
+  } catch (error) {
+    throw new StoreFailure('store statement failed', { cause: error });
+  }
+}
+
+export function unavailable(error: unknown): RetrysafeError {
+  if (error instanceof RetrysafeError) return error;
+  const cause = error instanceof StoreFailure ? error.cause : error;
+  return new RetrysafeError('store-unavailable', 'The operation store failed.', { cause });
+}
