@@ -1,4 +1,5 @@
 import { RetrysafeError } from './errors.js';
+import { notify, type Observer, type RetrysafeEvent } from './events.js';
 import { assertOperationName } from './identity.js';
 import { defaultKeyLimits, type KeyLimits } from './key.js';
 import { type OutcomePolicy, resolvePolicy } from './policy.js';
@@ -23,6 +24,8 @@ export interface IdempotencyOptions<Tx> {
   readonly retention?: Partial<Retention>;
   /** Base URI of problem `type`s. Default `https://retrysafe.dev/problems/`. */
   readonly problemBase?: string;
+  /** Receive every event, for metrics and logs (see `retrysafe/observe`). */
+  readonly observers?: readonly Observer[];
 }
 
 /** The configuration a store and its routes share, with every default applied. */
@@ -37,9 +40,12 @@ export interface Idempotency<Tx> {
   readonly keyLimits: KeyLimits;
   readonly retention: Retention;
   readonly problemBase: string;
+  /** Announces an event to the observers. */
+  emit(this: void, event: RetrysafeEvent): void;
 }
 
 export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx> {
+  const observers = [...(options.observers ?? [])];
   return {
     store: options.store,
     lockTimeoutMs: positive('lockTimeoutMs', options.lockTimeoutMs ?? 3000),
@@ -51,6 +57,7 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     keyLimits: { ...defaultKeyLimits, ...options.keyLimits },
     retention: { ...defaultRetention, ...options.retention },
     problemBase: options.problemBase ?? defaultProblemBase,
+    emit: (event) => notify(observers, event),
   };
 }
 

@@ -1,5 +1,6 @@
 import { RetrysafeError } from './errors.js';
 import type { Reply } from './reply.js';
+import type { Completion, Retention } from '../store/operation-store.js';
 
 /** What retrysafe keeps of an operation's answer. */
 export interface OutcomePolicy {
@@ -10,6 +11,12 @@ export interface OutcomePolicy {
    * so a retry runs again. Every 5xx is treated so too. Default: 408, 409, 425, 429.
    */
   readonly transientStatuses: readonly number[];
+  /**
+   * Largest body stored, in bytes. A larger answer is still sent, and its
+   * status and headers are kept, but retries get `response-not-stored`.
+   * Default 1 MiB.
+   */
+  readonly maxStoredBodyBytes: number;
 }
 
 /** Headers that carry credentials or session state: never stored, whatever the policy says. */
@@ -18,6 +25,7 @@ const NEVER_STORED = new Set(['set-cookie', 'authorization', 'proxy-authorizatio
 export const defaultPolicy: OutcomePolicy = {
   storedHeaders: ['content-type', 'location', 'etag', 'last-modified'],
   transientStatuses: [408, 409, 425, 429],
+  maxStoredBodyBytes: 1024 * 1024,
 };
 
 export function resolvePolicy(overrides: Partial<OutcomePolicy> = {}): OutcomePolicy {
@@ -26,7 +34,11 @@ export function resolvePolicy(overrides: Partial<OutcomePolicy> = {}): OutcomePo
   if (forbidden.length > 0) {
     throw new RetrysafeError('misuse', `These headers can never be stored: ${forbidden.join(', ')}.`);
   }
-  return { storedHeaders, transientStatuses: overrides.transientStatuses ?? defaultPolicy.transientStatuses };
+  return {
+    storedHeaders,
+    transientStatuses: overrides.transientStatuses ?? defaultPolicy.transientStatuses,
+    maxStoredBodyBytes: overrides.maxStoredBodyBytes ?? defaultPolicy.maxStoredBodyBytes,
+  };
 }
 
 /** Whether an answer with this status is the operation's outcome, to keep and replay. */
@@ -42,4 +54,20 @@ export function storedPart(reply: Reply, policy: OutcomePolicy): Reply {
     if (value !== undefined) headers[name] = value;
   }
   return { status: reply.status, headers, body: reply.body };
+}
+
+/**
+ * What is written for a stored answer: `failed` for a refusal (4xx, no
+ * effect), `completed` otherwise; the allowed headers; the body unless it is
+ * over the size limit.
+ */
+export function completionOf(reply: Reply, policy: OutcomePolicy, retention: Retention): Completion {
+  const stored = storedPart(reply, policy);
+  const omitted = stored.body.byteLength > policy.maxStoredBodyBytes;
+  return {
+    state: reply.status < 400 ? 'completed' : 'failed',
+    reply: omitted ? { ...stored, body: new Uint8Array() } : stored,
+    retention,
+    omitted,
+  };
 }

@@ -1,13 +1,13 @@
+import { answerExisting, answerProblem, answerStoreUnavailable } from './answers.js';
+import { crashPoint } from './crash-point.js';
 import { isRetrysafeError } from './errors.js';
 import type { Idempotency } from './idempotency.js';
 import { decideExisting, inProgress } from './outcome.js';
-import { isStoredStatus, storedPart } from './policy.js';
+import { completionOf, isStoredStatus } from './policy.js';
 import { prepare } from './prepare.js';
-import { problem } from './problems.js';
-import { problemReply, type Reply, replayed, toReply } from './reply.js';
+import { type Reply, toReply } from './reply.js';
 import type { AtomicRoute, IncomingRequest } from './route.js';
 import { StoreClock } from './store-clock.js';
-import { crashPoint } from './crash-point.js';
 
 /**
  * Runs one attempt of an atomic route: the claim, the handler's writes and the
@@ -22,42 +22,43 @@ export async function runAtomic<Req, Input, Tx>(
   const prepared = await prepare(config, route, incoming);
   if (prepared.kind === 'answered') return prepared.reply;
   const { tenant, input } = prepared;
+  const identity = prepared.kind === 'keyed' ? prepared.identity : undefined;
   const clock = new StoreClock();
   try {
     if (prepared.kind === 'unkeyed') {
-      return await config.store.transaction(async (tx) => toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity: undefined })));
+      return await config.store.transaction(async (tx) => toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity })));
     }
-    const { identity } = prepared;
+    const { identity: claimed } = prepared;
     crashPoint('before-claim');
     clock.enterStore(config.storeTimeoutMs + config.lockTimeoutMs);
+    const started = performance.now();
     const reply = await clock.race(
-      config.store.atomic({ identity, fingerprint: prepared.fingerprint, lockTimeoutMs: config.lockTimeoutMs }, async ({ claim, tx, complete }) => {
+      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, lockTimeoutMs: config.lockTimeoutMs }, async ({ claim, tx, complete }) => {
         clock.leaveStore();
-        switch (claim.kind) {
-          case 'busy':
-            return { commit: false, value: problemReply(inProgress(config.retryAfterSeconds), config.problemBase) };
-          case 'existing': {
-            const outcome = decideExisting(claim.record, prepared.fingerprint);
-            return { commit: false, value: outcome.kind === 'replay' ? replayed(outcome.reply) : problemReply(outcome.problem, config.problemBase) };
-          }
-          case 'claimed': {
-            crashPoint('after-claim');
-            const reply = toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity }));
-            if (!isStoredStatus(reply.status, config.policy)) return { commit: false, value: reply };
-            clock.enterStore(config.storeTimeoutMs);
-            await complete({ state: 'completed', reply: storedPart(reply, config.policy), retention: config.retention });
-            crashPoint('before-commit');
-            return { commit: true, value: reply };
-          }
+        if (claim.kind !== 'claimed') {
+          config.emit({ type: 'lock-wait', identity: claimed, ms: performance.now() - started });
+          const reply =
+            claim.kind === 'busy'
+              ? answerProblem(config, claimed, inProgress(config.retryAfterSeconds))
+              : answerExisting(config, claimed, decideExisting(claim.record, prepared.fingerprint));
+          return { commit: false, value: reply };
         }
+        crashPoint('after-claim');
+        config.emit({ type: 'claimed', identity: claimed, mode: 'atomic' });
+        const reply = toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity: claimed }));
+        const stored = isStoredStatus(reply.status, config.policy);
+        config.emit({ type: 'finished', identity: claimed, mode: 'atomic', status: reply.status, stored });
+        if (!stored) return { commit: false, value: reply };
+        clock.enterStore(config.storeTimeoutMs);
+        await complete(completionOf(reply, config.policy, config.retention));
+        crashPoint('before-commit');
+        return { commit: true, value: reply };
       }),
     );
     crashPoint('after-commit');
     return reply;
   } catch (error) {
-    if (isRetrysafeError(error, 'store-unavailable')) {
-      return problemReply(problem('store-unavailable', 'The idempotency store is unavailable; the request was not processed. Retry later.', { retryAfter: config.retryAfterSeconds }), config.problemBase);
-    }
+    if (isRetrysafeError(error, 'store-unavailable')) return answerStoreUnavailable(config, identity, error);
     throw error;
   }
 }

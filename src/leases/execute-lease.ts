@@ -1,6 +1,6 @@
 import { isRetrysafeError, RetrysafeError } from '../core/errors.js';
 import type { Idempotency } from '../core/idempotency.js';
-import { isStoredStatus, storedPart } from '../core/policy.js';
+import { completionOf, isStoredStatus } from '../core/policy.js';
 import { type Reply, toReply } from '../core/reply.js';
 import { withinStoreTimeout } from '../core/store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
@@ -86,29 +86,35 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
   try {
     const reply = toReply(await operation.handler(context));
     keeper.stop();
-    if (!isStoredStatus(reply.status, config.policy)) {
-      return (await giveUp(`The handler answered ${reply.status}.`)) ?? { kind: 'not-stored', reply };
-    }
+    const stored = isStoredStatus(reply.status, config.policy);
+    config.emit({ type: 'finished', identity: lease.identity, mode: 'leased', status: reply.status, stored });
+    if (!stored) return (await giveUp(`The handler answered ${reply.status}.`)) ?? { kind: 'not-stored', reply };
     crashPoint('before-finish');
-    const completion = { state: reply.status < 400 ? 'completed' : 'failed', reply: storedPart(reply, config.policy), retention: config.retention } as const;
-    const finished = await bounded(store.finish(lease, completion));
+    const finished = await bounded(store.finish(lease, completionOf(reply, config.policy, config.retention)));
     crashPoint('after-finish');
-    return finished ? { kind: 'finished', reply } : { kind: 'lost' };
+    return finished ? { kind: 'finished', reply } : fenced();
   } catch (error) {
     keeper.stop();
-    if (isRetrysafeError(error, 'lease-lost')) return { kind: 'lost' };
+    if (isRetrysafeError(error, 'lease-lost')) return fenced();
     if (isRetrysafeError(error, 'store-unavailable')) throw error;
     return (await giveUp(error instanceof Error ? error.message : String(error))) ?? { kind: 'threw', error };
   }
 
   /** Drops an untouched operation; otherwise leaves it to resume, or marks it unknown on the last attempt. */
   async function giveUp(reason: string): Promise<LeaseRun | undefined> {
-    if (!touched) return (await bounded(store.abandon(lease))) ? undefined : { kind: 'lost' };
+    if (!touched) return (await bounded(store.abandon(lease))) ? undefined : fenced();
     if (lease.attempt >= config.maxAttempts) {
       const why = `Attempt ${lease.attempt} of ${config.maxAttempts} failed after a step may have taken effect: ${reason}`;
-      return (await bounded(store.markUnknown(lease, why))) ? { kind: 'unknown', reason: why } : { kind: 'lost' };
+      if (!(await bounded(store.markUnknown(lease, why)))) return fenced();
+      config.emit({ type: 'unknown', identity: lease.identity, reason: why });
+      return { kind: 'unknown', reason: why };
     }
-    return (await bounded(store.release(lease, 0))) ? undefined : { kind: 'lost' };
+    return (await bounded(store.release(lease, 0))) ? undefined : fenced();
+  }
+
+  function fenced(): LeaseRun {
+    config.emit({ type: 'fenced', identity: lease.identity, attempt: lease.attempt });
+    return { kind: 'lost' };
   }
 }
 

@@ -71,9 +71,12 @@ export class RecoveryWorker<Tx> {
     if (candidate.mode === 'leased' && operation === undefined) return 'skipped';
     const lease = await config.store.takeOver(candidate.identity, candidate.fencingToken, randomUUID(), config.leaseSeconds);
     if (lease === undefined) return 'lost';
+    config.emit({ type: 'taken-over', identity: lease.identity, attempt: lease.attempt, by: 'recovery' });
     if (operation === undefined || candidate.mode !== 'leased') {
-      const marked = await config.store.markUnknown(lease, 'The process running this route stopped before it finished; whether it took effect is not known.');
-      return marked ? 'unknown' : 'lost';
+      const reason = 'The process running this route stopped before it finished; whether it took effect is not known.';
+      if (!(await config.store.markUnknown(lease, reason))) return 'lost';
+      config.emit({ type: 'unknown', identity: lease.identity, reason });
+      return 'unknown';
     }
     const run = await executeLease(config, operation, lease);
     return run.kind === 'threw' || run.kind === 'not-stored' ? 'unfinished' : run.kind;

@@ -6,7 +6,8 @@ import { decideExisting, inProgress } from '../core/outcome.js';
 import { prepare } from '../core/prepare.js';
 import { problem } from '../core/problems.js';
 import type { InProgressRecord, OperationRecord } from '../core/record.js';
-import { problemReply, type Reply, replayed } from '../core/reply.js';
+import type { Reply } from '../core/reply.js';
+import { answerExisting, answerProblem, answerStoreUnavailable } from '../core/answers.js';
 import type { IncomingRequest } from '../core/route.js';
 import { withinStoreTimeout } from '../core/store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
@@ -25,15 +26,15 @@ export async function runLeased<Req, Input, Tx>(config: Idempotency<Tx>, route: 
   if (prepared.kind === 'unkeyed') {
     throw new RetrysafeError('misuse', `Leased route ${route.operation} only serves POST and PATCH.`);
   }
-  const answer = (code: Parameters<typeof problem>[0], detail: string, retryAfter?: number): Reply =>
-    problemReply(problem(code, detail, retryAfter === undefined ? {} : { retryAfter }), config.problemBase);
+  const { identity } = prepared;
+  const inProgressNow = (): Reply => answerProblem(config, identity, inProgress(config.retryAfterSeconds));
   try {
     const bounded = <T>(call: Promise<T>): Promise<T> => withinStoreTimeout(call, config.storeTimeoutMs);
     const owner = randomUUID();
     crashPoint('before-claim');
     const claim = await bounded(
       config.store.claimLease({
-        identity: prepared.identity,
+        identity,
         fingerprint: prepared.fingerprint,
         // Stored as JSON and read back the same way on every attempt.
         input: JSON.parse(JSON.stringify(prepared.input ?? null)) as unknown,
@@ -44,15 +45,14 @@ export async function runLeased<Req, Input, Tx>(config: Idempotency<Tx>, route: 
     );
     let lease: Lease;
     if (claim.kind === 'claimed') {
+      config.emit({ type: 'claimed', identity, mode: 'leased' });
       lease = claim.lease;
     } else {
       const { record } = claim;
-      if (!isResumable(record, prepared.fingerprint)) {
-        const outcome = decideExisting(record, prepared.fingerprint);
-        return outcome.kind === 'replay' ? replayed(outcome.reply) : problemReply(outcome.problem, config.problemBase);
-      }
-      const taken = await bounded(config.store.takeOver(prepared.identity, record.fencingToken, owner, config.leaseSeconds));
-      if (taken === undefined) return problemReply(inProgress(config.retryAfterSeconds), config.problemBase);
+      if (!isResumable(record, prepared.fingerprint)) return answerExisting(config, identity, decideExisting(record, prepared.fingerprint));
+      const taken = await bounded(config.store.takeOver(identity, record.fencingToken, owner, config.leaseSeconds));
+      if (taken === undefined) return inProgressNow();
+      config.emit({ type: 'taken-over', identity, attempt: taken.attempt, by: 'retry' });
       lease = taken;
     }
     crashPoint('after-claim');
@@ -62,16 +62,14 @@ export async function runLeased<Req, Input, Tx>(config: Idempotency<Tx>, route: 
       case 'not-stored':
         return run.reply;
       case 'lost':
-        return problemReply(inProgress(config.retryAfterSeconds), config.problemBase);
+        return inProgressNow();
       case 'unknown':
-        return answer('outcome-unknown', 'The outcome of this operation could not be confirmed; it is awaiting reconciliation and will not run again.');
+        return answerProblem(config, identity, problem('outcome-unknown', 'The outcome of this operation could not be confirmed; it is awaiting reconciliation and will not run again.'));
       case 'threw':
         throw run.error;
     }
   } catch (error) {
-    if (isRetrysafeError(error, 'store-unavailable')) {
-      return answer('store-unavailable', 'The idempotency store is unavailable; the request was not processed. Retry later.', config.retryAfterSeconds);
-    }
+    if (isRetrysafeError(error, 'store-unavailable')) return answerStoreUnavailable(config, identity, error);
     throw error;
   }
 }

@@ -1,0 +1,26 @@
+import type { Idempotency } from './idempotency.js';
+import type { OperationIdentity } from './identity.js';
+import type { Outcome } from './outcome.js';
+import { type Problem, problem } from './problems.js';
+import { problemReply, type Reply, replayed } from './reply.js';
+
+/** The answers retrysafe gives on its own behalf, each announced to the observers once. */
+
+export function answerProblem(config: Idempotency<unknown>, identity: OperationIdentity | undefined, p: Problem): Reply {
+  if (identity !== undefined && p.code === 'fingerprint-mismatch') config.emit({ type: 'fingerprint-mismatch', identity });
+  if (identity !== undefined && p.code === 'operation-in-progress') config.emit({ type: 'conflict', identity });
+  config.emit({ type: 'problem', identity, code: p.code });
+  return problemReply(p, config.problemBase);
+}
+
+export function answerExisting(config: Idempotency<unknown>, identity: OperationIdentity, outcome: Outcome): Reply {
+  if (outcome.kind === 'problem') return answerProblem(config, identity, outcome.problem);
+  config.emit({ type: 'replayed', identity });
+  return replayed(outcome.reply);
+}
+
+export function answerStoreUnavailable(config: Idempotency<unknown>, identity: OperationIdentity | undefined, error: unknown): Reply {
+  config.emit({ type: 'store-error', identity, error });
+  const detail = 'The idempotency store is unavailable; the request was not processed. Retry later.';
+  return answerProblem(config, identity, problem('store-unavailable', detail, { retryAfter: config.retryAfterSeconds }));
+}

@@ -1,0 +1,41 @@
+import type { OperationIdentity } from './identity.js';
+import type { OperationMode } from './record.js';
+
+/**
+ * What happened to a request, for metrics and logs. Events carry the identity
+ * so an observer can hash it; they never carry bodies. Observers must not
+ * throw and must not block: they run on the request path.
+ */
+export type RetrysafeEvent =
+  /** A first attempt claimed its identity and runs. */
+  | { readonly type: 'claimed'; readonly identity: OperationIdentity; readonly mode: OperationMode }
+  /** A finished attempt: `stored` is false for answers the policy does not keep. */
+  | { readonly type: 'finished'; readonly identity: OperationIdentity; readonly mode: OperationMode; readonly status: number; readonly stored: boolean }
+  | { readonly type: 'replayed'; readonly identity: OperationIdentity }
+  | { readonly type: 'fingerprint-mismatch'; readonly identity: OperationIdentity }
+  /** A duplicate found the first attempt still running (409). */
+  | { readonly type: 'conflict'; readonly identity: OperationIdentity }
+  /** How long an atomic claim waited behind a concurrent one, when it waited at all. */
+  | { readonly type: 'lock-wait'; readonly identity: OperationIdentity; readonly ms: number }
+  /** The store failed or was too slow; the request was answered 503. */
+  | { readonly type: 'store-error'; readonly identity: OperationIdentity | undefined; readonly error: unknown }
+  /** A worker that lost its lease tried to write and was refused. */
+  | { readonly type: 'fenced'; readonly identity: OperationIdentity; readonly attempt: number }
+  /** A retry or a recovery worker took over an expired lease. */
+  | { readonly type: 'taken-over'; readonly identity: OperationIdentity; readonly attempt: number; readonly by: 'retry' | 'recovery' }
+  | { readonly type: 'unknown'; readonly identity: OperationIdentity; readonly reason: string }
+  /** Every answer that retrysafe decided itself, by problem code. */
+  | { readonly type: 'problem'; readonly identity: OperationIdentity | undefined; readonly code: string };
+
+export type Observer = (event: RetrysafeEvent) => void;
+
+/** Calls every observer, keeping a faulty one from breaking the request. */
+export function notify(observers: readonly Observer[], event: RetrysafeEvent): void {
+  for (const observer of observers) {
+    try {
+      observer(event);
+    } catch {
+      // An observer's failure is its own; the request goes on.
+    }
+  }
+}
