@@ -42,9 +42,9 @@ export interface LeasedContext<Input, Tx> {
    * An external call, checkpointed once it returns: a later attempt gets the
    * recorded result without calling `run` again. The result must be JSON.
    */
-  step<T>(name: string, run: (call: StepCall) => Promise<T>, options?: StepOptions<T>): Promise<T>;
+  step<T>(this: void, name: string, run: (call: StepCall) => Promise<T>, options?: StepOptions<T>): Promise<T>;
   /** Local database writes that commit together with their recovery point, only while the lease is held. */
-  local<T>(name: string, work: (tx: Tx) => Promise<T>): Promise<T>;
+  local<T>(this: void, name: string, work: (tx: Tx) => Promise<T>): Promise<T>;
 }
 
 /** The part of a leased route a recovery worker needs: its name and its handler. */
@@ -52,7 +52,7 @@ export interface LeasedOperation<Input, Tx> {
   /** `name@version`; part of the identity. */
   readonly operation: string;
   /** Must be deterministic given its input and its steps' results: a recovery worker runs it again. */
-  handler(context: LeasedContext<Input, Tx>): Promise<HandlerReply>;
+  handler(this: void, context: LeasedContext<Input, Tx>): Promise<HandlerReply>;
 }
 
 /** A route whose effect leaves the database (a payment provider, an email). Its input must be JSON. */

@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import { answerExisting, answerStoreUnavailable } from '../core/answers.js';
+import { crashPoint } from '../core/crash-point.js';
+import { isRetrysafeError } from '../core/errors.js';
+import type { Idempotency } from '../core/idempotency.js';
+import { decideExisting } from '../core/outcome.js';
+import { completionOf, isStoredStatus } from '../core/policy.js';
+import { prepare } from '../core/prepare.js';
+import type { Reply } from '../core/reply.js';
+import type { IncomingRequest, RouteDefinition } from '../core/route.js';
+import { withinStoreTimeout } from '../core/store-clock.js';
+import type { Lease } from '../store/operation-store.js';
+import { LeaseKeeper } from './lease-keeper.js';
+
+/**
+ * How a request to a transparent route starts. Transparent mode is leased
+ * mode for a route that writes its own response and has no steps: the claim
+ * commits an `in_progress` record with a lease, the route runs while the lease
+ * is renewed, and its whole answer is captured and stored before it is sent.
+ */
+export type TransparentStart =
+  /** retrysafe answered (a refusal, a replay, 503): send this; the route does not run and nothing is stored. */
+  | { readonly kind: 'answered'; readonly reply: Reply }
+  /** No key to deduplicate on (a GET, or an optional key left out): the route runs as if retrysafe were not there. */
+  | { readonly kind: 'unkeyed' }
+  /** The identity is claimed: run the route, capture its answer, and `settle` or `fail` the attempt before sending anything. */
+  | { readonly kind: 'claimed'; readonly attempt: TransparentAttempt };
+
+/** Authenticates, reads the key and the input, and claims the identity; the adapter then runs the route or sends the answer. */
+export async function beginTransparent<Req, Input>(
+  config: Idempotency<unknown>,
+  route: RouteDefinition<Req, Input>,
+  incoming: IncomingRequest<Req>,
+): Promise<TransparentStart> {
+  const prepared = await prepare(config, route, incoming);
+  if (prepared.kind === 'answered') return prepared;
+  if (prepared.kind === 'unkeyed') return { kind: 'unkeyed' };
+  const { identity } = prepared;
+  try {
+    crashPoint('before-claim');
+    const claim = await withinStoreTimeout(
+      config.store.claimLease({
+        identity,
+        fingerprint: prepared.fingerprint,
+        // Nothing can run the route again, so its input is not kept.
+        input: null,
+        mode: 'transparent',
+        ownerToken: randomUUID(),
+        leaseSeconds: config.leaseSeconds,
+      }),
+      config.storeTimeoutMs,
+    );
+    if (claim.kind === 'existing') {
+      return { kind: 'answered', reply: answerExisting(config, identity, decideExisting(claim.record, prepared.fingerprint)) };
+    }
+    config.emit({ type: 'claimed', identity, mode: 'transparent' });
+    crashPoint('after-claim');
+    return { kind: 'claimed', attempt: new TransparentAttempt(config, claim.lease) };
+  } catch (error) {
+    if (isRetrysafeError(error, 'store-unavailable')) return { kind: 'answered', reply: answerStoreUnavailable(config, identity, error) };
+    throw error;
+  }
+}
+
+/**
+ * One claimed run of a transparent route. Its lease is renewed until the
+ * route's answer is settled. Every write is conditional on the lease, so a
+ * worker whose lease was taken over changes nothing.
+ */
+export class TransparentAttempt {
+  private readonly keeper: LeaseKeeper;
+  private settled = false;
+
+  constructor(
+    private readonly config: Idempotency<unknown>,
+    private readonly lease: Lease,
+  ) {
+    this.keeper = new LeaseKeeper(config.store, lease, config.leaseSeconds);
+  }
+
+  /**
+   * Stores the route's answer, or drops the record when the policy does not
+   * keep it (a transient or 5xx answer), so a retry may run again. Resolves
+   * once the write is done: only then may the answer be sent, so a retry
+   * right after it finds the record.
+   *
+   * Never throws. When the store fails here, the route's answer is sent all
+   * the same: its effect has happened, and a 503 would tell the client it had
+   * not. The record then stays `in_progress` with nobody renewing it; when the
+   * lease runs out the recovery worker marks it `unknown`, and retries get
+   * 409 meanwhile, never a second run.
+   */
+  async settle(reply: Reply): Promise<void> {
+    if (!this.stop()) return;
+    const { config, lease } = this;
+    const stored = isStoredStatus(reply.status, config.policy);
+    config.emit({ type: 'finished', identity: lease.identity, mode: 'transparent', status: reply.status, stored });
+    if (!stored) return this.write(() => config.store.abandon(lease));
+    crashPoint('before-finish');
+    await this.write(() => config.store.finish(lease, completionOf(reply, config.policy, config.retention)));
+    crashPoint('after-finish');
+  }
+
+  /** The route threw: drops the record so a retry may run again, before the error goes on to the framework. Never throws. */
+  async fail(): Promise<void> {
+    if (!this.stop()) return;
+    await this.write(() => this.config.store.abandon(this.lease));
+  }
+
+  private stop(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    this.keeper.stop();
+    return true;
+  }
+
+  private async write(conditional: () => Promise<boolean>): Promise<void> {
+    const { config, lease } = this;
+    try {
+      if (!(await withinStoreTimeout(conditional(), config.storeTimeoutMs))) {
+        config.emit({ type: 'fenced', identity: lease.identity, attempt: lease.attempt });
+      }
+    } catch (error) {
+      // Not silent: the unrenewed lease runs out and the recovery worker marks the outcome unknown.
+      config.emit({ type: 'store-error', identity: lease.identity, error });
+    }
+  }
+}
+
+/** Header values as frameworks hold them: numbers, and arrays for repeated headers. */
+export type CapturedHeaders = Readonly<Record<string, string | number | readonly string[] | undefined>>;
+
+/** A route's answer as an adapter captured it, in the form the store keeps. */
+export function capturedReply(status: number, headers: CapturedHeaders, body: Uint8Array): Reply {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) flat[name.toLowerCase()] = typeof value === 'object' ? value.join(', ') : String(value);
+  }
+  return { status, headers: flat, body };
+}

@@ -1,0 +1,15 @@
+import { idempotency, type Idempotency } from '../../../src/core/idempotency.js';
+import { postgresStore } from '../../../src/postgres/index.js';
+import type { SqlClient, SqlDatabase } from '../../../src/store/sql-client.js';
+import { paymentRoute } from '../../leases/payment-route.js';
+
+/** The configuration the crash programs share, from the environment the test sets. */
+export function crashConfig(database: SqlDatabase<SqlClient>): Idempotency<SqlClient> {
+  return idempotency({ store: postgresStore(database), leaseSeconds: Number(process.env.LEASE_SECONDS ?? 2), maxAttempts: 20 });
+}
+
+export function payments() {
+  const url = process.env.PROVIDER_URL;
+  if (url === undefined) throw new Error('PROVIDER_URL is required');
+  return paymentRoute(url);
+}
