@@ -1,3 +1,4 @@
+import { isRetrysafeError } from './errors.js';
 import { type Fingerprint, fingerprint } from './fingerprint.js';
 import type { Idempotency } from './idempotency.js';
 import type { OperationIdentity } from './identity.js';
@@ -52,11 +53,19 @@ export async function prepare<Req, Input>(
   const input = validation.value;
   if (parsed === undefined) return { kind: 'unkeyed', tenant, input };
   const selected = route.fingerprint === undefined ? { method: incoming.method.toUpperCase(), path: incoming.path, body: input } : route.fingerprint(incoming.raw, input);
-  return {
-    kind: 'keyed',
-    tenant,
-    input,
-    identity: { tenant, operation: route.operation, key: parsed.key },
-    fingerprint: fingerprint(selected),
-  };
+  const hashed = fingerprintOf(selected);
+  if (hashed === undefined) {
+    // JSON.parse accepts what canonical JSON cannot hold, such as a lone surrogate.
+    return answer(problemReply(problem('request-body-invalid', 'The request holds a value that has no canonical JSON form.'), config.problemBase));
+  }
+  return { kind: 'keyed', tenant, input, identity: { tenant, operation: route.operation, key: parsed.key }, fingerprint: hashed };
+}
+
+function fingerprintOf(selected: unknown): Fingerprint | undefined {
+  try {
+    return fingerprint(selected);
+  } catch (error) {
+    if (isRetrysafeError(error, 'misuse')) return undefined;
+    throw error;
+  }
 }

@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { fillTemplate } from './body-template.js';
+import { CheckError } from './check-error.js';
+
+/** What to check, and how hard. Only `url` is required. */
+export interface CheckOptions {
+  /** The endpoint under test. */
+  readonly url: string;
+  /** Default `POST`. */
+  readonly method?: string;
+  /**
+   * The request body. Every `{{uuid}}` becomes a fresh UUID for each operation
+   * the checker starts, so each probe can carry its own business input.
+   * Default `{}`.
+   */
+  readonly body?: string;
+  /** A different, valid body for the mismatch probe; `{{uuid}}` is that operation's UUID. Derived from `body` when absent. */
+  readonly otherBody?: string;
+  /** Sent with every request: the first tenant's credentials. `Content-Type` defaults to `application/json`. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** A second tenant's credentials, for the tenant isolation probe. */
+  readonly otherHeaders?: Readonly<Record<string, string>>;
+  /** A URL listing the resources the endpoint creates, read with each tenant's credentials; may hold `{{uuid}}`. */
+  readonly countUrl?: string;
+  /** Requests sent at once with one key. Default 32, at most 256. */
+  readonly concurrency?: number;
+  /** Time-out of each request. Default 10 000 ms. */
+  readonly timeoutMs?: number;
+  /** Time-out of the whole check. Default 120 000 ms. */
+  readonly deadlineMs?: number;
+  /** How soon the slow-client probe gives up its first attempt once written. Default 20 ms. */
+  readonly abandonAfterMs?: number;
+}
+
+/** The options checked and completed. */
+export interface CheckPlan {
+  readonly url: URL;
+  readonly method: string;
+  readonly body: string;
+  readonly otherBody: string | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly otherHeaders: Readonly<Record<string, string>> | undefined;
+  readonly countUrl: string | undefined;
+  readonly concurrency: number;
+  readonly timeoutMs: number;
+  readonly deadlineMs: number;
+  readonly abandonAfterMs: number;
+}
+
+export const checkDefaults = {
+  method: 'POST',
+  body: '{}',
+  concurrency: 32,
+  timeoutMs: 10_000,
+  deadlineMs: 120_000,
+  abandonAfterMs: 20,
+} as const;
+
+export const MAX_CONCURRENCY = 256;
+
+/** Headers the checker writes itself. */
+const RESERVED_HEADERS = new Set(['idempotency-key', 'host', 'content-length', 'transfer-encoding', 'connection']);
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** Checks and completes the options; throws `CheckError('invalid-options')`. */
+export function planCheck(options: CheckOptions): CheckPlan {
+  const timeoutMs = integer('timeout', options.timeoutMs ?? checkDefaults.timeoutMs, 1, 600_000);
+  const method = (options.method ?? checkDefaults.method).toUpperCase();
+  if (!TOKEN.test(method)) invalid(`"${method}" is not an HTTP method.`);
+  if (options.countUrl !== undefined) httpUrl('count URL', fillTemplate(options.countUrl, randomUUID()));
+  return {
+    url: httpUrl('URL', options.url),
+    method,
+    body: options.body ?? checkDefaults.body,
+    otherBody: options.otherBody,
+    headers: withContentType(headerSet('header', options.headers ?? {})),
+    otherHeaders: options.otherHeaders === undefined ? undefined : withContentType(headerSet('other header', options.otherHeaders)),
+    countUrl: options.countUrl,
+    concurrency: integer('concurrency', options.concurrency ?? checkDefaults.concurrency, 1, MAX_CONCURRENCY),
+    timeoutMs,
+    deadlineMs: integer('deadline', options.deadlineMs ?? checkDefaults.deadlineMs, timeoutMs, 3_600_000),
+    abandonAfterMs: integer('abandon-after', options.abandonAfterMs ?? checkDefaults.abandonAfterMs, 0, timeoutMs - 1),
+  };
+}
+
+function httpUrl(what: string, value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return invalid(`The ${what} "${value}" is not a valid URL.`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') invalid(`The ${what} must be http or https, got ${url.protocol}`);
+  return url;
+}
+
+function headerSet(what: string, headers: Readonly<Record<string, string>>): Record<string, string> {
+  const checked: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (!TOKEN.test(name)) invalid(`The ${what} name "${name}" is not a valid header name.`);
+    if (RESERVED_HEADERS.has(lower)) invalid(`The ${what} "${name}" is set by the checker itself.`);
+    if (/[\r\n\0]/.test(value)) invalid(`The ${what} "${name}" has a line break in its value.`);
+    if (checked[lower] !== undefined) invalid(`The ${what} "${name}" is given twice.`);
+    checked[lower] = value;
+  }
+  return checked;
+}
+
+function withContentType(headers: Record<string, string>): Record<string, string> {
+  return { 'content-type': 'application/json', ...headers };
+}
+
+function integer(what: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) invalid(`The ${what} must be an integer from ${min} to ${max}, got ${value}.`);
+  return value;
+}
+
+function invalid(message: string): never {
+  throw new CheckError('invalid-options', message);
+}

@@ -1,0 +1,37 @@
+import type { Rule } from './rules.js';
+
+/** The probes, in the order they run. */
+export const probeNames = ['concurrency', 'replay', 'mismatch', 'tenant-isolation', 'bad-keys', 'slow-client'] as const;
+
+export type ProbeName = (typeof probeNames)[number];
+
+/** What a probe saw. */
+export interface Evidence {
+  /** Answers by label (`201`, `409 with Retry-After`, `missing key: 400`), with how many came back. */
+  readonly answers: Readonly<Record<string, number>>;
+  /** Resources counted through the count URL before and after the probe, when one was given. */
+  readonly resources?: { readonly before: number; readonly after: number };
+  readonly notes: readonly string[];
+}
+
+interface ProbeBase {
+  readonly probe: ProbeName;
+  readonly rule: Rule;
+  readonly evidence: Evidence;
+}
+
+export type ProbeResult =
+  | (ProbeBase & { readonly result: 'pass'; readonly warnings: readonly string[] })
+  | (ProbeBase & { readonly result: 'fail'; readonly failures: readonly string[]; readonly warnings: readonly string[] })
+  /** The probe could not exercise the behaviour; `reason` says why and what would let it. */
+  | (ProbeBase & { readonly result: 'not-applicable'; readonly reason: string });
+
+export interface CheckReport {
+  readonly url: string;
+  readonly method: string;
+  /** `fail` when any probe failed. */
+  readonly outcome: 'pass' | 'fail';
+  readonly probes: readonly ProbeResult[];
+  /** Requests sent, count reads included. */
+  readonly requests: number;
+}

@@ -1,0 +1,59 @@
+import { fillTemplate } from './body-template.js';
+import { CheckError } from './check-error.js';
+import { type CheckOptions, type CheckPlan, planCheck } from './check-options.js';
+import type { CheckReport, ProbeResult } from './check-report.js';
+import { type ProbeContext, probeContext, type Tenant } from './probe-context.js';
+import { badKeysProbe } from './probes/bad-keys.js';
+import { concurrencyProbe } from './probes/concurrency.js';
+import { mismatchProbe } from './probes/mismatch.js';
+import { replayProbe } from './probes/replay.js';
+import { slowClientProbe } from './probes/slow-client.js';
+import { tenantIsolationProbe } from './probes/tenant-isolation.js';
+import { assertReachable } from './reachability.js';
+import { RequestBudget } from './request-budget.js';
+
+/** Requests beyond the concurrency burst: the other probes, their retries and count reads, with room to spare. */
+const REQUESTS_BEYOND_BURST = 48;
+
+/**
+ * Checks an HTTP endpoint's idempotency from outside, with every probe in
+ * turn. Requests go only to the URL and the count URL given, each on its own
+ * connection, bounded in number and by a deadline. Throws `CheckError` when
+ * the check cannot run at all (bad options, an unreachable host, an unreadable
+ * count URL); a probe that fails is a result in the report.
+ */
+export async function check(options: CheckOptions): Promise<CheckReport> {
+  const plan = planCheck(options);
+  // Any value will do: only the count URL's host is needed here.
+  const countUrl = plan.countUrl === undefined ? [] : [new URL(fillTemplate(plan.countUrl, 'x'))];
+  await assertReachable([plan.url, ...countUrl], plan.timeoutMs);
+  const budget = new RequestBudget(plan.concurrency + REQUESTS_BEYOND_BURST, plan.deadlineMs);
+  const ctx = probeContext(plan, budget);
+  await assertCountable(ctx, plan);
+
+  const concurrency = await concurrencyProbe(ctx);
+  const probes: ProbeResult[] = [concurrency.result];
+  probes.push(await replayProbe(ctx, concurrency.start));
+  probes.push(await mismatchProbe(ctx, concurrency.start));
+  probes.push(await tenantIsolationProbe(ctx, concurrency.start));
+  probes.push(await badKeysProbe(ctx));
+  probes.push(await slowClientProbe(ctx));
+  return {
+    url: plan.url.toString(),
+    method: plan.method,
+    outcome: probes.some((probe) => probe.result === 'fail') ? 'fail' : 'pass',
+    probes,
+    requests: budget.used,
+  };
+}
+
+/** A count URL that cannot be read would fail every probe for a reason of its own: say so once. */
+async function assertCountable(ctx: ProbeContext, plan: CheckPlan): Promise<void> {
+  const tenants: Tenant[] = plan.otherHeaders === undefined ? ['first'] : ['first', 'second'];
+  for (const tenant of tenants) {
+    const reading = await ctx.count(tenant, ctx.uuid());
+    if (reading !== undefined && !reading.ok) {
+      throw new CheckError('count-unreadable', `The count URL cannot be read with the ${tenant} tenant's credentials: ${reading.detail}.`);
+    }
+  }
+}

@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import { fillTemplate } from './body-template.js';
+import type { CheckPlan } from './check-options.js';
+import { type Exchange, failed, type HeaderLine, type OutgoingRequest } from './exchange.js';
+import { sendHttp } from './http-exchange.js';
+import { sendRaw } from './raw-exchange.js';
+import type { RequestBudget } from './request-budget.js';
+import { countResources } from './resource-count.js';
+
+/** Whose credentials a request carries: `--header` or `--other-header`. */
+export type Tenant = 'first' | 'second';
+
+/** One attempt at the endpoint's operation. */
+export interface Attempt {
+  /** Default `first`. */
+  readonly tenant?: Tenant;
+  /** `Idempotency-Key` values, as byte strings: none sends no header, two send it twice. */
+  readonly keys: readonly string[];
+  readonly body: string;
+  readonly abandonAfterMs?: number;
+  /** Write the request byte for byte on a raw socket. */
+  readonly raw?: boolean;
+}
+
+/** A count URL reading. */
+export type Reading = { readonly ok: true; readonly count: number } | { readonly ok: false; readonly detail: string };
+
+/** What every probe works with. */
+export interface ProbeContext {
+  readonly plan: CheckPlan;
+  attempt(attempt: Attempt): Promise<Exchange>;
+  /** Reads the count URL (its `{{uuid}}` filled with `uuid`); undefined when there is none. */
+  count(tenant: Tenant, uuid: string): Promise<Reading | undefined>;
+  /** A fresh UUID, for a key or a body. */
+  readonly uuid: () => string;
+}
+
+export function probeContext(plan: CheckPlan, budget: RequestBudget): ProbeContext {
+  const send = (request: Omit<OutgoingRequest, 'signal' | 'timeoutMs'>, raw: boolean): Promise<Exchange> => {
+    const spent = budget.spend();
+    if (spent !== 'ok') return Promise.resolve(failed(spent, spent === 'deadline' ? 'the check deadline passed' : 'the request budget is spent'));
+    const outgoing = { ...request, timeoutMs: plan.timeoutMs, signal: budget.signal };
+    return raw ? sendRaw(outgoing) : sendHttp(outgoing);
+  };
+  const credentials = (tenant: Tenant): readonly HeaderLine[] =>
+    Object.entries(tenant === 'second' && plan.otherHeaders !== undefined ? plan.otherHeaders : plan.headers);
+  return {
+    plan,
+    uuid: randomUUID,
+    attempt(attempt) {
+      const headers: HeaderLine[] = [...credentials(attempt.tenant ?? 'first'), ...attempt.keys.map((key): HeaderLine => ['idempotency-key', key])];
+      const request = { url: plan.url, method: plan.method, headers, body: Buffer.from(attempt.body, 'utf8'), abandonAfterMs: attempt.abandonAfterMs };
+      return send(request, attempt.raw ?? false);
+    },
+    async count(tenant, uuid) {
+      if (plan.countUrl === undefined) return undefined;
+      const headers = credentials(tenant).filter(([name]) => name !== 'content-type');
+      const exchange = await send({ url: new URL(fillTemplate(plan.countUrl, uuid)), method: 'GET', headers: [['accept', 'application/json'], ...headers] }, false);
+      return read(exchange);
+    },
+  };
+}
+
+function read(exchange: Exchange): Reading {
+  if (exchange.kind !== 'answered') return { ok: false, detail: exchange.kind === 'failed' ? exchange.detail : 'no answer' };
+  const { status, body } = exchange.answer;
+  if (status !== 200) return { ok: false, detail: `the count URL answered ${status}` };
+  let document: unknown;
+  try {
+    document = JSON.parse(body.toString('utf8'));
+  } catch {
+    return { ok: false, detail: 'the count URL did not answer JSON' };
+  }
+  const count = countResources(document);
+  return count === undefined ? { ok: false, detail: 'the count URL answered JSON without an array' } : { ok: true, count };
+}

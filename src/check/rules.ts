@@ -1,0 +1,39 @@
+import type { ProbeName } from './check-report.js';
+
+/** Where a probe's expectation comes from. */
+export interface Rule {
+  readonly statement: string;
+  readonly sources: readonly string[];
+}
+
+const IETF = 'IETF draft "The Idempotency-Key HTTP Header Field"';
+const STRIPE = 'Stripe API reference, idempotent requests';
+const KEYS_ARTICLE = 'article "Idempotency Keys: Designing APIs That Survive Retries"';
+const DESIGN_ARTICLE = 'article "Idempotency: Designing APIs That Survive Retries"';
+
+export const rules: Readonly<Record<ProbeName, Rule>> = {
+  concurrency: {
+    statement: 'Concurrent requests with one key cause one effect; every other answer is the original or 409 with Retry-After.',
+    sources: [KEYS_ARTICLE, IETF],
+  },
+  replay: {
+    statement: 'A retry after completion gets the stored status, body and headers such as Location; Stripe marks it Idempotent-Replayed: true.',
+    sources: [STRIPE, DESIGN_ARTICLE],
+  },
+  mismatch: {
+    statement: 'A key reused with a different request body is refused with 422 and runs nothing.',
+    sources: [IETF, KEYS_ARTICLE],
+  },
+  'tenant-isolation': {
+    statement: "The operation identity is (tenant, operation, key): another tenant's same key is a separate operation that never sees the first's response.",
+    sources: [DESIGN_ARTICLE, KEYS_ARTICLE],
+  },
+  'bad-keys': {
+    statement: 'A missing, empty, over-255-byte, non-ASCII or repeated key is refused with 400 before anything runs.',
+    sources: [IETF, DESIGN_ARTICLE],
+  },
+  'slow-client': {
+    statement: 'A client that timed out retries with the same key until it gets the original outcome; the effect happens once.',
+    sources: [KEYS_ARTICLE, DESIGN_ARTICLE],
+  },
+};

@@ -1,0 +1,77 @@
+import type { Command } from 'commander';
+import { maintenanceStore } from '../../postgres/maintenance-store.js';
+import type { OperationDetails } from '../../store/maintenance-store.js';
+import { CommandFailure, databaseCommand, type DatabaseFlags, identityLabel, output, withDatabase } from '../database-command.js';
+
+interface InspectFlags extends DatabaseFlags {
+  readonly showBody?: boolean;
+}
+
+/** Hex characters of the fingerprint shown: enough to compare two records by eye, too few to matter. */
+const FINGERPRINT_PREFIX = 12;
+
+/** `retrysafe inspect <tenant> <operation> <key>`: one operation record, in full. */
+export function registerInspect(program: Command): Command {
+  return databaseCommand(program, 'inspect')
+    .description('Show one operation: state, mode, times, lease, fingerprint prefix, status and steps.')
+    .argument('<tenant>', 'the tenant the key belongs to')
+    .argument('<operation>', 'the operation name with its version, like orders.create@1')
+    .argument('<key>', 'the Idempotency-Key value')
+    .option('--show-body', 'also print the stored response body (it may hold personal data)')
+    .action((tenant: string, operation: string, key: string, flags: InspectFlags, command: Command) =>
+      withDatabase(command, flags, async (database) => {
+        const identity = { tenant, operation, key };
+        const details = await maintenanceStore(database).inspect(identity, { body: flags.showBody === true });
+        if (details === undefined) throw new CommandFailure(`no operation ${identityLabel(identity)}.`);
+        const view = describe(details);
+        output(flags, view, formatView(view));
+      }),
+    );
+}
+
+/** The record as printed: dates as ISO strings, the fingerprint shortened, the body only when it was read. */
+function describe(details: OperationDetails) {
+  return {
+    ...details.identity,
+    state: details.state,
+    mode: details.mode,
+    createdAt: details.createdAt.toISOString(),
+    finishedAt: details.finishedAt?.toISOString(),
+    attempt: details.attempt,
+    fencingToken: details.fencingToken,
+    leaseOwner: details.leaseOwner,
+    leaseExpiresAt: details.leaseExpiresAt?.toISOString(),
+    fingerprint: Buffer.from(details.fingerprint).toString('hex').slice(0, FINGERPRINT_PREFIX),
+    status: details.status,
+    headers: details.headers,
+    resource: details.resource,
+    reason: details.reason,
+    responseOmitted: details.responseOmitted,
+    bodyBytes: details.bodyBytes,
+    responseExpiresAt: details.responseExpiresAt?.toISOString(),
+    expiresAt: details.expiresAt?.toISOString(),
+    steps: details.steps.map((step) => ({ name: step.name, finishedAt: step.finishedAt.toISOString(), fencingToken: step.fencingToken })),
+    body: details.body === undefined ? undefined : bodyText(details.body),
+  };
+}
+
+/** UTF-8 text when the bytes are text, base64 otherwise. */
+function bodyText(body: Uint8Array): { readonly encoding: 'utf8' | 'base64'; readonly text: string } {
+  try {
+    return { encoding: 'utf8', text: new TextDecoder('utf-8', { fatal: true }).decode(body) };
+  } catch {
+    return { encoding: 'base64', text: Buffer.from(body).toString('base64') };
+  }
+}
+
+type InspectView = ReturnType<typeof describe>;
+
+function formatView(view: InspectView): string {
+  const { steps, body, ...fields } = view;
+  const lines = Object.entries(fields)
+    .filter(([, value]) => value !== undefined)
+    .map(([name, value]) => `${name}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`);
+  lines.push(`steps: ${steps.map((step) => step.name).join(', ') || '(none)'}`);
+  if (body !== undefined) lines.push(`body (${body.encoding}):`, body.text);
+  return lines.join('\n');
+}

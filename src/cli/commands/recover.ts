@@ -1,0 +1,54 @@
+import type { Command } from 'commander';
+import { RecoveryWorker, type RecoveryReport } from '../../leases/recovery-worker.js';
+import { databaseCommand, type DatabaseFlags, output, wholeNumber, withDatabase } from '../database-command.js';
+import { loadOperationsModule } from '../operations-module.js';
+
+interface RecoverFlags extends DatabaseFlags {
+  readonly once?: boolean;
+  readonly module?: string;
+  readonly batchSize: number;
+  readonly idleMs: number;
+}
+
+/** `retrysafe recover`: the recovery worker, for one pass or until stopped. */
+export function registerRecover(program: Command): Command {
+  return databaseCommand(program, 'recover')
+    .description(
+      'Run the recovery worker: take over expired leases, finish leased operations whose handlers --module provides, and mark transparent ones unknown. Runs until SIGTERM or SIGINT unless --once.',
+    )
+    .option('--once', 'make one pass, print its report and exit')
+    .option('--module <path>', 'a module exporting "operations" (leased operations) and optionally "config(database)"; see docs/operations.md')
+    .option('--batch-size <n>', 'expired leases taken per pass', wholeNumber(1), 20)
+    .option('--idle-ms <ms>', 'pause after a pass that found nothing', wholeNumber(1), 1000)
+    .action(async (flags: RecoverFlags, command: Command) => {
+      const loaded = await loadOperationsModule(command, flags.module);
+      await withDatabase(command, flags, async (database) => {
+        const worker = new RecoveryWorker({ config: await loaded.config(database), operations: loaded.operations, batchSize: flags.batchSize, idleMs: flags.idleMs });
+        // The first pass runs in the foreground, so a database that cannot be reached fails the command at once.
+        const first = await worker.runOnce();
+        if (flags.once === true) return output(flags, first, describeReport(first));
+        process.stderr.write(`retrysafe recover: first pass: ${describeReport(first)} Running until SIGTERM or SIGINT.\n`);
+        await untilStopped((signal) => worker.run(signal));
+        process.stderr.write('retrysafe recover: stopped.\n');
+      });
+    });
+}
+
+/** Runs `loop` until SIGTERM or SIGINT; the pass under way finishes first. */
+async function untilStopped(loop: (signal: AbortSignal) => Promise<void>): Promise<void> {
+  const controller = new AbortController();
+  const stop = (): void => controller.abort();
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  try {
+    await loop(controller.signal);
+  } finally {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+  }
+}
+
+function describeReport(report: RecoveryReport): string {
+  const summary = `Examined ${report.examined} expired lease${report.examined === 1 ? '' : 's'}: ${report.finished} finished, ${report.unknown} marked unknown, ${report.unfinished} unfinished, ${report.lost} taken by another worker, ${report.skipped} skipped.`;
+  return report.skipped === 0 ? summary : `${summary} Skipped operations need their handlers: pass --module.`;
+}

@@ -1,0 +1,88 @@
+import { type Command, InvalidArgumentError } from 'commander';
+import pg from 'pg';
+import type { OperationIdentity } from '../core/identity.js';
+import { fromPg } from '../postgres/clients/from-pg.js';
+import { portable, type SqlClient, type SqlDatabase } from '../store/sql-client.js';
+
+/** The options every command that talks to the database shares. */
+export interface DatabaseFlags {
+  readonly databaseUrl?: string;
+  readonly json?: boolean;
+}
+
+/** Exit code of a usage error; commander's own usage errors get it too (see main.ts). */
+const USAGE_ERROR = 2;
+/** Exit code of a failure at run time: the database is unreachable, the operation is not there. */
+const RUNTIME_FAILURE = 1;
+
+/** A failure the command reports in one line on stderr, exiting with code 1. */
+export class CommandFailure extends Error {}
+
+/** Adds `name` to `program` with `--database-url` and `--json`. */
+export function databaseCommand(program: Command, name: string): Command {
+  return program
+    .command(name)
+    .option('--database-url <url>', 'PostgreSQL connection URL (default: $DATABASE_URL)')
+    .option('--json', 'print the result as JSON');
+}
+
+/**
+ * Opens a node-postgres pool on the command's database, runs `work` and
+ * closes the pool. Failures become one line on stderr and exit code 1; a
+ * missing URL is a usage error (exit code 2).
+ */
+export async function withDatabase(command: Command, flags: DatabaseFlags, work: (database: SqlDatabase<SqlClient>) => Promise<void>): Promise<void> {
+  const url = flags.databaseUrl ?? process.env.DATABASE_URL;
+  if (url === undefined || url === '') usageError(command, 'no database: set DATABASE_URL or pass --database-url <url>.');
+  const pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 10_000, application_name: `retrysafe ${command.name()}` });
+  // An idle connection that breaks must not crash the command; the next query reports it.
+  pool.on('error', () => {});
+  try {
+    await work(portable(fromPg(pool)));
+  } catch (error) {
+    process.stderr.write(`retrysafe ${command.name()}: ${describeError(error)}\n`);
+    process.exitCode = RUNTIME_FAILURE;
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
+}
+
+/** Writes the result: `json` with `--json`, otherwise `text`. */
+export function output(flags: DatabaseFlags, json: unknown, text: string): void {
+  process.stdout.write(flags.json === true ? `${JSON.stringify(json, null, 2)}\n` : text.endsWith('\n') ? text : `${text}\n`);
+}
+
+/** Stops the command with a usage error: one line on stderr, exit code 2. */
+export function usageError(command: Command, message: string): never {
+  return command.error(`error: ${message}`, { exitCode: USAGE_ERROR, code: 'retrysafe.usage' });
+}
+
+/** An error and its causes on one line, without a stack trace. */
+export function describeError(error: unknown): string {
+  const parts: string[] = [];
+  for (let current = error; current !== undefined && parts.length < 4; current = current instanceof Error ? current.cause : undefined) {
+    parts.push(messageOf(current).replace(/\s+/g, ' ').replace(/\.$/, ''));
+  }
+  return `${parts.filter((part) => part !== '').join(': ')}.`;
+}
+
+function messageOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  // node-postgres reports a host with several addresses as an AggregateError with no message.
+  if (error.message === '' && error instanceof AggregateError) return error.errors.map(messageOf).find((m) => m !== '') ?? error.name;
+  if (error.message === '' && 'code' in error && typeof error.code === 'string') return error.code;
+  return error.message;
+}
+
+/** How commands name an operation in their output. */
+export function identityLabel(identity: OperationIdentity): string {
+  return `${identity.tenant} / ${identity.operation} / ${identity.key}`;
+}
+
+/** A commander parser for whole numbers from `min` up. */
+export function wholeNumber(min: number): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value) || Number(value) < min) throw new InvalidArgumentError(`expected a whole number of at least ${min}.`);
+    return Number(value);
+  };
+}

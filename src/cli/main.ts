@@ -1,0 +1,45 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { registerCheck } from './commands/check.js';
+import { registerInspect } from './commands/inspect.js';
+import { registerMigrate } from './commands/migrate.js';
+import { registerRecover } from './commands/recover.js';
+import { registerResolve } from './commands/resolve.js';
+import { registerStuck } from './commands/stuck.js';
+import { registerSweep } from './commands/sweep.js';
+
+/** Every subcommand lives in `commands/` and adds itself to the program. */
+const commands: readonly ((program: Command) => Command)[] = [
+  registerMigrate,
+  registerInspect,
+  registerStuck,
+  registerSweep,
+  registerRecover,
+  registerResolve,
+  registerCheck,
+];
+
+/** Exit code of a usage error (unknown option, missing argument, bad value). */
+const USAGE_ERROR = 2;
+
+function createProgram(): Command {
+  const program = new Command('retrysafe').description('Idempotency keys done right, on PostgreSQL.').version(packageVersion());
+  // Throw instead of exiting, so usage errors get their own exit code.
+  program.exitOverride();
+  for (const register of commands) register(program);
+  return program;
+}
+
+function packageVersion(): string {
+  // The same relative path from src/cli and from dist/cli.
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  return typeof manifest.version === 'string' ? manifest.version : '0.0.0';
+}
+
+try {
+  await createProgram().parseAsync(process.argv);
+} catch (error) {
+  if (!(error instanceof CommanderError)) throw error;
+  process.exitCode = error.exitCode === 0 ? 0 : USAGE_ERROR;
+}

@@ -1,0 +1,101 @@
+import { createServer } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { check, type ProbeName } from '../../src/check/index.js';
+import { failuresOf, ordersTarget, probe, resultsOf } from './support/check-target.js';
+import { type Listening, listen } from './support/listen.js';
+import { type Flaw, startToyServer } from './support/toy-server.js';
+
+const allPass = {
+  concurrency: 'pass',
+  replay: 'pass',
+  mismatch: 'pass',
+  'tenant-isolation': 'pass',
+  'bad-keys': 'pass',
+  'slow-client': 'pass',
+} as const;
+
+describe('check against small servers with one deliberate flaw', () => {
+  let server: Listening | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it('passes every probe on the same server without a flaw', { timeout: 120_000 }, async () => {
+    server = await startToyServer();
+    const report = await check(ordersTarget(server.origin));
+    expect(resultsOf(report)).toEqual(allPass);
+    expect(report.outcome).toBe('pass');
+    expect(probe(report, 'concurrency').evidence.resources).toEqual({ before: 0, after: 1 });
+  });
+
+  it('fails concurrency when the server checks the key, awaits, then inserts', { timeout: 120_000 }, async () => {
+    server = await startToyServer({ flaw: 'check-then-insert' });
+    const report = await check(ordersTarget(server.origin));
+    const concurrency = probe(report, 'concurrency');
+    expect(concurrency.result).toBe('fail');
+    const resources = concurrency.evidence.resources;
+    expect(resources !== undefined && resources.after - resources.before).toBeGreaterThan(1);
+    expect(failuresOf(concurrency).join('\n')).toMatch(/expected 1 new resource, counted \d+/);
+    expect(report.outcome).toBe('fail');
+  });
+
+  // Each of these flaws shows in its own probe, and only there.
+  const exclusive: readonly (readonly [Flaw, ProbeName, RegExp])[] = [
+    ['global-keys', 'tenant-isolation', /replayed answer for a key it never used/],
+    ['body-blind', 'mismatch', /was replayed for a different body/],
+    ['any-key', 'bad-keys', /missing key: expected 400, got 201/],
+  ];
+
+  it.each(exclusive)('a server with the %s flaw fails the %s probe only', { timeout: 120_000 }, async (flaw, failing, failure) => {
+    server = await startToyServer({ flaw });
+    const report = await check(ordersTarget(server.origin));
+    expect(resultsOf(report)).toEqual({ ...allPass, [failing]: 'fail' });
+    expect(failuresOf(probe(report, failing)).join('\n')).toMatch(failure);
+  });
+
+  it('fails replay when the server replays a re-encoded body without Location', { timeout: 120_000 }, async () => {
+    server = await startToyServer({ flaw: 'lossy-replay' });
+    const report = await check(ordersTarget(server.origin));
+    const failures = failuresOf(probe(report, 'replay')).join('\n');
+    expect(failures).toMatch(/body bytes differ/);
+    expect(failures).toMatch(/location changed from "\/orders\/\d+" to absent/);
+  });
+
+  it('reports a reused business input as not applicable, not as a failure', { timeout: 180_000 }, async () => {
+    server = await startToyServer({ uniqueSku: true });
+    const fixed = ordersTarget(server.origin, { body: '{"sku":"fixed","qty":1}', countUrl: `${server.origin}/orders?sku=fixed` });
+    const first = await check(fixed);
+    expect(resultsOf(first)).toEqual({ ...allPass, 'slow-client': 'not-applicable' });
+
+    const again = await check(fixed);
+    expect(resultsOf(again)).toEqual({
+      concurrency: 'not-applicable',
+      replay: 'not-applicable',
+      mismatch: 'not-applicable',
+      'tenant-isolation': 'not-applicable',
+      'bad-keys': 'pass',
+      'slow-client': 'not-applicable',
+    });
+    expect(again.outcome).toBe('pass');
+    const concurrency = probe(again, 'concurrency');
+    expect(concurrency.result === 'not-applicable' && concurrency.reason).toMatch(/business duplicate/);
+  });
+});
+
+describe('check against a server that never answers', () => {
+  it('ends within its own bounds and reports the probes as failed', { timeout: 120_000 }, async () => {
+    const silent = createServer(() => {});
+    const server = await listen(silent);
+    try {
+      const report = await check({ url: `${server.origin}/orders`, concurrency: 4, timeoutMs: 300, deadlineMs: 20_000 });
+      expect(probe(report, 'concurrency').result).toBe('fail');
+      expect(failuresOf(probe(report, 'concurrency'))).toContain('no request got an answer');
+      expect(probe(report, 'bad-keys').result).toBe('fail');
+      expect(probe(report, 'slow-client').result).toBe('fail');
+      expect(report.requests).toBeLessThanOrEqual(4 + 48);
+    } finally {
+      await server.close();
+    }
+  });
+});

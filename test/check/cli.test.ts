@@ -1,0 +1,127 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CheckReport } from '../../src/check/index.js';
+import type { Listening } from './support/listen.js';
+import { startToyServer } from './support/toy-server.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `retrysafe <args>` as a real child process. */
+function retrysafe(args: readonly string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+describe('retrysafe check, run as a command', () => {
+  let sound: Listening;
+  let bodyBlind: Listening;
+  let dir: string;
+  let bodyFile: string;
+  beforeAll(async () => {
+    sound = await startToyServer();
+    bodyBlind = await startToyServer({ flaw: 'body-blind' });
+    dir = await mkdtemp(join(tmpdir(), 'retrysafe-check-'));
+    bodyFile = join(dir, 'order.json');
+    await writeFile(bodyFile, '{"sku":"{{uuid}}","qty":1}\n');
+  });
+  afterAll(async () => {
+    await sound.close();
+    await bodyBlind.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const target = (origin: string): string[] => [
+    `${origin}/orders`,
+    '--body',
+    `@${bodyFile}`,
+    '--header',
+    'Authorization: Bearer demo-a',
+    '--other-header',
+    'Authorization: Bearer demo-b',
+    '--count-url',
+    `${origin}/orders?sku={{uuid}}`,
+    '--concurrency',
+    '8',
+  ];
+
+  it('prints a table with a row per probe and exits 0 when every probe passes', { timeout: 120_000 }, async () => {
+    const run = await retrysafe(['check', ...target(sound.origin)]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    for (const probe of ['concurrency', 'replay', 'mismatch', 'tenant-isolation', 'bad-keys', 'slow-client']) {
+      expect(run.stdout).toMatch(new RegExp(`^${probe}\\s+pass\\s`, 'm'));
+    }
+    expect(run.stdout).toMatch(/^pass: 6 passed, 0 failed, 0 not applicable/m);
+  });
+
+  it('prints a JSON report and exits 1 when a probe fails', { timeout: 120_000 }, async () => {
+    const run = await retrysafe(['check', ...target(bodyBlind.origin), '--json']);
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as CheckReport;
+    expect(report.outcome).toBe('fail');
+    expect(report.probes.map((p) => [p.probe, p.result])).toEqual([
+      ['concurrency', 'pass'],
+      ['replay', 'pass'],
+      ['mismatch', 'fail'],
+      ['tenant-isolation', 'pass'],
+      ['bad-keys', 'pass'],
+      ['slow-client', 'pass'],
+    ]);
+    expect(report.probes[2]?.rule.sources.join(' ')).toMatch(/IETF draft/);
+  });
+
+  it('exits 2 with one line when the URL cannot be reached', { timeout: 60_000 }, async () => {
+    const run = await retrysafe(['check', `http://127.0.0.1:${await closedPort()}/orders`]);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^retrysafe check: Cannot reach 127\.0\.0\.1:\d+: ECONNREFUSED\.$/)]);
+  });
+
+  it.each([
+    ['a malformed number', ['--concurrency', 'many']],
+    ['a concurrency out of range', ['--concurrency', '0']],
+    ['a header without a colon', ['--header', 'Authorization']],
+    ['a body file that does not exist', ['--body', '@/nonexistent/order.json']],
+    ['a header the checker sets itself', ['--header', 'Idempotency-Key: abc']],
+  ])('exits 2 with one line for %s', { timeout: 60_000 }, async (_name, args) => {
+    const run = await retrysafe(['check', `${sound.origin}/orders`, ...args]);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('exits 2 when the count URL does not list anything', { timeout: 60_000 }, async () => {
+    const run = await retrysafe(['check', `${sound.origin}/orders`, '--header', 'Authorization: Bearer demo-a', '--count-url', `${sound.origin}/nothing`]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^retrysafe check: The count URL cannot be read .*404/);
+  });
+});

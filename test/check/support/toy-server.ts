@@ -1,0 +1,116 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fingerprint, type Fingerprint, parseIdempotencyKey, sameFingerprint } from '../../../src/index.js';
+import { type Listening, listen, tenantTokens } from './listen.js';
+
+/**
+ * The one mistake a toy server makes, each a known way to get idempotency keys wrong:
+ * - `check-then-insert`: looks the key up, awaits, then records it, so concurrent duplicates all run;
+ * - `global-keys`: records keys without the tenant, so another tenant's same key replays the first's answer;
+ * - `body-blind`: replays whatever body a reused key comes with;
+ * - `any-key`: accepts missing, empty, long, non-ASCII and repeated keys;
+ * - `lossy-replay`: replays a re-encoded body without the stored Location.
+ */
+export type Flaw = 'none' | 'check-then-insert' | 'global-keys' | 'body-blind' | 'any-key' | 'lossy-replay';
+
+export interface ToyOptions {
+  readonly flaw?: Flaw;
+  /** How long creating an order takes, so duplicates meet a running first attempt. Default 100 ms. */
+  readonly workMs?: number;
+  /** One order per (tenant, sku): a second key for the same sku gets 409 without Retry-After. */
+  readonly uniqueSku?: boolean;
+}
+
+interface Order {
+  readonly id: number;
+  readonly tenant: string;
+  readonly sku: string;
+  readonly qty: number;
+}
+
+interface Stored {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+type KeyRecord = { readonly fingerprint: Fingerprint; readonly state: 'in_progress' } | { readonly fingerprint: Fingerprint; readonly state: 'completed'; readonly reply: Stored };
+
+/** A small in-memory orders endpoint on plain node:http, correct unless given a flaw. */
+export function startToyServer(options: ToyOptions = {}): Promise<Listening> {
+  const flaw = options.flaw ?? 'none';
+  const workMs = options.workMs ?? 100;
+  const orders: Order[] = [];
+  const records = new Map<string, KeyRecord>();
+
+  async function create(req: IncomingMessage, res: ServerResponse, tenant: string): Promise<void> {
+    const input = parseOrder(await readBody(req));
+    if (input === undefined) return send(res, { status: 400, headers: json, body: '{"error":"bad order"}' });
+    const parsed = parseIdempotencyKey(req.headersDistinct['idempotency-key']);
+    if (!parsed.ok && flaw !== 'any-key') return send(res, { status: 400, headers: json, body: JSON.stringify({ error: parsed.defect }) });
+    const key = parsed.ok ? parsed.key : String(req.headersDistinct['idempotency-key'] ?? '');
+    const scope = flaw === 'global-keys' ? key : `${tenant}\n${key}`;
+    const print = fingerprint(input);
+    const existing = records.get(scope);
+    // Only this flaw leaves a gap between looking the key up and recording it.
+    if (existing === undefined && flaw === 'check-then-insert') await sleep(workMs);
+    if (existing !== undefined) {
+      if (flaw !== 'body-blind' && !sameFingerprint(existing.fingerprint, print)) return send(res, { status: 422, headers: json, body: '{"error":"key reused"}' });
+      if (existing.state === 'in_progress') return send(res, { status: 409, headers: { ...json, 'retry-after': '1' }, body: '{"error":"in progress"}' });
+      return send(res, replay(existing.reply));
+    }
+    records.set(scope, { fingerprint: print, state: 'in_progress' });
+    await sleep(workMs);
+    if (options.uniqueSku === true && orders.some((o) => o.tenant === tenant && o.sku === input.sku)) {
+      records.delete(scope);
+      return send(res, { status: 409, headers: json, body: '{"error":"order-exists"}' });
+    }
+    const order = { id: orders.length + 1, tenant, sku: input.sku, qty: input.qty };
+    orders.push(order);
+    const reply = { status: 201, headers: { ...json, location: `/orders/${order.id}` }, body: JSON.stringify({ id: order.id, sku: order.sku, qty: order.qty }) };
+    records.set(scope, { fingerprint: print, state: 'completed', reply });
+    send(res, reply);
+  }
+
+  function replay(stored: Stored): Stored {
+    const marked: Record<string, string> = { ...stored.headers, 'idempotent-replayed': 'true' };
+    if (flaw !== 'lossy-replay') return { ...stored, headers: marked };
+    const { location: _dropped, ...rest } = marked;
+    return { status: stored.status, headers: rest, body: JSON.stringify(JSON.parse(stored.body), null, 2) };
+  }
+
+  const server = createServer((req, res) => {
+    const tenant = tenantTokens[req.headers.authorization ?? ''];
+    if (tenant === undefined) return send(res, { status: 401, headers: json, body: '{"error":"unauthenticated"}' });
+    const url = new URL(req.url ?? '/', 'http://toy');
+    if (req.method === 'POST' && url.pathname === '/orders') return void create(req, res, tenant);
+    if (req.method === 'GET' && url.pathname === '/orders') {
+      const sku = url.searchParams.get('sku');
+      const listed = orders.filter((o) => o.tenant === tenant && (sku === null || o.sku === sku));
+      return send(res, { status: 200, headers: json, body: JSON.stringify({ orders: listed }) });
+    }
+    send(res, { status: 404, headers: json, body: '{"error":"not found"}' });
+  });
+  return listen(server);
+}
+
+const json = { 'content-type': 'application/json' };
+
+function send(res: ServerResponse, reply: Stored): void {
+  res.writeHead(reply.status, reply.headers).end(reply.body);
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseOrder(text: string): { readonly sku: string; readonly qty: number } | undefined {
+  try {
+    const body = JSON.parse(text) as { sku?: unknown; qty?: unknown };
+    return typeof body.sku === 'string' && typeof body.qty === 'number' ? { sku: body.sku, qty: body.qty } : undefined;
+  } catch {
+    return undefined;
+  }
+}
