@@ -1,0 +1,61 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { defaultPolicy, type Idempotency, idempotency, type IdempotencyOptions } from '../../src/index.js';
+import { type OperationStore, postgresStore, type SqlClient, type SqlDatabase } from '../../src/postgres/index.js';
+import type { ProviderClient } from '../provider/client.js';
+import type { Tokens } from './auth.js';
+import { cartRoutes } from './carts.js';
+import { renderError, useProblemErrors } from './error-handler.js';
+import { orderRoutes } from './orders.js';
+import { paymentRoutes } from './payments.js';
+import { orderProblem } from './problem.js';
+import { respond } from './respond.js';
+
+export interface AppOptions {
+  /** A database already prepared by `prepareDatabase`. */
+  readonly database: SqlDatabase<SqlClient>;
+  readonly tokens: Tokens;
+  /** Request logging (pino). Default off. */
+  readonly logger?: boolean;
+  /** Largest accepted request body, in bytes. Default 64 KiB. */
+  readonly bodyLimit?: number;
+  /** retrysafe's settings; the store is always the service's own database. */
+  readonly idempotency?: Omit<IdempotencyOptions<SqlClient>, 'store'>;
+  /** The payment provider; without one, the payment routes are not served. */
+  readonly provider?: ProviderClient;
+}
+
+/** The orders service, ready to `listen`: used by `main.ts` and by the tests. */
+export function buildApp(options: AppOptions): FastifyInstance {
+  const { database, tokens } = options;
+  const app = Fastify({ logger: options.logger ?? false, bodyLimit: options.bodyLimit ?? 64 * 1024, frameworkErrors: renderError });
+  // Only JSON bodies are read; anything else is 415 rather than a string the routes would have to refuse.
+  app.removeContentTypeParser('text/plain');
+  useProblemErrors(app);
+
+  app.get('/healthz', async (request, reply) => {
+    try {
+      await database.query('SELECT 1');
+      return respond(reply, { status: 200, body: { status: 'ok' } });
+    } catch (error) {
+      request.log.error({ err: error }, 'health check failed');
+      return respond(reply, orderProblem('database-unavailable', 'The database did not answer.', { headers: { 'retry-after': '1' } }));
+    }
+  });
+  cartRoutes(app, { database, tokens });
+  const store = postgresStore(database);
+  orderRoutes(app, { database, tokens, idempotency: idempotency({ ...options.idempotency, store }) });
+  if (options.provider !== undefined) {
+    paymentRoutes(app, { database, tokens, provider: options.provider, idempotency: paymentIdempotency(store, options.idempotency) });
+  }
+  return app;
+}
+
+/**
+ * Payments keep 409 `payment-exists` as an outcome: the order stays paid, so
+ * a retry must get the same answer without charging. Also used by the
+ * recovery worker, so that it finishes payments the same way.
+ */
+export function paymentIdempotency(store: OperationStore<SqlClient>, options: AppOptions['idempotency'] = {}): Idempotency<SqlClient> {
+  const transientStatuses = defaultPolicy.transientStatuses.filter((status) => status !== 409);
+  return idempotency({ ...options, store, policy: { ...options.policy, transientStatuses } });
+}

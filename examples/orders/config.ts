@@ -1,0 +1,86 @@
+import { join } from 'node:path';
+
+/** Where the service keeps its data. */
+export type DatabaseConfig =
+  | { readonly kind: 'postgres'; readonly url: string }
+  /** PGlite, persisted in a directory of its own. */
+  | { readonly kind: 'pglite'; readonly dataDir: string };
+
+/** The payment provider the payment routes charge through. */
+export type ProviderConfig =
+  | { readonly kind: 'remote'; readonly url: string }
+  /** A local fake provider started with the service, keeping its charges in a file so they survive a crash. */
+  | { readonly kind: 'local'; readonly stateFile: string };
+
+export interface ServiceConfig {
+  readonly port: number;
+  readonly host: string;
+  readonly database: DatabaseConfig;
+  readonly provider: ProviderConfig;
+  /** Bearer token → tenant. */
+  readonly tokens: ReadonlyMap<string, string>;
+  /** Whether `tokens` are the built-in demo tokens, which are safe to print. */
+  readonly demoTokens: boolean;
+}
+
+export type ConfigResult =
+  | { readonly ok: true; readonly config: ServiceConfig }
+  | { readonly ok: false; readonly errors: readonly string[] };
+
+export const demoTokens: ReadonlyMap<string, string> = new Map([
+  ['demo-a', 'tenant-a'],
+  ['demo-b', 'tenant-b'],
+]);
+
+/** Reads the service's settings from the environment, reporting every bad one at once. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): ConfigResult {
+  const errors: string[] = [];
+  const port = parsePort(env.PORT, errors);
+  const host = given(env.HOST) ?? '127.0.0.1';
+  const url = given(env.DATABASE_URL);
+  const dataDir = given(env.DATA_DIR) ?? '.data';
+  const database: DatabaseConfig = url === undefined ? { kind: 'pglite', dataDir } : { kind: 'postgres', url };
+  if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) errors.push('DATABASE_URL must be a postgres:// or postgresql:// URL.');
+  const providerUrl = given(env.PROVIDER_URL);
+  const provider: ProviderConfig = providerUrl === undefined ? { kind: 'local', stateFile: join(dataDir, 'provider.json') } : { kind: 'remote', url: providerUrl };
+  if (providerUrl !== undefined && !/^https?:\/\//.test(providerUrl)) errors.push('PROVIDER_URL must be an http:// or https:// URL.');
+  const tokensText = given(env.RETRYSAFE_TOKENS);
+  const tokens = tokensText === undefined ? demoTokens : parseTokens(tokensText, errors);
+  if (errors.length > 0) return { ok: false, errors };
+  return { ok: true, config: { port, host, database, provider, tokens, demoTokens: tokensText === undefined } };
+}
+
+/** `token=tenant` pairs separated by commas. */
+export function parseTokens(text: string, errors: string[]): ReadonlyMap<string, string> {
+  const tokens = new Map<string, string>();
+  for (const [index, pair] of text.split(',').entries()) {
+    const separator = pair.indexOf('=');
+    const token = pair.slice(0, Math.max(separator, 0)).trim();
+    const tenant = pair.slice(separator + 1).trim();
+    if (separator < 0 || token === '' || tenant === '') {
+      errors.push(`RETRYSAFE_TOKENS entry ${index + 1} must look like token=tenant.`);
+    } else if (!/^[\x21-\x7e]+$/.test(token)) {
+      errors.push(`RETRYSAFE_TOKENS entry ${index + 1}: a token is visible ASCII without spaces.`);
+    } else if (tokens.has(token)) {
+      errors.push(`RETRYSAFE_TOKENS entry ${index + 1} repeats a token.`);
+    } else {
+      tokens.set(token, tenant);
+    }
+  }
+  return tokens;
+}
+
+function parsePort(text: string | undefined, errors: string[]): number {
+  const value = given(text);
+  if (value === undefined) return 3000;
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535) {
+    errors.push(`PORT must be an integer from 0 to 65535, got "${value}".`);
+    return 0;
+  }
+  return Number(value);
+}
+
+function given(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed === undefined || trimmed === '' ? undefined : trimmed;
+}

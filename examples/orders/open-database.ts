@@ -1,0 +1,41 @@
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { fromPg, fromPGlite, portable, type SqlClient, type SqlDatabase } from '../../src/postgres/index.js';
+import type { DatabaseConfig } from './config.js';
+
+/** An open database and how to let go of it. */
+export interface OpenDatabase {
+  readonly database: SqlDatabase<SqlClient>;
+  /** Where the data lives, without credentials, for the start-up banner. */
+  readonly description: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens PostgreSQL through a node-postgres pool, or PGlite persisted on disk.
+ * Each driver is loaded only when chosen, so a PostgreSQL deployment never
+ * loads PGlite's WebAssembly.
+ */
+export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
+  if (config.kind === 'postgres') {
+    const { default: pg } = await import('pg');
+    const pool = new pg.Pool({ connectionString: config.url, max: 20, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+    // An idle connection the server drops emits 'error' on the pool; unhandled, it would end the process.
+    pool.on('error', (error) => console.error(`PostgreSQL connection lost: ${error.message}`));
+    const url = new URL(config.url);
+    return {
+      database: portable(fromPg(pool)),
+      description: `PostgreSQL at ${url.host}${url.pathname}`,
+      close: () => pool.end(),
+    };
+  }
+  const directory = resolve(config.dataDir, 'pglite');
+  await mkdir(directory, { recursive: true });
+  const { PGlite } = await import('@electric-sql/pglite');
+  const lite = await PGlite.create({ dataDir: directory });
+  return {
+    database: portable(fromPGlite(lite)),
+    description: `PGlite in ${join(config.dataDir, 'pglite')}`,
+    close: () => lite.close(),
+  };
+}

@@ -1,0 +1,23 @@
+import type { AddressInfo } from 'node:net';
+import type { SqlClient, SqlDatabase } from '../../../src/postgres/index.js';
+import { type AppOptions, buildApp } from '../app.js';
+import { demoTokens } from '../config.js';
+import { prepareDatabase } from '../schema.js';
+
+/** The service listening on a free port of 127.0.0.1, over a database of the test's. */
+export interface RunningService {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export async function startService(database: SqlDatabase<SqlClient>, options: Partial<Omit<AppOptions, 'database'>> = {}): Promise<RunningService> {
+  await prepareDatabase(database);
+  const app = buildApp({ tokens: demoTokens, ...options, database });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
+}
+
+/** The demo tokens' tenants, by token. */
+export const A = { token: 'demo-a', tenant: 'tenant-a' } as const;
+export const B = { token: 'demo-b', tenant: 'tenant-b' } as const;
