@@ -1,10 +1,11 @@
 import { defineRoute, type Idempotency } from '../core/idempotency.js';
 import { problem } from '../core/problems.js';
 import { problemReply, type Reply } from '../core/reply.js';
-import type { AtomicRoute, IncomingRequest } from '../core/route.js';
+import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
 import { runAtomic } from '../core/run-atomic.js';
 import type { LeasedRoute } from '../leases/leased-route.js';
 import { runLeased } from '../leases/run-leased.js';
+import { beginTransparent, capturedReply } from '../leases/run-transparent.js';
 
 /** What the route's callbacks receive: the web-standard request and whatever the caller passes along (Hono's context, say). */
 export interface FetchRequest<Context = undefined> {
@@ -34,23 +35,66 @@ export function leased<Input, Tx, Context = undefined>(
   return handler(config, (incoming) => runLeased(config, route, incoming));
 }
 
+/**
+ * A web-standard handler for a transparent route: `handler` is written the
+ * usual way and returns its own `Response`, without steps. Its body is read
+ * in full (a stream too) and the outcome stored before the same status,
+ * headers and bytes are returned; a retry never runs it again. The handler
+ * can read the request body itself.
+ */
+export function transparent<Input, Context = undefined>(
+  config: Idempotency<unknown>,
+  route: RouteDefinition<FetchRequest<Context>, Input>,
+  handler: (request: Request, context: Context) => Response | Promise<Response>,
+): (request: Request, context: Context) => Promise<Response> {
+  defineRoute(route);
+  return async function retrysafe(request, context) {
+    const read = await incoming(config, request, context, request.clone());
+    if (!read.ok) return toResponse(read.reply);
+    const start = await beginTransparent(config, route, read.incoming);
+    if (start.kind === 'answered') return toResponse(start.reply);
+    if (start.kind === 'unkeyed') return handler(request, context);
+    let response: Response;
+    let body: Uint8Array<ArrayBuffer>;
+    try {
+      response = await handler(request, context);
+      body = new Uint8Array(await response.arrayBuffer());
+    } catch (error) {
+      await start.attempt.fail();
+      throw error;
+    }
+    await start.attempt.settle(capturedReply(response.status, Object.fromEntries(response.headers), body));
+    const { status, statusText, headers } = response;
+    return new Response(body.byteLength === 0 ? null : body, { status, statusText, headers });
+  };
+}
+
 function handler<Context>(
   config: Idempotency<unknown>,
   run: (incoming: IncomingRequest<FetchRequest<Context>>) => Promise<Reply>,
 ): (request: Request, context: Context) => Promise<Response> {
   return async function retrysafe(request, context) {
-    const body = await readBody(request);
-    if (!body.ok) return toResponse(problemReply(problem('request-body-invalid', 'The request body is not valid JSON.'), config.problemBase));
-    const url = new URL(request.url);
-    return toResponse(
-      await run({
-        raw: { request, context },
-        method: request.method,
-        path: url.pathname + url.search,
-        header: (name) => request.headers.get(name) ?? undefined,
-        body: body.value,
-      }),
-    );
+    const read = await incoming(config, request, context, request);
+    return toResponse(read.ok ? await run(read.incoming) : read.reply);
+  };
+}
+
+type Read<Context> = { readonly ok: true; readonly incoming: IncomingRequest<FetchRequest<Context>> } | { readonly ok: false; readonly reply: Reply };
+
+/** The request as the core sees it, its body parsed from `source`; or the 400 for a JSON body that does not parse. */
+async function incoming<Context>(config: Idempotency<unknown>, request: Request, context: Context, source: Request): Promise<Read<Context>> {
+  const body = await readBody(source);
+  if (!body.ok) return { ok: false, reply: problemReply(problem('request-body-invalid', 'The request body is not valid JSON.'), config.problemBase) };
+  const url = new URL(request.url);
+  return {
+    ok: true,
+    incoming: {
+      raw: { request, context },
+      method: request.method,
+      path: url.pathname + url.search,
+      header: (name) => request.headers.get(name) ?? undefined,
+      body: body.value,
+    },
   };
 }
 

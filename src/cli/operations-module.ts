@@ -18,7 +18,7 @@ import { describeError, usageError } from './database-command.js';
  */
 export interface OperationsModule {
   readonly operations: readonly LeasedOperation<unknown, SqlClient>[];
-  config(database: SqlDatabase<SqlClient>): Idempotency<SqlClient> | Promise<Idempotency<SqlClient>>;
+  config(this: void, database: SqlDatabase<SqlClient>): Idempotency<SqlClient> | Promise<Idempotency<SqlClient>>;
 }
 
 const defaults: OperationsModule = {

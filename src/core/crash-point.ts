@@ -12,7 +12,11 @@ export type CrashPoint =
   | 'after-checkpoint'
   | 'before-finish'
   | 'after-finish'
-  | 'while-serialising';
+  | 'while-serialising'
+  /** The relay published a message and has not yet marked it delivered. */
+  | 'relay-after-publish'
+  /** A consumer committed its inbox record and writes, and has not yet acknowledged the message. */
+  | 'consumer-after-commit';
 
 const armed = process.env.RETRYSAFE_CRASH_AT;
 

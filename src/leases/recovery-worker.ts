@@ -61,7 +61,7 @@ export class RecoveryWorker<Tx> {
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       const report = await this.runOnce().catch(() => undefined);
-      if (report === undefined || report.examined === 0) await sleep(this.options.idleMs ?? 1000, undefined, { signal }).catch(() => undefined);
+      if (report === undefined || report.examined === report.skipped) await sleep(this.options.idleMs ?? 1000, undefined, { signal }).catch(() => undefined);
     }
   }
 

@@ -1,0 +1,122 @@
+import { RetrysafeError } from '../core/errors.js';
+import type { OperationIdentity } from '../core/identity.js';
+import type { OperationMode, RecordState } from '../core/record.js';
+import type { MaintenanceStore, OperationDetails, StuckOperation } from '../store/maintenance-store.js';
+import type { SqlDatabase } from '../store/sql-client.js';
+import { ids } from './lease-store.js';
+import { INSPECT_OPERATION, INSPECT_STEPS, STORE_STATS, STUCK_OPERATIONS } from './sql/inspect.js';
+import { DELETE_EXPIRED_TOMBSTONES, TOMBSTONE_EXPIRED } from './sql/sweep.js';
+
+interface DetailsRow {
+  readonly state: RecordState;
+  readonly mode: OperationMode;
+  readonly fingerprint: Uint8Array;
+  readonly created_at: Date;
+  readonly finished_at: Date | null;
+  readonly attempt: number;
+  readonly fencing_token: number;
+  readonly owner_token: string | null;
+  readonly lease_expires_at: Date | null;
+  readonly response_status: number | null;
+  readonly response_headers: Record<string, string> | null;
+  readonly resource_ref: string | null;
+  readonly reason: string | null;
+  readonly response_omitted: boolean;
+  readonly body_bytes: number | null;
+  readonly response_body: Uint8Array | null;
+  readonly response_expires_at: Date | null;
+  readonly expires_at: Date | null;
+}
+
+interface StuckRow {
+  readonly tenant: string;
+  readonly operation: string;
+  readonly key: string;
+  readonly kind: StuckOperation['kind'];
+  readonly mode: OperationMode;
+  readonly attempt: number;
+  readonly created_at: Date;
+  readonly lease_expires_at: Date | null;
+  readonly reason: string | null;
+  readonly age_seconds: number;
+}
+
+interface StatsRow {
+  readonly oldest_in_progress_seconds: number | null;
+  readonly unknown_operations: number;
+  readonly expired_leases: number;
+}
+
+/** Retention and operator statements on PostgreSQL; each call is one statement outside any transaction. */
+export function maintenanceStore<Tx>(database: SqlDatabase<Tx>): MaintenanceStore {
+  const run = async <Row>(text: string, values: readonly unknown[]): Promise<Row[]> => {
+    try {
+      return (await database.query<Row>(text, values)).rows;
+    } catch (error) {
+      throw new RetrysafeError('store-unavailable', 'The operation store failed.', { cause: error });
+    }
+  };
+  const count = async (text: string, limit: number): Promise<number> => (await run<{ n: number }>(text, [limit]))[0]?.n ?? 0;
+
+  return {
+    tombstoneExpired: (limit) => count(TOMBSTONE_EXPIRED, batchLimit(limit)),
+    deleteExpiredTombstones: (limit) => count(DELETE_EXPIRED_TOMBSTONES, batchLimit(limit)),
+    async stats() {
+      const [row] = await run<StatsRow>(STORE_STATS, []);
+      return {
+        oldestInProgressSeconds: row?.oldest_in_progress_seconds ?? undefined,
+        unknownOperations: row?.unknown_operations ?? 0,
+        expiredLeases: row?.expired_leases ?? 0,
+      };
+    },
+    async inspect(identity, options = {}) {
+      const [row] = await run<DetailsRow>(INSPECT_OPERATION, [...ids(identity), options.body === true]);
+      if (row === undefined) return undefined;
+      const steps = await run<{ step: string; finished_at: Date; fencing_token: number }>(INSPECT_STEPS, ids(identity));
+      return toDetails(identity, row, steps.map((s) => ({ name: s.step, finishedAt: s.finished_at, fencingToken: s.fencing_token })));
+    },
+    async stuck(query) {
+      const rows = await run<StuckRow>(STUCK_OPERATIONS, [query.olderThanSeconds, batchLimit(query.limit)]);
+      return rows.map((row) => ({
+        identity: { tenant: row.tenant, operation: row.operation, key: row.key },
+        kind: row.kind,
+        mode: row.mode,
+        attempt: row.attempt,
+        createdAt: row.created_at,
+        ageSeconds: row.age_seconds,
+        leaseExpiresAt: row.lease_expires_at ?? undefined,
+        reason: row.reason ?? undefined,
+      }));
+    },
+  };
+}
+
+function toDetails(identity: OperationIdentity, row: DetailsRow, steps: OperationDetails['steps']): OperationDetails {
+  return {
+    identity,
+    state: row.state,
+    mode: row.mode,
+    fingerprint: row.fingerprint,
+    createdAt: row.created_at,
+    finishedAt: row.finished_at ?? undefined,
+    attempt: row.attempt,
+    fencingToken: row.fencing_token,
+    leaseOwner: row.owner_token ?? undefined,
+    leaseExpiresAt: row.lease_expires_at ?? undefined,
+    status: row.response_status ?? undefined,
+    headers: row.response_headers ?? undefined,
+    resource: row.resource_ref ?? undefined,
+    reason: row.reason ?? undefined,
+    responseOmitted: row.response_omitted,
+    bodyBytes: row.body_bytes ?? undefined,
+    body: row.response_body ?? undefined,
+    responseExpiresAt: row.response_expires_at ?? undefined,
+    expiresAt: row.expires_at ?? undefined,
+    steps,
+  };
+}
+
+function batchLimit(limit: number): number {
+  if (!Number.isInteger(limit) || limit < 1) throw new RetrysafeError('misuse', `A batch size must be a positive whole number, got ${limit}.`);
+  return limit;
+}

@@ -1,0 +1,44 @@
+/** Statements for operators and for the gauges: reads only, never on the request path. */
+
+/** One record, with the body only when $4 is true. $1 tenant, $2 operation, $3 key, $4 with body. */
+export const INSPECT_OPERATION = `
+SELECT state, mode, fingerprint, created_at, finished_at, attempt, fencing_token,
+  owner_token, lease_expires_at, response_status, response_headers, resource_ref,
+  reason, response_omitted, octet_length(response_body) AS body_bytes,
+  CASE WHEN $4::boolean THEN response_body END AS response_body,
+  response_expires_at, expires_at
+FROM retrysafe_operations
+WHERE tenant = $1 AND operation = $2 AND key = $3`;
+
+/** The recovery points of one operation, in the order they were written; results are left out. */
+export const INSPECT_STEPS = `
+SELECT step, finished_at, fencing_token
+FROM retrysafe_steps
+WHERE tenant = $1 AND operation = $2 AND key = $3
+ORDER BY finished_at, step`;
+
+/** The gauges, each answered from a partial index. */
+export const STORE_STATS = `
+SELECT
+  (SELECT extract(epoch FROM now() - min(created_at))::float8
+     FROM retrysafe_operations WHERE state = 'in_progress') AS oldest_in_progress_seconds,
+  (SELECT count(*)::int FROM retrysafe_operations WHERE state = 'unknown') AS unknown_operations,
+  (SELECT count(*)::int FROM retrysafe_operations
+     WHERE state = 'in_progress' AND lease_expires_at <= now()) AS expired_leases`;
+
+/** Expired leases, then unknown outcomes, each oldest first. $1 minimum age in seconds, $2 limit of each kind. */
+export const STUCK_OPERATIONS = `
+(SELECT tenant, operation, key, 'expired-lease' AS kind, mode, attempt, created_at,
+   lease_expires_at, reason, extract(epoch FROM now() - created_at)::float8 AS age_seconds
+ FROM retrysafe_operations
+ WHERE state = 'in_progress' AND lease_expires_at <= now()
+   AND created_at <= now() - make_interval(secs => $1)
+ ORDER BY lease_expires_at
+ LIMIT $2)
+UNION ALL
+(SELECT tenant, operation, key, 'unknown', mode, attempt, created_at,
+   lease_expires_at, reason, extract(epoch FROM now() - created_at)::float8
+ FROM retrysafe_operations
+ WHERE state = 'unknown' AND created_at <= now() - make_interval(secs => $1)
+ ORDER BY created_at
+ LIMIT $2)`;

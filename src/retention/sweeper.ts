@@ -1,0 +1,94 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { MaintenanceStore } from '../store/maintenance-store.js';
+
+/** Extra pruning the sweeper runs after its own, such as delivered outbox messages. */
+export interface PruneTask {
+  /** Names the task in the report, for example `outbox`. */
+  readonly name: string;
+  /** Removes what has expired; resolves to how many rows went. */
+  run(): Promise<number>;
+}
+
+/** How one prune task ended: a failing task does not stop the others. */
+export type PruneOutcome =
+  | { readonly name: string; readonly ok: true; readonly removed: number }
+  | { readonly name: string; readonly ok: false; readonly error: unknown };
+
+/** How far a pass has come; reported after every batch. */
+export interface SweepProgress {
+  /** Finished records whose response expired, now tombstones. */
+  readonly tombstoned: number;
+  /** Expired tombstones deleted: their keys are new again. */
+  readonly deleted: number;
+  /** Statements run, each over at most one batch of rows. */
+  readonly batches: number;
+}
+
+/** What one pass did. */
+export interface SweepReport extends SweepProgress {
+  readonly tasks: readonly PruneOutcome[];
+}
+
+export interface SweeperOptions {
+  readonly store: MaintenanceStore;
+  /** Rows per statement. Default 500: short enough that no request waits behind a batch. */
+  readonly batchSize?: number;
+  /** Run after the operation records are swept, in order. */
+  readonly tasks?: readonly PruneTask[];
+  /** Pause between passes of `run`, in ms. Default 60000. */
+  readonly idleMs?: number;
+  /** Called after every batch, for progress lines. */
+  readonly onBatch?: (progress: SweepProgress) => void;
+}
+
+type Tally = { -readonly [K in keyof SweepProgress]: SweepProgress[K] };
+
+/**
+ * Applies retention: turns expired responses into tombstones, then deletes
+ * expired tombstones, batch by batch until none is left, then runs the prune
+ * tasks. Expiry is decided here, never when a request reads a record.
+ */
+export class Sweeper {
+  private readonly batchSize: number;
+
+  constructor(private readonly options: SweeperOptions) {
+    this.batchSize = options.batchSize ?? 500;
+  }
+
+  /** One pass over everything that has expired; tests and the command line call this. */
+  async runOnce(): Promise<SweepReport> {
+    const { store } = this.options;
+    const tally: Tally = { tombstoned: 0, deleted: 0, batches: 0 };
+    await this.drain(tally, 'tombstoned', (limit) => store.tombstoneExpired(limit));
+    await this.drain(tally, 'deleted', (limit) => store.deleteExpiredTombstones(limit));
+    const tasks: PruneOutcome[] = [];
+    for (const task of this.options.tasks ?? []) {
+      tasks.push(
+        await task.run().then(
+          (removed): PruneOutcome => ({ name: task.name, ok: true, removed }),
+          (error: unknown): PruneOutcome => ({ name: task.name, ok: false, error }),
+        ),
+      );
+    }
+    return { ...tally, tasks };
+  }
+
+  /** Passes until `signal` aborts, resting `idleMs` after each. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await this.runOnce().catch(() => undefined);
+      await sleep(this.options.idleMs ?? 60_000, undefined, { signal }).catch(() => undefined);
+    }
+  }
+
+  /** Repeats one statement until a batch comes back short: then nothing more had expired. */
+  private async drain(tally: Tally, field: 'tombstoned' | 'deleted', step: (limit: number) => Promise<number>): Promise<void> {
+    for (;;) {
+      const changed = await step(this.batchSize);
+      tally[field] += changed;
+      tally.batches += 1;
+      this.options.onBatch?.({ ...tally });
+      if (changed < this.batchSize) return;
+    }
+  }
+}

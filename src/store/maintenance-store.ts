@@ -1,0 +1,82 @@
+import type { OperationIdentity } from '../core/identity.js';
+import type { OperationMode, RecordState } from '../core/record.js';
+
+/** What the gauges read on every scrape: cheap counts through the partial indexes. */
+export interface StoreStats {
+  /** Seconds since the oldest `in_progress` operation was claimed; undefined when there is none. */
+  readonly oldestInProgressSeconds: number | undefined;
+  /** Operations whose outcome could not be determined, waiting for an operator. */
+  readonly unknownOperations: number;
+  /** `in_progress` operations whose lease ran out: the recovery worker's backlog. */
+  readonly expiredLeases: number;
+}
+
+/** A recovery point of a leased operation, without its result. */
+export interface StepSummary {
+  readonly name: string;
+  readonly finishedAt: Date;
+  /** The owner's fencing token when the step was recorded. */
+  readonly fencingToken: number;
+}
+
+/** Everything an operator may want to know about one operation record. */
+export interface OperationDetails {
+  readonly identity: OperationIdentity;
+  readonly state: RecordState;
+  readonly mode: OperationMode;
+  readonly fingerprint: Uint8Array;
+  readonly createdAt: Date;
+  readonly finishedAt: Date | undefined;
+  readonly attempt: number;
+  readonly fencingToken: number;
+  readonly leaseOwner: string | undefined;
+  readonly leaseExpiresAt: Date | undefined;
+  readonly status: number | undefined;
+  readonly headers: Readonly<Record<string, string>> | undefined;
+  readonly resource: string | undefined;
+  readonly reason: string | undefined;
+  readonly responseOmitted: boolean;
+  /** Size of the stored body in bytes; undefined once it was pruned or before the operation finished. */
+  readonly bodyBytes: number | undefined;
+  /** Only when asked for: bodies may hold personal data. */
+  readonly body: Uint8Array | undefined;
+  readonly responseExpiresAt: Date | undefined;
+  readonly expiresAt: Date | undefined;
+  readonly steps: readonly StepSummary[];
+}
+
+/** An operation that needs attention: a lease nobody renews, or an outcome nobody knows. */
+export interface StuckOperation {
+  readonly identity: OperationIdentity;
+  readonly kind: 'expired-lease' | 'unknown';
+  readonly mode: OperationMode;
+  readonly attempt: number;
+  readonly createdAt: Date;
+  /** Seconds since the operation was first claimed. */
+  readonly ageSeconds: number;
+  readonly leaseExpiresAt: Date | undefined;
+  readonly reason: string | undefined;
+}
+
+export interface StuckQuery {
+  /** Only operations claimed at least this many seconds ago. */
+  readonly olderThanSeconds: number;
+  /** Most rows of each kind. */
+  readonly limit: number;
+}
+
+/**
+ * The statements of retention and operations, apart from the request path.
+ * Every sweep step is one short statement over at most `limit` rows, so it
+ * never holds locks for long; unfinished operations are never swept.
+ */
+export interface MaintenanceStore {
+  /** Turns up to `limit` finished records whose response expired into tombstones; resolves to how many. */
+  tombstoneExpired(limit: number): Promise<number>;
+  /** Deletes up to `limit` tombstones that expired; resolves to how many. */
+  deleteExpiredTombstones(limit: number): Promise<number>;
+  stats(): Promise<StoreStats>;
+  inspect(identity: OperationIdentity, options?: { readonly body?: boolean }): Promise<OperationDetails | undefined>;
+  /** Expired leases and unknown outcomes, oldest first. */
+  stuck(query: StuckQuery): Promise<readonly StuckOperation[]>;
+}

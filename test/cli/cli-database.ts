@@ -1,0 +1,28 @@
+import pg from 'pg';
+import { fromPg, migrate, portable } from '../../src/postgres/index.js';
+import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
+import { createTestDatabase } from '../support/database.js';
+
+/** A migrated database of the test file's own, for the command to point at. */
+export interface CliDatabase {
+  readonly url: string;
+  readonly database: SqlDatabase<SqlClient>;
+  close(): Promise<void>;
+}
+
+export async function openCliDatabase(options: { migrated?: boolean } = {}): Promise<CliDatabase> {
+  const created = await createTestDatabase();
+  const pool = new pg.Pool({ connectionString: created.url, max: 5 });
+  // The forced DROP DATABASE in close() may end a backend still closing after pool.end(): not a test failure.
+  pool.on('error', () => {});
+  const database = portable(fromPg(pool));
+  if (options.migrated !== false) await migrate(database);
+  return {
+    url: created.url,
+    database,
+    async close() {
+      await pool.end();
+      await created.drop();
+    },
+  };
+}

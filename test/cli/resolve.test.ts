@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertRecord } from '../retention/records.js';
+import { unreachableDatabaseUrl } from '../observe/unreachable-database.js';
+import { type CliDatabase, openCliDatabase } from './cli-database.js';
+import { expectOneLineError, retrysafe } from './run-cli.js';
+
+describe('retrysafe resolve', () => {
+  let db: CliDatabase;
+  beforeAll(async () => {
+    db = await openCliDatabase();
+  });
+  afterAll(() => db.close());
+
+  const identity = (key: string) => ['tenant-a', 'payments.create@1', key];
+  const record = async (key: string) =>
+    (
+      await db.database.query<{ state: string; response_status: number; body: string | null; resource_ref: string | null; reason: string; response_seconds: number }>(
+        `SELECT state, response_status, convert_from(response_body, 'UTF8') AS body, resource_ref, reason,
+           extract(epoch FROM response_expires_at - finished_at)::int AS response_seconds
+         FROM retrysafe_operations WHERE key = $1`,
+        [key],
+      )
+    ).rows[0];
+
+  it('settles an unknown operation with the given state, status, body, location and reason, once', async () => {
+    await insertRecord(db.database, { operation: 'payments.create@1', key: 'charged', state: 'unknown', mode: 'leased' });
+    const settle = ['resolve', ...identity('charged'), '--state', 'completed', '--status', '201', '--body', '{"charge":"ch_9"}', '--location', '/payments/ch_9'];
+
+    const run = await retrysafe([...settle, '--reason', 'found ch_9 in the provider dashboard'], { DATABASE_URL: db.url });
+
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('Resolved tenant-a / payments.create@1 / charged as completed with status 201.\n');
+    expect(await record('charged')).toEqual({
+      state: 'completed',
+      response_status: 201,
+      body: '{"charge":"ch_9"}',
+      resource_ref: '/payments/ch_9',
+      reason: 'found ch_9 in the provider dashboard',
+      response_seconds: 24 * 3600,
+    });
+
+    const twice = await retrysafe([...settle, '--reason', 'again'], { DATABASE_URL: db.url });
+    expect(twice.code).toBe(1);
+    expect(expectOneLineError(twice)).toBe('retrysafe resolve: tenant-a / payments.create@1 / charged is completed, not unknown; nothing was changed.');
+    expect((await record('charged'))?.reason).toBe('found ch_9 in the provider dashboard');
+  });
+
+  it("takes the application's retention from --module", async () => {
+    await insertRecord(db.database, { operation: 'payments.create@1', key: 'refused', state: 'unknown', mode: 'leased' });
+    const run = await retrysafe(
+      ['resolve', ...identity('refused'), '--state', 'failed', '--status', '402', '--reason', 'no charge at the provider', '--module', 'test/cli/recovery-module.ts', '--json'],
+      { DATABASE_URL: db.url },
+    );
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ resolved: true, state: 'failed', status: 402 });
+    expect(await record('refused')).toMatchObject({ state: 'failed', response_status: 402, response_seconds: 600 });
+  });
+
+  it('fails in one line on bad arguments (2), an absent operation (1) and an unreachable database (1)', async () => {
+    const base = ['resolve', ...identity('whatever'), '--database-url', db.url];
+    const valid = ['--state', 'failed', '--status', '402', '--reason', 'checked'];
+    const runs = await Promise.all([
+      retrysafe([...base, '--state', 'maybe', '--status', '402', '--reason', 'checked']),
+      retrysafe([...base, '--state', 'failed', '--status', '99', '--reason', 'checked']),
+      retrysafe([...base, ...valid, '--body', '{not json']),
+      retrysafe([...base, '--state', 'failed', '--status', '402']),
+      retrysafe([...base, ...valid]),
+      retrysafe(['resolve', ...identity('whatever'), ...valid, '--database-url', await unreachableDatabaseUrl()]),
+    ]);
+    expect(runs.map((run) => run.code)).toEqual([2, 2, 2, 2, 1, 1]);
+    expect(runs.map(expectOneLineError)).toEqual([
+      "error: option '--state <state>' argument 'maybe' is invalid. Allowed choices are completed, failed.",
+      "error: option '--status <status>' argument '99' is invalid. expected an HTTP status from 200 to 599.",
+      "error: option '--body <json>' argument '{not json' is invalid. expected JSON.",
+      "error: required option '--reason <text>' not specified",
+      'retrysafe resolve: no operation tenant-a / payments.create@1 / whatever.',
+      expect.stringMatching(/^retrysafe resolve: The operation store failed: connect ECONNREFUSED/),
+    ]);
+  });
+});

@@ -1,0 +1,48 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const root = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** A running `retrysafe` process, with what it has written so far. */
+export interface Running {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly output: { stdout: string; stderr: string };
+  readonly exited: Promise<Run>;
+}
+
+/**
+ * Starts `retrysafe <args>` as a real process from the repository root. The
+ * environment is the test's own without DATABASE_URL, plus `env`.
+ */
+export function startRetrysafe(args: readonly string[], env: Readonly<Record<string, string>> = {}): Running {
+  const { DATABASE_URL: _ignored, ...inherited } = process.env;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: root, env: { ...inherited, ...env } });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
+  const exited = new Promise<Run>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, ...output }));
+  });
+  return { child, output, exited };
+}
+
+/** Runs `retrysafe <args>` to its end. */
+export function retrysafe(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Run> {
+  return startRetrysafe(args, env).exited;
+}
+
+/** The checks every failing command must pass: one line on stderr, no stack trace, nothing on stdout. */
+export function expectOneLineError(run: Run): string {
+  const lines = run.stderr.trimEnd().split('\n');
+  if (lines.length !== 1 || /^\s+at /m.test(run.stderr) || run.stdout !== '') {
+    throw new Error(`expected one line on stderr and nothing on stdout, got:\n${run.stderr}\n---\n${run.stdout}`);
+  }
+  return lines[0] ?? '';
+}

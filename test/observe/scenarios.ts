@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { atomic, type FetchRequest, leased } from '../../src/adapters/fetch.js';
+import type { Observer } from '../../src/core/events.js';
+import { idempotency } from '../../src/core/idempotency.js';
+import type { OperationIdentity } from '../../src/core/identity.js';
+import type { AtomicRoute } from '../../src/core/route.js';
+import type { LeasedRoute } from '../../src/leases/leased-route.js';
+import { RecoveryWorker } from '../../src/leases/recovery-worker.js';
+import { fromPg, portable, postgresStore } from '../../src/postgres/index.js';
+import type { OperationStore } from '../../src/store/operation-store.js';
+import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
+import { waitFor } from '../retention/wait-for.js';
+import { unreachableDatabaseUrl } from './unreachable-database.js';
+
+export const NOTES = 'notes.create@1';
+export const PAYMENTS = 'payments.create@1';
+
+/** Everything a scenario sent that must never reach a metric label or a log line. */
+export interface Secrets {
+  readonly tenants: string[];
+  readonly keys: string[];
+  readonly bodyValues: string[];
+  /** The first operation, to check its hash in the logs. */
+  readonly first: OperationIdentity;
+}
+
+interface Note {
+  readonly note: string;
+  readonly hold?: boolean;
+  readonly fail?: boolean;
+}
+
+/**
+ * Runs the main paths once each, through real routes on `database`: a new
+ * operation, a replay, a mismatch, a duplicate behind a running lease
+ * (conflict), a store that cannot be reached, a worker fenced out after a
+ * recovery worker took its lease over, and an outcome marked unknown. Every
+ * tenant, key and body value is fresh and recorded.
+ */
+export async function runScenarios(
+  database: SqlDatabase<SqlClient>,
+  observers: readonly Observer[],
+  wrap: (store: OperationStore<SqlClient>) => OperationStore<SqlClient> = (store) => store,
+): Promise<Secrets> {
+  const secrets = { tenants: [] as string[], keys: [] as string[], bodyValues: [] as string[] };
+  const fresh = (list: string[], prefix: string): string => {
+    const value = `${prefix}-${randomUUID()}`;
+    list.push(value);
+    return value;
+  };
+  const config = (options: { maxAttempts?: number; database?: SqlDatabase<SqlClient> } = {}) =>
+    idempotency({ store: wrap(postgresStore(options.database ?? database)), observers, maxAttempts: options.maxAttempts });
+  const request = (tenant: string, key: string, body: Note): Request =>
+    new Request('http://notes.test/notes', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-tenant': tenant },
+      body: JSON.stringify(body),
+    });
+
+  const notes: AtomicRoute<FetchRequest, Note, SqlClient> = {
+    operation: NOTES,
+    tenant: ({ request: r }) => r.headers.get('x-tenant') ?? undefined,
+    handler: ({ input }) => Promise.resolve({ status: 201, headers: { location: `/notes/${randomUUID()}` }, body: { echo: input.note } }),
+  };
+  let gate: () => void = () => {};
+  let held = false;
+  const payments: LeasedRoute<FetchRequest, Note, SqlClient> = {
+    operation: PAYMENTS,
+    tenant: ({ request: r }) => r.headers.get('x-tenant') ?? undefined,
+    async handler({ input, attempt, step }) {
+      const charge = await step('charge', async () => {
+        if (input.hold === true && attempt === 1) {
+          held = true;
+          await new Promise<void>((resolve) => (gate = resolve));
+        }
+        return { charged: input.note };
+      });
+      if (input.fail === true) throw new Error(`the provider refused ${input.note}`);
+      return { status: 201, body: charge };
+    },
+  };
+  const createNote = atomic(config(), notes);
+  const pay = leased(config(), payments);
+
+  // New, replay, mismatch.
+  const tenant = fresh(secrets.tenants, 'tenant');
+  const key = fresh(secrets.keys, 'key');
+  const body = { note: fresh(secrets.bodyValues, 'body') };
+  await expectStatus(createNote(request(tenant, key, body), undefined), 201);
+  await expectStatus(createNote(request(tenant, key, body), undefined), 201);
+  await expectStatus(createNote(request(tenant, key, { note: fresh(secrets.bodyValues, 'body') }), undefined), 422);
+
+  // A duplicate while the first attempt holds its lease, then that attempt fenced out by a recovery worker.
+  const payer = fresh(secrets.tenants, 'tenant');
+  const payKey = fresh(secrets.keys, 'key');
+  const payment = { note: fresh(secrets.bodyValues, 'body'), hold: true };
+  const stale = pay(request(payer, payKey, payment), undefined);
+  await waitFor(() => Promise.resolve(held));
+  await expectStatus(pay(request(payer, payKey, payment), undefined), 409);
+  await database.query("UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second' WHERE key = $1", [payKey]);
+  await new RecoveryWorker({ config: config(), operations: [payments] }).runOnce();
+  gate();
+  await expectStatus(stale, 409);
+
+  // The last attempt fails after a step: unknown.
+  const unknownPay = leased(config({ maxAttempts: 1 }), payments);
+  await expectStatus(unknownPay(request(fresh(secrets.tenants, 'tenant'), fresh(secrets.keys, 'key'), { note: fresh(secrets.bodyValues, 'body'), fail: true }), undefined), 409);
+
+  // The store cannot be reached: 503.
+  const pool = new pg.Pool({ connectionString: await unreachableDatabaseUrl() });
+  pool.on('error', () => {});
+  try {
+    const downNotes = atomic(config({ database: portable(fromPg(pool)) }), notes);
+    await expectStatus(downNotes(request(fresh(secrets.tenants, 'tenant'), fresh(secrets.keys, 'key'), { note: fresh(secrets.bodyValues, 'body') }), undefined), 503);
+  } finally {
+    await pool.end();
+  }
+  return { ...secrets, first: { tenant, operation: NOTES, key } };
+}
+
+async function expectStatus(answer: Promise<Response>, status: number): Promise<void> {
+  const response = await answer;
+  if (response.status !== status) throw new Error(`expected ${status}, got ${response.status}: ${await response.text()}`);
+}

@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { maintenanceStore } from '../../src/postgres/maintenance-store.js';
+import { Sweeper, type SweepProgress } from '../../src/retention/sweeper.js';
+import { type Engine, engines } from '../support/engines.js';
+import { waitFor } from './wait-for.js';
+import { insertRecord, recordsByKey } from './records.js';
+
+describe.each(engines)('sweeper on $name', (factory) => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await factory.open();
+  });
+  afterAll(() => engine.close());
+  beforeEach(() => engine.database.query('DELETE FROM retrysafe_operations'));
+
+  const sweeper = (options: { batchSize?: number } = {}) => new Sweeper({ store: maintenanceStore(engine.database), ...options });
+
+  it('turns expired responses into tombstones that keep status and resource, and leaves fresh ones alone', async () => {
+    await insertRecord(engine.database, { key: 'expired', state: 'completed', responseExpiresIn: -60, resource: '/orders/1' });
+    await insertRecord(engine.database, { key: 'expired-failure', state: 'failed', responseExpiresIn: -1 });
+    await insertRecord(engine.database, { key: 'fresh', state: 'completed', responseExpiresIn: 3600, resource: '/orders/2' });
+
+    const report = await sweeper().runOnce();
+
+    expect(report).toMatchObject({ tombstoned: 2, deleted: 0, tasks: [] });
+    const rows = await recordsByKey(engine.database);
+    expect(rows.get('expired')).toMatchObject({ state: 'tombstone', response_status: 201, resource_ref: '/orders/1', response_body: null, response_headers: null });
+    expect(rows.get('expired-failure')).toMatchObject({ state: 'tombstone', response_status: 201, response_body: null });
+    expect(rows.get('fresh')?.state).toBe('completed');
+    expect(rows.get('fresh')?.response_body).not.toBeNull();
+  });
+
+  it('drops the recovery points of a record it turns into a tombstone', async () => {
+    await insertRecord(engine.database, { key: 'leased', state: 'completed', mode: 'leased', responseExpiresIn: -1 });
+    await engine.database.query(
+      "INSERT INTO retrysafe_steps (tenant, operation, key, step, result, fencing_token) VALUES ('tenant-a', 'orders.create@1', 'leased', 'charge', '{\"id\":\"ch_1\"}', 1)",
+    );
+    await sweeper().runOnce();
+    const { rows } = await engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM retrysafe_steps');
+    expect(rows[0]?.n).toBe(0);
+  });
+
+  it('deletes tombstones past their expiry and no others', async () => {
+    await insertRecord(engine.database, { key: 'old-tombstone', state: 'tombstone', expiresIn: -1 });
+    await insertRecord(engine.database, { key: 'young-tombstone', state: 'tombstone', expiresIn: 3600 });
+    // A response and a tombstone that both expired while no sweeper ran: one pass removes the record.
+    await insertRecord(engine.database, { key: 'long-forgotten', state: 'completed', responseExpiresIn: -120, expiresIn: -60 });
+
+    const report = await sweeper().runOnce();
+
+    expect(report).toMatchObject({ tombstoned: 1, deleted: 2 });
+    expect([...(await recordsByKey(engine.database)).keys()]).toEqual(['young-tombstone']);
+  });
+
+  it('never sweeps unfinished operations, whatever their expiry columns say', async () => {
+    await insertRecord(engine.database, { key: 'running', state: 'in_progress', mode: 'leased', leaseExpiresIn: -600, responseExpiresIn: -600, expiresIn: -600 });
+    await insertRecord(engine.database, { key: 'unknown', state: 'unknown', mode: 'leased', responseExpiresIn: -600, expiresIn: -600 });
+
+    const report = await sweeper().runOnce();
+
+    expect(report).toMatchObject({ tombstoned: 0, deleted: 0 });
+    const rows = await recordsByKey(engine.database);
+    expect(rows.get('running')?.state).toBe('in_progress');
+    expect(rows.get('unknown')?.state).toBe('unknown');
+  });
+
+  it('works in batches of the given size, one statement each, until a batch comes back short', async () => {
+    for (let i = 0; i < 7; i++) await insertRecord(engine.database, { key: `k${i}`, state: 'completed', responseExpiresIn: -1 });
+    const progress: SweepProgress[] = [];
+
+    const report = await new Sweeper({ store: maintenanceStore(engine.database), batchSize: 3, onBatch: (p) => progress.push(p) }).runOnce();
+
+    // Tombstones: 3, 3, 1; deletions: 0.
+    expect(report).toMatchObject({ tombstoned: 7, deleted: 0, batches: 4 });
+    expect(progress.map((p) => p.tombstoned)).toEqual([3, 6, 7, 7]);
+  });
+
+  it('runs its prune tasks after its own work and reports a failing one as a value', async () => {
+    await insertRecord(engine.database, { key: 'expired', state: 'completed', responseExpiresIn: -1 });
+    const order: string[] = [];
+    const report = await new Sweeper({
+      store: maintenanceStore(engine.database),
+      tasks: [
+        {
+          name: 'broken',
+          run: () => {
+            order.push('broken');
+            return Promise.reject(new Error('the outbox table is missing'));
+          },
+        },
+        {
+          name: 'outbox',
+          run: async () => {
+            order.push(`outbox after ${(await recordsByKey(engine.database)).get('expired')?.state}`);
+            return 4;
+          },
+        },
+      ],
+    }).runOnce();
+
+    expect(order).toEqual(['broken', 'outbox after tombstone']);
+    expect(report.tasks).toEqual([
+      { name: 'broken', ok: false, error: new Error('the outbox table is missing') },
+      { name: 'outbox', ok: true, removed: 4 },
+    ]);
+  });
+
+  it('keeps sweeping in run() until its signal aborts', async () => {
+    const controller = new AbortController();
+    const running = new Sweeper({ store: maintenanceStore(engine.database), idleMs: 20 }).run(controller.signal);
+    await insertRecord(engine.database, { key: 'later', state: 'completed', responseExpiresIn: -1 });
+    await waitFor(async () => (await recordsByKey(engine.database)).get('later')?.state === 'tombstone');
+    controller.abort();
+    await running;
+  });
+});

@@ -1,0 +1,207 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createAdaptorServer } from '@hono/node-server';
+import express, { type NextFunction, type Request as ExpressRequest, type Response as ExpressResponse } from 'express';
+import Fastify from 'fastify';
+import { type Context, Hono } from 'hono';
+import { atomic as expressAtomic } from '../../src/adapters/express.js';
+import { atomic as fastifyAtomic } from '../../src/adapters/fastify.js';
+import { atomic as fetchAtomic } from '../../src/adapters/fetch.js';
+import { type AtomicRoute, type HandlerReply, idempotency, type Idempotency, type IdempotencyOptions } from '../../src/index.js';
+import { postgresStore } from '../../src/postgres/index.js';
+import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
+
+/**
+ * The app every adapter test runs: `POST /orders` (`orders.create@1`) and
+ * `POST /refunds` (`refunds.create@1`) insert an order through `tx`;
+ * `GET /orders` and `PUT /orders` (`orders.read@1`) only count themselves.
+ *
+ * The body steers the handler: `{ sku, qty, delayMs }`, where sku is
+ * - `SLOW…`: sleep `delayMs` (default 1000) inside the transaction first;
+ * - `…THROW…`, `…500…`, `RATE…`: insert, then throw, answer 500, answer 429;
+ * - `…-ONCE`: fail that way only on the first invocation for the identity;
+ * - `OUT-OF-STOCK`: insert nothing and answer a 422 business rejection;
+ * - anything else: insert and answer 201 `{ id, sku, qty }`.
+ */
+export interface AppState {
+  /** Every handler invocation, in order. */
+  readonly invocations: { readonly operation: string; readonly tenant: string; readonly key: string | undefined; readonly sku: string }[];
+  /** What reached the framework's error handling. */
+  readonly errors: unknown[];
+  /** Called when the handler has done its writes, just before it answers 201; tests set it to act at that moment. */
+  beforeReply: (() => void | Promise<void>) | undefined;
+}
+
+export interface RunningApp {
+  readonly url: string;
+  readonly state: AppState;
+  close(): Promise<void>;
+}
+
+export interface AdapterFactory {
+  readonly name: string;
+  start(config: Idempotency<SqlClient>, state: AppState): Promise<{ readonly url: string; close(): Promise<void> }>;
+}
+
+export const OUT_OF_STOCK_TYPE = 'https://shop.example/problems/out-of-stock';
+
+const TOKENS: Readonly<Record<string, string>> = { 'token-a': 'tenant-a', 'token-b': 'tenant-b', 'token-revoked': 'tenant-a' };
+
+export const ORDERS_TABLE = `CREATE TABLE IF NOT EXISTS orders (
+  id serial PRIMARY KEY,
+  tenant text NOT NULL,
+  sku text NOT NULL,
+  qty int NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now()
+)`;
+
+/** Starts `adapter` on 127.0.0.1 with a fresh state, over `database` (migrated, with the orders table). */
+export async function startApp(
+  adapter: AdapterFactory,
+  database: SqlDatabase<SqlClient>,
+  options: Omit<IdempotencyOptions<SqlClient>, 'store'> = {},
+): Promise<RunningApp> {
+  const state: AppState = { invocations: [], errors: [], beforeReply: undefined };
+  const config = idempotency({ ...options, store: postgresStore(database) });
+  const server = await adapter.start(config, state);
+  return { url: server.url, state, close: () => server.close() };
+}
+
+/** Forgets every invocation and error, and empties the tables, between tests. */
+export async function resetApp(app: RunningApp, database: SqlDatabase<SqlClient>): Promise<void> {
+  app.state.invocations.length = 0;
+  app.state.errors.length = 0;
+  app.state.beforeReply = undefined;
+  await database.query('DELETE FROM orders');
+  await database.query('DELETE FROM retrysafe_operations');
+}
+
+function routes<Req>(authorization: (request: Req) => string | undefined, state: AppState) {
+  const token = (request: Req): string | undefined => /^Bearer (\S+)$/.exec(authorization(request) ?? '')?.[1];
+  const base = {
+    tenant: (request: Req) => TOKENS[token(request) ?? ''],
+    authorize: (request: Req) => token(request) !== 'token-revoked',
+  };
+  const create = (operation: string, prefix: string): AtomicRoute<Req, unknown, SqlClient> => ({
+    ...base,
+    operation,
+    async handler({ tx, tenant, identity, input }) {
+      const { sku = '', qty = 1, delayMs = 1000 } = (input ?? {}) as { sku?: string; qty?: number; delayMs?: number };
+      const earlier = state.invocations.filter((i) => i.operation === operation && i.tenant === tenant && i.key === identity?.key).length;
+      state.invocations.push({ operation, tenant, key: identity?.key, sku });
+      const fails = !sku.endsWith('-ONCE') || earlier === 0;
+      if (sku.startsWith('SLOW')) await sleep(delayMs);
+      if (sku === 'OUT-OF-STOCK') return outOfStock();
+      const { rows } = await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku, qty) VALUES ($1, $2, $3) RETURNING id', [tenant, sku, qty]);
+      const id = rows[0]?.id;
+      if (fails && sku.includes('THROW')) throw new Error(`${sku}: the handler failed after its insert`);
+      if (fails && sku.includes('500')) return { status: 500, body: { error: 'the handler answered 500 after its insert' } };
+      if (fails && sku.startsWith('RATE')) return { status: 429, headers: { 'retry-after': '7' }, body: { error: 'slow down' } };
+      await state.beforeReply?.();
+      return {
+        status: 201,
+        headers: { location: `${prefix}/${id}`, 'set-cookie': 'session=secret', 'x-debug': '1' },
+        body: { id, sku, qty },
+      };
+    },
+  });
+  const read: AtomicRoute<Req, unknown, SqlClient> = {
+    ...base,
+    operation: 'orders.read@1',
+    handler({ tenant, identity }) {
+      state.invocations.push({ operation: 'orders.read@1', tenant, key: identity?.key, sku: '' });
+      return Promise.resolve({ status: 200, body: { invocation: state.invocations.length } });
+    },
+  };
+  return { orders: create('orders.create@1', '/orders'), refunds: create('refunds.create@1', '/refunds'), read };
+}
+
+function outOfStock(): HandlerReply {
+  return {
+    status: 422,
+    headers: { 'content-type': 'application/problem+json', 'set-cookie': 'session=secret' },
+    body: { type: OUT_OF_STOCK_TYPE, title: 'Out of stock', status: 422, detail: 'No stock left for this SKU.' },
+  };
+}
+
+/** A framework's own 4xx (a body that is not JSON, say) stays a 4xx; anything else is the handler's failure, 500. */
+function clientErrorStatus(error: unknown): number | undefined {
+  const status = typeof error === 'object' && error !== null ? ((error as { status?: unknown; statusCode?: unknown }).statusCode ?? (error as { status?: unknown }).status) : undefined;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
+}
+
+async function listen(server: Server): Promise<{ url: string; close(): Promise<void> }> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      const closed = once(server, 'close');
+      server.close();
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+export const expressAdapter: AdapterFactory = {
+  name: 'express',
+  start(config, state) {
+    const r = routes<ExpressRequest>((req) => req.get('authorization'), state);
+    const app = express();
+    app.use(express.json());
+    app.post('/orders', expressAtomic(config, r.orders));
+    app.post('/refunds', expressAtomic(config, r.refunds));
+    app.get('/orders', expressAtomic(config, r.read));
+    app.put('/orders', expressAtomic(config, r.read));
+    app.use((error: unknown, _req: ExpressRequest, res: ExpressResponse, _next: NextFunction) => {
+      state.errors.push(error);
+      res.status(clientErrorStatus(error) ?? 500).json({ error: clientErrorStatus(error) === undefined ? 'internal' : 'bad request' });
+    });
+    return listen(createServer(app));
+  },
+};
+
+export const fastifyAdapter: AdapterFactory = {
+  name: 'fastify',
+  async start(config, state) {
+    const r = routes<{ headers: { authorization?: string } }>((req) => req.headers.authorization, state);
+    const app = Fastify();
+    app.setErrorHandler((error, _request, reply) => {
+      state.errors.push(error);
+      return reply.code(clientErrorStatus(error) ?? 500).send({ error: clientErrorStatus(error) === undefined ? 'internal' : 'bad request' });
+    });
+    app.post('/orders', fastifyAtomic(config, r.orders));
+    app.post('/refunds', fastifyAtomic(config, r.refunds));
+    app.get('/orders', fastifyAtomic(config, r.read));
+    app.put('/orders', fastifyAtomic(config, r.read));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
+  },
+};
+
+export const honoAdapter: AdapterFactory = {
+  name: 'fetch (Hono)',
+  start(config, state) {
+    const r = routes<{ request: Request }>((req) => req.request.headers.get('authorization') ?? undefined, state);
+    const orders = fetchAtomic<unknown, SqlClient, Context>(config, r.orders);
+    const refunds = fetchAtomic<unknown, SqlClient, Context>(config, r.refunds);
+    const read = fetchAtomic<unknown, SqlClient, Context>(config, r.read);
+    const app = new Hono();
+    app.post('/orders', (c) => orders(c.req.raw, c));
+    app.post('/refunds', (c) => refunds(c.req.raw, c));
+    app.get('/orders', (c) => read(c.req.raw, c));
+    app.put('/orders', (c) => read(c.req.raw, c));
+    app.onError((error, c) => {
+      state.errors.push(error);
+      return c.json({ error: 'internal' }, 500);
+    });
+    return listen(createAdaptorServer({ fetch: app.fetch }) as Server);
+  },
+};
+
+export const adapters: readonly AdapterFactory[] = [expressAdapter, fastifyAdapter, honoAdapter];

@@ -1,0 +1,208 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { createAdaptorServer } from '@hono/node-server';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import Fastify, { type FastifyRequest } from 'fastify';
+import { type Context, Hono } from 'hono';
+import { transparent as expressTransparent } from '../../src/adapters/express.js';
+import { transparent as fastifyTransparent } from '../../src/adapters/fastify.js';
+import { type FetchRequest, transparent as fetchTransparent } from '../../src/adapters/fetch.js';
+import type { Idempotency } from '../../src/core/idempotency.js';
+import type { RouteDefinition } from '../../src/core/route.js';
+import type { SqlClient } from '../../src/store/sql-client.js';
+
+/**
+ * `POST /orders` (`orders.create@1`) written the usual way for each
+ * framework, made transparent; a request without a key runs undeduplicated. It inserts an order into `ORDERS_TABLE` of
+ * test/support/apps.ts through `effects` (its own connection, not the store's) and answers 201 with Location, a session
+ * cookie, a debug header and the order as JSON. The `sku` steers it:
+ * - `HANG`: inserts, then waits for `state.gate` before answering;
+ * - `FAIL-500-ONCE`, `THROW-ONCE`: on the key's first run, answers 500 or
+ *   throws (Express `next(err)`) without inserting. The error carries status
+ *   400, which the error handlers answer with: a thrown error is dropped
+ *   whatever status the framework then gives it;
+ * - `STREAM`: inserts, then streams `STREAM_CHUNKS` as text/plain.
+ */
+export interface ShopState {
+  /** The key of every run of the route, in order. */
+  readonly runs: string[];
+  /** What reached the framework's error handling. */
+  readonly errors: unknown[];
+  gate: Gate;
+}
+
+export interface Gate {
+  readonly opened: Promise<void>;
+  open(): void;
+}
+
+export function gate(): Gate {
+  let open = (): void => {};
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open: () => open() };
+}
+
+/** Eight chunks of 512 bytes: 4 KiB, over the 1 KiB the tests store. */
+export const STREAM_CHUNKS: readonly string[] = Array.from({ length: 8 }, (_, i) => String(i).repeat(512));
+
+export interface Framework {
+  readonly name: string;
+  start(config: Idempotency<unknown>, effects: Effects, state: ShopState): Promise<{ readonly url: string; close(): Promise<void> }>;
+}
+
+/** Where the route writes its orders. */
+export type Effects = Pick<SqlClient, 'query'>;
+
+interface Order {
+  readonly id: number;
+  readonly sku: string;
+}
+
+type Outcome =
+  | { readonly kind: 'created' | 'streamed'; readonly order: Order }
+  | { readonly kind: 'server-error' }
+  | { readonly kind: 'thrown'; readonly error: Error };
+
+const TOKENS: Readonly<Record<string, string>> = { 'token-a': 'tenant-a', 'token-b': 'tenant-b' };
+
+function tenantOf(authorization: string | undefined | null): string | undefined {
+  return TOKENS[/^Bearer (\S+)$/.exec(authorization ?? '')?.[1] ?? ''];
+}
+
+/** What the route does, whatever the framework; each framework then answers in its own way. */
+async function takeOrder(effects: Effects, state: ShopState, tenant: string, key: string, body: unknown): Promise<Outcome> {
+  const { sku = '' } = (body ?? {}) as { sku?: string };
+  const first = !state.runs.includes(key);
+  state.runs.push(key);
+  if (first && sku === 'FAIL-500-ONCE') return { kind: 'server-error' };
+  if (first && sku === 'THROW-ONCE') return { kind: 'thrown', error: Object.assign(new Error('the route rejected the order'), { status: 400, statusCode: 400 }) };
+  const { rows } = await effects.query<{ id: number }>('INSERT INTO orders (tenant, sku, qty) VALUES ($1, $2, 1) RETURNING id', [tenant, sku]);
+  const order = { id: rows[0]?.id ?? 0, sku };
+  if (sku === 'HANG') await state.gate.opened;
+  return { kind: sku === 'STREAM' ? 'streamed' : 'created', order };
+}
+
+function statusOf(error: unknown): number {
+  const { status } = error as { status?: unknown };
+  return typeof status === 'number' ? status : 500;
+}
+
+function route<Req>(authorization: (request: Req) => string | undefined | null): RouteDefinition<Req, unknown> {
+  return { operation: 'orders.create@1', tenant: (request) => tenantOf(authorization(request)), keyRequired: false };
+}
+
+export const expressShop: Framework = {
+  name: 'express',
+  start(config, effects, state) {
+    const app = express();
+    app.post(
+      '/orders',
+      express.json(),
+      expressTransparent(
+        config,
+        route<Request>((req) => req.get('authorization')),
+        async (req: Request, res: Response, next: NextFunction) => {
+          const outcome = await takeOrder(effects, state, tenantOf(req.get('authorization')) ?? '', req.get('idempotency-key') ?? '', req.body);
+          if (outcome.kind === 'thrown') return next(outcome.error);
+          if (outcome.kind === 'server-error') return void res.status(500).json({ error: 'upstream failed' });
+          res.status(201).location(`/orders/${outcome.order.id}`).cookie('session', 'secret').set('x-debug', '1');
+          if (outcome.kind === 'created') return void res.json(outcome.order);
+          res.type('text/plain');
+          for (const chunk of STREAM_CHUNKS) {
+            res.write(chunk);
+            await nextTurn();
+          }
+          res.end();
+        },
+      ),
+    );
+    app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+      state.errors.push(error);
+      res.status(statusOf(error)).json({ error: 'handled' });
+    });
+    return listen(createServer(app));
+  },
+};
+
+export const fastifyShop: Framework = {
+  name: 'fastify',
+  async start(config, effects, state) {
+    const app = Fastify();
+    app.setErrorHandler((error, _request, reply) => {
+      state.errors.push(error);
+      return reply.code(statusOf(error)).send({ error: 'handled' });
+    });
+    const hooks = fastifyTransparent(
+      config,
+      route<FastifyRequest>((request) => request.headers.authorization),
+    );
+    app.post('/orders', { ...hooks }, async (request, reply) => {
+      const key = request.headers['idempotency-key'];
+      const outcome = await takeOrder(effects, state, tenantOf(request.headers.authorization) ?? '', typeof key === 'string' ? key : '', request.body);
+      if (outcome.kind === 'thrown') throw outcome.error;
+      if (outcome.kind === 'server-error') return reply.code(500).send({ error: 'upstream failed' });
+      reply.code(201).header('location', `/orders/${outcome.order.id}`).header('set-cookie', 'session=secret; Path=/').header('x-debug', '1');
+      if (outcome.kind === 'created') return outcome.order;
+      return reply.type('text/plain').send(Readable.from(STREAM_CHUNKS));
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
+  },
+};
+
+export const honoShop: Framework = {
+  name: 'fetch (Hono)',
+  start(config, effects, state) {
+    const orders = fetchTransparent(
+      config,
+      route<FetchRequest<Context>>(({ request }) => request.headers.get('authorization')),
+      async (_request: globalThis.Request, c: Context) => {
+        // The handler reads the body itself, after retrysafe has read it too.
+        const outcome = await takeOrder(effects, state, tenantOf(c.req.header('authorization')) ?? '', c.req.header('idempotency-key') ?? '', await c.req.json());
+        if (outcome.kind === 'thrown') throw outcome.error;
+        if (outcome.kind === 'server-error') return c.json({ error: 'upstream failed' }, 500);
+        c.header('location', `/orders/${outcome.order.id}`);
+        c.header('set-cookie', 'session=secret; Path=/');
+        c.header('x-debug', '1');
+        if (outcome.kind === 'created') return c.json(outcome.order, 201);
+        const chunks = STREAM_CHUNKS.map((chunk) => new TextEncoder().encode(chunk));
+        const stream = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            const chunk = chunks.shift();
+            if (chunk === undefined) controller.close();
+            else controller.enqueue(chunk);
+          },
+        });
+        return c.body(stream, 201, { 'content-type': 'text/plain; charset=utf-8' });
+      },
+    );
+    const app = new Hono();
+    app.post('/orders', (c) => orders(c.req.raw, c));
+    app.onError((error, c) => {
+      state.errors.push(error);
+      return c.json({ error: 'handled' }, statusOf(error) === 400 ? 400 : 500);
+    });
+    return listen(createAdaptorServer({ fetch: app.fetch }) as Server);
+  },
+};
+
+export const frameworks: readonly Framework[] = [expressShop, fastifyShop, honoShop];
+
+async function listen(server: Server): Promise<{ url: string; close(): Promise<void> }> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      const closed = once(server, 'close');
+      server.close();
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
