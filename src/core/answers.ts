@@ -21,6 +21,6 @@ export function answerExisting(config: Idempotency<unknown>, identity: Operation
 
 export function answerStoreUnavailable(config: Idempotency<unknown>, identity: OperationIdentity | undefined, error: unknown): Reply {
   config.emit({ type: 'store-error', identity, error });
-  const detail = 'The idempotency store is unavailable; the request was not processed. Retry later.';
+  const detail = 'The idempotency store is unavailable, so the request may not have been processed. Retry later with the same Idempotency-Key.';
   return answerProblem(config, identity, problem('store-unavailable', detail, { retryAfter: config.retryAfterSeconds }));
 }

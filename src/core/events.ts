@@ -17,7 +17,7 @@ export type RetrysafeEvent =
   | { readonly type: 'conflict'; readonly identity: OperationIdentity }
   /** How long an atomic claim waited behind a concurrent one, when it waited at all. */
   | { readonly type: 'lock-wait'; readonly identity: OperationIdentity; readonly ms: number }
-  /** The store failed or was too slow; the request was answered 503. */
+  /** The store failed or was too slow: the request was answered 503, or (transparent mode) its answer could not be stored. */
   | { readonly type: 'store-error'; readonly identity: OperationIdentity | undefined; readonly error: unknown }
   /** A worker that lost its lease tried to write and was refused. */
   | { readonly type: 'fenced'; readonly identity: OperationIdentity; readonly attempt: number }

@@ -49,7 +49,7 @@ export class RecoveryWorker<Tx> {
   /** One pass over the expired leases; tests and the command line call this. */
   async runOnce(): Promise<RecoveryReport> {
     const tally: Tally = { examined: 0, finished: 0, unknown: 0, unfinished: 0, lost: 0, skipped: 0 };
-    const expired = await this.options.config.store.expiredLeases(this.options.batchSize ?? 20);
+    const expired = await this.options.config.store.expiredLeases(this.options.batchSize ?? 20, [...this.operations.keys()]);
     for (const candidate of expired) {
       tally.examined += 1;
       tally[await this.recover(candidate)] += 1;
@@ -61,7 +61,7 @@ export class RecoveryWorker<Tx> {
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       const report = await this.runOnce().catch(() => undefined);
-      if (report === undefined || report.examined === report.skipped) await sleep(this.options.idleMs ?? 1000, undefined, { signal }).catch(() => undefined);
+      if (report === undefined || report.examined === 0) await sleep(this.options.idleMs ?? 1000, undefined, { signal }).catch(() => undefined);
     }
   }
 

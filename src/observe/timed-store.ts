@@ -94,7 +94,7 @@ function timedStore<Tx>(store: OperationStore<Tx>, histogram: ExposedHistogram):
     abandon: (lease) => timed('abandon', () => store.abandon(lease)),
     release: (lease, delaySeconds) => timed('release', () => store.release(lease, delaySeconds)),
     markUnknown: (lease, reason) => timed('mark-unknown', () => store.markUnknown(lease, reason)),
-    expiredLeases: (limit) => timed('expired-leases', () => store.expiredLeases(limit)),
+    expiredLeases: (limit, operations) => timed('expired-leases', () => store.expiredLeases(limit, operations)),
     resolveUnknown: (identity, completion, reason) => timed('resolve-unknown', () => store.resolveUnknown(identity, completion, reason)),
     read: (identity) => timed('read', () => store.read(identity)),
   };

@@ -83,8 +83,11 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
     abandon: (lease) => changed(ABANDON, owned(lease)),
     release: (lease, delaySeconds) => changed(RELEASE, [...owned(lease), delaySeconds]),
     markUnknown: (lease, reason) => changed(MARK_UNKNOWN, [...owned(lease), reason]),
-    async expiredLeases(limit) {
-      const rows = await run<{ tenant: string; operation: string; key: string; fencing_token: number; mode: OperationMode }>(EXPIRED_LEASES, [limit]);
+    async expiredLeases(limit, operations) {
+      const rows = await run<{ tenant: string; operation: string; key: string; fencing_token: number; mode: OperationMode }>(EXPIRED_LEASES, [
+        limit,
+        operations === undefined ? null : [...operations],
+      ]);
       return rows.map((row) => ({ identity: { tenant: row.tenant, operation: row.operation, key: row.key }, fencingToken: row.fencing_token, mode: row.mode }));
     },
     resolveUnknown: (identity, completion, reason) => changed(RESOLVE_UNKNOWN, [...ids(identity), ...outcome(completion), reason]),

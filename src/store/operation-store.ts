@@ -109,7 +109,8 @@ export interface LeaseStore<Tx> {
   /** Shortens the lease to `delaySeconds` from now, so a retry or a recovery worker can resume it. */
   release(lease: Lease, delaySeconds: number): Promise<boolean>;
   markUnknown(lease: Lease, reason: string): Promise<boolean>;
-  expiredLeases(limit: number): Promise<readonly ExpiredLease[]>;
+  /** Expired leases, oldest first; with `operations`, only theirs and transparent ones. */
+  expiredLeases(limit: number, operations?: readonly string[]): Promise<readonly ExpiredLease[]>;
   /** An operator's decision on an `unknown` operation; false when it is not unknown. */
   resolveUnknown(identity: OperationIdentity, completion: Completion, reason: string): Promise<boolean>;
   read(identity: OperationIdentity): Promise<OperationRecord | undefined>;

@@ -173,6 +173,24 @@ describe.each(engines)('leased mode on $name', (factory) => {
     expect((await state(key))?.state).toBe('completed');
   });
 
+  it('is not crowded out by expired leases of operations it does not know', async () => {
+    setUp({ leaseSeconds: 30 });
+    await engine.database.query(
+      `INSERT INTO retrysafe_operations (tenant, operation, key, fingerprint, state, owner_token, lease_expires_at, mode)
+       SELECT 'tenant-z', 'unknown.op@1', 'k' || n, decode(repeat('00', 32), 'hex'), 'in_progress', gen_random_uuid(), now() - interval '1 hour', 'leased'
+       FROM generate_series(1, 25) AS n`,
+    );
+    const key = randomUUID();
+    const body = { order: `ord-${key}`, amount: 350 };
+    await admin.control({ mode: 'fail-before-charge', reference: body.order });
+    await expect(pay(request(key, body), undefined)).rejects.toThrow();
+    await expireLease(key);
+    const report = await new RecoveryWorker({ config, operations: [paymentRoute(provider.url)], batchSize: 20 }).runOnce();
+    expect(report).toMatchObject({ finished: 1, skipped: 0 });
+    expect((await state(key))?.state).toBe('completed');
+    await engine.database.query("DELETE FROM retrysafe_operations WHERE operation = 'unknown.op@1'");
+  });
+
   it('marks the operation unknown after the last attempt, refuses to run it again, and lets an operator resolve it', async () => {
     setUp({ maxAttempts: 2 });
     const key = randomUUID();

@@ -1,5 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
+import { readFile } from 'node:fs/promises';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { fromPg, fromPGlite, migrate, portable } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { createTestDatabase } from './database.js';
@@ -41,7 +43,8 @@ export const engines: readonly EngineFactory[] = [
   {
     name: 'pglite',
     async open() {
-      const lite = await PGlite.create();
+      // A copy of a database created once per run: creating one from scratch takes seconds.
+      const lite = await PGlite.create({ loadDataDir: new Blob([await readFile(inject('pgliteTemplate'))]) });
       const database = portable(fromPGlite(lite));
       await migrate(database);
       return { database, concurrent: false, close: () => lite.close() };

