@@ -1,7 +1,7 @@
 import { RetrysafeError } from '../core/errors.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode } from '../core/record.js';
-import type { Completion, Lease, LeaseStore, Owned, Settlement } from '../store/operation-store.js';
+import type { Lease, LeaseStore, Owned, Settlement } from '../store/operation-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import { handlerPart, inTransaction, storePart } from './transaction.js';
 import {
@@ -19,6 +19,7 @@ import {
   TAKE_OVER,
 } from './sql/lease.js';
 import { READ_RECORD } from './sql/claim-atomic.js';
+import { outcomeValues } from './sql/outcome.js';
 import { type RecordRow, toRecord } from './sql/record-row.js';
 
 interface LeaseRow {
@@ -79,7 +80,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
       const rows = await run<{ step: string; result: unknown }>(READ_STEPS, ids(lease.identity));
       return new Map(rows.map((row) => [row.step, row.result]));
     },
-    finish: (lease, completion) => changed(FINISH_LEASE, [...owned(lease), ...outcome(completion)]),
+    finish: (lease, completion) => changed(FINISH_LEASE, [...owned(lease), ...outcomeValues(completion)]),
     abandon: (lease) => changed(ABANDON, owned(lease)),
     release: (lease, delaySeconds) => changed(RELEASE, [...owned(lease), delaySeconds]),
     markUnknown: (lease, reason) => changed(MARK_UNKNOWN, [...owned(lease), reason]),
@@ -90,7 +91,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
       ]);
       return rows.map((row) => ({ identity: { tenant: row.tenant, operation: row.operation, key: row.key }, fencingToken: row.fencing_token, mode: row.mode }));
     },
-    resolveUnknown: (identity, completion, reason) => changed(RESOLVE_UNKNOWN, [...ids(identity), ...outcome(completion), reason]),
+    resolveUnknown: (identity, completion, reason) => changed(RESOLVE_UNKNOWN, [...ids(identity), ...outcomeValues(completion), reason]),
     async read(identity) {
       const [row] = await run<RecordRow>(READ_RECORD, ids(identity));
       return row === undefined ? undefined : toRecord(identity, row);
@@ -100,21 +101,6 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
 
 export function ids(identity: OperationIdentity): [string, string, string] {
   return [identity.tenant, identity.operation, identity.key];
-}
-
-/** The values of a stored outcome, in the order the finishing statements take them. */
-export function outcome(completion: Completion): unknown[] {
-  const { reply, retention } = completion;
-  return [
-    completion.state,
-    reply.status,
-    JSON.stringify(reply.headers),
-    reply.body,
-    reply.headers.location ?? null,
-    retention.responseSeconds,
-    retention.tombstoneSeconds,
-    completion.omitted ?? false,
-  ];
 }
 
 function toLease(identity: OperationIdentity, row: LeaseRow): Lease {

@@ -1,6 +1,7 @@
 import type { AtomicClaim, ClaimRequest, Completion, OperationStore } from '../store/operation-store.js';
 import type { SqlClient, SqlDatabase } from '../store/sql-client.js';
-import { ids, leaseStore, outcome } from './lease-store.js';
+import { ids, leaseStore } from './lease-store.js';
+import { outcomeValues } from './sql/outcome.js';
 import { CLAIM_ATOMIC, READ_RECORD } from './sql/claim-atomic.js';
 import { COMPLETE_ATOMIC } from './sql/complete-atomic.js';
 import { type RecordRow, toRecord } from './sql/record-row.js';
@@ -41,5 +42,5 @@ async function claimAtomic(sql: SqlClient, request: ClaimRequest): Promise<Atomi
 }
 
 async function completeAtomic(sql: SqlClient, request: ClaimRequest, completion: Completion): Promise<void> {
-  await sql.query(COMPLETE_ATOMIC, [...ids(request.identity), ...outcome(completion)]);
+  await sql.query(COMPLETE_ATOMIC, [...ids(request.identity), ...outcomeValues(completion)]);
 }

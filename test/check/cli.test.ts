@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckReport } from '../../src/check/index.js';
 import type { Listening } from './support/listen.js';
 import { startToyServer } from './support/toy-server.js';
+import { freePort } from '../support/free-port.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -27,17 +27,6 @@ function retrysafe(args: readonly string[]): Promise<Run> {
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
   });
 }
 
@@ -100,7 +89,7 @@ describe('retrysafe check, run as a command', () => {
   });
 
   it('exits 2 with one line when the URL cannot be reached', { timeout: 60_000 }, async () => {
-    const run = await retrysafe(['check', `http://127.0.0.1:${await closedPort()}/orders`]);
+    const run = await retrysafe(['check', `http://127.0.0.1:${await freePort()}/orders`]);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^retrysafe check: Cannot reach 127\.0\.0\.1:\d+: ECONNREFUSED\.$/)]);

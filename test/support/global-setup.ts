@@ -1,10 +1,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import type { TestProject } from 'vitest/node';
 import { fromPGlite, migrate } from '../../src/postgres/index.js';
+import { freePort } from './free-port.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -65,15 +65,4 @@ async function startServer(project: TestProject): Promise<() => Promise<void>> {
     await server.stop();
     await rm(databaseDir, { recursive: true, force: true });
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../../test/support/free-port.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -35,9 +35,15 @@ export async function runProcess(env: Readonly<Record<string, string>>): Promise
   return { code: await service.exited, output: service.output() };
 }
 
+/** Every variable the service reads (README.md), plus the crash switch. */
+const SETTINGS: ReadonlySet<string> = new Set([
+  'PORT', 'HOST', 'DATABASE_URL', 'DATA_DIR', 'RETRYSAFE_TOKENS', 'RETRYSAFE_CRASH_AT', 'PROVIDER_URL', 'PROVIDER_WEBHOOK_SECRET',
+  'AMQP_URL', 'AMQP_EXCHANGE', 'AMQP_QUEUE', 'NATS_URL', 'NATS_STREAM', 'NATS_CONSUMER',
+]);
+
 /** The service's own settings come from `env` only, never from the environment the tests run in. */
 function spawnService(env: Readonly<Record<string, string>>): ChildProcess {
-  const { DATABASE_URL: _url, DATA_DIR: _dir, RETRYSAFE_TOKENS: _tokens, RETRYSAFE_CRASH_AT: _crash, PORT: _port, HOST: _host, ...inherited } = process.env;
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !SETTINGS.has(name)));
   return spawn(process.execPath, ['--import', 'tsx', 'examples/orders/main.ts'], { cwd: root, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
@@ -64,15 +70,4 @@ async function healthy(url: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no free port'))));
-    });
-  });
 }

@@ -1,4 +1,5 @@
-import { RECORD_COLUMNS } from './record-row.js';
+import { claimOrRead } from './record-row.js';
+import { outcomeAssignments } from './outcome.js';
 
 /**
  * Statements of leased mode. Every write by a worker names its owner token and
@@ -13,19 +14,10 @@ const LEASE_COLUMNS = `owner_token, fencing_token, attempt, input`;
  * Commits an `in_progress` record with a fresh lease, or returns the record that holds the identity.
  * $4 fingerprint, $5 owner, $6 lease seconds, $7 input, $8 mode.
  */
-export const CLAIM_LEASE = `
-WITH claimed AS (
+export const CLAIM_LEASE = claimOrRead(`
   INSERT INTO retrysafe_operations AS o
     (tenant, operation, key, fingerprint, state, owner_token, lease_expires_at, input, mode)
-  VALUES ($1, $2, $3, $4, 'in_progress', $5, now() + make_interval(secs => $6), $7, $8)
-  ON CONFLICT (tenant, operation, key) DO NOTHING
-  RETURNING ${RECORD_COLUMNS}
-)
-SELECT true AS claimed, * FROM claimed
-UNION ALL
-SELECT false, ${RECORD_COLUMNS}
-FROM retrysafe_operations AS o
-WHERE o.tenant = $1 AND o.operation = $2 AND o.key = $3 AND NOT EXISTS (SELECT FROM claimed)`;
+  VALUES ($1, $2, $3, $4, 'in_progress', $5, now() + make_interval(secs => $6), $7, $8)`);
 
 /**
  * Takes over an expired lease by compare-and-swap on the fencing token last
@@ -89,18 +81,10 @@ WHERE tenant = $1 AND operation = $2 AND key = $3`;
  */
 export const FINISH_LEASE = `
 UPDATE retrysafe_operations
-SET state = $6,
-    response_status = $7,
-    response_headers = $8,
-    response_body = $9,
-    resource_ref = $10,
-    response_omitted = $13,
+SET ${outcomeAssignments(6)},
     owner_token = NULL,
     lease_expires_at = NULL,
-    input = NULL,
-    finished_at = now(),
-    response_expires_at = now() + make_interval(secs => $11),
-    expires_at = now() + make_interval(secs => $12)
+    input = NULL
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
 RETURNING 1`;
@@ -148,16 +132,8 @@ LIMIT $1`;
  */
 export const RESOLVE_UNKNOWN = `
 UPDATE retrysafe_operations
-SET state = $4,
-    response_status = $5,
-    response_headers = $6,
-    response_body = $7,
-    resource_ref = $8,
-    response_omitted = $11,
+SET ${outcomeAssignments(4)},
     reason = $12,
-    input = NULL,
-    finished_at = now(),
-    response_expires_at = now() + make_interval(secs => $9),
-    expires_at = now() + make_interval(secs => $10)
+    input = NULL
 WHERE tenant = $1 AND operation = $2 AND key = $3 AND state = 'unknown'
 RETURNING 1`;

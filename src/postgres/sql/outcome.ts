@@ -1,0 +1,33 @@
+import type { Completion } from '../../store/operation-store.js';
+
+/**
+ * The assignments that store a finished operation's outcome, taking their
+ * values from parameter $first on, in the order `outcomeValues` gives them.
+ */
+export function outcomeAssignments(first: number): string {
+  const p = (offset: number): string => `$${first + offset}`;
+  return `state = ${p(0)},
+    response_status = ${p(1)},
+    response_headers = ${p(2)},
+    response_body = ${p(3)},
+    resource_ref = ${p(4)},
+    response_expires_at = now() + make_interval(secs => ${p(5)}),
+    expires_at = now() + make_interval(secs => ${p(6)}),
+    response_omitted = ${p(7)},
+    finished_at = now()`;
+}
+
+/** The values `outcomeAssignments` takes: state, status, headers, body, resource, response and tombstone seconds, omitted. */
+export function outcomeValues(completion: Completion): unknown[] {
+  const { reply, retention } = completion;
+  return [
+    completion.state,
+    reply.status,
+    JSON.stringify(reply.headers),
+    reply.body,
+    reply.headers.location ?? null,
+    retention.responseSeconds,
+    retention.tombstoneSeconds,
+    completion.omitted ?? false,
+  ];
+}
