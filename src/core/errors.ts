@@ -10,7 +10,9 @@ export type RetrysafeErrorCode =
   /** The store's schema is newer than this version of the library understands. */
   | 'schema-too-new'
   /** A worker tried to write to an operation whose lease it no longer holds. */
-  | 'lease-lost';
+  | 'lease-lost'
+  /** A stored response body could not be decrypted: the cause of a `store-unavailable` error. */
+  | 'decryption-failed';
 
 export class RetrysafeError extends Error {
   override readonly name = 'RetrysafeError';

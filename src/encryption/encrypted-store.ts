@@ -1,0 +1,88 @@
+import { RetrysafeError } from '../core/errors.js';
+import type { OperationIdentity } from '../core/identity.js';
+import type { OperationRecord } from '../core/record.js';
+import type { Completion, OperationStore } from '../store/operation-store.js';
+import type { Keyring } from './keyring.js';
+import { openBody, sealBody, type Unreadable } from './response-cipher.js';
+
+export interface EncryptedStoreOptions {
+  /**
+   * Refuse stored bodies that are not encrypted. By default a body without
+   * the encrypted prefix was written before encryption was turned on and is
+   * replayed as is; anyone who can write to the table could plant one too.
+   */
+  readonly requireEncryption?: boolean;
+}
+
+/**
+ * Wraps a store so that response bodies are encrypted at rest (AES-256-GCM),
+ * bound to their operation's identity. Every stored completion is sealed with
+ * the keyring's current key; every finished record read back is opened with
+ * the key its body names. Status, headers, input and step results stay as they
+ * are. A body that cannot be opened is never replayed: the call fails as the
+ * store would, with `store-unavailable` (cause `decryption-failed`), so the
+ * request gets 503 and its handler does not run.
+ */
+export function encryptedStore<Tx>(store: OperationStore<Tx>, keys: Keyring, options: EncryptedStoreOptions = {}): OperationStore<Tx> {
+  const requireEncryption = options.requireEncryption ?? false;
+  // An omitted body is empty and never replayed: there is nothing to seal or open.
+  const seal = (identity: OperationIdentity, completion: Completion): Completion =>
+    completion.omitted === true ? completion : { ...completion, reply: { ...completion.reply, body: sealBody(completion.reply.body, identity, keys) } };
+  const open = (identity: OperationIdentity, record: OperationRecord): OperationRecord => {
+    if ((record.state !== 'completed' && record.state !== 'failed') || record.responseOmitted) return record;
+    const opened = openBody(record.response.body, identity, keys, requireEncryption);
+    if (!opened.ok) throw unreadable(opened);
+    return { ...record, response: { ...record.response, body: opened.body } };
+  };
+
+  return {
+    atomic: (request, work) =>
+      // Async, so that a body that cannot be opened rejects like any failure of the work.
+      store.atomic(request, async ({ claim, tx, complete }) =>
+        work({
+          claim: claim.kind === 'existing' ? { kind: 'existing', record: open(request.identity, claim.record) } : claim,
+          tx,
+          complete: async (completion) => complete(seal(request.identity, completion)),
+        }),
+      ),
+    async claimLease(request) {
+      const claim = await store.claimLease(request);
+      return claim.kind === 'existing' ? { kind: 'existing', record: open(request.identity, claim.record) } : claim;
+    },
+    finish: async (lease, completion) => store.finish(lease, seal(lease.identity, completion)),
+    resolveUnknown: async (identity, completion, reason) => store.resolveUnknown(identity, seal(identity, completion), reason),
+    async read(identity) {
+      const record = await store.read(identity);
+      return record === undefined ? undefined : open(identity, record);
+    },
+    transaction: (work) => store.transaction(work),
+    takeOver: (identity, seen, owner, leaseSeconds) => store.takeOver(identity, seen, owner, leaseSeconds),
+    renew: (lease, leaseSeconds) => store.renew(lease, leaseSeconds),
+    checkpoint: (lease, step, result, leaseSeconds) => store.checkpoint(lease, step, result, leaseSeconds),
+    checkpointWith: (lease, step, leaseSeconds, work) => store.checkpointWith(lease, step, leaseSeconds, work),
+    steps: (lease) => store.steps(lease),
+    abandon: (lease) => store.abandon(lease),
+    release: (lease, delaySeconds) => store.release(lease, delaySeconds),
+    markUnknown: (lease, reason) => store.markUnknown(lease, reason),
+    expiredLeases: (limit) => store.expiredLeases(limit),
+  };
+}
+
+/** A store failure, so the core answers 503 and never runs the handler; the cause says why. */
+function unreadable(opened: Unreadable): RetrysafeError {
+  const cause = new RetrysafeError('decryption-failed', why(opened));
+  return new RetrysafeError('store-unavailable', 'A stored response could not be decrypted; it is not replayed.', { cause });
+}
+
+function why(unreadable: Unreadable): string {
+  switch (unreadable.reason) {
+    case 'unknown-key':
+      return `The stored body was encrypted with key "${unreadable.keyId}", which is not in the keyring.`;
+    case 'not-authentic':
+      return `The stored body does not authenticate under key "${unreadable.keyId}": it was altered, or belongs to another operation.`;
+    case 'malformed':
+      return 'The stored body starts like an encrypted one but is too short to be one.';
+    case 'plaintext':
+      return 'The stored body is not encrypted, and requireEncryption is set.';
+  }
+}

@@ -1,0 +1,79 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { OperationIdentity } from '../core/identity.js';
+import type { Keyring } from './keyring.js';
+
+/**
+ * An encrypted body is self-describing, so that keys can rotate and the format
+ * can change: `RSE1`, the key id's length (1 byte), the key id, a 12-byte IV,
+ * the 16-byte GCM tag, then the ciphertext.
+ */
+const MAGIC = Buffer.from('RSE1', 'latin1');
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/** Why a stored body cannot be replayed. */
+export type Unreadable =
+  /** Its key id is not in the keyring: the key was removed too early. */
+  | { readonly reason: 'unknown-key'; readonly keyId: string }
+  /** The tag does not match: the bytes were altered, or belong to another operation. */
+  | { readonly reason: 'not-authentic'; readonly keyId: string }
+  /** It starts like an encrypted body but is too short to be one. */
+  | { readonly reason: 'malformed' }
+  /** It is not encrypted, and plaintext was refused. */
+  | { readonly reason: 'plaintext' };
+
+export type OpenedBody = { readonly ok: true; readonly body: Uint8Array } | ({ readonly ok: false } & Unreadable);
+
+/** Encrypts `body` with the keyring's current key, bound to `identity`. */
+export function sealBody(body: Uint8Array, identity: OperationIdentity, keys: Keyring): Uint8Array {
+  const { id, key } = keys.current;
+  const header = Buffer.concat([MAGIC, Buffer.of(Buffer.byteLength(id, 'latin1')), Buffer.from(id, 'latin1')]);
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
+  cipher.setAAD(associatedData(header, identity));
+  const ciphertext = Buffer.concat([cipher.update(body), cipher.final()]);
+  return Buffer.concat([header, iv, cipher.getAuthTag(), ciphertext]);
+}
+
+/**
+ * Decrypts a stored body. A body without the `RSE1` prefix was written before
+ * encryption was turned on: it is returned as is, unless `requireEncryption`.
+ */
+export function openBody(stored: Uint8Array, identity: OperationIdentity, keys: Keyring, requireEncryption: boolean): OpenedBody {
+  const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+  if (!bytes.subarray(0, MAGIC.length).equals(MAGIC)) {
+    return requireEncryption ? { ok: false, reason: 'plaintext' } : { ok: true, body: stored };
+  }
+  const idLength = bytes[MAGIC.length] ?? 0;
+  const ivAt = MAGIC.length + 1 + idLength;
+  const tagAt = ivAt + IV_BYTES;
+  const dataAt = tagAt + TAG_BYTES;
+  if (idLength === 0 || bytes.length < dataAt) return { ok: false, reason: 'malformed' };
+  const keyId = bytes.toString('latin1', MAGIC.length + 1, ivAt);
+  const key = keys.key(keyId);
+  if (key === undefined) return { ok: false, reason: 'unknown-key', keyId };
+  const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(ivAt, tagAt), { authTagLength: TAG_BYTES });
+  decipher.setAAD(associatedData(bytes.subarray(0, ivAt), identity));
+  decipher.setAuthTag(bytes.subarray(tagAt, dataAt));
+  try {
+    return { ok: true, body: Buffer.concat([decipher.update(bytes.subarray(dataAt)), decipher.final()]) };
+  } catch {
+    return { ok: false, reason: 'not-authentic', keyId };
+  }
+}
+
+/**
+ * The header and the identity, authenticated but not encrypted: a body copied
+ * to another operation's record, or given another key id, does not decrypt.
+ * Each identity part is length-prefixed, so no two identities encode alike.
+ */
+function associatedData(header: Uint8Array, identity: OperationIdentity): Buffer {
+  const chunks = [header];
+  for (const part of [identity.tenant, identity.operation, identity.key]) {
+    const bytes = Buffer.from(part, 'utf8');
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(bytes.length);
+    chunks.push(length, bytes);
+  }
+  return Buffer.concat(chunks);
+}

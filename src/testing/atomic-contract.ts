@@ -1,0 +1,136 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import type { OperationIdentity } from '../core/identity.js';
+import type { AtomicClaim, ClaimRequest, Completion, OperationStore } from '../store/operation-store.js';
+import { completion, type ContractSubject, expectFinished, FINGERPRINT, gate } from './contract-fixtures.js';
+
+const request = (identity: OperationIdentity, lockTimeoutMs = 5000): ClaimRequest => ({ identity, fingerprint: FINGERPRINT, lockTimeoutMs });
+
+/** One transaction: claims, stores `stored` when it claimed, and commits or rolls back; answers the claim. */
+function settle<Tx>(store: OperationStore<Tx>, identity: OperationIdentity, commit: boolean, stored?: Completion, lockTimeoutMs?: number): Promise<AtomicClaim> {
+  return store.atomic(request(identity, lockTimeoutMs), async ({ claim, complete }) => {
+    if (claim.kind === 'claimed' && stored !== undefined) await complete(stored);
+    return { commit, value: claim };
+  });
+}
+
+/** Atomic mode: the claim, the outcome and the application's writes commit together, or nothing does. */
+export function describeAtomicContract<Tx>(subject: ContractSubject<Tx>, concurrent: boolean): void {
+  describe('atomic mode', () => {
+    it('claims an identity nobody holds', async () => {
+      expect(await settle(subject.store, subject.identity(), false)).toEqual({ kind: 'claimed' });
+    });
+
+    it('gives a second claim the committed record, with status, headers and body bytes exactly as stored', async () => {
+      const identity = subject.identity();
+      await settle(subject.store, identity, true, completion());
+      const claim = await settle(subject.store, identity, false);
+      if (claim.kind !== 'existing') throw new Error(`Expected the existing record, got ${claim.kind}.`);
+      expect(expectFinished(claim.record, completion()).mode).toBe('atomic');
+      expectFinished(await subject.store.read(identity), completion());
+    });
+
+    it('keeps a business refusal as failed, and an omitted body as omitted', async () => {
+      const refused = subject.identity();
+      await settle(subject.store, refused, true, completion('failed'));
+      expectFinished(await subject.store.read(refused), completion('failed'));
+      const omitted = subject.identity();
+      const withoutBody = { ...completion('completed', new Uint8Array()), omitted: true };
+      await settle(subject.store, omitted, true, withoutBody);
+      expectFinished(await subject.store.read(omitted), withoutBody);
+    });
+
+    it('leaves nothing behind when the claim rolls back, so the next claim runs', async () => {
+      const identity = subject.identity();
+      expect(await settle(subject.store, identity, false, completion())).toEqual({ kind: 'claimed' });
+      expect(await subject.store.read(identity)).toBeUndefined();
+      expect(await settle(subject.store, identity, false)).toEqual({ kind: 'claimed' });
+    });
+
+    it('rolls back and passes an error thrown by the work through unchanged', async () => {
+      const identity = subject.identity();
+      const thrown = new Error('the handler failed');
+      const attempt = subject.store.atomic(request(identity), async ({ complete }) => {
+        await complete(completion());
+        throw thrown;
+      });
+      await expect(attempt).rejects.toBe(thrown);
+      expect(await subject.store.read(identity)).toBeUndefined();
+    });
+
+    it('keeps the same key apart across tenants and operations', async () => {
+      const identity = subject.identity();
+      await settle(subject.store, identity, true, completion());
+      expect(await settle(subject.store, { ...identity, tenant: `${identity.tenant}-other` }, false)).toEqual({ kind: 'claimed' });
+      expect(await settle(subject.store, { ...identity, operation: 'contract.other@1' }, false)).toEqual({ kind: 'claimed' });
+    });
+
+    it('runs a plain transaction and passes its value and its errors through', async () => {
+      expect(await subject.store.transaction(() => Promise.resolve('value'))).toBe('value');
+      const thrown = new Error('the work failed');
+      await expect(subject.store.transaction(() => Promise.reject(thrown))).rejects.toBe(thrown);
+    });
+
+    if (concurrent) describeConcurrentClaims(subject);
+  });
+}
+
+/** Left out for stores that run one transaction at a time, where a second claim cannot start before the first ends. */
+function describeConcurrentClaims<Tx>(subject: ContractSubject<Tx>): void {
+  /** A first attempt that has claimed `identity` and holds its transaction open until `release`. */
+  async function hold(identity: OperationIdentity, commit: boolean): Promise<{ readonly release: () => void; readonly done: Promise<AtomicClaim> }> {
+    const claimed = gate();
+    const release = gate();
+    const done = subject.store.atomic(request(identity), async ({ claim, complete }) => {
+      claimed.open();
+      await release.opened;
+      if (claim.kind === 'claimed' && commit) await complete(completion());
+      return { commit, value: claim };
+    });
+    await Promise.race([claimed.opened, done]);
+    return { release: release.open, done };
+  }
+
+  /** A second claim of `identity`, checked to be still waiting behind the first. */
+  async function waiting(identity: OperationIdentity): Promise<{ readonly answer: Promise<AtomicClaim> }> {
+    let settled = false;
+    const second = settle(subject.store, identity, false, undefined, 10_000).finally(() => {
+      settled = true;
+    });
+    // The first holds the identity for as long as it is not released: no answer can have come yet.
+    await sleep(200);
+    expect(settled).toBe(false);
+    return { answer: second };
+  }
+
+  describe('a claim concurrent with an uncommitted one', () => {
+    it('waits for it, then gets its committed record', async () => {
+      const identity = subject.identity();
+      const first = await hold(identity, true);
+      const { answer } = await waiting(identity);
+      first.release();
+      expect(await first.done).toEqual({ kind: 'claimed' });
+      const claim = await answer;
+      if (claim.kind !== 'existing') throw new Error(`Expected the existing record, got ${claim.kind}.`);
+      expectFinished(claim.record, completion());
+    });
+
+    it('claims the identity when the first rolls back', async () => {
+      const identity = subject.identity();
+      const first = await hold(identity, false);
+      const { answer } = await waiting(identity);
+      first.release();
+      await first.done;
+      expect(await answer).toEqual({ kind: 'claimed' });
+    });
+
+    it('is busy once the lock wait runs out, and leaves the first attempt unharmed', async () => {
+      const identity = subject.identity();
+      const first = await hold(identity, true);
+      expect(await settle(subject.store, identity, false, undefined, 50)).toEqual({ kind: 'busy' });
+      first.release();
+      expect(await first.done).toEqual({ kind: 'claimed' });
+      expectFinished(await subject.store.read(identity), completion());
+    });
+  });
+}

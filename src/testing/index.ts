@@ -1,0 +1,2 @@
+export type { StoreUnderTest } from './contract-fixtures.js';
+export { describeStoreContract, type StoreContractOptions } from './store-contract.js';

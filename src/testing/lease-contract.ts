@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { OperationIdentity } from '../core/identity.js';
+import type { OperationMode } from '../core/record.js';
+import type { Lease, LeaseStore } from '../store/operation-store.js';
+import { completion, type ContractSubject, expectFinished, FINGERPRINT } from './contract-fixtures.js';
+
+const LEASE_SECONDS = 60;
+const INPUT = { order: 'ord-7', amount: 1299, lines: [{ sku: 'W', quantity: 2 }] };
+
+async function claimed<Tx>(store: LeaseStore<Tx>, identity: OperationIdentity, mode: Exclude<OperationMode, 'atomic'> = 'leased'): Promise<Lease> {
+  const claim = await store.claimLease({ identity, fingerprint: FINGERPRINT, input: INPUT, mode, ownerToken: randomUUID(), leaseSeconds: LEASE_SECONDS });
+  if (claim.kind !== 'claimed') throw new Error(`Expected a new lease, found a ${claim.record.state} record.`);
+  return claim.lease;
+}
+
+/** Leased mode: committed claims, take-over by compare-and-swap, and writes fenced by owner and fencing token. */
+export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
+  const { identity } = subject;
+  const claim = (id: OperationIdentity, mode?: Exclude<OperationMode, 'atomic'>): Promise<Lease> => claimed(subject.store, id, mode);
+  /** A lease taken over from an expired first owner: the first is stale, the second current. */
+  async function takenOver(): Promise<{ stale: Lease; current: Lease }> {
+    const stale = await claim(identity());
+    await subject.expire(stale.identity);
+    const current = await subject.store.takeOver(stale.identity, stale.fencingToken, randomUUID(), LEASE_SECONDS);
+    if (current === undefined) throw new Error('The take-over of an expired lease failed.');
+    return { stale, current };
+  }
+
+  describe('leased mode', () => {
+    it('commits a claim as an in_progress record with a lease and the input', async () => {
+      const id = identity();
+      const ownerToken = randomUUID();
+      const result = await subject.store.claimLease({ identity: id, fingerprint: FINGERPRINT, input: INPUT, mode: 'leased', ownerToken, leaseSeconds: LEASE_SECONDS });
+      if (result.kind !== 'claimed') throw new Error('Expected a new lease.');
+      expect(result.lease).toMatchObject({ identity: id, ownerToken, attempt: 1, input: INPUT });
+      const record = await subject.store.read(id);
+      expect(record).toMatchObject({ state: 'in_progress', mode: 'leased', attempt: 1, fencingToken: result.lease.fencingToken });
+      if (record?.state !== 'in_progress') throw new Error('Expected an in_progress record.');
+      expect(record.leaseExpiresAt.getTime()).toBeGreaterThan(record.readAt.getTime());
+    });
+
+    it('gives a second claim the running record with its lease', async () => {
+      const lease = await claim(identity(), 'transparent');
+      const again = await subject.store.claimLease({ identity: lease.identity, fingerprint: FINGERPRINT, input: INPUT, mode: 'transparent', ownerToken: randomUUID(), leaseSeconds: LEASE_SECONDS });
+      if (again.kind !== 'existing') throw new Error('Expected the existing record.');
+      expect(again.record).toMatchObject({ state: 'in_progress', mode: 'transparent', attempt: 1, fencingToken: lease.fencingToken });
+      expect(Buffer.from(again.record.fingerprint).equals(FINGERPRINT)).toBe(true);
+    });
+
+    it('takes a lease over only once it expired, and only with the fencing token seen', async () => {
+      const lease = await claim(identity());
+      expect(await subject.store.takeOver(lease.identity, lease.fencingToken, randomUUID(), LEASE_SECONDS)).toBeUndefined();
+      await subject.expire(lease.identity);
+      expect(await subject.store.takeOver(lease.identity, lease.fencingToken + 1, randomUUID(), LEASE_SECONDS)).toBeUndefined();
+      const owner = randomUUID();
+      const taken = await subject.store.takeOver(lease.identity, lease.fencingToken, owner, LEASE_SECONDS);
+      expect(taken).toMatchObject({ identity: lease.identity, ownerToken: owner, attempt: 2, input: INPUT });
+      expect(taken?.fencingToken).toBeGreaterThan(lease.fencingToken);
+      expect(await subject.store.read(lease.identity)).toMatchObject({ state: 'in_progress', attempt: 2, fencingToken: taken?.fencingToken });
+    });
+
+    it('lets exactly one of two racing take-overs win', async () => {
+      const lease = await claim(identity());
+      await subject.expire(lease.identity);
+      const race = await Promise.all([1, 2].map(() => subject.store.takeOver(lease.identity, lease.fencingToken, randomUUID(), LEASE_SECONDS)));
+      expect(race.filter((taken) => taken !== undefined)).toHaveLength(1);
+      expect(await subject.store.read(lease.identity)).toMatchObject({ attempt: 2 });
+    });
+
+    it('refuses every write of an owner whose lease was taken over, and changes nothing', async () => {
+      const { stale, current } = await takenOver();
+      let ran = false;
+      const work = (): Promise<string> => {
+        ran = true;
+        return Promise.resolve('written');
+      };
+      expect(await subject.store.renew(stale, LEASE_SECONDS)).toBe(false);
+      expect(await subject.store.checkpoint(stale, 'charge', { id: 'ch_stale' }, LEASE_SECONDS)).toBe(false);
+      expect(await subject.store.checkpointWith(stale, 'record', LEASE_SECONDS, work)).toEqual({ owned: false });
+      expect(ran).toBe(false);
+      expect(await subject.store.finish(stale, completion())).toBe(false);
+      expect(await subject.store.release(stale, 0)).toBe(false);
+      expect(await subject.store.markUnknown(stale, 'stale')).toBe(false);
+      expect(await subject.store.abandon(stale)).toBe(false);
+      expect(await subject.store.read(stale.identity)).toMatchObject({ state: 'in_progress', attempt: 2, fencingToken: current.fencingToken });
+      expect(await subject.store.steps(current)).toEqual(new Map());
+    });
+
+    it("accepts the current owner's writes and returns its recovery points by step name", async () => {
+      const { current } = await takenOver();
+      expect(await subject.store.renew(current, LEASE_SECONDS)).toBe(true);
+      expect(await subject.store.checkpoint(current, 'charge', { id: 'ch_1', amount: 1299 }, LEASE_SECONDS)).toBe(true);
+      expect(await subject.store.checkpoint(current, 'notify', null, LEASE_SECONDS)).toBe(true);
+      expect(await subject.store.checkpointWith(current, 'record', LEASE_SECONDS, () => Promise.resolve(['payment', 7]))).toEqual({ owned: true, value: ['payment', 7] });
+      expect(await subject.store.steps(current)).toEqual(
+        new Map<string, unknown>([
+          ['charge', { id: 'ch_1', amount: 1299 }],
+          ['notify', null],
+          ['record', ['payment', 7]],
+        ]),
+      );
+      expect(await subject.store.finish(current, completion())).toBe(true);
+      expect(expectFinished(await subject.store.read(current.identity), completion()).mode).toBe('leased');
+      expect(await subject.store.renew(current, LEASE_SECONDS)).toBe(false);
+    });
+
+    it('deletes an abandoned operation, so that the next claim starts afresh', async () => {
+      const lease = await claim(identity());
+      expect(await subject.store.abandon(lease)).toBe(true);
+      expect(await subject.store.read(lease.identity)).toBeUndefined();
+      expect((await claim(lease.identity)).attempt).toBe(1);
+    });
+
+    it('shortens a released lease, so that it can be taken over at once', async () => {
+      const lease = await claim(identity());
+      expect(await subject.store.release(lease, 0)).toBe(true);
+      const taken = await subject.store.takeOver(lease.identity, lease.fencingToken, randomUUID(), LEASE_SECONDS);
+      expect(taken?.attempt).toBe(2);
+    });
+
+    it('resolves an operation only while its outcome is unknown', async () => {
+      const lease = await claim(identity());
+      expect(await subject.store.resolveUnknown(lease.identity, completion(), 'too early')).toBe(false);
+      expect(await subject.store.markUnknown(lease, 'the provider did not answer')).toBe(true);
+      expect(await subject.store.read(lease.identity)).toMatchObject({ state: 'unknown', reason: 'the provider did not answer' });
+      expect(await subject.store.finish(lease, completion())).toBe(false);
+      expect(await subject.store.resolveUnknown(lease.identity, completion('failed'), 'no charge found')).toBe(true);
+      expectFinished(await subject.store.read(lease.identity), completion('failed'));
+      expect(await subject.store.resolveUnknown(lease.identity, completion(), 'again')).toBe(false);
+      expectFinished(await subject.store.read(lease.identity), completion('failed'));
+    });
+
+    it('lists only in_progress operations whose lease expired', async () => {
+      const expired = await claim(identity());
+      const transparent = await claim(identity(), 'transparent');
+      const running = await claim(identity());
+      const unknown = await claim(identity());
+      const finished = await claim(identity());
+      for (const lease of [expired, transparent, unknown, finished]) await subject.expire(lease.identity);
+      await subject.store.markUnknown(unknown, 'gave up');
+      await subject.store.finish(finished, completion());
+      const ours = new Set([expired, transparent, running, unknown, finished].map((lease) => lease.identity.key));
+      const listed = (await subject.store.expiredLeases(10_000)).filter((lease) => ours.has(lease.identity.key));
+      expect(listed).toHaveLength(2);
+      expect(listed).toEqual(
+        expect.arrayContaining([
+          { identity: expired.identity, fencingToken: expired.fencingToken, mode: 'leased' },
+          { identity: transparent.identity, fencingToken: transparent.fencingToken, mode: 'transparent' },
+        ]),
+      );
+      expect((await subject.store.expiredLeases(1)).length).toBeLessThanOrEqual(1);
+    });
+  });
+}

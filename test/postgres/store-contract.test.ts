@@ -1,0 +1,37 @@
+import { randomBytes } from 'node:crypto';
+import { encryptedStore, keyring } from '../../src/encryption/index.js';
+import { postgresStore } from '../../src/postgres/index.js';
+import type { OperationStore } from '../../src/store/operation-store.js';
+import type { SqlClient } from '../../src/store/sql-client.js';
+import { describeStoreContract } from '../../src/testing/index.js';
+import { engines } from '../support/engines.js';
+
+const keys = keyring({ current: 'k2', keys: { k1: randomBytes(32), k2: randomBytes(32) } });
+
+const variants: readonly { readonly name: string; wrap(store: OperationStore<SqlClient>): OperationStore<SqlClient> }[] = [
+  { name: 'postgresStore', wrap: (store) => store },
+  { name: 'encryptedStore(postgresStore)', wrap: (store) => encryptedStore(store, keys, { requireEncryption: true }) },
+];
+
+for (const factory of engines) {
+  for (const variant of variants) {
+    describeStoreContract(
+      `${variant.name} on ${factory.name}`,
+      async () => {
+        const engine = await factory.open();
+        return {
+          store: variant.wrap(postgresStore(engine.database)),
+          expire: async (identity) => {
+            await engine.database.query(
+              "UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second' WHERE tenant = $1 AND operation = $2 AND key = $3",
+              [identity.tenant, identity.operation, identity.key],
+            );
+          },
+          close: () => engine.close(),
+        };
+      },
+      // PGlite runs one transaction at a time.
+      { concurrent: factory.name !== 'pglite' },
+    );
+  }
+}
