@@ -8,6 +8,7 @@ import { renderError, useProblemErrors } from './error-handler.js';
 import { orderRoutes } from './orders.js';
 import { paymentRoutes } from './payments.js';
 import { orderProblem } from './problem.js';
+import { providerWebhookRoute } from './provider-webhook-route.js';
 import { respond } from './respond.js';
 
 export interface AppOptions {
@@ -22,6 +23,8 @@ export interface AppOptions {
   readonly idempotency?: Omit<IdempotencyOptions<SqlClient>, 'store'>;
   /** The payment provider; without one, the payment routes are not served. */
   readonly provider?: ProviderClient;
+  /** The secrets the provider signs its webhooks with; without them, `POST /webhooks/provider` is not served. */
+  readonly webhookSecrets?: readonly string[];
 }
 
 /** The orders service, ready to `listen`: used by `main.ts` and by the tests. */
@@ -47,6 +50,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   if (options.provider !== undefined) {
     paymentRoutes(app, { database, tokens, provider: options.provider, idempotency: paymentIdempotency(store, options.idempotency) });
   }
+  if (options.webhookSecrets !== undefined) providerWebhookRoute(app, { database, secrets: options.webhookSecrets });
   return app;
 }
 

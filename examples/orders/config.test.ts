@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { demoTokens, loadConfig } from './config.js';
 
 describe('service configuration', () => {
-  it('defaults to 127.0.0.1:3000, PGlite in .data, a local payment provider and the demo tokens', () => {
+  it('defaults to 127.0.0.1:3000, PGlite in .data, a local payment provider, no broker and the demo tokens', () => {
     expect(loadConfig({})).toEqual({
       ok: true,
       config: {
@@ -11,6 +11,8 @@ describe('service configuration', () => {
         host: '127.0.0.1',
         database: { kind: 'pglite', dataDir: '.data' },
         provider: { kind: 'local', stateFile: join('.data', 'provider.json') },
+        broker: { kind: 'local' },
+        webhookSecret: undefined,
         tokens: demoTokens,
         demoTokens: true,
       },
@@ -18,13 +20,15 @@ describe('service configuration', () => {
     expect(demoTokens).toEqual(new Map([['demo-a', 'tenant-a'], ['demo-b', 'tenant-b']]));
   });
 
-  it('reads PORT, HOST, DATABASE_URL, DATA_DIR, PROVIDER_URL and RETRYSAFE_TOKENS', () => {
+  it('reads PORT, HOST, DATABASE_URL, DATA_DIR, PROVIDER_URL, PROVIDER_WEBHOOK_SECRET, AMQP_URL and RETRYSAFE_TOKENS', () => {
     const loaded = loadConfig({
       PORT: '8080',
       HOST: '0.0.0.0',
       DATABASE_URL: 'postgres://u@db:5432/orders',
       DATA_DIR: '/ignored',
       PROVIDER_URL: 'http://127.0.0.1:4010',
+      PROVIDER_WEBHOOK_SECRET: 'whsec_c2VjcmV0LWtleQ==',
+      AMQP_URL: 'amqp://guest:guest@rabbit:5672',
       RETRYSAFE_TOKENS: 'tokA=acme, tokB = globex',
     });
     expect(loaded).toEqual({
@@ -34,6 +38,8 @@ describe('service configuration', () => {
         host: '0.0.0.0',
         database: { kind: 'postgres', url: 'postgres://u@db:5432/orders' },
         provider: { kind: 'remote', url: 'http://127.0.0.1:4010' },
+        broker: { kind: 'amqp', url: 'amqp://guest:guest@rabbit:5672', exchange: 'orders', queue: 'order-confirmations' },
+        webhookSecret: 'whsec_c2VjcmV0LWtleQ==',
         tokens: new Map([['tokA', 'acme'], ['tokB', 'globex']]),
         demoTokens: false,
       },
@@ -41,20 +47,38 @@ describe('service configuration', () => {
     expect(loadConfig({ DATA_DIR: '/var/lib/orders' })).toMatchObject({ ok: true, config: { database: { kind: 'pglite', dataDir: '/var/lib/orders' } } });
   });
 
-  it('reports every bad setting at once, without echoing tokens', () => {
+  it('names the exchange and queue, or the stream and durable consumer, the broker uses', () => {
+    expect(loadConfig({ AMQP_URL: 'amqps://rabbit', AMQP_EXCHANGE: 'shop', AMQP_QUEUE: 'confirmations' })).toMatchObject({
+      ok: true,
+      config: { broker: { kind: 'amqp', url: 'amqps://rabbit', exchange: 'shop', queue: 'confirmations' } },
+    });
+    expect(loadConfig({ NATS_URL: 'nats://127.0.0.1:4222' })).toMatchObject({
+      ok: true,
+      config: { broker: { kind: 'nats', url: 'nats://127.0.0.1:4222', stream: 'ORDERS', durable: 'order-confirmations' } },
+    });
+    expect(loadConfig({ NATS_URL: 'nats://n', NATS_STREAM: 'SHOP', NATS_CONSUMER: 'mails' })).toMatchObject({
+      ok: true,
+      config: { broker: { kind: 'nats', stream: 'SHOP', durable: 'mails' } },
+    });
+  });
+
+  it('reports every bad setting at once, without echoing tokens or secrets', () => {
     const loaded = loadConfig({
       PORT: '70000',
       DATABASE_URL: 'mysql://db/orders',
       PROVIDER_URL: 'ftp://x',
+      PROVIDER_WEBHOOK_SECRET: 'secret-two',
+      AMQP_URL: 'http://rabbit',
+      NATS_URL: 'nats://n',
       RETRYSAFE_TOKENS: 'secret-one=acme,no-separator,=nobody,secret-one=again,has space=x',
     });
     expect(loaded.ok).toBe(false);
     if (loaded.ok) return;
-    expect(loaded.errors).toHaveLength(7);
-    expect(loaded.errors.join('\n')).toMatch(/PROVIDER_URL/);
-    expect(loaded.errors.join('\n')).toMatch(/PORT/);
-    expect(loaded.errors.join('\n')).toMatch(/DATABASE_URL/);
-    expect(loaded.errors.join('\n')).not.toMatch(/secret-one/);
+    expect(loaded.errors).toHaveLength(10);
+    const errors = loaded.errors.join('\n');
+    for (const variable of ['PROVIDER_URL', 'PORT', 'DATABASE_URL', 'PROVIDER_WEBHOOK_SECRET', 'AMQP_URL or NATS_URL', 'AMQP_URL must']) expect(errors).toContain(variable);
+    expect(errors).not.toMatch(/secret-one|secret-two/);
+    expect(loadConfig({ NATS_URL: 'http://n' })).toMatchObject({ ok: false, errors: ['NATS_URL must be a nats:// or tls:// URL.'] });
   });
 
   it('refuses a PORT that is not a number', () => {

@@ -12,11 +12,25 @@ export type ProviderConfig =
   /** A local fake provider started with the service, keeping its charges in a file so they survive a crash. */
   | { readonly kind: 'local'; readonly stateFile: string };
 
+/** Where `order.created` messages travel from the relay to the consumer that confirms orders. */
+export type BrokerConfig =
+  /** No broker: the relay hands each message to the consumer inside the service, through the inbox. */
+  | { readonly kind: 'local' }
+  | { readonly kind: 'amqp'; readonly url: string; readonly exchange: string; readonly queue: string }
+  | { readonly kind: 'nats'; readonly url: string; readonly stream: string; readonly durable: string };
+
 export interface ServiceConfig {
   readonly port: number;
   readonly host: string;
   readonly database: DatabaseConfig;
   readonly provider: ProviderConfig;
+  readonly broker: BrokerConfig;
+  /**
+   * The `whsec_` secret the provider signs its webhooks with. Unset, the
+   * service makes one at start for its local provider, and a remote
+   * provider's webhooks are not received.
+   */
+  readonly webhookSecret: string | undefined;
   /** Bearer token → tenant. */
   readonly tokens: ReadonlyMap<string, string>;
   /** Whether `tokens` are the built-in demo tokens, which are safe to print. */
@@ -44,10 +58,30 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   const providerUrl = given(env.PROVIDER_URL);
   const provider: ProviderConfig = providerUrl === undefined ? { kind: 'local', stateFile: join(dataDir, 'provider.json') } : { kind: 'remote', url: providerUrl };
   if (providerUrl !== undefined && !/^https?:\/\//.test(providerUrl)) errors.push('PROVIDER_URL must be an http:// or https:// URL.');
+  const broker = parseBroker(env, errors);
+  const webhookSecret = given(env.PROVIDER_WEBHOOK_SECRET);
+  if (webhookSecret !== undefined && !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(webhookSecret)) {
+    errors.push('PROVIDER_WEBHOOK_SECRET must be "whsec_" followed by base64.');
+  }
   const tokensText = given(env.RETRYSAFE_TOKENS);
   const tokens = tokensText === undefined ? demoTokens : parseTokens(tokensText, errors);
   if (errors.length > 0) return { ok: false, errors };
-  return { ok: true, config: { port, host, database, provider, tokens, demoTokens: tokensText === undefined } };
+  return { ok: true, config: { port, host, database, provider, broker, webhookSecret, tokens, demoTokens: tokensText === undefined } };
+}
+
+function parseBroker(env: Readonly<Record<string, string | undefined>>, errors: string[]): BrokerConfig {
+  const amqpUrl = given(env.AMQP_URL);
+  const natsUrl = given(env.NATS_URL);
+  if (amqpUrl !== undefined && natsUrl !== undefined) errors.push('Set AMQP_URL or NATS_URL, not both.');
+  if (amqpUrl !== undefined) {
+    if (!/^amqps?:\/\//.test(amqpUrl)) errors.push('AMQP_URL must be an amqp:// or amqps:// URL.');
+    return { kind: 'amqp', url: amqpUrl, exchange: given(env.AMQP_EXCHANGE) ?? 'orders', queue: given(env.AMQP_QUEUE) ?? 'order-confirmations' };
+  }
+  if (natsUrl !== undefined) {
+    if (!/^(nats|tls):\/\//.test(natsUrl)) errors.push('NATS_URL must be a nats:// or tls:// URL.');
+    return { kind: 'nats', url: natsUrl, stream: given(env.NATS_STREAM) ?? 'ORDERS', durable: given(env.NATS_CONSUMER) ?? 'order-confirmations' };
+  }
+  return { kind: 'local' };
 }
 
 /** `token=tenant` pairs separated by commas. */

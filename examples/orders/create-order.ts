@@ -1,19 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { type AtomicRoute, type HandlerReply, invalid, valid } from '../../src/index.js';
+import { enqueue } from '../../src/outbox/index.js';
 import type { SqlClient } from '../../src/postgres/index.js';
 import { type Tokens, tenantOf } from './auth.js';
 import { priceCart } from './catalogue.js';
 import { checkOrderRequest, type OrderRequest } from './input.js';
+import { orderCreatedMessage } from './order-created.js';
 import { orderLocation, orderView } from './order-view.js';
 import { orderProblem } from './problem.js';
 import { type CartRow, FIND_ORDER_FOR_CART_VERSION, INSERT_ORDER, LOCK_CART, type OrderRow } from './queries.js';
 
 /**
- * `POST /v1/orders`, in retrysafe's atomic mode: the order and the stored
- * answer commit together. A rejection the business decides (unknown cart,
- * stale version) is an outcome and is stored; input that fails validation
- * never reaches the store.
+ * `POST /v1/orders`, in retrysafe's atomic mode: the order, its
+ * `order.created` message in the outbox and the stored answer commit
+ * together. A rejection the business decides (unknown cart, stale version) is
+ * an outcome and is stored; input that fails validation never reaches the store.
  */
 export function createOrderRoute(tokens: Tokens): AtomicRoute<FastifyRequest, OrderRequest, SqlClient> {
   return {
@@ -42,6 +44,7 @@ async function placeOrder(tx: SqlClient, tenant: string, request: OrderRequest):
   const values = [tenant, id, cartId, cartVersion, delivery, JSON.stringify(pricing.lines), pricing.totalCents];
   const [created] = (await tx.query<OrderRow>(INSERT_ORDER, values)).rows;
   if (created === undefined) return orderExists(tx, tenant, request);
+  await enqueue(tx, orderCreatedMessage({ order_id: created.id, tenant, total_cents: created.total_cents }));
   return { status: 201, headers: { location: orderLocation(created.id) }, body: orderView(created) };
 }
 

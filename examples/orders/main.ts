@@ -1,11 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { RecoveryWorker } from '../../src/index.js';
-import { postgresStore } from '../../src/postgres/index.js';
-import { buildApp, paymentIdempotency } from './app.js';
-import { paymentOperation } from './create-payment.js';
-import { type OpenProvider, openProvider } from './open-provider.js';
+import { buildApp } from './app.js';
+import { type BackgroundWork, startBackgroundWork } from './background-work.js';
 import { loadConfig, type ServiceConfig } from './config.js';
 import { type OpenDatabase, openDatabase } from './open-database.js';
+import { openProvider } from './open-provider.js';
+import { type OpenTransport, openTransport } from './open-transport.js';
 import { prepareDatabase } from './schema.js';
 
 /** `npm start`: the orders service, on PostgreSQL when DATABASE_URL is set, otherwise on PGlite in DATA_DIR. */
@@ -17,28 +17,36 @@ async function main(): Promise<void> {
     return;
   }
   const { config } = loaded;
+  // The local provider and the receiver share a secret made for this run, unless one is configured.
+  const webhookSecret = config.webhookSecret ?? (config.provider.kind === 'local' ? `whsec_${randomBytes(24).toString('base64')}` : undefined);
   const opened = await openDatabase(config.database);
-  const provider = await openProvider(config.provider);
-  const recovery = new AbortController();
+  const provider = openProvider(config.provider, webhookSecret);
   let app: FastifyInstance | undefined;
+  let transport: OpenTransport | undefined;
+  let background: BackgroundWork;
   try {
     await prepareDatabase(opened.database);
-    app = buildApp({ database: opened.database, tokens: config.tokens, logger: true, provider: provider.client });
+    app = buildApp({ database: opened.database, tokens: config.tokens, logger: true, provider: provider.client, webhookSecrets: webhookSecret === undefined ? undefined : [webhookSecret] });
+    const { log } = app;
+    transport = await openTransport(config.broker, opened.database, (error) => log.error({ err: error }, 'broker connection'));
     const url = await app.listen({ port: config.port, host: config.host });
-    // Finishes payments that a crash left half done; retries of them resume on their own too.
-    const worker = new RecoveryWorker({ config: paymentIdempotency(postgresStore(opened.database)), operations: [paymentOperation(provider.client)] });
-    void worker.run(recovery.signal);
-    console.log(banner(config, url, opened, provider));
+    // The local provider posts its payment.succeeded webhooks back to this service.
+    const payments = await provider.start(`${url}/webhooks/provider`);
+    background = startBackgroundWork({ database: opened.database, transport: transport.transport, provider: provider.client, webhooks: webhookSecret !== undefined, log });
+    console.log(banner(config, { url, opened, payments, confirmations: transport.description }));
   } catch (error) {
     await app?.close();
     await provider.close();
+    await transport?.close();
     await opened.close();
     throw error;
   }
-  const server = app;
+  const [server, broker] = [app, transport];
   stopOnSignal(async () => {
-    recovery.abort();
+    // In-flight requests finish, then the background passes, before the database closes under them.
     await server.close();
+    await background.stop();
+    await broker.close();
     await provider.close();
     await opened.close();
   });
@@ -51,7 +59,6 @@ function stopOnSignal(closeAll: () => Promise<void>): void {
     if (stopping) process.exit(1);
     stopping = true;
     console.log(`orders: ${signal}, stopping`);
-    // In-flight requests finish before the database closes under them.
     closeAll().catch((error: unknown) => {
       console.error('orders: unclean stop', error);
       process.exitCode = 1;
@@ -61,15 +68,26 @@ function stopOnSignal(closeAll: () => Promise<void>): void {
   process.on('SIGINT', stop);
 }
 
-function banner(config: ServiceConfig, url: string, opened: OpenDatabase, provider: OpenProvider): string {
+interface Started {
+  readonly url: string;
+  readonly opened: OpenDatabase;
+  readonly payments: string;
+  readonly confirmations: string;
+}
+
+function banner(config: ServiceConfig, { url, opened, payments, confirmations }: Started): string {
   const tokens = config.demoTokens
     ? `demo tokens: ${[...config.tokens].map(([token, tenant]) => `${token} (${tenant})`).join(', ')}`
     : `${config.tokens.size} tokens from RETRYSAFE_TOKENS`;
   const example = config.demoTokens ? [...config.tokens.keys()][0] : '<token>';
+  const secret = config.webhookSecret === undefined ? 'signed with a secret made for this run' : 'signed with PROVIDER_WEBHOOK_SECRET';
+  const webhooks = config.webhookSecret === undefined && config.provider.kind === 'remote' ? 'not received: set PROVIDER_WEBHOOK_SECRET' : `${url}/webhooks/provider, ${secret}`;
   return [
     `orders service listening on ${url}`,
     `data: ${opened.description}`,
-    `payments: ${provider.description}`,
+    `payments: ${payments}`,
+    `provider webhooks: ${webhooks}`,
+    `order confirmations: ${confirmations}`,
     tokens,
     `try: curl -X PUT ${url}/v1/carts/c1 -H 'Authorization: Bearer ${example}' -H 'Content-Type: application/json' -d '{"items":[{"sku":"WIDGET-1","qty":2}]}'`,
   ].join('\n');

@@ -10,6 +10,8 @@ export interface OrderView {
   readonly total_cents: number;
   /** ISO 8601, UTC. */
   readonly created_at: string;
+  /** ISO 8601, UTC, once the provider reported the payment; null until then. */
+  readonly paid_at: string | null;
 }
 
 export function orderView(row: OrderRow): OrderView {
@@ -20,6 +22,7 @@ export function orderView(row: OrderRow): OrderView {
     delivery_option: row.delivery_option,
     total_cents: row.total_cents,
     created_at: row.created_at.toISOString(),
+    paid_at: row.paid_at?.toISOString() ?? null,
   };
 }
 

@@ -39,7 +39,8 @@ describe.each(engines)('orders on $name', (factory) => {
     const standard = await order('k-happy', { cart_id: 'o-happy', cart_version: version, delivery_option: 'standard' });
     expect(standard.status).toBe(201);
     const body = json(standard);
-    expect(Object.keys(body)).toEqual(['id', 'cart_id', 'cart_version', 'delivery_option', 'total_cents', 'created_at']);
+    expect(Object.keys(body)).toEqual(['id', 'cart_id', 'cart_version', 'delivery_option', 'total_cents', 'created_at', 'paid_at']);
+    expect(body.paid_at).toBeNull();
     expect(body).toMatchObject({ cart_id: 'o-happy', cart_version: 1, delivery_option: 'standard', total_cents: 2 * 1299 + 250 });
     expect(body.id).toMatch(/^ord_[A-Za-z0-9_-]{16}$/);
     expect(new Date(String(body.created_at)).toISOString()).toBe(body.created_at);

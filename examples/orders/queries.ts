@@ -14,9 +14,11 @@ export interface OrderRow {
   readonly delivery_option: DeliveryOption;
   readonly total_cents: number;
   readonly created_at: Date;
+  /** Set once the provider's `payment.succeeded` webhook was processed. */
+  readonly paid_at: Date | null;
 }
 
-const ORDER_COLUMNS = 'id, cart_id, cart_version, delivery_option, total_cents, created_at';
+const ORDER_COLUMNS = 'id, cart_id, cart_version, delivery_option, total_cents, created_at, paid_at';
 
 /**
  * Creates a cart at version 1, or replaces its items and bumps its version
@@ -102,5 +104,22 @@ export const READ_PAYMENT = `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE tenan
 /** $1 tenant, $2 order id. */
 export const ORDER_EXISTS = 'SELECT 1 FROM orders WHERE tenant = $1 AND id = $2';
 
+/**
+ * The tenant of the order a provider charge paid for. The charge's reference
+ * is the order id, and its payment was reserved, for this amount, before the
+ * card was charged. $1 order id, $2 amount.
+ */
+export const CHARGED_ORDER_TENANT = "SELECT tenant FROM payments WHERE order_id = $1 AND amount_cents = $2 AND status <> 'declined'";
+
 /** Marks an order paid once, whatever the number of deliveries. $1 tenant, $2 order id. */
 export const MARK_ORDER_PAID = 'UPDATE orders SET paid_at = now() WHERE tenant = $1 AND id = $2 AND paid_at IS NULL RETURNING id';
+
+/**
+ * Records the order's confirmation email. The inbox already keeps a message
+ * from being applied twice; the unique key is the business rule behind it, so
+ * a second message about the same order (a republish under a new id, say)
+ * adds nothing either. $1 tenant, $2 order id.
+ */
+export const INSERT_ORDER_CONFIRMATION = `
+INSERT INTO emails (tenant, order_id, kind) VALUES ($1, $2, 'order-confirmation')
+ON CONFLICT (tenant, order_id, kind) DO NOTHING`;

@@ -2,14 +2,16 @@
  * Outgoing webhooks, signed as Standard Webhooks (https://www.standardwebhooks.com):
  * `webhook-id`, `webhook-timestamp` (unix seconds) and
  * `webhook-signature: v1,<base64 HMAC-SHA256 of "${id}.${timestamp}.${body}">`,
- * keyed with the base64-decoded part of a `whsec_...` secret.
+ * keyed with the base64-decoded part of a `whsec_...` secret: retrysafe's own
+ * `signWebhook`, the function its receivers verify against.
  *
  * Delivery runs in the background and retries with backoff; retries keep the
  * same `webhook-id` so a receiver can deduplicate. Pending deliveries live in
  * memory only: a killed provider does not send them.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { signWebhook } from '../../src/webhooks/sign.js';
 import type { Charge } from './charges.js';
 
 export interface PaymentSucceeded {
@@ -20,12 +22,6 @@ export interface PaymentSucceeded {
 
 export function paymentSucceeded(charge: Charge): PaymentSucceeded {
   return { type: 'payment.succeeded', id: `evt_${randomBytes(12).toString('hex')}`, data: { charge } };
-}
-
-/** The `webhook-signature` value for one delivery. */
-export function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
 
 export interface WebhookSenderOptions {

@@ -26,8 +26,6 @@ export interface RecoveryReport {
   readonly unfinished: number;
   /** Another worker won the take-over or took the lease meanwhile. */
   readonly lost: number;
-  /** Not an operation this worker knows. */
-  readonly skipped: number;
 }
 
 type Tally = { -readonly [K in keyof RecoveryReport]: RecoveryReport[K] };
@@ -48,7 +46,7 @@ export class RecoveryWorker<Tx> {
 
   /** One pass over the expired leases; tests and the command line call this. */
   async runOnce(): Promise<RecoveryReport> {
-    const tally: Tally = { examined: 0, finished: 0, unknown: 0, unfinished: 0, lost: 0, skipped: 0 };
+    const tally: Tally = { examined: 0, finished: 0, unknown: 0, unfinished: 0, lost: 0 };
     const expired = await this.options.config.store.expiredLeases(this.options.batchSize ?? 20, [...this.operations.keys()]);
     for (const candidate of expired) {
       tally.examined += 1;
@@ -68,7 +66,6 @@ export class RecoveryWorker<Tx> {
   private async recover(candidate: ExpiredLease): Promise<Exclude<keyof RecoveryReport, 'examined'>> {
     const { config } = this.options;
     const operation = this.operations.get(candidate.identity.operation);
-    if (candidate.mode === 'leased' && operation === undefined) return 'skipped';
     const lease = await config.store.takeOver(candidate.identity, candidate.fencingToken, randomUUID(), config.leaseSeconds);
     if (lease === undefined) return 'lost';
     config.emit({ type: 'taken-over', identity: lease.identity, attempt: lease.attempt, by: 'recovery' });

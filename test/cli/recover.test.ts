@@ -28,19 +28,19 @@ describe('retrysafe recover', () => {
     (await db.database.query<{ state: string; response_status: number | null; attempt: number }>('SELECT state, response_status, attempt FROM retrysafe_operations WHERE key = $1', [key])).rows[0];
   const payments = async (key: string) => (await db.database.query<{ n: number }>('SELECT count(*)::int AS n FROM recovered_payments WHERE key = $1', [key])).rows[0]?.n;
 
-  it('without a module marks transparent operations unknown and skips leased ones; with one, finishes them', async () => {
+  it('without a module marks transparent operations unknown and leaves leased ones to a worker that knows them; with one, finishes them', async () => {
     const leasedKey = await abandoned('leased');
     const transparentKey = await abandoned('transparent');
 
     const bare = await retrysafe(['recover', '--once', '--json', '--database-url', db.url]);
     expect(bare.code).toBe(0);
-    expect(JSON.parse(bare.stdout)).toEqual({ examined: 2, finished: 0, unknown: 1, unfinished: 0, lost: 0, skipped: 1 });
+    expect(JSON.parse(bare.stdout)).toEqual({ examined: 1, finished: 0, unknown: 1, unfinished: 0, lost: 0 });
     expect((await record(transparentKey))?.state).toBe('unknown');
     expect((await record(leasedKey))?.state).toBe('in_progress');
 
     const withModule = await retrysafe(['recover', '--once', '--module', 'test/cli/recovery-module.ts', '--database-url', db.url]);
     expect(withModule.code).toBe(0);
-    expect(withModule.stdout).toBe('Examined 1 expired lease: 1 finished, 0 marked unknown, 0 unfinished, 0 taken by another worker, 0 skipped.\n');
+    expect(withModule.stdout).toBe('Examined 1 expired lease: 1 finished, 0 marked unknown, 0 unfinished, 0 taken by another worker.\n');
     expect(await record(leasedKey)).toEqual({ state: 'completed', response_status: 201, attempt: 2 });
     expect(await payments(leasedKey)).toBe(1);
   });

@@ -19,8 +19,8 @@ describe.each(engines)('a retry after retention on $name', (factory) => {
   afterAll(() => engine.close());
 
   it('is refused with response-expired and the resource once the response is swept, and is a new operation once the tombstone is', async () => {
-    // Short retention, so the test only waits for the database clock to pass it.
-    const config = idempotency({ store: postgresStore(engine.database), retention: { responseSeconds: 0.2, tombstoneSeconds: 0.6 } });
+    // A short response retention, so the test only waits for the database clock to pass it; the tombstone's is moved below.
+    const config = idempotency({ store: postgresStore(engine.database), retention: { responseSeconds: 0.2, tombstoneSeconds: 3600 } });
     let invocations = 0;
     const route: AtomicRoute<FetchRequest, { sku: string }, SqlClient> = {
       operation: 'orders.create@1',
@@ -70,7 +70,8 @@ describe.each(engines)('a retry after retention on $name', (factory) => {
     expect(invocations).toBe(1);
     expect(await orders()).toBe(1);
 
-    await waitFor(async () => (await record())?.gone === true);
+    await engine.database.query("UPDATE retrysafe_operations SET expires_at = now() - interval '1 second' WHERE key = $1", [key]);
+    expect((await record())?.gone).toBe(true);
     expect((await sweeper.runOnce()).deleted).toBe(1);
     expect(await record()).toBeUndefined();
 

@@ -49,6 +49,5 @@ async function untilStopped(loop: (signal: AbortSignal) => Promise<void>): Promi
 }
 
 function describeReport(report: RecoveryReport): string {
-  const summary = `Examined ${report.examined} expired lease${report.examined === 1 ? '' : 's'}: ${report.finished} finished, ${report.unknown} marked unknown, ${report.unfinished} unfinished, ${report.lost} taken by another worker, ${report.skipped} skipped.`;
-  return report.skipped === 0 ? summary : `${summary} Skipped operations need their handlers: pass --module.`;
+  return `Examined ${report.examined} expired lease${report.examined === 1 ? '' : 's'}: ${report.finished} finished, ${report.unknown} marked unknown, ${report.unfinished} unfinished, ${report.lost} taken by another worker.`;
 }
