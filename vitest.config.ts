@@ -7,5 +7,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Most suites wait on databases, brokers and child processes rather than the CPU.
+    maxWorkers: 3,
   },
 });
