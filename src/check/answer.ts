@@ -9,6 +9,27 @@ export interface Answer {
 /** The marker Stripe sends on a replayed answer. */
 export const REPLAY_MARKER = 'idempotent-replayed';
 
+/**
+ * A 422 that says the key was already used with another request. A problem
+ * document whose `type` names something else (a business rule such as an
+ * unknown cart) is the operation's own answer, not a refused key.
+ */
+export function isKeyReuse(answer: Answer): boolean {
+  if (answer.status !== 422) return false;
+  const type = problemType(answer);
+  return type === undefined || /idempoten|fingerprint|reuse|mismatch/i.test(type);
+}
+
+function problemType(answer: Answer): string | undefined {
+  if (!/problem\+json/i.test(answer.headers['content-type'] ?? '')) return undefined;
+  try {
+    const document = JSON.parse(answer.body.toString('utf8')) as { type?: unknown };
+    return typeof document.type === 'string' ? document.type : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The same status and the same body bytes. */
 export function sameAnswer(a: Answer, b: Answer): boolean {
   return a.status === b.status && a.body.equals(b.body);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isReplayed, namesResource, retryAfterMs, type Answer } from '../../src/check/answer.js';
+import { isKeyReuse, isReplayed, namesResource, retryAfterMs, type Answer } from '../../src/check/answer.js';
 import { deriveOtherBody, fillTemplate } from '../../src/check/body-template.js';
 import { planCheck } from '../../src/check/check-options.js';
 import { isCheckError } from '../../src/check/index.js';
@@ -82,5 +82,25 @@ describe('the options', () => {
       thrown = error;
     }
     expect(isCheckError(thrown, 'invalid-options')).toBe(true);
+  });
+});
+
+describe('a 422 as a refused key', () => {
+  const answer = (type: string | undefined, contentType = 'application/problem+json') => ({
+    status: 422,
+    headers: { 'content-type': contentType },
+    body: Buffer.from(JSON.stringify(type === undefined ? { title: 'x' } : { type })),
+  });
+
+  it('is a refused key when the problem type says so, or when nothing says otherwise', () => {
+    expect(isKeyReuse(answer('https://retrysafe.dev/problems/fingerprint-mismatch'))).toBe(true);
+    expect(isKeyReuse(answer('https://api.example/errors/idempotency-key-reused'))).toBe(true);
+    expect(isKeyReuse(answer(undefined))).toBe(true);
+    expect(isKeyReuse(answer('https://shop.example/cart-not-found', 'application/json'))).toBe(true);
+  });
+
+  it('is the operation’s own answer when a problem type names a business rule', () => {
+    expect(isKeyReuse(answer('https://retrysafe.dev/examples/orders/problems/cart-not-found'))).toBe(false);
+    expect(isKeyReuse({ ...answer('x'), status: 409 })).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { answerLabel, isInProgress, isReplayed, isSuccess, namesResource, sameAnswer } from '../answer.js';
+import { answerLabel, isInProgress, isKeyReuse, isReplayed, isSuccess, namesResource, sameAnswer } from '../answer.js';
 import type { ProbeResult } from '../check-report.js';
 import { exchangeLabel } from '../exchange.js';
 import { Findings } from '../findings.js';
@@ -31,7 +31,7 @@ export async function tenantIsolationProbe(ctx: ProbeContext, start: Start): Pro
     if (namesResource(original)) findings.fail("the second tenant got the first tenant's answer byte for byte, resource included");
     else findings.note('the two answers are identical, but the first names no resource (no Location, no id), so this cannot tell them apart');
   }
-  if (answer.status === 422) findings.fail('the key was treated as already used with another request (422)');
+  if (isKeyReuse(answer)) findings.fail('the key was treated as already used with another request (422)');
   if (isInProgress(answer)) findings.fail('the key was treated as still in progress (409 with Retry-After)');
   if (!isSuccess(answer)) findings.note(`the second tenant's request was refused (${answer.status}), so no new resource is expected`);
   findings.resources(before, after, isSuccess(answer) ? 1 : 0);
