@@ -7,7 +7,7 @@ import { completionOf, isStoredStatus } from './policy.js';
 import { prepare } from './prepare.js';
 import { type Reply, toReply } from './reply.js';
 import type { AtomicRoute, IncomingRequest } from './route.js';
-import { StoreClock } from './store-clock.js';
+import { StoreClock, withinStoreTimeout } from './store-clock.js';
 
 /**
  * Runs one attempt of an atomic route: the claim, the handler's writes and the
@@ -30,6 +30,9 @@ export async function runAtomic<Req, Input, Tx>(
     }
     const { identity: claimed } = prepared;
     crashPoint('before-claim');
+    // A finished record only ever changes into a tombstone, so it answers a retry in one read, without a transaction.
+    const known = await withinStoreTimeout(config.store.read(claimed), config.storeTimeoutMs);
+    if (known !== undefined && known.state !== 'in_progress') return answerExisting(config, claimed, decideExisting(known, prepared.fingerprint));
     clock.enterStore(config.storeTimeoutMs + config.lockTimeoutMs);
     const started = performance.now();
     const reply = await clock.race(

@@ -2,7 +2,7 @@ import { RetrysafeError } from '../core/errors.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode } from '../core/record.js';
 import type { Lease, LeaseStore, Owned, Settlement } from '../store/operation-store.js';
-import type { SqlDatabase } from '../store/sql-client.js';
+import type { SqlDatabase, Statement } from '../store/sql-client.js';
 import { handlerPart, inTransaction, storePart } from './transaction.js';
 import {
   ABANDON,
@@ -31,14 +31,14 @@ interface LeaseRow {
 
 /** Leased mode on PostgreSQL. Each method is one statement in its own transaction, except `checkpointWith`. */
 export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
-  const run = async <Row>(text: string, values: readonly unknown[]): Promise<Row[]> => {
+  const run = async <Row>(text: Statement, values: readonly unknown[]): Promise<Row[]> => {
     try {
       return (await database.query<Row>(text, values)).rows;
     } catch (error) {
       throw new RetrysafeError('store-unavailable', 'The operation store failed.', { cause: error });
     }
   };
-  const changed = async (text: string, values: readonly unknown[]): Promise<boolean> => (await run(text, values)).length > 0;
+  const changed = async (text: Statement, values: readonly unknown[]): Promise<boolean> => (await run(text, values)).length > 0;
   const owned = (lease: Lease): unknown[] => [...ids(lease.identity), lease.ownerToken, lease.fencingToken];
 
   return {

@@ -1,6 +1,15 @@
+/**
+ * A statement run on every request: drivers that can prepare it once per
+ * connection under its name do so, and skip parsing and planning it again.
+ */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
 /** The one thing retrysafe needs from a PostgreSQL driver: run a statement with bound values. */
 export interface SqlClient {
-  query<Row = Record<string, unknown>>(this: void, text: string, values?: readonly unknown[]): Promise<{ readonly rows: Row[] }>;
+  query<Row = Record<string, unknown>>(this: void, text: string | Statement, values?: readonly unknown[]): Promise<{ readonly rows: Row[] }>;
   /** Runs a script of several statements without bound values (migrations). */
   exec(this: void, script: string): Promise<void>;
 }

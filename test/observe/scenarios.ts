@@ -27,6 +27,8 @@ export interface Secrets {
 
 interface Note {
   readonly note: string;
+  /** Keeps the transaction open a moment, so that a duplicate overlaps it. */
+  readonly pause?: boolean;
   readonly hold?: boolean;
   readonly fail?: boolean;
 }
@@ -61,7 +63,10 @@ export async function runScenarios(
   const notes: AtomicRoute<FetchRequest, Note, SqlClient> = {
     operation: NOTES,
     tenant: ({ request: r }) => r.headers.get('x-tenant') ?? undefined,
-    handler: ({ input }) => Promise.resolve({ status: 201, headers: { location: `/notes/${randomUUID()}` }, body: { echo: input.note } }),
+    async handler({ input }) {
+      if (input.pause === true) await new Promise((resolve) => setTimeout(resolve, 300));
+      return { status: 201, headers: { location: `/notes/${randomUUID()}` }, body: { echo: input.note } };
+    },
   };
   let gate: () => void = () => {};
   let held = false;
@@ -83,12 +88,12 @@ export async function runScenarios(
   const createNote = atomic(config(), notes);
   const pay = leased(config(), payments);
 
-  // New, replay, mismatch.
+  // New and a duplicate sent at the same time: one runs, the other waits behind it (on a server
+  // that runs transactions side by side, a lock wait) and replays it. Then a mismatch.
   const tenant = fresh(secrets.tenants, 'tenant');
   const key = fresh(secrets.keys, 'key');
-  const body = { note: fresh(secrets.bodyValues, 'body') };
-  await expectStatus(createNote(request(tenant, key, body), undefined), 201);
-  await expectStatus(createNote(request(tenant, key, body), undefined), 201);
+  const body = { note: fresh(secrets.bodyValues, 'body'), pause: true };
+  await Promise.all([expectStatus(createNote(request(tenant, key, body), undefined), 201), expectStatus(createNote(request(tenant, key, body), undefined), 201)]);
   await expectStatus(createNote(request(tenant, key, { note: fresh(secrets.bodyValues, 'body') }), undefined), 422);
 
   // A duplicate while the first attempt holds its lease, then that attempt fenced out by a recovery worker.

@@ -1,15 +1,15 @@
-import type { SqlClient, SqlDatabase } from '../../store/sql-client.js';
+import type { SqlClient, SqlDatabase, Statement } from '../../store/sql-client.js';
 
 /** The members of a node-postgres `PoolClient` that retrysafe calls. */
 export interface PgClientLike {
-  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  query(text: string | { name: string; text: string }, values?: unknown[]): Promise<{ rows: unknown[] }>;
   release(destroy?: boolean | Error): void;
 }
 
 /** The members of a node-postgres `Pool` that retrysafe calls. */
 export interface PgPoolLike<Client extends PgClientLike> {
   connect(): Promise<Client>;
-  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  query(text: string | { name: string; text: string }, values?: unknown[]): Promise<{ rows: unknown[] }>;
 }
 
 /** A node-postgres pool as a retrysafe database. Route handlers receive the pool's own client. */
@@ -39,8 +39,9 @@ export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>): S
 
 function pgSql(target: Pick<PgClientLike, 'query'>): SqlClient {
   return {
-    async query<Row>(text: string, values?: readonly unknown[]) {
-      const result = await target.query(text, values === undefined ? undefined : [...values]);
+    async query<Row>(text: string | Statement, values?: readonly unknown[]) {
+      // A named statement is prepared once per connection by node-postgres.
+      const result = await target.query(typeof text === 'string' ? text : { name: text.name, text: text.text }, values === undefined ? undefined : [...values]);
       return { rows: result.rows as Row[] };
     },
     async exec(script: string) {

@@ -1,4 +1,4 @@
-import type { SqlClient, SqlDatabase } from '../../store/sql-client.js';
+import type { SqlClient, SqlDatabase, Statement } from '../../store/sql-client.js';
 
 interface PGliteQueryable {
   query<Row>(text: string, params?: unknown[]): Promise<{ rows: Row[] }>;
@@ -24,8 +24,8 @@ export function fromPGlite<Tx extends PGliteQueryable>(db: PGliteLike<Tx>): SqlD
 
 function pgliteSql(target: PGliteQueryable): SqlClient {
   return {
-    async query<Row>(text: string, values?: readonly unknown[]) {
-      const result = await target.query<Row>(text, values === undefined ? undefined : [...values]);
+    async query<Row>(text: string | Statement, values?: readonly unknown[]) {
+      const result = await target.query<Row>(typeof text === 'string' ? text : text.text, values === undefined ? undefined : [...values]);
       return { rows: result.rows };
     },
     async exec(script: string) {
