@@ -1,0 +1,30 @@
+import { fingerprint } from '../../src/core/fingerprint.js';
+import { completionOf, resolvePolicy } from '../../src/core/policy.js';
+import { toReply } from '../../src/core/reply.js';
+import { ids } from '../../src/postgres/lease-store.js';
+import { outcomeValues } from '../../src/postgres/sql/outcome.js';
+import { defaultRetention } from '../../src/store/operation-store.js';
+import { ORDER_BODY, TENANT } from '../request.js';
+
+/**
+ * The values retrysafe binds for one order in atomic mode: the same
+ * fingerprint and stored answer as scenario B, so only the key changes.
+ */
+const ORDER_OPERATION = 'orders.create@1';
+const ORDER_FINGERPRINT = fingerprint({ method: 'POST', path: '/orders', body: JSON.parse(ORDER_BODY) as unknown });
+const ORDER_COMPLETION = completionOf(
+  toReply({ status: 201, headers: { location: '/orders/1' }, body: { id: '1', ...(JSON.parse(ORDER_BODY) as object) } }),
+  resolvePolicy(),
+  defaultRetention,
+);
+const LOCK_TIMEOUT = '3000ms';
+
+/** The values of CLAIM_ATOMIC; $3 is the key. */
+export function claimValues(key: string): unknown[] {
+  return [...ids({ tenant: TENANT, operation: ORDER_OPERATION, key }), ORDER_FINGERPRINT, LOCK_TIMEOUT];
+}
+
+/** The values of COMPLETE_ATOMIC; $3 is the key. */
+export function completeValues(key: string): unknown[] {
+  return [...ids({ tenant: TENANT, operation: ORDER_OPERATION, key }), ...outcomeValues(ORDER_COMPLETION)];
+}

@@ -1,0 +1,80 @@
+import pg from 'pg';
+import { fromPg, migrate } from '../src/postgres/index.js';
+import { ORDERS_TABLE } from './server/orders.js';
+
+/** The orders created under one key prefix: how many, for how many keys, and how many keys got more than one. */
+export interface OrderCensus {
+  readonly rows: number;
+  readonly keys: number;
+  readonly duplicatedKeys: number;
+  readonly maxPerKey: number;
+}
+
+/** Row updates on a table since the database was created, and how many were HOT (no new index entries). */
+export interface UpdateStats {
+  readonly table: string;
+  readonly updates: number;
+  readonly hotUpdates: number;
+}
+
+/** The database every scenario of a run shares, created afresh for the run. */
+export interface BenchDatabase {
+  readonly url: string;
+  readonly serverVersion: string;
+  /** Empties the orders and every retrysafe table, so each scenario starts from the same state. */
+  reset(): Promise<void>;
+  census(keyPrefix: string): Promise<OrderCensus>;
+  /** Tables with updates: the completion of an atomic operation is an UPDATE of its record. */
+  updateStats(): Promise<UpdateStats[]>;
+  close(): Promise<void>;
+}
+
+export async function freshDatabase(adminUrl: string, name: string): Promise<BenchDatabase> {
+  await withClient(adminUrl, async (admin) => {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name}`);
+  });
+  const target = new URL(adminUrl);
+  target.pathname = `/${name}`;
+  const url = target.toString();
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  await migrate(fromPg(pool));
+  await pool.query(ORDERS_TABLE);
+  const tables = (await pool.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'retrysafe_migrations'")).rows.map((row) => row.name);
+  const version = (await pool.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? 'unknown';
+  return {
+    url,
+    serverVersion: version,
+    async reset() {
+      await pool.query(`TRUNCATE ${tables.join(', ')}`);
+    },
+    async census(keyPrefix) {
+      const { rows } = await pool.query<OrderCensus>(
+        `SELECT coalesce(sum(n), 0)::int AS rows, count(*)::int AS keys,
+                count(*) FILTER (WHERE n > 1)::int AS "duplicatedKeys", coalesce(max(n), 0)::int AS "maxPerKey"
+         FROM (SELECT count(*) AS n FROM bench_orders WHERE left(idem_key, length($1)) = $1 GROUP BY idem_key) AS per_key`,
+        [keyPrefix],
+      );
+      const [census] = rows;
+      if (census === undefined) throw new Error('census returned no row');
+      return census;
+    },
+    async updateStats() {
+      const { rows } = await pool.query<UpdateStats>(
+        'SELECT relname AS "table", n_tup_upd::int AS updates, n_tup_hot_upd::int AS "hotUpdates" FROM pg_stat_user_tables WHERE n_tup_upd > 0 ORDER BY relname',
+      );
+      return rows;
+    },
+    close: () => pool.end(),
+  };
+}
+
+async function withClient(url: string, work: (client: pg.Client) => Promise<void>): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await work(client);
+  } finally {
+    await client.end();
+  }
+}

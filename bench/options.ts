@@ -1,0 +1,76 @@
+import { parseArgs } from 'node:util';
+
+export interface BenchOptions {
+  /** Any database on the PostgreSQL server; the run creates `retrysafe_bench` beside it. */
+  readonly databaseUrl: string;
+  readonly redisUrl: string;
+  readonly rounds: number;
+  /** Measured seconds per scenario, after the warm-up. */
+  readonly seconds: number;
+  readonly warmupSeconds: number;
+  /** Concurrent HTTP connections, and ceiling workers. */
+  readonly connections: number;
+  readonly stormConnections: number;
+  /** The server's pg Pool size, and the ceilings' database concurrency. */
+  readonly poolSize: number;
+  readonly replayKeys: number;
+  readonly stormKeys: number;
+  /** Scenario ids to run; all when empty. */
+  readonly only: readonly string[];
+  /** Profile B and C after the rounds. */
+  readonly profile: boolean;
+}
+
+export const USAGE = `npm run bench [-- options]
+
+  --rounds N             rounds of every scenario; ratios are medians over rounds (3)
+  --seconds S            measured seconds per scenario (3)
+  --warmup S             warm-up seconds per scenario (1)
+  --connections N        HTTP connections, and ceiling workers (32)
+  --storm-connections N  HTTP connections in the storm scenarios (200)
+  --pool N               the server's pg Pool size (8)
+  --replay-keys N        completed keys replayed round-robin in C (500)
+  --only A,B,C           run only these scenarios
+  --no-profile           skip the CPU profiles of B and C
+
+  BENCH_DATABASE_URL  PostgreSQL server (postgres://postgres@127.0.0.1:5432/postgres);
+                      the run recreates the database retrysafe_bench on it
+  BENCH_REDIS_URL     Redis for the other libraries (redis://127.0.0.1:6379)`;
+
+export function benchOptions(args: readonly string[], env: NodeJS.ProcessEnv): BenchOptions | 'help' {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      rounds: { type: 'string' },
+      seconds: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      'storm-connections': { type: 'string' },
+      pool: { type: 'string' },
+      'replay-keys': { type: 'string' },
+      only: { type: 'string' },
+      'no-profile': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help === true) return 'help';
+  const number = (value: string | undefined, fallback: number, name: string): number => {
+    const parsed = value === undefined ? fallback : Number(value);
+    if (!Number.isFinite(parsed) || parsed <= 0) throw new Error(`--${name} must be a positive number`);
+    return parsed;
+  };
+  return {
+    databaseUrl: env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    redisUrl: env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    rounds: Math.round(number(values.rounds, 3, 'rounds')),
+    seconds: number(values.seconds, 3, 'seconds'),
+    warmupSeconds: number(values.warmup, 1, 'warmup'),
+    connections: Math.round(number(values.connections, 32, 'connections')),
+    stormConnections: Math.round(number(values['storm-connections'], 200, 'storm-connections')),
+    poolSize: Math.round(number(values.pool, 8, 'pool')),
+    replayKeys: Math.round(number(values['replay-keys'], 500, 'replay-keys')),
+    stormKeys: 20,
+    only: values.only === undefined ? [] : values.only.split(',').map((id) => id.trim()),
+    profile: values['no-profile'] !== true,
+  };
+}

@@ -1,0 +1,82 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CLAIM_ATOMIC } from '../src/postgres/sql/claim-atomic.js';
+import { COMPLETE_ATOMIC } from '../src/postgres/sql/complete-atomic.js';
+import type { CeilingPlan } from './ceiling/result.js';
+import { claimValues, completeValues } from './ceiling/statements.js';
+import { type LatencySummary, summariseLatencies } from './latency.js';
+import { ORDER_BODY, TENANT } from './request.js';
+import { INSERT_ORDER, type OrderInput } from './server/orders.js';
+
+const run = promisify(execFile);
+
+export interface PgbenchResult {
+  readonly transactions: number;
+  readonly seconds: number;
+  readonly latency: LatencySummary;
+}
+
+export async function hasPgbench(): Promise<boolean> {
+  return run('pgbench', ['--version']).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * The same ceilings as the Node loop, driven by pgbench: the exact text of
+ * retrysafe's claim and completion (or of the order INSERT), with their `$n`
+ * turned into pgbench variables, sent as bound parameters of prepared
+ * statements (`-M prepared`).
+ */
+export async function pgbenchCeiling(plan: CeilingPlan, databaseUrl: string, clients: number, warmupSeconds: number, seconds: number): Promise<PgbenchResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'retrysafe-pgbench-'));
+  try {
+    const script = join(dir, `${plan}.sql`);
+    await writeFile(script, SCRIPTS[plan].script);
+    const common = ['-n', '-M', 'prepared', '-c', String(clients), '-j', '1', '-f', script, ...SCRIPTS[plan].variables];
+    await run('pgbench', [...common, '-T', String(Math.max(1, Math.round(warmupSeconds))), databaseUrl]);
+    const prefix = join(dir, 'log');
+    const { stdout } = await run('pgbench', [...common, '-T', String(Math.round(seconds)), '-l', `--log-prefix=${prefix}`, databaseUrl]);
+    const latencies: number[] = [];
+    for (const file of (await readdir(dir)).filter((name) => name.startsWith('log'))) {
+      // Each line: client, transaction, latency in µs, script, epoch seconds, µs.
+      for (const line of (await readFile(join(dir, file), 'utf8')).split('\n')) {
+        const micros = Number(line.split(' ')[2]);
+        if (Number.isFinite(micros) && line !== '') latencies.push(micros / 1000);
+      }
+    }
+    const transactions = Number(/number of transactions actually processed: (\d+)/.exec(stdout)?.[1] ?? latencies.length);
+    const measured = Number(/duration: (\d+) s/.exec(stdout)?.[1] ?? seconds);
+    return { transactions, seconds: measured, latency: summariseLatencies(latencies) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** `$n` becomes `:<prefix>n`, except the key, which pgbench draws at random for every transaction. */
+const withVariables = (sql: string, prefix: string, keyAt: number): string =>
+  sql.trim().replace(/\$(\d+)/g, (_, n: string) => (Number(n) === keyAt ? ':key' : `:${prefix}${n}`));
+
+/** Bound values as pgbench `-D` text, bytes in PostgreSQL's hex form; the key is left out. */
+const variables = (prefix: string, values: readonly unknown[], keyAt: number): string[] =>
+  values.flatMap((value, index) =>
+    index + 1 === keyAt ? [] : ['-D', `${prefix}${index + 1}=${value instanceof Uint8Array ? `\\x${Buffer.from(value).toString('hex')}` : String(value)}`],
+  );
+
+const order = JSON.parse(ORDER_BODY) as OrderInput;
+const DRAW_KEY = '\\set key random(1, 1000000000000000)';
+
+const SCRIPTS: Record<CeilingPlan, { readonly script: string; readonly variables: readonly string[] }> = {
+  'claim-complete': {
+    script: `${DRAW_KEY}\nBEGIN;\n${withVariables(CLAIM_ATOMIC.text, 'c', 3)};\n${withVariables(COMPLETE_ATOMIC.text, 'u', 3)};\nCOMMIT;\n`,
+    variables: [...variables('c', claimValues(''), 3), ...variables('u', completeValues(''), 3)],
+  },
+  'bare-insert': {
+    script: `${DRAW_KEY}\nBEGIN;\n${withVariables(INSERT_ORDER, 'i', 4)};\nCOMMIT;\n`,
+    variables: variables('i', [TENANT, order.sku, order.quantity, ''], 4),
+  },
+};

@@ -1,0 +1,26 @@
+import { Pool } from 'undici';
+import { ORDER_BODY, TENANT } from './request.js';
+
+/** Creates `count` operations with keys `${prefix}0` … so that a later load only replays them. */
+export async function precreate(url: string, prefix: string, count: number, concurrency = 16): Promise<void> {
+  const pool = new Pool(url, { connections: concurrency });
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const key = `${prefix}${next++}`;
+      const { statusCode, body } = await pool.request({
+        method: 'POST',
+        path: '/orders',
+        headers: { 'content-type': 'application/json', 'x-tenant': TENANT, 'idempotency-key': key },
+        body: ORDER_BODY,
+      });
+      await body.dump();
+      if (statusCode >= 300) throw new Error(`creating ${key} answered ${statusCode}`);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: concurrency }, worker));
+  } finally {
+    await pool.close();
+  }
+}

@@ -1,0 +1,192 @@
+import type { UpdateStats } from './database.js';
+import { median } from './latency.js';
+import type { Machine } from './machine.js';
+import type { Measurement } from './measurement.js';
+import type { BenchOptions } from './options.js';
+import type { SelfTime } from './profile-summary.js';
+import type { Source } from './source.js';
+import { RATIOS, type Ratio, type Scenario } from './scenarios.js';
+
+/** A CPU profile of one scenario's measured window. */
+export interface ProfileReport {
+  readonly scenario: string;
+  readonly throughput: number;
+  readonly cpuMicros: number | undefined;
+  readonly file: string;
+  readonly top: readonly SelfTime[];
+  readonly places: readonly { readonly where: string; readonly percent: number }[];
+}
+
+export interface RunReport {
+  readonly command: string;
+  readonly startedAt: Date;
+  readonly finishedAt: Date;
+  readonly machine: Machine;
+  readonly source: Source;
+  readonly loadAverages: { readonly before: number; readonly after: number };
+  readonly options: BenchOptions;
+  readonly scenarios: readonly Scenario[];
+  readonly measurements: readonly Measurement[];
+  readonly profiles: readonly ProfileReport[];
+  readonly updateStats: readonly UpdateStats[];
+}
+
+/** A ratio computed per round and summarised by its median. */
+interface RatioResult {
+  readonly ratio: Ratio;
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+  readonly rounds: number;
+}
+
+function ratioResults(measurements: readonly Measurement[]): RatioResult[] {
+  const results: RatioResult[] = [];
+  for (const ratio of RATIOS) {
+    const values: number[] = [];
+    const metric = (m: Measurement): number => (ratio.metric === 'cpu' ? (m.cpuMicros ?? Number.NaN) : m.throughput);
+    for (const top of measurements.filter((m) => m.scenario === ratio.numerator)) {
+      const bottom = measurements.find((m) => m.scenario === ratio.denominator && m.round === top.round);
+      const value = bottom === undefined ? Number.NaN : metric(top) / metric(bottom);
+      if (Number.isFinite(value)) values.push(value);
+    }
+    if (values.length > 0) results.push({ ratio, median: median(values), min: Math.min(...values), max: Math.max(...values), rounds: values.length });
+  }
+  return results;
+}
+
+/** retrysafe scenarios whose correctness check failed in some round. */
+export function failures(report: RunReport): Measurement[] {
+  const ours = new Set(report.scenarios.filter((s) => s.kind === 'http' && s.guarantee === 'retrysafe').map((s) => s.id));
+  return report.measurements.filter((m) => ours.has(m.scenario) && m.verdict?.ok === false);
+}
+
+export function renderMarkdown(report: RunReport): string {
+  const { machine, options } = report;
+  const minutes = (report.finishedAt.getTime() - report.startedAt.getTime()) / 60_000;
+  const lines = [
+    '# retrysafe benchmark',
+    '',
+    `Command: \`${report.command}\`, ${report.startedAt.toISOString()}, ${minutes.toFixed(1)} minutes. ` +
+      `Code: commit ${report.source.commit}${report.source.changedFiles > 0 ? ` with ${report.source.changedFiles} files under src/ changed and not committed` : ''}.`,
+    '',
+    `Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.os}; Node ${machine.node}; PostgreSQL ${machine.postgres}; Redis ${machine.redis}. ` +
+      `Load average (1 min) ${report.loadAverages.before.toFixed(1)} at the start, ${report.loadAverages.after.toFixed(1)} at the end: the machine was shared, so only ratios taken within one round are compared.`,
+    '',
+    `Settings: ${options.rounds} rounds; per scenario ${options.warmupSeconds} s warm-up then ${options.seconds} s measured; ${options.connections} HTTP connections (storms ${options.stormConnections}); ` +
+      `server pg Pool of ${options.poolSize}; ${options.replayKeys} keys replayed in C; ${options.stormKeys} keys in a storm.`,
+    '',
+    '## Ratios',
+    '',
+    'Throughput of one scenario over another (CPU time per request where marked), computed in each round and summarised by the median (range over rounds).',
+    '',
+    '| ratio | compares | median | range | goal |',
+    '| --- | --- | ---: | --- | --- |',
+    ...ratioResults(report.measurements).map((r) => {
+      const goal = r.ratio.atLeast === undefined ? '' : `≥ ${r.ratio.atLeast} ${r.median >= r.ratio.atLeast ? 'met' : '**missed**'}`;
+      return `| ${r.ratio.numerator}/${r.ratio.denominator}${r.ratio.metric === 'cpu' ? ' (CPU)' : ''} | ${r.ratio.meaning} | ${r.median.toFixed(2)} | ${r.min.toFixed(2)}–${r.max.toFixed(2)} | ${goal} |`;
+    }),
+    '',
+    '## Scenarios',
+    '',
+    'Medians over rounds. Per-request figures are counted in the server process between two samples taken with no request in flight; ' +
+      'ceilings count per transaction. Latency is what the load generator saw (autocannon, 1 ms resolution; ceilings time each transaction).',
+    '',
+    '| id | scenario | req/s | p50 ms | p99 ms | max ms | PG round trips | Redis commands | CPU µs | peak RSS MB | answers | at most one order per key |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
+    ...report.scenarios.flatMap((scenario) => scenarioRow(scenario, report.measurements.filter((m) => m.scenario === scenario.id))),
+    '',
+    ...updateSection(report.updateStats),
+    ...profileSection(report.profiles),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+function scenarioRow(scenario: Scenario, rounds: readonly Measurement[]): string[] {
+  if (rounds.length === 0) return [];
+  const middle = (pick: (m: Measurement) => number | undefined): number | undefined => {
+    const values = rounds.map(pick).filter((v): v is number => v !== undefined);
+    return values.length === 0 ? undefined : median(values);
+  };
+  const peak = Math.max(...rounds.map((m) => m.peakRssBytes ?? 0));
+  const label = scenario.kind === 'http' ? `${scenario.label} (${scenario.framework})` : scenario.label;
+  const cells = [
+    scenario.id,
+    label,
+    number(middle((m) => m.throughput), 0),
+    number(middle((m) => m.latency.p50)),
+    number(middle((m) => m.latency.p99)),
+    number(middle((m) => m.latency.max)),
+    number(middle((m) => m.pgRoundTrips), 2),
+    scenario.kind === 'http' ? number(middle((m) => m.redisCommands), 2) : '',
+    number(middle((m) => m.cpuMicros), 0),
+    peak > 0 ? number(peak / 2 ** 20, 0) : '',
+    answers(rounds.at(-1)),
+    verdicts(rounds),
+  ];
+  return [`| ${cells.join(' | ')} |`];
+}
+
+function updateSection(stats: readonly UpdateStats[]): string[] {
+  if (stats.length === 0) return [];
+  return [
+    '## Updates in the database',
+    '',
+    'Over the whole run. A HOT update writes no new index entries; an update that changes an indexed column, or a column in a partial index predicate, cannot be HOT.',
+    '',
+    '| table | updates | HOT |',
+    '| --- | ---: | ---: |',
+    ...stats.map((s) => `| ${s.table} | ${s.updates} | ${s.hotUpdates} (${percent(s.updates === 0 ? 0 : s.hotUpdates / s.updates)}) |`),
+    '',
+  ];
+}
+
+function profileSection(profiles: readonly ProfileReport[]): string[] {
+  if (profiles.length === 0) return [];
+  return [
+    '## Where the server spends its time',
+    '',
+    'CPU profiles of the server during the measured window of one extra run each (the profiler slows it down; these runs are not in the tables above). ' +
+      'Shares of the busy samples: waiting in the event loop is left out. Samples are taken on wall time, so on a busy machine a socket write that ' +
+      'wakes PostgreSQL keeps the samples of the time the scheduler gave to other processes.',
+    '',
+    ...profiles.flatMap((profile) => [
+      `### ${profile.scenario}: ${number(profile.throughput, 0)} req/s while profiled, ${number(profile.cpuMicros, 0)} µs CPU per request`,
+      '',
+      `By place: ${profile.places
+        .slice(0, 8)
+        .map((p) => `${p.where} ${p.percent.toFixed(1)}%`)
+        .join(', ')}.`,
+      '',
+      '| self time | function | where |',
+      '| ---: | --- | --- |',
+      ...profile.top.map((t) => `| ${t.percent.toFixed(1)}% | \`${t.name}\` | ${t.where} |`),
+      '',
+    ]),
+  ];
+}
+
+function answers(measurement: Measurement | undefined): string {
+  const statuses = Object.entries(measurement?.statuses ?? {});
+  const total = statuses.reduce((sum, [, count]) => sum + count, 0);
+  if (total === 0) return '';
+  const shares = statuses.map(([code, count]) => `${code} ${percent(count / total)}`).join(', ');
+  return (measurement?.errors ?? 0) > 0 ? `${shares}; ${measurement?.errors} errors` : shares;
+}
+
+function verdicts(rounds: readonly Measurement[]): string {
+  const judged = rounds.filter((m) => m.verdict !== undefined);
+  if (judged.length === 0) return '';
+  const failed = judged.filter((m) => m.verdict?.ok === false);
+  if (failed.length === 0) return `yes: ${judged.at(-1)?.verdict?.text}, every round`;
+  return `**no** in ${failed.length} of ${judged.length} rounds: ${failed.map((m) => `r${m.round} ${m.verdict?.text}`).join('; ')}`;
+}
+
+function number(value: number | undefined, digits?: number): string {
+  if (value === undefined || !Number.isFinite(value)) return '';
+  return value.toFixed(digits ?? (Math.abs(value) >= 100 ? 0 : Math.abs(value) >= 10 ? 1 : 2));
+}
+
+function percent(share: number): string {
+  return share >= 0.995 || share === 0 ? `${Math.round(share * 100)}%` : `${(share * 100).toFixed(share < 0.01 ? 1 : 0)}%`;
+}

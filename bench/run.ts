@@ -1,0 +1,140 @@
+/**
+ * `npm run bench`: every scenario of bench/scenarios.ts, in rounds, on a
+ * fresh `retrysafe_bench` database; prints the report and writes it to
+ * bench/results/latest.md (bench/results/partial.md for an `--only` run, so
+ * a quick look never replaces the full report). Exits 1 when a retrysafe
+ * scenario lost its at-most-once guarantee or a scenario could not run.
+ */
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freshDatabase, type UpdateStats } from './database.js';
+import { describeMachine, loadAverage } from './machine.js';
+import { measure, type RunContext } from './measure.js';
+import type { Measurement } from './measurement.js';
+import { benchOptions, USAGE } from './options.js';
+import { hasPgbench } from './pgbench.js';
+import { selfTimeByPlace, topSelfTime } from './profile-summary.js';
+import { startProvider } from './provider-process.js';
+import { redisAdmin } from './redis.js';
+import { failures, type ProfileReport, renderMarkdown, type RunReport } from './report.js';
+import { SCENARIOS, type Scenario } from './scenarios.js';
+import { describeSource } from './source.js';
+
+const benchDir = fileURLToPath(new URL('.', import.meta.url));
+const PEERS = ['@node-idempotency/core', '@aws-lambda-powertools/idempotency', 'express-idempotency', '@redis/client'];
+const PROFILED = ['B', 'C', 'E'];
+
+const parsed = benchOptions(process.argv.slice(2), process.env);
+if (parsed === 'help') {
+  console.log(USAGE);
+  process.exit(0);
+}
+const options = parsed;
+const missing = PEERS.filter((name) => !existsSync(join(benchDir, 'node_modules', name, 'package.json')));
+if (missing.length > 0) {
+  console.error(`bench/ needs its own dependencies (${missing.join(', ')}). Install them with:\n\n  npm install --prefix bench --no-audit --no-fund --ignore-scripts\n`);
+  process.exit(1);
+}
+
+const pgbench = await hasPgbench();
+const scenarios = SCENARIOS.filter((s) => (options.only.length === 0 || options.only.includes(s.id)) && (s.kind !== 'pgbench' || pgbench));
+if (!pgbench) console.log('pgbench is not installed: the G-pgbench ceiling is skipped.');
+const startedAt = new Date();
+const source = describeSource();
+const loadBefore = loadAverage();
+const database = await freshDatabase(options.databaseUrl, 'retrysafe_bench');
+const redis = await redisAdmin(options.redisUrl);
+const provider = scenarios.some((s) => s.kind === 'http' && s.needsProvider === true) ? await startProvider() : undefined;
+const context: RunContext = {
+  options,
+  database,
+  redis,
+  providerUrl: provider?.url,
+  runTag: `rsb${Date.now().toString(36)}`,
+  logDir: mkdtempSync(join(tmpdir(), 'retrysafe-bench-')),
+};
+console.log(`${scenarios.length} scenarios × ${options.rounds} rounds; server logs in ${context.logDir}`);
+
+const measurements: Measurement[] = [];
+const broken: string[] = [];
+const profiles: ProfileReport[] = [];
+let updateStats: UpdateStats[];
+try {
+  for (let round = 1; round <= options.rounds; round += 1) {
+    for (const scenario of scenarios) {
+      const measured = await attempt(scenario, round);
+      if (measured !== undefined) measurements.push(measured);
+    }
+  }
+  if (options.profile) {
+    const profileDir = join(benchDir, 'results', 'profiles');
+    mkdirSync(profileDir, { recursive: true });
+    for (const scenario of scenarios.filter((s) => PROFILED.includes(s.id))) {
+      const file = join(profileDir, `${scenario.id}.cpuprofile`);
+      const measured = await attempt(scenario, 0, file);
+      if (measured === undefined) continue;
+      profiles.push({
+        scenario: scenario.id,
+        throughput: measured.throughput,
+        cpuMicros: measured.cpuMicros,
+        file,
+        top: topSelfTime(file, 15),
+        places: selfTimeByPlace(file),
+      });
+    }
+  }
+  updateStats = await database.updateStats();
+} finally {
+  await provider?.stop();
+  await redis.close();
+  await database.close();
+}
+
+const report: RunReport = {
+  command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
+  startedAt,
+  finishedAt: new Date(),
+  machine: describeMachine(database.serverVersion, redis.version),
+  source,
+  loadAverages: { before: loadBefore, after: loadAverage() },
+  options,
+  scenarios,
+  measurements,
+  profiles,
+  updateStats,
+};
+const markdown = renderMarkdown(report) + (broken.length > 0 ? `\n## Scenarios that could not run\n\n${broken.map((b) => `- ${b}`).join('\n')}\n` : '');
+mkdirSync(join(benchDir, 'results'), { recursive: true });
+writeFileSync(join(benchDir, 'results', options.only.length === 0 ? 'latest.md' : 'partial.md'), markdown);
+console.log(`\n${markdown}`);
+const lost = failures(report);
+for (const m of lost) console.error(`retrysafe lost its guarantee in ${m.scenario}, round ${m.round}: ${m.verdict?.text}`);
+process.exit(lost.length > 0 || broken.length > 0 ? 1 : 0);
+
+async function attempt(scenario: Scenario, round: number, profileFile?: string): Promise<Measurement | undefined> {
+  try {
+    const measured = await measure(scenario, round, context, profileFile);
+    console.log(progress(measured));
+    return measured;
+  } catch (error) {
+    const message = `${scenario.id} (round ${round}): ${error instanceof Error ? error.message : String(error)}`;
+    console.error(message);
+    broken.push(message.split('\n')[0] ?? message);
+    return undefined;
+  }
+}
+
+function progress(m: Measurement): string {
+  const round = m.round === 0 ? 'profile' : `r${m.round}`;
+  const parts = [
+    `${Math.round(m.throughput)}/s`,
+    `p50 ${m.latency.p50.toFixed(1)} p99 ${m.latency.p99.toFixed(1)} ms`,
+    m.pgRoundTrips === undefined ? '' : `${m.pgRoundTrips.toFixed(2)} PG trips`,
+    m.redisCommands ? `${m.redisCommands.toFixed(2)} Redis` : '',
+    m.cpuMicros === undefined ? '' : `${Math.round(m.cpuMicros)} µs CPU`,
+    m.verdict === undefined ? '' : `${m.verdict.ok ? 'ok' : 'NOT OK'}: ${m.verdict.text}`,
+  ];
+  return `[${round}] ${m.scenario.padEnd(10)} ${parts.filter((p) => p !== '').join(', ')}`;
+}

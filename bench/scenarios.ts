@@ -1,0 +1,133 @@
+import type { CeilingPlan } from './ceiling/result.js';
+import type { KeyPlan } from './keys.js';
+import type { AppName } from './server/apps/index.js';
+
+/** Whose promise a scenario's correctness check holds to. */
+export type Guarantee =
+  /** No idempotency layer: nothing to check. */
+  | 'none'
+  /** retrysafe: a failed check fails the run. */
+  | 'retrysafe'
+  /** Another library: a failed check is reported as a finding. */
+  | 'peer';
+
+interface Common {
+  readonly id: string;
+  readonly label: string;
+}
+
+export interface HttpScenario extends Common {
+  readonly kind: 'http';
+  readonly framework: 'Fastify 5' | 'Express 5';
+  readonly app: AppName;
+  readonly keys: KeyPlan;
+  readonly guarantee: Guarantee;
+  readonly needsProvider?: boolean;
+  /** Requests per second for all connections together; unlimited when absent. */
+  readonly rate?: number;
+}
+
+export interface CeilingScenario extends Common {
+  readonly kind: 'ceiling';
+  readonly plan: CeilingPlan;
+  /** Send retrysafe's statements unnamed, as before they were prepared. */
+  readonly unnamed?: boolean;
+}
+
+export interface PgbenchScenario extends Common {
+  readonly kind: 'pgbench';
+  readonly plan: CeilingPlan;
+}
+
+export type Scenario = HttpScenario | CeilingScenario | PgbenchScenario;
+
+const fastify = (id: string, label: string, app: AppName, keys: KeyPlan, guarantee: Guarantee, needsProvider = false): HttpScenario => ({
+  kind: 'http',
+  id,
+  label,
+  framework: 'Fastify 5',
+  app,
+  keys,
+  guarantee,
+  needsProvider,
+});
+const express = (id: string, label: string, app: AppName, keys: KeyPlan, guarantee: Guarantee): HttpScenario => ({
+  kind: 'http',
+  id,
+  label,
+  framework: 'Express 5',
+  app,
+  keys,
+  guarantee,
+});
+
+/** Every scenario, in the order a round runs them: those compared with each other run next to each other. */
+export const SCENARIOS: readonly Scenario[] = [
+  fastify('A', 'bare endpoint: BEGIN, INSERT, COMMIT', 'fastify-bare', 'fresh', 'none'),
+  fastify('B', 'retrysafe atomic, a new key each request', 'fastify-atomic', 'fresh', 'retrysafe'),
+  fastify('C', 'retrysafe atomic, replays of completed keys', 'fastify-atomic', 'replay', 'retrysafe'),
+  fastify('D', 'retrysafe atomic, storm: 200 clients, 20 keys', 'fastify-atomic', 'storm', 'retrysafe'),
+  { ...fastify('A@200', 'A held at 200 requests/s', 'fastify-bare', 'fresh', 'none'), rate: 200 },
+  { ...fastify('B@200', 'B held at 200 requests/s', 'fastify-atomic', 'fresh', 'retrysafe'), rate: 200 },
+  { ...fastify('C@200', 'C held at 200 requests/s', 'fastify-atomic', 'replay', 'retrysafe'), rate: 200 },
+  fastify('B°', 'B, statements unnamed as before', 'fastify-atomic-unnamed', 'fresh', 'retrysafe'),
+  fastify('C°', 'C, statements unnamed as before', 'fastify-atomic-unnamed', 'replay', 'retrysafe'),
+  fastify('B~', 'B, claiming first without the read', 'fastify-atomic-claim-first', 'fresh', 'retrysafe'),
+  fastify('C~', 'C, claiming first without the read', 'fastify-atomic-claim-first', 'replay', 'retrysafe'),
+  { kind: 'ceiling', id: 'G', label: 'ceiling: BEGIN, claim, complete, COMMIT (Node pg loop)', plan: 'claim-complete' },
+  { kind: 'ceiling', id: 'G°', label: 'ceiling G, statements unnamed as before (Node pg loop)', plan: 'claim-complete', unnamed: true },
+  { kind: 'pgbench', id: 'G-pgbench', label: 'ceiling G from pgbench, prepared (no Node)', plan: 'claim-complete' },
+  { kind: 'ceiling', id: 'GA', label: 'ceiling of A: BEGIN, INSERT, COMMIT (Node pg loop)', plan: 'bare-insert' },
+  { kind: 'pgbench', id: 'GA-pgbench', label: 'ceiling GA from pgbench, prepared (no Node)', plan: 'bare-insert' },
+  fastify("A'", 'bare endpoint that charges the provider first', 'fastify-bare-provider', 'fresh', 'none', true),
+  fastify('E', 'retrysafe leased, one provider step', 'fastify-leased', 'fresh', 'retrysafe', true),
+  fastify('NI-new', '@node-idempotency/core + Redis, a new key each request', 'fastify-node-idempotency', 'fresh', 'peer'),
+  fastify('NI-replay', '@node-idempotency/core + Redis, replays', 'fastify-node-idempotency', 'replay', 'peer'),
+  fastify('NI-storm', '@node-idempotency/core + Redis, storm', 'fastify-node-idempotency', 'storm', 'peer'),
+  fastify('PT-new', 'Powertools makeIdempotent + Redis, a new key each request', 'fastify-powertools', 'fresh', 'peer'),
+  fastify('PT-replay', 'Powertools makeIdempotent + Redis, replays', 'fastify-powertools', 'replay', 'peer'),
+  fastify('PT-storm', 'Powertools makeIdempotent + Redis, storm', 'fastify-powertools', 'storm', 'peer'),
+  fastify('PT0-storm', 'Powertools, storm, no Lambda context registered', 'fastify-powertools-no-context', 'storm', 'peer'),
+  fastify('PTv-replay', 'Powertools with payload validation, replays', 'fastify-powertools-validated', 'replay', 'peer'),
+  express('xA', 'bare endpoint', 'express-bare', 'fresh', 'none'),
+  express('xB', 'retrysafe atomic, a new key each request', 'express-atomic', 'fresh', 'retrysafe'),
+  express('xC', 'retrysafe atomic, replays', 'express-atomic', 'replay', 'retrysafe'),
+  express('EI-new', 'express-idempotency + Redis, a new key each request', 'express-idempotency', 'fresh', 'peer'),
+  express('EI-replay', 'express-idempotency + Redis, replays', 'express-idempotency', 'replay', 'peer'),
+  express('EI-storm', 'express-idempotency + Redis, storm', 'express-idempotency', 'storm', 'peer'),
+];
+
+/** A ratio of two scenarios measured in the same round: of their throughputs, or of their CPU time per request. */
+export interface Ratio {
+  readonly numerator: string;
+  readonly denominator: string;
+  readonly metric?: 'throughput' | 'cpu';
+  readonly meaning: string;
+  /** The goal, when there is one: the ratio must be at least this. */
+  readonly atLeast?: number;
+}
+
+export const RATIOS: readonly Ratio[] = [
+  { numerator: 'B', denominator: 'A', meaning: 'new keys: retrysafe against the bare endpoint', atLeast: 0.8 },
+  { numerator: 'C', denominator: 'A', meaning: 'replays against the bare endpoint', atLeast: 1.5 },
+  { numerator: 'B@200', denominator: 'A@200', metric: 'cpu', meaning: 'CPU per request at the same load: new keys against the bare endpoint' },
+  { numerator: 'C@200', denominator: 'A@200', metric: 'cpu', meaning: 'CPU per request at the same load: replays against the bare endpoint' },
+  { numerator: 'E', denominator: "A'", meaning: 'leased mode against the bare endpoint calling the provider' },
+  { numerator: 'B', denominator: 'G', meaning: "new keys against the database's ceiling for retrysafe's statements" },
+  { numerator: 'A', denominator: 'GA', meaning: "the bare endpoint against its own ceiling" },
+  { numerator: 'G', denominator: 'GA', meaning: "retrysafe's transaction against the bare one, Node loop" },
+  { numerator: 'G-pgbench', denominator: 'GA-pgbench', meaning: "retrysafe's transaction against the bare one, database alone" },
+  { numerator: 'G', denominator: 'G°', meaning: 'named (prepared) statements against unnamed ones, Node loop' },
+  { numerator: 'B', denominator: 'B°', meaning: 'new keys: named (prepared) statements against unnamed ones' },
+  { numerator: 'C', denominator: 'C°', meaning: 'replays: named (prepared) statements against unnamed ones' },
+  { numerator: 'B', denominator: 'B~', meaning: 'new keys: reading before the claim against claiming first' },
+  { numerator: 'C', denominator: 'C~', meaning: 'replays: one read against a claim in a transaction' },
+  { numerator: 'B', denominator: 'NI-new', meaning: 'new keys against @node-idempotency (Redis)' },
+  { numerator: 'C', denominator: 'NI-replay', meaning: 'replays against @node-idempotency (Redis)' },
+  { numerator: 'B', denominator: 'PT-new', meaning: 'new keys against Powertools (Redis)' },
+  { numerator: 'C', denominator: 'PT-replay', meaning: 'replays against Powertools (Redis)' },
+  { numerator: 'xB', denominator: 'xA', meaning: 'Express: new keys against the bare endpoint', atLeast: 0.8 },
+  { numerator: 'xC', denominator: 'xA', meaning: 'Express: replays against the bare endpoint', atLeast: 1.5 },
+  { numerator: 'xB', denominator: 'EI-new', meaning: 'Express: new keys against express-idempotency (Redis)' },
+  { numerator: 'xC', denominator: 'EI-replay', meaning: 'Express: replays against express-idempotency (Redis)' },
+];

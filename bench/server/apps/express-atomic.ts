@@ -1,0 +1,20 @@
+import express, { type Request } from 'express';
+import { atomic } from '../../../src/adapters/express.js';
+import { idempotency } from '../../../src/core/idempotency.js';
+import { fromPg, postgresStore } from '../../../src/postgres/index.js';
+import type { AppEnv } from '../app-env.js';
+import { countedPool } from '../counted-pool.js';
+import type { RunningApp } from '../running-app.js';
+import { answerError } from './express-errors.js';
+import { orderRoute } from './fastify-atomic.js';
+import { listenExpress } from './listen.js';
+
+/** B, C and D on Express 5: retrysafe's atomic mode. */
+export async function expressAtomic(env: AppEnv): Promise<RunningApp> {
+  const { pool, roundTrips } = countedPool(env.databaseUrl, env.poolSize);
+  const config = idempotency({ store: postgresStore(fromPg(pool)) });
+  const app = express();
+  app.post('/orders', express.json(), atomic(config, orderRoute<Request>()));
+  app.use(answerError);
+  return listenExpress(app, { pgRoundTrips: roundTrips, close: () => pool.end() });
+}

@@ -1,0 +1,49 @@
+import Fastify, { type FastifyRequest } from 'fastify';
+import type pg from 'pg';
+import { atomic } from '../../../src/adapters/fastify.js';
+import { idempotency } from '../../../src/core/idempotency.js';
+import { type AtomicRoute, invalid, valid } from '../../../src/core/route.js';
+import { fromPg, postgresStore } from '../../../src/postgres/index.js';
+import type { AppEnv } from '../app-env.js';
+import { claimFirst } from '../claim-first-store.js';
+import { countedPool } from '../counted-pool.js';
+import { insertOrder, type OrderInput, orderLocation, parseOrder, tenantOf } from '../orders.js';
+import type { RunningApp } from '../running-app.js';
+import { listenFastify } from './listen.js';
+
+/** The order route in atomic mode, for any framework adapter. */
+export function orderRoute<Req extends { headers: Record<string, string | string[] | undefined> }>(): AtomicRoute<Req, OrderInput, pg.PoolClient> {
+  return {
+    operation: 'orders.create@1',
+    tenant: (request) => tenantOf(request.headers),
+    input: (_request, body) => {
+      const input = parseOrder(body);
+      return input === undefined ? invalid({ status: 400, body: { error: 'bad request' } }) : valid(input);
+    },
+    async handler({ tx, input, tenant, identity }) {
+      const order = await insertOrder(tx, tenant, input, identity?.key);
+      return { status: 201, headers: { location: orderLocation(order) }, body: order };
+    },
+  };
+}
+
+/** Variants of the atomic app, each measured against plain B and C. */
+export interface AtomicVariant {
+  /** Claim first, without the read that answers finished operations (claim-first-store.ts). */
+  readonly claimFirst?: boolean;
+  /** Send retrysafe's statements unnamed, as before they were prepared (counted-pool.ts). */
+  readonly unnamed?: boolean;
+}
+
+/** B, C and D: retrysafe's atomic mode, as is or in a variant. */
+export function fastifyAtomic(variant: AtomicVariant = {}) {
+  return async function start(env: AppEnv): Promise<RunningApp> {
+    const { pool, roundTrips } = countedPool(env.databaseUrl, env.poolSize, variant.unnamed === true);
+    const database = fromPg(pool);
+    const store = postgresStore(database);
+    const config = idempotency({ store: variant.claimFirst === true ? claimFirst(store) : store });
+    const app = Fastify();
+    app.post('/orders', atomic(config, orderRoute<FastifyRequest>()));
+    return listenFastify(app, { pgRoundTrips: roundTrips, close: () => pool.end() });
+  };
+}
