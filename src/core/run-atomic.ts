@@ -36,7 +36,7 @@ export async function runAtomic<Req, Input, Tx>(
     clock.enterStore(config.storeTimeoutMs + config.lockTimeoutMs);
     const started = performance.now();
     const reply = await clock.race(
-      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, lockTimeoutMs: config.lockTimeoutMs }, async ({ claim, tx, complete }) => {
+      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, lockTimeoutMs: config.lockTimeoutMs, retention: config.retention }, async ({ claim, tx, complete }) => {
         clock.leaveStore();
         if (claim.kind !== 'claimed') {
           config.emit({ type: 'lock-wait', identity: claimed, ms: performance.now() - started });

@@ -27,7 +27,9 @@ export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx>
 async function claimAtomic(sql: SqlClient, request: ClaimRequest): Promise<AtomicClaim> {
   let rows: (RecordRow & { claimed: boolean })[];
   try {
-    ({ rows } = await sql.query<RecordRow & { claimed: boolean }>(CLAIM_ATOMIC, [...ids(request.identity), request.fingerprint, `${request.lockTimeoutMs}ms`]));
+    const { retention } = request;
+    const values = [...ids(request.identity), request.fingerprint, `${request.lockTimeoutMs}ms`, retention?.responseSeconds ?? null, retention?.tombstoneSeconds ?? null];
+    ({ rows } = await sql.query<RecordRow & { claimed: boolean }>(CLAIM_ATOMIC, values));
   } catch (error) {
     if (sqlState(error) === LOCK_NOT_AVAILABLE) return { kind: 'busy' };
     throw error;

@@ -18,6 +18,12 @@ export interface ClaimRequest {
   readonly fingerprint: Fingerprint;
   /** How long a duplicate waits for a running first attempt before giving up. */
   readonly lockTimeoutMs: number;
+  /**
+   * The retention the completion will write, written already by the claim:
+   * then the completion, in the same transaction, changes no indexed column
+   * and PostgreSQL can rewrite the row in place (a HOT update).
+   */
+  readonly retention?: Retention;
 }
 
 /** The result of claiming an identity inside a transaction. */

@@ -22,7 +22,7 @@ export const STORE_STATS = `
 SELECT
   (SELECT extract(epoch FROM now() - min(created_at))::float8
      FROM retrysafe_operations WHERE state = 'in_progress') AS oldest_in_progress_seconds,
-  (SELECT count(*)::int FROM retrysafe_operations WHERE state = 'unknown') AS unknown_operations,
+  (SELECT count(*)::int FROM retrysafe_operations WHERE state = 'unknown' AND reason IS NOT NULL) AS unknown_operations,
   (SELECT count(*)::int FROM retrysafe_operations
      WHERE state = 'in_progress' AND lease_expires_at <= now()) AS expired_leases`;
 
@@ -39,6 +39,6 @@ UNION ALL
 (SELECT tenant, operation, key, 'unknown', mode, attempt, created_at,
    lease_expires_at, reason, extract(epoch FROM now() - created_at)::float8
  FROM retrysafe_operations
- WHERE state = 'unknown' AND created_at <= now() - make_interval(secs => $1)
+ WHERE state = 'unknown' AND reason IS NOT NULL AND created_at <= now() - make_interval(secs => $1)
  ORDER BY created_at
  LIMIT $2)`;
