@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { atomic } from '../../src/adapters/express.js';
 import { idempotency, invalid, valid } from '../../src/index.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
+import { listen } from '../support/listen.js';
 
 export const ORDERS_TABLE = 'CREATE TABLE IF NOT EXISTS orders (id serial PRIMARY KEY, sku text NOT NULL, qty int NOT NULL)';
 
@@ -55,15 +55,10 @@ export async function startOrdersServer(database: SqlDatabase<SqlClient>, option
     }),
   );
   const server = createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listen(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     requests,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
+    close: listening.close,
   };
 }

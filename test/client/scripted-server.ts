@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen } from '../support/listen.js';
 
 /** A request as the scripted server received it. */
 export interface RecordedRequest {
@@ -58,19 +58,14 @@ export async function startScriptedServer(script: (request: RecordedRequest, ind
       res.writeHead(answer.status, answer.headers).end(answer.body);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listen(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     requests,
     clear: () => {
       requests.length = 0;
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
+    close: listening.close,
   };
 }
 

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,6 +11,7 @@ import { atomic as fetchAtomic } from '../../src/adapters/fetch.js';
 import { type AtomicRoute, type HandlerReply, idempotency, type Idempotency, type IdempotencyOptions } from '../../src/index.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
+import { listen } from './listen.js';
 
 /**
  * The app every adapter test runs: `POST /orders` (`orders.create@1`) and
@@ -130,21 +130,6 @@ function outOfStock(): HandlerReply {
 function clientErrorStatus(error: unknown): number | undefined {
   const status = typeof error === 'object' && error !== null ? ((error as { status?: unknown; statusCode?: unknown }).statusCode ?? (error as { status?: unknown }).status) : undefined;
   return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
-}
-
-async function listen(server: Server): Promise<{ url: string; close(): Promise<void> }> {
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: async () => {
-      const closed = once(server, 'close');
-      server.close();
-      server.closeAllConnections();
-      await closed;
-    },
-  };
 }
 
 export const expressAdapter: AdapterFactory = {

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
@@ -13,6 +12,7 @@ import { type FetchRequest, transparent as fetchTransparent } from '../../src/ad
 import type { Idempotency } from '../../src/core/idempotency.js';
 import type { RouteDefinition } from '../../src/core/route.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
+import { listen } from '../support/listen.js';
 
 /**
  * `POST /orders` (`orders.create@1`) written the usual way for each
@@ -191,18 +191,3 @@ export const honoShop: Framework = {
 };
 
 export const frameworks: readonly Framework[] = [expressShop, fastifyShop, honoShop];
-
-async function listen(server: Server): Promise<{ url: string; close(): Promise<void> }> {
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: async () => {
-      const closed = once(server, 'close');
-      server.close();
-      server.closeAllConnections();
-      await closed;
-    },
-  };
-}
