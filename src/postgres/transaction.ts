@@ -9,12 +9,11 @@ class StoreFailure extends Error {}
 /** Carries what the handler threw through the driver's rollback, to be told apart from BEGIN or COMMIT failing. */
 class WorkFailure extends Error {}
 
-/** Carries a value out of a transaction that must roll back. */
-class Rollback<T> extends Error {
-  constructor(readonly value: T) {
-    super('rollback');
-  }
-}
+/**
+ * Thrown to make the driver roll back. One shared instance: building an Error
+ * per rolled-back transaction would capture a stack on a hot path.
+ */
+const ROLLBACK = new Error('rollback');
 
 /**
  * Runs `body` in one transaction that commits only when it settles with
@@ -22,14 +21,18 @@ class Rollback<T> extends Error {
  * `RetrysafeError('store-unavailable')`; the handler's pass through unchanged.
  */
 export async function inTransaction<Tx, T>(database: SqlDatabase<Tx>, body: (sql: SqlClient, tx: Tx) => Promise<Settlement<T>>): Promise<T> {
+  let rolledBack: { readonly value: T } | undefined;
   try {
     return await database.transaction(async (sql, tx) => {
       const settlement = await body(sql, tx);
-      if (!settlement.commit) throw new Rollback(settlement.value);
+      if (!settlement.commit) {
+        rolledBack = { value: settlement.value };
+        throw ROLLBACK;
+      }
       return settlement.value;
     });
   } catch (error) {
-    if (error instanceof Rollback) return (error as Rollback<T>).value;
+    if (error === ROLLBACK && rolledBack !== undefined) return rolledBack.value;
     // The handler's statements run on our connection: losing it is the store's failure too.
     if (error instanceof WorkFailure) throw isTransientDatabaseError(error.cause) ? unavailable(error.cause) : error.cause;
     // Our statements, BEGIN, COMMIT or the connection itself.
