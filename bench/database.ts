@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { fromPg, migrate } from '../src/postgres/index.js';
+import { type Migration, migrations } from '../src/postgres/migrations/index.js';
 import { ORDERS_TABLE } from './server/orders.js';
 
 /** The orders created under one key prefix: how many, for how many keys, and how many keys got more than one. */
@@ -29,7 +30,8 @@ export interface BenchDatabase {
   close(): Promise<void>;
 }
 
-export async function freshDatabase(adminUrl: string, name: string): Promise<BenchDatabase> {
+/** A new database `name` on the server of `adminUrl`, migrated with `known` (every migration by default). */
+export async function freshDatabase(adminUrl: string, name: string, known: readonly Migration[] = migrations): Promise<BenchDatabase> {
   await withClient(adminUrl, async (admin) => {
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.query(`CREATE DATABASE ${name}`);
@@ -38,7 +40,7 @@ export async function freshDatabase(adminUrl: string, name: string): Promise<Ben
   target.pathname = `/${name}`;
   const url = target.toString();
   const pool = new pg.Pool({ connectionString: url, max: 2 });
-  await migrate(fromPg(pool));
+  await migrate(fromPg(pool), known);
   await pool.query(ORDERS_TABLE);
   const tables = (await pool.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'retrysafe_migrations'")).rows.map((row) => row.name);
   const version = (await pool.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? 'unknown';

@@ -17,6 +17,8 @@ import type { ProcessSample } from './server/messages.js';
 export interface RunContext {
   readonly options: BenchOptions;
   readonly database: BenchDatabase;
+  /** A database migrated only up to `version`, created on first use. */
+  readonly databaseAt: (version: number) => Promise<BenchDatabase>;
   readonly redis: RedisAdmin;
   readonly providerUrl: string | undefined;
   /** Unique to the run; part of every key, so that runs and scenarios never share one. */
@@ -60,7 +62,9 @@ export async function measure(scenario: Scenario, round: number, context: RunCon
       };
     }
     case 'pgbench': {
-      const result = await pgbenchCeiling(scenario.plan, context.database.url, options.poolSize, options.warmupSeconds, options.seconds);
+      const target = scenario.schemaVersion === undefined ? context.database : await context.databaseAt(scenario.schemaVersion);
+      await target.reset();
+      const result = await pgbenchCeiling(scenario.plan, target.url, options.poolSize, options.warmupSeconds, options.seconds);
       return { scenario: scenario.id, round, throughput: result.transactions / result.seconds, latency: result.latency, errors: 0 };
     }
   }

@@ -75,6 +75,10 @@ const SCRIPTS: Record<CeilingPlan, { readonly script: string; readonly variables
     script: `${DRAW_KEY}\nBEGIN;\n${withVariables(CLAIM_ATOMIC.text, 'c', 3)};\n${withVariables(COMPLETE_ATOMIC.text, 'u', 3)};\nCOMMIT;\n`,
     variables: [...variables('c', claimValues(''), 3), ...variables('u', completeValues(''), 3)],
   },
+  'claim-insert-complete': {
+    script: `${DRAW_KEY}\nBEGIN;\n${withVariables(CLAIM_ATOMIC.text, 'c', 3)};\n${withVariables(INSERT_ORDER, 'i', 4)};\n${withVariables(COMPLETE_ATOMIC.text, 'u', 3)};\nCOMMIT;\n`,
+    variables: [...variables('c', claimValues(''), 3), ...variables('i', [TENANT, order.sku, order.quantity, ''], 4), ...variables('u', completeValues(''), 3)],
+  },
   'bare-insert': {
     script: `${DRAW_KEY}\nBEGIN;\n${withVariables(INSERT_ORDER, 'i', 4)};\nCOMMIT;\n`,
     variables: variables('i', [TENANT, order.sku, order.quantity, ''], 4),

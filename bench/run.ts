@@ -9,7 +9,8 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freshDatabase, type UpdateStats } from './database.js';
+import { type BenchDatabase, freshDatabase, type UpdateStats } from './database.js';
+import { migrations } from '../src/postgres/migrations/index.js';
 import { describeMachine, loadAverage } from './machine.js';
 import { measure, type RunContext } from './measure.js';
 import type { Measurement } from './measurement.js';
@@ -47,9 +48,18 @@ const loadBefore = loadAverage();
 const database = await freshDatabase(options.databaseUrl, 'retrysafe_bench');
 const redis = await redisAdmin(options.redisUrl);
 const provider = scenarios.some((s) => s.kind === 'http' && s.needsProvider === true) ? await startProvider() : undefined;
+const olderSchemas = new Map<number, Promise<BenchDatabase>>();
 const context: RunContext = {
   options,
   database,
+  databaseAt(version) {
+    let older = olderSchemas.get(version);
+    if (older === undefined) {
+      older = freshDatabase(options.databaseUrl, `retrysafe_bench_v${version}`, migrations.filter((m) => m.version <= version));
+      olderSchemas.set(version, older);
+    }
+    return older;
+  },
   redis,
   providerUrl: provider?.url,
   runTag: `rsb${Date.now().toString(36)}`,
@@ -90,6 +100,7 @@ try {
   await provider?.stop();
   await redis.close();
   await database.close();
+  for (const older of olderSchemas.values()) await (await older).close();
 }
 
 const report: RunReport = {

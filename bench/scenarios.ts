@@ -37,6 +37,8 @@ export interface CeilingScenario extends Common {
 export interface PgbenchScenario extends Common {
   readonly kind: 'pgbench';
   readonly plan: CeilingPlan;
+  /** Run against a database migrated only up to this schema version, to measure a later schema change. */
+  readonly schemaVersion?: number;
 }
 
 export type Scenario = HttpScenario | CeilingScenario | PgbenchScenario;
@@ -72,11 +74,14 @@ export const SCENARIOS: readonly Scenario[] = [
   { ...fastify('C@200', 'C held at 200 requests/s', 'fastify-atomic', 'replay', 'retrysafe'), rate: 200 },
   fastify('B°', 'B, statements unnamed as before', 'fastify-atomic-unnamed', 'fresh', 'retrysafe'),
   fastify('C°', 'C, statements unnamed as before', 'fastify-atomic-unnamed', 'replay', 'retrysafe'),
-  fastify('B~', 'B, claiming first without the read', 'fastify-atomic-claim-first', 'fresh', 'retrysafe'),
-  fastify('C~', 'C, claiming first without the read', 'fastify-atomic-claim-first', 'replay', 'retrysafe'),
+  fastify('B~', 'B, always reading before the claim', 'fastify-atomic-read-first', 'fresh', 'retrysafe'),
+  fastify('C~', 'C, always claiming first, without the read', 'fastify-atomic-claim-first', 'replay', 'retrysafe'),
   { kind: 'ceiling', id: 'G', label: 'ceiling: BEGIN, claim, complete, COMMIT (Node pg loop)', plan: 'claim-complete' },
   { kind: 'ceiling', id: 'G°', label: 'ceiling G, statements unnamed as before (Node pg loop)', plan: 'claim-complete', unnamed: true },
   { kind: 'pgbench', id: 'G-pgbench', label: 'ceiling G from pgbench, prepared (no Node)', plan: 'claim-complete' },
+  { kind: 'pgbench', id: 'G4-pgbench', label: 'G-pgbench on schema version 4, before the domain checks', plan: 'claim-complete', schemaVersion: 4 },
+  { kind: 'ceiling', id: 'GB', label: "ceiling of B: BEGIN, claim, INSERT, complete, COMMIT (Node pg loop)", plan: 'claim-insert-complete' },
+  { kind: 'pgbench', id: 'GB-pgbench', label: 'ceiling GB from pgbench, prepared (no Node)', plan: 'claim-insert-complete' },
   { kind: 'ceiling', id: 'GA', label: 'ceiling of A: BEGIN, INSERT, COMMIT (Node pg loop)', plan: 'bare-insert' },
   { kind: 'pgbench', id: 'GA-pgbench', label: 'ceiling GA from pgbench, prepared (no Node)', plan: 'bare-insert' },
   fastify("A'", 'bare endpoint that charges the provider first', 'fastify-bare-provider', 'fresh', 'none', true),
@@ -117,11 +122,14 @@ export const RATIOS: readonly Ratio[] = [
   { numerator: 'A', denominator: 'GA', meaning: "the bare endpoint against its own ceiling" },
   { numerator: 'G', denominator: 'GA', meaning: "retrysafe's transaction against the bare one, Node loop" },
   { numerator: 'G-pgbench', denominator: 'GA-pgbench', meaning: "retrysafe's transaction against the bare one, database alone" },
+  { numerator: 'GB', denominator: 'GA', meaning: "B's whole transaction against A's, Node loop" },
+  { numerator: 'GB-pgbench', denominator: 'GA-pgbench', meaning: "B's whole transaction against A's, database alone: what B/A can reach here at most" },
+  { numerator: 'G-pgbench', denominator: 'G4-pgbench', meaning: 'domain checks (schema 5) against table checks (schema 4), database alone' },
   { numerator: 'G', denominator: 'G°', meaning: 'named (prepared) statements against unnamed ones, Node loop' },
   { numerator: 'B', denominator: 'B°', meaning: 'new keys: named (prepared) statements against unnamed ones' },
   { numerator: 'C', denominator: 'C°', meaning: 'replays: named (prepared) statements against unnamed ones' },
-  { numerator: 'B', denominator: 'B~', meaning: 'new keys: reading before the claim against claiming first' },
-  { numerator: 'C', denominator: 'C~', meaning: 'replays: one read against a claim in a transaction' },
+  { numerator: 'B', denominator: 'B~', meaning: 'new keys: claiming first (auto) against always reading first' },
+  { numerator: 'C', denominator: 'C~', meaning: 'replays: one read (auto) against always claiming in a transaction' },
   { numerator: 'B', denominator: 'NI-new', meaning: 'new keys against @node-idempotency (Redis)' },
   { numerator: 'C', denominator: 'NI-replay', meaning: 'replays against @node-idempotency (Redis)' },
   { numerator: 'B', denominator: 'PT-new', meaning: 'new keys against Powertools (Redis)' },

@@ -2,6 +2,7 @@ export { RetrysafeError, isRetrysafeError, type RetrysafeErrorCode } from './cor
 export { fingerprint, sameFingerprint, type Fingerprint } from './core/fingerprint.js';
 export { identityHash, type OperationIdentity } from './core/identity.js';
 export { idempotency, defineRoute, type Idempotency, type IdempotencyOptions } from './core/idempotency.js';
+export type { ReadBeforeClaim } from './core/read-first.js';
 export { parseIdempotencyKey, defaultKeyLimits, type KeyDefect, type KeyLimits, type ParsedKey } from './core/key.js';
 export { decideExisting, type Outcome } from './core/outcome.js';
 export { defaultPolicy, isStoredStatus, type OutcomePolicy } from './core/policy.js';

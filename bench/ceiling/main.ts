@@ -7,7 +7,7 @@ import { COMPLETE_ATOMIC } from '../../src/postgres/sql/complete-atomic.js';
 import { summariseLatencies } from '../latency.js';
 import { ORDER_BODY, TENANT } from '../request.js';
 import { countedPool } from '../server/counted-pool.js';
-import { createOrder, type OrderInput } from '../server/orders.js';
+import { createOrder, insertOrder, type OrderInput } from '../server/orders.js';
 import { claimValues, completeValues } from './statements.js';
 import { type CeilingMessage, isCeilingPlan } from './result.js';
 
@@ -26,12 +26,13 @@ const order = JSON.parse(ORDER_BODY) as OrderInput;
 let next = 0;
 let unclaimed = 0;
 
-async function claimAndComplete(key: string): Promise<void> {
+async function claimAndComplete(key: string, withOrder: boolean): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
     const { rows } = await client.query<{ claimed: boolean }>(CLAIM_ATOMIC, claimValues(key));
     if (rows[0]?.claimed !== true) unclaimed += 1;
+    if (withOrder) await insertOrder(client, TENANT, order, key);
     await client.query(COMPLETE_ATOMIC, completeValues(key));
     await client.query('COMMIT');
   } finally {
@@ -39,7 +40,7 @@ async function claimAndComplete(key: string): Promise<void> {
   }
 }
 
-const once = (key: string): Promise<unknown> => (plan === 'claim-complete' ? claimAndComplete(key) : createOrder(pool, TENANT, order, key));
+const once = (key: string): Promise<unknown> => (plan === 'bare-insert' ? createOrder(pool, TENANT, order, key) : claimAndComplete(key, plan === 'claim-insert-complete'));
 
 /** Runs every worker until `seconds` have passed; returns each transaction's latency in ms. */
 async function drive(seconds: number, prefix: string): Promise<number[]> {

@@ -25,7 +25,11 @@ export function isCeilingMessage(value: unknown): value is CeilingMessage {
 export type CeilingPlan =
   /** BEGIN, retrysafe's claim, retrysafe's completion, COMMIT: scenario B without HTTP and without the order. */
   | 'claim-complete'
+  /** BEGIN, the claim, the order INSERT, the completion, COMMIT: scenario B's whole transaction without HTTP. */
+  | 'claim-insert-complete'
   /** BEGIN, the order INSERT, COMMIT: scenario A without HTTP. */
   | 'bare-insert';
 
-export const isCeilingPlan = (value: string): value is CeilingPlan => value === 'claim-complete' || value === 'bare-insert';
+const PLANS: Record<CeilingPlan, true> = { 'claim-complete': true, 'claim-insert-complete': true, 'bare-insert': true };
+
+export const isCeilingPlan = (value: string): value is CeilingPlan => Object.hasOwn(PLANS, value);

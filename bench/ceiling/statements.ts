@@ -1,7 +1,8 @@
 import { fingerprint } from '../../src/core/fingerprint.js';
 import { completionOf, resolvePolicy } from '../../src/core/policy.js';
 import { toReply } from '../../src/core/reply.js';
-import { ids } from '../../src/postgres/lease-store.js';
+import { claimAtomicValues } from '../../src/postgres/sql/claim-atomic.js';
+import { ids } from '../../src/postgres/sql/record-row.js';
 import { outcomeValues } from '../../src/postgres/sql/outcome.js';
 import { defaultRetention } from '../../src/store/operation-store.js';
 import { ORDER_BODY, TENANT } from '../request.js';
@@ -17,11 +18,11 @@ const ORDER_COMPLETION = completionOf(
   resolvePolicy(),
   defaultRetention,
 );
-const LOCK_TIMEOUT = '3000ms';
 
 /** The values of CLAIM_ATOMIC; $3 is the key. */
 export function claimValues(key: string): unknown[] {
-  return [...ids({ tenant: TENANT, operation: ORDER_OPERATION, key }), ORDER_FINGERPRINT, LOCK_TIMEOUT];
+  const identity = { tenant: TENANT, operation: ORDER_OPERATION, key };
+  return claimAtomicValues({ identity, fingerprint: ORDER_FINGERPRINT, lockTimeoutMs: 3000, retention: defaultRetention });
 }
 
 /** The values of COMPLETE_ATOMIC; $3 is the key. */

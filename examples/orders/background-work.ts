@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { RecoveryWorker } from '../../src/index.js';
-import { Relay, type Transport } from '../../src/outbox/index.js';
+import { type Listener, Relay, type Transport } from '../../src/outbox/index.js';
 import { postgresStore, type SqlClient, type SqlDatabase } from '../../src/postgres/index.js';
 import type { ProviderClient } from '../provider/client.js';
 import { paymentIdempotency } from './app.js';
@@ -12,6 +12,8 @@ export interface BackgroundWorkOptions {
   readonly database: SqlDatabase<SqlClient>;
   /** Where the relay publishes `order.created`. */
   readonly transport: Transport;
+  /** Wakes the relay when an order is enqueued. */
+  readonly outboxListener: Listener;
   readonly provider: ProviderClient;
   /** Whether provider webhooks are received, and so must be processed. */
   readonly webhooks: boolean;
@@ -39,6 +41,7 @@ export function startBackgroundWork(options: BackgroundWorkOptions): BackgroundW
     database,
     transport,
     topics: [ORDER_CREATED],
+    listen: options.outboxListener,
     onError,
     onReport(report) {
       // A failed publish is retried with backoff; a parked one waits for an operator (`deadLetters`, `retryDeadLetter`).

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OUTBOX_CHANNEL } from '../../src/postgres/sql/outbox.js';
 import { until } from '../../test/outbox/support/until.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import { startProcess } from './testing/child.js';
@@ -27,12 +28,22 @@ describe('the service as a process without a broker: its own relay, consumer, pr
     await rm(dataDir, { recursive: true, force: true });
   });
 
+  /** Sessions of the service whose last statement subscribed to the outbox channel. */
+  const listeners = async (): Promise<number> =>
+    (
+      await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query = $1", [
+        `LISTEN ${OUTBOX_CHANNEL}`,
+      ])
+    ).rows[0]?.n ?? -1;
+
   it('confirms a new order once by email, and marks it paid once the local provider’s webhook comes back to the service', async () => {
     const service = await startProcess({ DATABASE_URL: database.url, DATA_DIR: dataDir });
     try {
       expect(service.output()).toContain('order confirmations: sent by this process, no broker');
       expect(service.output()).toContain(`provider webhooks: ${service.url}/webhooks/provider, signed with a secret made for this run`);
       expect(service.output()).not.toMatch(/whsec_/);
+      // The relay is woken by LISTEN on a connection of its own, rather than waiting for its next poll.
+      await until(async () => (await listeners()) === 1, 'the relay listens for new outbox messages');
 
       const order = await placeOrder(service.url, A, 'l-one');
       await until(async () => (await emailRows(pool, order.id)).length > 0, 'the confirmation was sent');
@@ -49,6 +60,7 @@ describe('the service as a process without a broker: its own relay, consumer, pr
 
       expect(await service.kill('SIGTERM')).toBe(0);
       expect(await emailRows(pool, order.id)).toHaveLength(1);
+      await until(async () => (await listeners()) === 0, 'the listening connection was closed');
     } finally {
       await service.kill('SIGKILL');
     }

@@ -32,7 +32,7 @@ async function main(): Promise<void> {
     const url = await app.listen({ port: config.port, host: config.host });
     // The local provider posts its payment.succeeded webhooks back to this service.
     const payments = await provider.start(`${url}/webhooks/provider`);
-    background = startBackgroundWork({ database: opened.database, transport: transport.transport, provider: provider.client, webhooks: webhookSecret !== undefined, log });
+    background = startBackgroundWork({ database: opened.database, outboxListener: opened.outboxListener, transport: transport.transport, provider: provider.client, webhooks: webhookSecret !== undefined, log });
     console.log(banner(config, { url, opened, payments, confirmations: transport.description }));
   } catch (error) {
     await app?.close();

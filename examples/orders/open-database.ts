@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { type Listener, pgListener, pgliteListener } from '../../src/outbox/index.js';
 import { fromPg, fromPGlite, portable, type SqlClient, type SqlDatabase } from '../../src/postgres/index.js';
 import type { DatabaseConfig } from './config.js';
 
@@ -8,6 +9,8 @@ export interface OpenDatabase {
   readonly database: SqlDatabase<SqlClient>;
   /** Where the data lives, without credentials, for the start-up banner. */
   readonly description: string;
+  /** Wakes the relay as soon as a message is enqueued, rather than at its next poll. */
+  readonly outboxListener: Listener;
   close(): Promise<void>;
 }
 
@@ -26,6 +29,22 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
     return {
       database: portable(fromPg(pool)),
       description: `PostgreSQL at ${url.host}${url.pathname}`,
+      // LISTEN needs a connection of its own, opened only when a relay listens: a pooled one would lose the subscription.
+      async outboxListener(wake) {
+        const listening = new pg.Client({ connectionString: config.url, connectionTimeoutMillis: 5_000 });
+        listening.on('error', (error) => console.error(`PostgreSQL notifications lost (${error.message}); the relay goes on polling.`));
+        await listening.connect();
+        try {
+          const unlisten = await pgListener(listening)(wake);
+          return async () => {
+            await unlisten().catch(() => undefined);
+            await listening.end();
+          };
+        } catch (error) {
+          await listening.end().catch(() => undefined);
+          throw error;
+        }
+      },
       close: () => pool.end(),
     };
   }
@@ -36,6 +55,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   return {
     database: portable(fromPGlite(lite)),
     description: `PGlite in ${join(config.dataDir, 'pglite')}`,
+    outboxListener: pgliteListener(lite),
     close: () => lite.close(),
   };
 }

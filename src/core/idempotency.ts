@@ -3,6 +3,7 @@ import { notify, type Observer, type RetrysafeEvent } from './events.js';
 import { assertOperationName } from './identity.js';
 import { defaultKeyLimits, type KeyLimits } from './key.js';
 import { type OutcomePolicy, resolvePolicy } from './policy.js';
+import { type ReadBeforeClaim, type ReadFirst, readFirstPolicy } from './read-first.js';
 import { defaultProblemBase } from './problems.js';
 import { defaultRetention, type OperationStore, type Retention } from '../store/operation-store.js';
 import type { RouteDefinition } from './route.js';
@@ -26,6 +27,12 @@ export interface IdempotencyOptions<Tx> {
   readonly problemBase?: string;
   /** Receive every event, for metrics and logs (see `retrysafe/observe`). */
   readonly observers?: readonly Observer[];
+  /**
+   * Atomic mode: answer finished operations from one read before the
+   * transaction. Default `auto`: when about a third of an operation's keyed
+   * requests are replays (see `read-first.ts`).
+   */
+  readonly readBeforeClaim?: ReadBeforeClaim;
 }
 
 /** The configuration a store and its routes share, with every default applied. */
@@ -40,6 +47,8 @@ export interface Idempotency<Tx> {
   readonly keyLimits: KeyLimits;
   readonly retention: Retention;
   readonly problemBase: string;
+  /** Whether an atomic route reads before it claims, for this operation now. */
+  readFirst(this: void, operation: string): ReadFirst;
   /** Announces an event to the observers. */
   emit(this: void, event: RetrysafeEvent): void;
 }
@@ -57,6 +66,7 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     keyLimits: { ...defaultKeyLimits, ...options.keyLimits },
     retention: { ...defaultRetention, ...options.retention },
     problemBase: options.problemBase ?? defaultProblemBase,
+    readFirst: readFirstPolicy(oneOf('readBeforeClaim', options.readBeforeClaim ?? 'auto', ['auto', 'always', 'never'])),
     emit: (event) => notify(observers, event),
   };
 }
@@ -65,6 +75,11 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
 export function defineRoute<R extends Pick<RouteDefinition<unknown, unknown>, 'operation'>>(route: R): R {
   assertOperationName(route.operation);
   return route;
+}
+
+function oneOf<T extends string>(name: string, value: T, allowed: readonly T[]): T {
+  if (!allowed.includes(value)) throw new RetrysafeError('misuse', `${name} must be one of ${allowed.join(', ')}, got ${String(value)}.`);
+  return value;
 }
 
 function positive(name: string, value: number): number {

@@ -30,14 +30,21 @@ export async function runAtomic<Req, Input, Tx>(
     }
     const { identity: claimed } = prepared;
     crashPoint('before-claim');
-    // A finished record only ever changes into a tombstone, so it answers a retry in one read, without a transaction.
-    const known = await withinStoreTimeout(config.store.read(claimed), config.storeTimeoutMs);
-    if (known !== undefined && known.state !== 'in_progress') return answerExisting(config, claimed, decideExisting(known, prepared.fingerprint));
+    const readFirst = config.readFirst(claimed.operation);
+    if (readFirst.now) {
+      // A finished record only ever changes into a tombstone, so it answers a retry in one read, without a transaction.
+      const known = await withinStoreTimeout(config.store.read(claimed), config.storeTimeoutMs);
+      if (known !== undefined && known.state !== 'in_progress') {
+        readFirst.observe(true);
+        return answerExisting(config, claimed, decideExisting(known, prepared.fingerprint));
+      }
+    }
     clock.enterStore(config.storeTimeoutMs + config.lockTimeoutMs);
     const started = performance.now();
     const reply = await clock.race(
       config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, lockTimeoutMs: config.lockTimeoutMs, retention: config.retention }, async ({ claim, tx, complete }) => {
         clock.leaveStore();
+        if (claim.kind !== 'busy') readFirst.observe(claim.kind === 'existing' && claim.record.state !== 'in_progress');
         if (claim.kind !== 'claimed') {
           config.emit({ type: 'lock-wait', identity: claimed, ms: performance.now() - started });
           const reply =

@@ -20,7 +20,7 @@ import {
 } from './sql/lease.js';
 import { READ_RECORD } from './sql/claim-atomic.js';
 import { outcomeValues } from './sql/outcome.js';
-import { type RecordRow, toRecord } from './sql/record-row.js';
+import { ids, type RecordRow, toRecord } from './sql/record-row.js';
 
 interface LeaseRow {
   readonly owner_token: string;
@@ -97,10 +97,6 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
       return row === undefined ? undefined : toRecord(identity, row);
     },
   };
-}
-
-export function ids(identity: OperationIdentity): [string, string, string] {
-  return [identity.tenant, identity.operation, identity.key];
 }
 
 function toLease(identity: OperationIdentity, row: LeaseRow): Lease {

@@ -3,7 +3,7 @@ import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode, RecordState } from '../core/record.js';
 import type { MaintenanceStore, OperationDetails, StuckOperation } from '../store/maintenance-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
-import { ids } from './lease-store.js';
+import { ids } from './sql/record-row.js';
 import { INSPECT_OPERATION, INSPECT_STEPS, STORE_STATS, STUCK_OPERATIONS } from './sql/inspect.js';
 import { DELETE_EXPIRED_TOMBSTONES, TOMBSTONE_EXPIRED } from './sql/sweep.js';
 

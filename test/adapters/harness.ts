@@ -146,3 +146,6 @@ export async function until(condition: () => boolean | Promise<boolean>, timeout
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+/** Both ways of answering a finished operation: one read before the transaction, or the claim inside it. */
+export const readChoices = [{ readBeforeClaim: 'always' }, { readBeforeClaim: 'never' }] as const;

@@ -32,6 +32,63 @@ describe('retrysafe sweep', () => {
     expect(again.stdout).toBe('Tombstoned 0 expired responses and deleted 0 expired tombstones in 2 batches.\n');
   });
 
+  /** Old and fresh rows in each messaging table; only the old finished ones may be pruned. */
+  async function messagingRows(): Promise<void> {
+    await db.database.query(`
+      INSERT INTO retrysafe_outbox (id, topic, payload, state, created_at, delivered_at) VALUES
+        ('00000000-0000-4000-8000-000000000001', 'orders', '{}', 'delivered', now() - interval '3 days', now() - interval '2 days'),
+        ('00000000-0000-4000-8000-000000000002', 'orders', '{}', 'delivered', now() - interval '3 days', now() - interval '1 hour'),
+        ('00000000-0000-4000-8000-000000000003', 'orders', '{}', 'pending', now() - interval '3 days', NULL)`);
+    await db.database.query(`
+      INSERT INTO retrysafe_webhook_events (receiver, id, payload, sent_at, state, processed_at) VALUES
+        ('provider', 'old', '{}', now() - interval '10 days', 'processed', now() - interval '10 days'),
+        ('provider', 'waiting', '{}', now() - interval '10 days', 'received', NULL)`);
+    await db.database.query(`
+      INSERT INTO retrysafe_inbox (consumer, message_id, processed_at) VALUES
+        ('emails', 'old', now() - interval '10 days'),
+        ('emails', 'recent', now() - interval '1 hour')`);
+  }
+
+  const remaining = async (): Promise<Record<string, string[]>> => ({
+    outbox: (await db.database.query<{ id: string }>('SELECT id FROM retrysafe_outbox ORDER BY id')).rows.map((r) => r.id.slice(-1)),
+    webhooks: (await db.database.query<{ id: string }>('SELECT id FROM retrysafe_webhook_events ORDER BY id')).rows.map((r) => r.id),
+    inbox: (await db.database.query<{ message_id: string }>('SELECT message_id FROM retrysafe_inbox ORDER BY message_id')).rows.map((r) => r.message_id),
+  });
+
+  it('prunes the messaging tables it is asked to, after the sweep, and says how many rows went', async () => {
+    await messagingRows();
+    const run = await retrysafe(['sweep', '--outbox-older-than', '86400', '--webhooks-older-than', '86400', '--inbox-older-than', '604800', '--json'], {
+      DATABASE_URL: db.url,
+    });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ tombstoned: 0, deleted: 0, batches: 2, pruned: { outbox: 1, webhooks: 1, inbox: 1 } });
+    expect(await remaining()).toEqual({ outbox: ['2', '3'], webhooks: ['waiting'], inbox: ['recent'] });
+
+    const text = await retrysafe(['sweep', '--outbox-older-than', '0'], { DATABASE_URL: db.url });
+    expect(text.stdout).toBe('Tombstoned 0 expired responses and deleted 0 expired tombstones in 2 batches.\nPruned 1 delivered outbox messages.\n');
+    expect(await remaining()).toEqual({ outbox: ['3'], webhooks: ['waiting'], inbox: ['recent'] });
+    await db.database.query('DELETE FROM retrysafe_outbox; DELETE FROM retrysafe_webhook_events; DELETE FROM retrysafe_inbox');
+  });
+
+  it('refuses to keep inbox records for less time than webhook events (2), and reports a prune that failed in one line (1)', async () => {
+    const shorter = await retrysafe(['sweep', '--webhooks-older-than', '86400', '--inbox-older-than', '3600', '--database-url', db.url]);
+    expect(shorter.code).toBe(2);
+    expect(expectOneLineError(shorter)).toMatch(/^error: --inbox-older-than must be at least --webhooks-older-than/);
+
+    await messagingRows();
+    await db.database.query('ALTER TABLE retrysafe_inbox RENAME TO retrysafe_inbox_away');
+    try {
+      const failed = await retrysafe(['sweep', '--outbox-older-than', '86400', '--inbox-older-than', '0', '--database-url', db.url]);
+      expect(failed.code).toBe(1);
+      // One line on stderr, after what the rest of the pass did on stdout.
+      expect(failed.stderr).toMatch(/^retrysafe sweep: pruning inbox failed: The operation store failed: relation "retrysafe_inbox" does not exist\.\n$/);
+      expect(failed.stdout).toBe('Tombstoned 0 expired responses and deleted 0 expired tombstones in 2 batches.\nPruned 1 delivered outbox messages.\n');
+    } finally {
+      await db.database.query('ALTER TABLE retrysafe_inbox_away RENAME TO retrysafe_inbox');
+      await db.database.query('DELETE FROM retrysafe_outbox; DELETE FROM retrysafe_webhook_events; DELETE FROM retrysafe_inbox');
+    }
+  });
+
   it('fails in one line on a bad --batch-size (2) and on an unreachable database (1)', async () => {
     const [bad, unreachable] = await Promise.all([
       retrysafe(['sweep', '--batch-size', '0', '--database-url', db.url]),

@@ -24,7 +24,7 @@ const INSERT = `
 INSERT INTO retrysafe_operations (tenant, operation, key, fingerprint, state, mode, owner_token, lease_expires_at,
   response_status, response_headers, response_body, resource_ref, reason, created_at, finished_at,
   response_expires_at, expires_at, input)
-VALUES ($1, $2, $3, sha256(convert_to($3, 'UTF8')), $4, $5,
+VALUES ($1, $2, $3::text, sha256(convert_to($3::text, 'UTF8')), $4, $5,
   CASE WHEN $6::float8 IS NULL THEN NULL ELSE gen_random_uuid() END, now() + make_interval(secs => $6::float8),
   $7::smallint, $8::jsonb, $9::bytea, $10, $11,
   now() - make_interval(secs => $12::float8), CASE WHEN $7::smallint IS NULL THEN NULL ELSE now() END,

@@ -2,10 +2,10 @@ import Fastify, { type FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { atomic } from '../../../src/adapters/fastify.js';
 import { idempotency } from '../../../src/core/idempotency.js';
+import type { ReadBeforeClaim } from '../../../src/core/read-first.js';
 import { type AtomicRoute, invalid, valid } from '../../../src/core/route.js';
 import { fromPg, postgresStore } from '../../../src/postgres/index.js';
 import type { AppEnv } from '../app-env.js';
-import { claimFirst } from '../claim-first-store.js';
 import { countedPool } from '../counted-pool.js';
 import { insertOrder, type OrderInput, orderLocation, parseOrder, tenantOf } from '../orders.js';
 import type { RunningApp } from '../running-app.js';
@@ -29,8 +29,8 @@ export function orderRoute<Req extends { headers: Record<string, string | string
 
 /** Variants of the atomic app, each measured against plain B and C. */
 export interface AtomicVariant {
-  /** Claim first, without the read that answers finished operations (claim-first-store.ts). */
-  readonly claimFirst?: boolean;
+  /** Fix whether a finished operation is answered by a read before the transaction (default: auto). */
+  readonly readBeforeClaim?: ReadBeforeClaim;
   /** Send retrysafe's statements unnamed, as before they were prepared (counted-pool.ts). */
   readonly unnamed?: boolean;
 }
@@ -41,7 +41,7 @@ export function fastifyAtomic(variant: AtomicVariant = {}) {
     const { pool, roundTrips } = countedPool(env.databaseUrl, env.poolSize, variant.unnamed === true);
     const database = fromPg(pool);
     const store = postgresStore(database);
-    const config = idempotency({ store: variant.claimFirst === true ? claimFirst(store) : store });
+    const config = idempotency({ store, ...(variant.readBeforeClaim === undefined ? {} : { readBeforeClaim: variant.readBeforeClaim }) });
     const app = Fastify();
     app.post('/orders', atomic(config, orderRoute<FastifyRequest>()));
     return listenFastify(app, { pgRoundTrips: roundTrips, close: () => pool.end() });

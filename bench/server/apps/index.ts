@@ -14,7 +14,8 @@ import { fastifyPowertools } from './fastify-powertools.js';
 export const apps = {
   'fastify-bare': fastifyBare,
   'fastify-atomic': fastifyAtomic(),
-  'fastify-atomic-claim-first': fastifyAtomic({ claimFirst: true }),
+  'fastify-atomic-read-first': fastifyAtomic({ readBeforeClaim: 'always' }),
+  'fastify-atomic-claim-first': fastifyAtomic({ readBeforeClaim: 'never' }),
   'fastify-atomic-unnamed': fastifyAtomic({ unnamed: true }),
   'fastify-bare-provider': fastifyBareProvider,
   'fastify-leased': fastifyLeased,

@@ -1,31 +1,68 @@
 import type { Command } from 'commander';
+import { pruneInbox } from '../../inbox/inbox.js';
+import { pruneOutbox } from '../../outbox/prune.js';
 import { maintenanceStore } from '../../postgres/maintenance-store.js';
-import { type SweepProgress, Sweeper } from '../../retention/sweeper.js';
-import { databaseCommand, type DatabaseFlags, output, wholeNumber, withDatabase } from '../database-command.js';
+import { type PruneOutcome, type PruneTask, type SweepProgress, Sweeper } from '../../retention/sweeper.js';
+import type { SqlClient, SqlDatabase } from '../../store/sql-client.js';
+import { pruneWebhookEvents } from '../../webhooks/prune.js';
+import { CommandFailure, databaseCommand, type DatabaseFlags, describeError, output, usageError, wholeNumber, withDatabase } from '../database-command.js';
 
 interface SweepFlags extends DatabaseFlags {
   readonly batchSize: number;
+  readonly outboxOlderThan?: number;
+  readonly inboxOlderThan?: number;
+  readonly webhooksOlderThan?: number;
 }
+
+/** What each prune option removes, in the order a pass runs them and reports them. */
+const PRUNES = [
+  { name: 'outbox', flag: 'outboxOlderThan', what: 'delivered outbox messages', prune: pruneOutbox },
+  { name: 'webhooks', flag: 'webhooksOlderThan', what: 'processed webhook events', prune: pruneWebhookEvents },
+  { name: 'inbox', flag: 'inboxOlderThan', what: 'inbox records', prune: pruneInbox },
+] as const;
 
 /** How often a long pass reports its progress on stderr. */
 const PROGRESS_EVERY_MS = 1000;
 
-/** `retrysafe sweep`: one pass of the sweeper. */
+/** `retrysafe sweep`: one pass of the sweeper, and of the prune tasks asked for. */
 export function registerSweep(program: Command): Command {
   return databaseCommand(program, 'sweep')
-    .description('Apply retention once: turn expired responses into tombstones and delete expired tombstones, in small batches.')
+    .description(
+      'Apply retention once: turn expired responses into tombstones and delete expired tombstones, in small batches; then prune the messaging tables asked for.',
+    )
     .option('--batch-size <n>', 'rows per statement', wholeNumber(1), 500)
-    .action((flags: SweepFlags, command: Command) =>
-      withDatabase(command, flags, async (database) => {
-        const sweeper = new Sweeper({ store: maintenanceStore(database), batchSize: flags.batchSize, onBatch: progressLine() });
+    .option('--outbox-older-than <seconds>', 'also delete outbox messages delivered longer ago than this', wholeNumber(0))
+    .option('--webhooks-older-than <seconds>', 'also delete webhook events processed longer ago than this', wholeNumber(0))
+    .option('--inbox-older-than <seconds>', 'also delete inbox records older than this; keep them at least as long as webhook events', wholeNumber(0))
+    .action((flags: SweepFlags, command: Command) => {
+      // A webhook redelivered after its event was pruned is recorded again; only the inbox then keeps it from running twice.
+      if (flags.inboxOlderThan !== undefined && flags.webhooksOlderThan !== undefined && flags.inboxOlderThan < flags.webhooksOlderThan) {
+        usageError(command, '--inbox-older-than must be at least --webhooks-older-than: the inbox is what keeps a redelivered, pruned webhook from running twice.');
+      }
+      return withDatabase(command, flags, async (database) => {
+        const tasks = pruneTasks(database, flags);
+        const sweeper = new Sweeper({ store: maintenanceStore(database), batchSize: flags.batchSize, tasks, onBatch: progressLine() });
         const report = await sweeper.runOnce();
+        const pruned = Object.fromEntries(report.tasks.map((task) => [task.name, task.ok ? task.removed : null]));
         output(
           flags,
-          { tombstoned: report.tombstoned, deleted: report.deleted, batches: report.batches },
-          `Tombstoned ${report.tombstoned} expired response${report.tombstoned === 1 ? '' : 's'} and deleted ${report.deleted} expired tombstone${report.deleted === 1 ? '' : 's'} in ${report.batches} batches.`,
+          { tombstoned: report.tombstoned, deleted: report.deleted, batches: report.batches, ...(tasks.length === 0 ? {} : { pruned }) },
+          [
+            `Tombstoned ${report.tombstoned} expired response${report.tombstoned === 1 ? '' : 's'} and deleted ${report.deleted} expired tombstone${report.deleted === 1 ? '' : 's'} in ${report.batches} batches.`,
+            ...report.tasks.filter((task) => task.ok).map((task) => `Pruned ${task.removed} ${PRUNES.find((p) => p.name === task.name)?.what ?? task.name}.`),
+          ].join('\n'),
         );
-      }),
-    );
+        const failed = report.tasks.find((task): task is Extract<PruneOutcome, { ok: false }> => !task.ok);
+        if (failed !== undefined) throw new CommandFailure(`pruning ${failed.name} failed: ${describeError(failed.error)}`);
+      });
+    });
+}
+
+function pruneTasks(database: SqlDatabase<SqlClient>, flags: SweepFlags): PruneTask[] {
+  return PRUNES.flatMap(({ name, flag, prune }) => {
+    const olderThanSeconds = flags[flag];
+    return olderThanSeconds === undefined ? [] : [{ name, run: () => prune(database, { olderThanSeconds, batchSize: flags.batchSize }) }];
+  });
 }
 
 /** Writes where a pass stands to stderr at most once a second, so a short pass stays silent. */

@@ -27,6 +27,11 @@ FROM retrysafe_operations AS o
 WHERE o.tenant = $1 AND o.operation = $2 AND o.key = $3 AND NOT EXISTS (SELECT FROM claimed)`;
 }
 
+/** The identity's values as $1 tenant, $2 operation, $3 key. */
+export function ids(identity: OperationIdentity): [string, string, string] {
+  return [identity.tenant, identity.operation, identity.key];
+}
+
 export interface RecordRow {
   readonly state: RecordState;
   readonly mode: OperationMode;
