@@ -138,6 +138,17 @@ export function expectReplayOf(replay: Received, original: Received): void {
   expect(replay.headers['x-debug']).toBeUndefined();
 }
 
+/**
+ * Asserts `refusal` carries nothing of the stored answer `original`: not its
+ * body, not its order id. (The id alone could stand inside `"status":422`.)
+ */
+export function expectNothingOf(refusal: Received, original: Received): void {
+  expect(refusal.bodyBytes.toString('latin1')).not.toContain(original.bodyBytes.toString('latin1'));
+  expect(refusal.json).not.toHaveProperty('id');
+  expect(refusal.bodyBytes.toString('latin1')).not.toContain(`"id":${(original.json as { id: number }).id}`);
+  expect(refusal.headers.location).toBeUndefined();
+}
+
 /** Polls `condition` every 10 ms until it holds; throws after `timeoutMs`. */
 export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

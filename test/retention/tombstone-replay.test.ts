@@ -8,6 +8,7 @@ import { postgresStore } from '../../src/postgres/index.js';
 import { Sweeper } from '../../src/retention/sweeper.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { type Engine, engines } from '../support/engines.js';
+import { readChoices } from '../adapters/harness.js';
 import { waitFor } from './wait-for.js';
 
 describe.each(engines)('a retry after retention on $name', (factory) => {
@@ -18,9 +19,13 @@ describe.each(engines)('a retry after retention on $name', (factory) => {
   });
   afterAll(() => engine.close());
 
-  it('is refused with response-expired and the resource once the response is swept, and is a new operation once the tombstone is', async () => {
+  // A tombstone is found by the read before the transaction, or by the claim inside it.
+  it.each(readChoices)('is refused with response-expired and the resource once the response is swept, and is a new operation once the tombstone is (reading before the claim: $readBeforeClaim)', async ({ readBeforeClaim }) => {
+    // Each case sweeps the whole table: start from an empty one.
+    await engine.database.query('DELETE FROM retrysafe_operations');
+    await engine.database.query('DELETE FROM orders');
     // A short response retention, so the test only waits for the database clock to pass it; the tombstone's is moved below.
-    const config = idempotency({ store: postgresStore(engine.database), retention: { responseSeconds: 0.2, tombstoneSeconds: 3600 } });
+    const config = idempotency({ store: postgresStore(engine.database), retention: { responseSeconds: 0.2, tombstoneSeconds: 3600 }, readBeforeClaim });
     let invocations = 0;
     const route: AtomicRoute<FetchRequest, { sku: string }, SqlClient> = {
       operation: 'orders.create@1',
