@@ -20,16 +20,25 @@ export interface SelfTime {
   readonly percent: number;
 }
 
+/** A place's share of the busy samples: a package, the repository, Node itself. */
+export interface PlaceTime {
+  readonly where: string;
+  readonly percent: number;
+}
+
 /**
- * Functions by self time, highest first, as shares of the busy samples:
- * `(idle)`, the event loop waiting, is left out. Samples are taken on wall
- * time, so a function the scheduler preempted (a socket write that woke
- * PostgreSQL, on a busy machine) keeps the samples of the wait.
+ * Where a profile's busy samples went: the functions with the most self time
+ * (at most `limit`, highest first) and the share of each place, both as
+ * shares of the busy samples. `(idle)`, the event loop waiting, is left out.
+ * Samples are taken on wall time, so a function the scheduler preempted (a
+ * socket write that woke PostgreSQL, on a busy machine) keeps the samples of
+ * the wait.
  */
-export function topSelfTime(profileFile: string, limit: number): SelfTime[] {
+export function summariseProfile(profileFile: string, limit: number): { readonly top: SelfTime[]; readonly places: PlaceTime[] } {
   const profile = JSON.parse(readFileSync(profileFile, 'utf8')) as CpuProfile;
   const nodes = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
-  const totals = new Map<string, { name: string; where: string; micros: number }>();
+  const functions = new Map<string, { name: string; where: string; micros: number }>();
+  const places = new Map<string, number>();
   let all = 0;
   profile.samples.forEach((id, index) => {
     const frame = nodes.get(id);
@@ -39,31 +48,20 @@ export function topSelfTime(profileFile: string, limit: number): SelfTime[] {
     const name = frame.functionName === '' ? '(anonymous)' : frame.functionName;
     const where = place(frame.url, frame.lineNumber);
     const key = `${name} ${where}`;
-    const total = totals.get(key) ?? { name, where, micros: 0 };
+    const total = functions.get(key) ?? { name, where, micros: 0 };
     total.micros += micros;
-    totals.set(key, total);
+    functions.set(key, total);
+    const from = origin(frame.url, frame.functionName);
+    places.set(from, (places.get(from) ?? 0) + micros);
   });
-  return [...totals.values()]
-    .sort((a, b) => b.micros - a.micros)
-    .slice(0, limit)
-    .map(({ name, where, micros }) => ({ name, where, percent: (100 * micros) / all }));
-}
-
-/** Share of the busy samples spent in code from each place: the repository, each package, Node itself. */
-export function selfTimeByPlace(profileFile: string): { readonly where: string; readonly percent: number }[] {
-  const profile = JSON.parse(readFileSync(profileFile, 'utf8')) as CpuProfile;
-  const nodes = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
-  const totals = new Map<string, number>();
-  let all = 0;
-  profile.samples.forEach((id, index) => {
-    const frame = nodes.get(id);
-    const micros = profile.timeDeltas[index] ?? 0;
-    if (frame === undefined || frame.functionName === IDLE) return;
-    all += micros;
-    const where = origin(frame.url, frame.functionName);
-    totals.set(where, (totals.get(where) ?? 0) + micros);
-  });
-  return [...totals.entries()].sort((a, b) => b[1] - a[1]).map(([where, micros]) => ({ where, percent: (100 * micros) / all }));
+  const share = (micros: number): number => (100 * micros) / all;
+  return {
+    top: [...functions.values()]
+      .sort((a, b) => b.micros - a.micros)
+      .slice(0, limit)
+      .map(({ name, where, micros }) => ({ name, where, percent: share(micros) })),
+    places: [...places.entries()].sort((a, b) => b[1] - a[1]).map(([where, micros]) => ({ where, percent: share(micros) })),
+  };
 }
 
 function place(url: string, line: number): string {

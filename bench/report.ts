@@ -3,7 +3,7 @@ import { median } from './latency.js';
 import type { Machine } from './machine.js';
 import type { Measurement } from './measurement.js';
 import type { BenchOptions } from './options.js';
-import type { SelfTime } from './profile-summary.js';
+import type { PlaceTime, SelfTime } from './profile-summary.js';
 import type { Source } from './source.js';
 import { RATIOS, type Ratio, type Scenario } from './scenarios.js';
 
@@ -14,7 +14,7 @@ export interface ProfileReport {
   readonly cpuMicros: number | undefined;
   readonly file: string;
   readonly top: readonly SelfTime[];
-  readonly places: readonly { readonly where: string; readonly percent: number }[];
+  readonly places: readonly PlaceTime[];
 }
 
 export interface RunReport {

@@ -16,7 +16,7 @@ import { measure, type RunContext } from './measure.js';
 import type { Measurement } from './measurement.js';
 import { benchOptions, USAGE } from './options.js';
 import { hasPgbench } from './pgbench.js';
-import { selfTimeByPlace, topSelfTime } from './profile-summary.js';
+import { summariseProfile } from './profile-summary.js';
 import { startProvider } from './provider-process.js';
 import { redisAdmin } from './redis.js';
 import { failures, type ProfileReport, renderMarkdown, type RunReport } from './report.js';
@@ -90,8 +90,7 @@ try {
         throughput: measured.throughput,
         cpuMicros: measured.cpuMicros,
         file,
-        top: topSelfTime(file, 15),
-        places: selfTimeByPlace(file),
+        ...summariseProfile(file, 15),
       });
     }
   }

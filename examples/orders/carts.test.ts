@@ -1,29 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Engine, engines } from '../../test/support/engines.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../test/support/engines.js';
 import { call, json } from './testing/http.js';
-import { A, B, type RunningService, startService } from './testing/service.js';
+import { A, B, useService } from './testing/service.js';
 
 describe.each(engines)('carts on $name', (factory) => {
-  let engine: Engine;
-  let service: RunningService;
-  beforeAll(async () => {
-    engine = await factory.open();
-    service = await startService(engine.database);
-  });
-  afterAll(async () => {
-    await service?.close();
-    await engine?.close();
-  });
+  const t = useService(factory);
 
-  const put = (cartId: string, body: unknown, token: string = A.token) => call(service.url, 'PUT', `/v1/carts/${cartId}`, { token, json: body });
+  const put = (cartId: string, body: unknown, token: string = A.token) => call(t.service.url, 'PUT', `/v1/carts/${cartId}`, { token, json: body });
   const cartRows = async (tenant: string, cartId: string) =>
-    (await engine.database.query<{ cart_version: number }>('SELECT cart_version FROM carts WHERE tenant = $1 AND cart_id = $2', [tenant, cartId])).rows;
+    (await t.engine.database.query<{ cart_version: number }>('SELECT cart_version FROM carts WHERE tenant = $1 AND cart_id = $2', [tenant, cartId])).rows;
 
   it('creates a cart at version 1 and reads it back', async () => {
     const answer = await put('c-create', { items: [{ sku: 'WIDGET-1', qty: 2 }] });
     expect(answer.status).toBe(200);
     expect(json(answer)).toEqual({ cart_id: 'c-create', cart_version: 1, items: [{ sku: 'WIDGET-1', qty: 2 }] });
-    const read = await call(service.url, 'GET', '/v1/carts/c-create', { token: A.token });
+    const read = await call(t.service.url, 'GET', '/v1/carts/c-create', { token: A.token });
     expect(read.status).toBe(200);
     expect(json(read)).toEqual(json(answer));
     expect(await cartRows(A.tenant, 'c-create')).toEqual([{ cart_version: 1 }]);
@@ -49,7 +40,7 @@ describe.each(engines)('carts on $name', (factory) => {
     await put('c-shared', { items: [{ sku: 'WIDGET-1', qty: 1 }] }, A.token);
     const b = await put('c-shared', { items: [{ sku: 'GADGET-2', qty: 5 }] }, B.token);
     expect(json(b)).toMatchObject({ cart_version: 1, items: [{ sku: 'GADGET-2', qty: 5 }] });
-    const aRead = await call(service.url, 'GET', '/v1/carts/c-shared', { token: A.token });
+    const aRead = await call(t.service.url, 'GET', '/v1/carts/c-shared', { token: A.token });
     expect(json(aRead)).toMatchObject({ cart_version: 1, items: [{ sku: 'WIDGET-1', qty: 1 }] });
     expect(await cartRows(B.tenant, 'c-shared')).toEqual([{ cart_version: 1 }]);
   });
@@ -79,7 +70,7 @@ describe.each(engines)('carts on $name', (factory) => {
       expect(answer.status).toBe(422);
       expect(json(answer).errors).toEqual([expect.objectContaining({ field: 'cart_id' })]);
     }
-    const { rows } = await engine.database.query<{ n: number }>("SELECT count(*)::int AS n FROM carts WHERE cart_id LIKE 'x%' OR cart_id LIKE 'a.%'");
+    const { rows } = await t.engine.database.query<{ n: number }>("SELECT count(*)::int AS n FROM carts WHERE cart_id LIKE 'x%' OR cart_id LIKE 'a.%'");
     expect(rows[0]?.n).toBe(0);
   });
 
@@ -87,7 +78,7 @@ describe.each(engines)('carts on $name', (factory) => {
     const array = await put('c-bad', [{ sku: 'WIDGET-1', qty: 1 }]);
     expect(array.status).toBe(400);
     expect(json(array).type).toBe('https://retrysafe.dev/examples/orders/problems/body-invalid');
-    const broken = await call(service.url, 'PUT', '/v1/carts/c-bad', { token: A.token, raw: '{"items": [', contentType: 'application/json' });
+    const broken = await call(t.service.url, 'PUT', '/v1/carts/c-bad', { token: A.token, raw: '{"items": [', contentType: 'application/json' });
     expect(broken.status).toBe(400);
     expect(broken.headers['content-type']).toBe('application/problem+json');
     expect(json(broken).type).toBe('https://retrysafe.dev/examples/orders/problems/body-invalid');
@@ -96,19 +87,19 @@ describe.each(engines)('carts on $name', (factory) => {
 
   it('answers 401 without a known token and stores nothing', async () => {
     for (const token of [undefined, 'wrong']) {
-      const answer = await call(service.url, 'PUT', '/v1/carts/c-anon', { ...(token === undefined ? {} : { token }), json: { items: [{ sku: 'WIDGET-1', qty: 1 }] } });
+      const answer = await call(t.service.url, 'PUT', '/v1/carts/c-anon', { ...(token === undefined ? {} : { token }), json: { items: [{ sku: 'WIDGET-1', qty: 1 }] } });
       expect(answer.status).toBe(401);
       expect(answer.headers['www-authenticate']).toBe('Bearer');
       expect(json(answer).type).toBe('https://retrysafe.dev/examples/orders/problems/unauthenticated');
     }
-    const { rows } = await engine.database.query("SELECT 1 FROM carts WHERE cart_id = 'c-anon'");
+    const { rows } = await t.engine.database.query("SELECT 1 FROM carts WHERE cart_id = 'c-anon'");
     expect(rows).toEqual([]);
   });
 
   it("answers 404 for an unknown cart and for another tenant's cart", async () => {
     await put('c-private', { items: [{ sku: 'WIDGET-1', qty: 1 }] }, A.token);
     for (const [cartId, token] of [['c-none', A.token], ['c-private', B.token]] as const) {
-      const answer = await call(service.url, 'GET', `/v1/carts/${cartId}`, { token });
+      const answer = await call(t.service.url, 'GET', `/v1/carts/${cartId}`, { token });
       expect(answer.status).toBe(404);
       expect(json(answer).type).toBe('https://retrysafe.dev/examples/orders/problems/not-found');
     }

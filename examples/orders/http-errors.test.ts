@@ -1,27 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Engine, engines } from '../../test/support/engines.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../test/support/engines.js';
 import { call, json } from './testing/http.js';
 import { operationRows } from './testing/rows.js';
-import { A, type RunningService, startService } from './testing/service.js';
+import { A, startService, useService } from './testing/service.js';
 
 const PROBLEMS = 'https://retrysafe.dev/examples/orders/problems/';
 
 describe.each(engines)('framework and unexpected errors on $name', (factory) => {
-  let engine: Engine;
-  let service: RunningService;
-  beforeAll(async () => {
-    engine = await factory.open();
-    service = await startService(engine.database);
-  });
-  afterAll(async () => {
-    await service?.close();
-    await engine?.close();
-  });
+  const t = useService(factory);
 
-  const post = (key: string, raw: string, contentType: string) => call(service.url, 'POST', '/v1/orders', { token: A.token, key, raw, contentType });
+  const post = (key: string, raw: string, contentType: string) => call(t.service.url, 'POST', '/v1/orders', { token: A.token, key, raw, contentType });
 
   it('reports the database as healthy', async () => {
-    const answer = await call(service.url, 'GET', '/healthz');
+    const answer = await call(t.service.url, 'GET', '/healthz');
     expect(answer.status).toBe(200);
     expect(json(answer)).toEqual({ status: 'ok' });
   });
@@ -38,22 +29,22 @@ describe.each(engines)('framework and unexpected errors on $name', (factory) => 
     expect(answer.status).toBe(status);
     expect(answer.headers['content-type']).toBe('application/problem+json');
     expect(json(answer)).toMatchObject({ type: `${PROBLEMS}${code}`, status });
-    expect(await operationRows(engine.database, A.tenant, key)).toEqual([]);
+    expect(await operationRows(t.engine.database, A.tenant, key)).toEqual([]);
   });
 
   it('answers unknown routes and malformed URLs with problem+json', async () => {
-    const unknown = await call(service.url, 'DELETE', '/v1/orders', { token: A.token });
+    const unknown = await call(t.service.url, 'DELETE', '/v1/orders', { token: A.token });
     expect(unknown.status).toBe(404);
     expect(json(unknown).type).toBe(`${PROBLEMS}not-found`);
-    const malformed = await call(service.url, 'GET', '/v1/orders/%E0%A4%A', { token: A.token });
+    const malformed = await call(t.service.url, 'GET', '/v1/orders/%E0%A4%A', { token: A.token });
     expect(malformed.status).toBe(400);
     expect(malformed.headers['content-type']).toBe('application/problem+json');
     expect(json(malformed).type).toBe(`${PROBLEMS}request-invalid`);
   });
 
   it('answers an unexpected failure with a 500 that hides its cause, and stores nothing so a retry may run', async () => {
-    const cart = await call(service.url, 'PUT', '/v1/carts/c-broken', { token: A.token, json: { items: [{ sku: 'WIDGET-1', qty: 1 }] } });
-    await engine.database.query('ALTER TABLE orders RENAME TO orders_away');
+    const cart = await call(t.service.url, 'PUT', '/v1/carts/c-broken', { token: A.token, json: { items: [{ sku: 'WIDGET-1', qty: 1 }] } });
+    await t.engine.database.query('ALTER TABLE orders RENAME TO orders_away');
     try {
       const body = JSON.stringify({ cart_id: 'c-broken', cart_version: json(cart).cart_version, delivery_option: 'standard' });
       const failed = await post('k-broken', body, 'application/json');
@@ -61,17 +52,17 @@ describe.each(engines)('framework and unexpected errors on $name', (factory) => 
       expect(failed.headers['content-type']).toBe('application/problem+json');
       expect(json(failed).type).toBe(`${PROBLEMS}internal-error`);
       expect(failed.body.toString()).not.toMatch(/relation|orders_away|does not exist/);
-      expect(await operationRows(engine.database, A.tenant, 'k-broken')).toEqual([]);
-      const read = await call(service.url, 'GET', '/v1/orders', { token: A.token });
+      expect(await operationRows(t.engine.database, A.tenant, 'k-broken')).toEqual([]);
+      const read = await call(t.service.url, 'GET', '/v1/orders', { token: A.token });
       expect(read.status).toBe(500);
       expect(read.body.toString()).not.toMatch(/relation|does not exist/);
     } finally {
-      await engine.database.query('ALTER TABLE orders_away RENAME TO orders');
+      await t.engine.database.query('ALTER TABLE orders_away RENAME TO orders');
     }
     const body = JSON.stringify({ cart_id: 'c-broken', cart_version: json(cart).cart_version, delivery_option: 'standard' });
     const retry = await post('k-broken', body, 'application/json');
     expect(retry.status).toBe(201);
-    expect(await operationRows(engine.database, A.tenant, 'k-broken')).toEqual([{ state: 'completed', response_status: 201 }]);
+    expect(await operationRows(t.engine.database, A.tenant, 'k-broken')).toEqual([{ state: 'completed', response_status: 201 }]);
   });
 });
 

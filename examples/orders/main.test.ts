@@ -1,60 +1,11 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../test/support/database.js';
 import { type ServiceProcess, runProcess, startProcess } from './testing/child.js';
 import { call, json } from './testing/http.js';
 import { A } from './testing/service.js';
-
-/** How a storage is handed to the process, and how the test reads its tables once the process is gone. */
-interface Storage {
-  readonly env: Readonly<Record<string, string>>;
-  count(sql: string): Promise<number>;
-  dispose(): Promise<void>;
-}
-
-const storages: readonly { readonly name: string; create(): Promise<Storage> }[] = [
-  {
-    name: 'PGlite in DATA_DIR',
-    async create() {
-      const dataDir = await mkdtemp(join(tmpdir(), 'orders-data-'));
-      return {
-        env: { DATA_DIR: dataDir },
-        async count(sql) {
-          const lite = await PGlite.create({ dataDir: join(dataDir, 'pglite') });
-          try {
-            return (await lite.query<{ n: number }>(sql)).rows[0]?.n ?? -1;
-          } finally {
-            await lite.close();
-          }
-        },
-        dispose: () => rm(dataDir, { recursive: true, force: true }),
-      };
-    },
-  },
-  {
-    name: 'PostgreSQL at DATABASE_URL',
-    async create() {
-      const database = await createTestDatabase();
-      return {
-        env: { DATABASE_URL: database.url },
-        async count(sql) {
-          const client = new pg.Client({ connectionString: database.url });
-          await client.connect();
-          try {
-            return (await client.query<{ n: number }>(sql)).rows[0]?.n ?? -1;
-          } finally {
-            await client.end();
-          }
-        },
-        dispose: () => database.drop(),
-      };
-    },
-  },
-];
+import { storages } from './testing/storage.js';
 
 describe.each(storages)('the service as a process, on $name', (storage) => {
   const running: ServiceProcess[] = [];

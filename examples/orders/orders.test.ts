@@ -1,32 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Engine, engines } from '../../test/support/engines.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../test/support/engines.js';
 import { call, type HttpAnswer, json } from './testing/http.js';
 import { operationRows, orderRows } from './testing/rows.js';
-import { A, B, type RunningService, startService } from './testing/service.js';
+import { A, B, useService } from './testing/service.js';
 
 const PROBLEMS = 'https://retrysafe.dev/examples/orders/problems/';
 const RETRYSAFE_PROBLEMS = 'https://retrysafe.dev/problems/';
 
 describe.each(engines)('orders on $name', (factory) => {
-  let engine: Engine;
-  let service: RunningService;
-  beforeAll(async () => {
-    engine = await factory.open();
-    service = await startService(engine.database);
-  });
-  afterAll(async () => {
-    await service?.close();
-    await engine?.close();
-  });
+  const t = useService(factory);
 
   const putCart = async (cartId: string, items: readonly { sku: string; qty: number }[], token: string = A.token) => {
-    const answer = await call(service.url, 'PUT', `/v1/carts/${cartId}`, { token, json: { items } });
+    const answer = await call(t.service.url, 'PUT', `/v1/carts/${cartId}`, { token, json: { items } });
     expect(answer.status).toBe(200);
     return json(answer).cart_version as number;
   };
   /** `null` sends no Authorization header. */
   const order = (key: string | undefined, body: unknown, token: string | null = A.token) =>
-    call(service.url, 'POST', '/v1/orders', { ...(token === null ? {} : { token }), ...(key === undefined ? {} : { key }), json: body });
+    call(t.service.url, 'POST', '/v1/orders', { ...(token === null ? {} : { token }), ...(key === undefined ? {} : { key }), json: body });
   const same = (a: HttpAnswer, b: HttpAnswer) => {
     expect(b.status).toBe(a.status);
     expect(b.body.equals(a.body)).toBe(true);
@@ -46,9 +37,9 @@ describe.each(engines)('orders on $name', (factory) => {
     expect(new Date(String(body.created_at)).toISOString()).toBe(body.created_at);
     expect(standard.headers.location).toBe(`/v1/orders/${String(body.id)}`);
     expect(standard.headers['idempotent-replayed']).toBeUndefined();
-    expect(await orderRows(engine.database, A.tenant, 'o-happy')).toEqual([{ id: body.id, cart_version: 1, total_cents: 2848 }]);
-    expect(await operationRows(engine.database, A.tenant, 'k-happy')).toEqual([{ state: 'completed', response_status: 201 }]);
-    const { rows } = await engine.database.query<{ lines: unknown }>('SELECT lines FROM orders WHERE tenant = $1 AND id = $2', [A.tenant, body.id]);
+    expect(await orderRows(t.engine.database, A.tenant, 'o-happy')).toEqual([{ id: body.id, cart_version: 1, total_cents: 2848 }]);
+    expect(await operationRows(t.engine.database, A.tenant, 'k-happy')).toEqual([{ state: 'completed', response_status: 201 }]);
+    const { rows } = await t.engine.database.query<{ lines: unknown }>('SELECT lines FROM orders WHERE tenant = $1 AND id = $2', [A.tenant, body.id]);
     expect(rows[0]?.lines).toEqual([{ sku: 'GIZMO-3', qty: 1, unit_price_cents: 250 }, { sku: 'WIDGET-1', qty: 2, unit_price_cents: 1299 }]);
   });
 
@@ -63,16 +54,16 @@ describe.each(engines)('orders on $name', (factory) => {
     const version = await putCart('o-read', [{ sku: 'GIZMO-3', qty: 4 }]);
     const created = await order('k-read', { cart_id: 'o-read', cart_version: version, delivery_option: 'standard' });
     const location = created.headers.location ?? '';
-    const read = await call(service.url, 'GET', location, { token: A.token });
+    const read = await call(t.service.url, 'GET', location, { token: A.token });
     expect(read.status).toBe(200);
     expect(json(read)).toEqual(json(created));
     for (const [path, token] of [[location, B.token], ['/v1/orders/ord_doesnotexist0000', A.token]] as const) {
-      const missing = await call(service.url, 'GET', path, { token });
+      const missing = await call(t.service.url, 'GET', path, { token });
       expect(missing.status).toBe(404);
       expect(missing.headers['content-type']).toBe('application/problem+json');
       expect(json(missing).type).toBe(`${PROBLEMS}not-found`);
     }
-    const anonymous = await call(service.url, 'GET', location);
+    const anonymous = await call(t.service.url, 'GET', location);
     expect(anonymous.status).toBe(401);
     expect(json(anonymous).type).toBe(`${PROBLEMS}unauthenticated`);
   });
@@ -85,18 +76,18 @@ describe.each(engines)('orders on $name', (factory) => {
     const other = await putCart('o-list', [{ sku: 'WIDGET-1', qty: 9 }], B.token);
     await order('k-list-b', { cart_id: 'o-list', cart_version: other, delivery_option: 'standard' }, B.token);
 
-    const forCart = await call(service.url, 'GET', '/v1/orders?cart_id=o-list', { token: A.token });
+    const forCart = await call(t.service.url, 'GET', '/v1/orders?cart_id=o-list', { token: A.token });
     expect(forCart.status).toBe(200);
     const listed = json(forCart).orders as { id: string }[];
     expect(listed.map((o) => o.id).sort()).toEqual([first.id, second.id].sort());
     expect(listed).toContainEqual(first);
 
-    const all = json(await call(service.url, 'GET', '/v1/orders', { token: A.token })).orders as { id: string; cart_id: string }[];
+    const all = json(await call(t.service.url, 'GET', '/v1/orders', { token: A.token })).orders as { id: string; cart_id: string }[];
     expect(all.map((o) => o.id)).toEqual(expect.arrayContaining([first.id, second.id]));
-    const { rows } = await engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE tenant = $1', [A.tenant]);
+    const { rows } = await t.engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE tenant = $1', [A.tenant]);
     expect(all).toHaveLength(rows[0]?.n ?? -1);
 
-    const bad = await call(service.url, 'GET', '/v1/orders?cart_id=no%20spaces', { token: A.token });
+    const bad = await call(t.service.url, 'GET', '/v1/orders?cart_id=no%20spaces', { token: A.token });
     expect(bad.status).toBe(422);
     expect(json(bad).type).toBe(`${PROBLEMS}validation-failed`);
   });
@@ -109,7 +100,7 @@ describe.each(engines)('orders on $name', (factory) => {
     expect(first.status).toBe(201);
     same(first, retry);
     expect(retry.headers['idempotent-replayed']).toBe('true');
-    expect(await orderRows(engine.database, A.tenant, 'o-retry')).toHaveLength(1);
+    expect(await orderRows(t.engine.database, A.tenant, 'o-retry')).toHaveLength(1);
   });
 
   it('refuses the same key with another body with 422, and runs nothing', async () => {
@@ -119,8 +110,8 @@ describe.each(engines)('orders on $name', (factory) => {
     const reused = await order('k-mismatch', { cart_id: 'o-mismatch', cart_version: version, delivery_option: 'express' });
     expect(reused.status).toBe(422);
     expect(json(reused).type).toBe(`${RETRYSAFE_PROBLEMS}fingerprint-mismatch`);
-    expect(await orderRows(engine.database, A.tenant, 'o-mismatch')).toHaveLength(1);
-    expect(await operationRows(engine.database, A.tenant, 'k-mismatch')).toEqual([{ state: 'completed', response_status: 201 }]);
+    expect(await orderRows(t.engine.database, A.tenant, 'o-mismatch')).toHaveLength(1);
+    expect(await operationRows(t.engine.database, A.tenant, 'k-mismatch')).toEqual([{ state: 'completed', response_status: 201 }]);
   });
 
   it('stores a stale cart_version as a 422 cart-changed outcome and replays it', async () => {
@@ -131,25 +122,25 @@ describe.each(engines)('orders on $name', (factory) => {
     expect(stale.status).toBe(422);
     expect(stale.headers['content-type']).toBe('application/problem+json');
     expect(json(stale)).toMatchObject({ type: `${PROBLEMS}cart-changed`, status: 422, current_cart_version: 2 });
-    expect(await operationRows(engine.database, A.tenant, 'k-stale')).toEqual([{ state: 'failed', response_status: 422 }]);
+    expect(await operationRows(t.engine.database, A.tenant, 'k-stale')).toEqual([{ state: 'failed', response_status: 422 }]);
     // Putting the cart back at version 1's contents makes version 3, not 1: the retry still gets the stored answer.
     await putCart('o-stale', [{ sku: 'WIDGET-1', qty: 1 }]);
     const retry = await order('k-stale', { cart_id: 'o-stale', cart_version: 1, delivery_option: 'standard' });
     same(stale, retry);
     expect(retry.headers['idempotent-replayed']).toBe('true');
-    expect(await orderRows(engine.database, A.tenant, 'o-stale')).toEqual([]);
+    expect(await orderRows(t.engine.database, A.tenant, 'o-stale')).toEqual([]);
   });
 
   it('stores an unknown cart as a 422 cart-not-found outcome', async () => {
     const first = await order('k-nocart', { cart_id: 'o-nothing', cart_version: 1, delivery_option: 'standard' });
     expect(first.status).toBe(422);
     expect(json(first).type).toBe(`${PROBLEMS}cart-not-found`);
-    expect(await operationRows(engine.database, A.tenant, 'k-nocart')).toEqual([{ state: 'failed', response_status: 422 }]);
+    expect(await operationRows(t.engine.database, A.tenant, 'k-nocart')).toEqual([{ state: 'failed', response_status: 422 }]);
     // Creating the cart afterwards does not change what this key did.
     await putCart('o-nothing', [{ sku: 'GIZMO-3', qty: 1 }]);
     const retry = await order('k-nocart', { cart_id: 'o-nothing', cart_version: 1, delivery_option: 'standard' });
     same(first, retry);
-    expect(await orderRows(engine.database, A.tenant, 'o-nothing')).toEqual([]);
+    expect(await orderRows(t.engine.database, A.tenant, 'o-nothing')).toEqual([]);
   });
 
   it('answers invalid input without storing it, so the key can then be used with valid input', async () => {
@@ -167,11 +158,11 @@ describe.each(engines)('orders on $name', (factory) => {
       expect(answer.status).toBe(status);
       expect(answer.headers['content-type']).toBe('application/problem+json');
       if (field !== '') expect(json(answer).errors).toEqual([expect.objectContaining({ field })]);
-      expect(await operationRows(engine.database, A.tenant, 'k-invalid')).toEqual([]);
+      expect(await operationRows(t.engine.database, A.tenant, 'k-invalid')).toEqual([]);
     }
     const valid = await order('k-invalid', { cart_id: 'o-invalid', cart_version: version, delivery_option: 'standard' });
     expect(valid.status).toBe(201);
-    expect(await orderRows(engine.database, A.tenant, 'o-invalid')).toHaveLength(1);
+    expect(await orderRows(t.engine.database, A.tenant, 'o-invalid')).toHaveLength(1);
   });
 
   it('needs a key and a known caller, and stores nothing without them', async () => {
@@ -186,9 +177,9 @@ describe.each(engines)('orders on $name', (factory) => {
       expect(anonymous.headers['content-type']).toBe('application/problem+json');
       expect(json(anonymous).type).toBe(`${RETRYSAFE_PROBLEMS}unauthenticated`);
     }
-    const { rows } = await engine.database.query<{ n: number }>("SELECT count(*)::int AS n FROM retrysafe_operations WHERE key = 'k-gate'");
+    const { rows } = await t.engine.database.query<{ n: number }>("SELECT count(*)::int AS n FROM retrysafe_operations WHERE key = 'k-gate'");
     expect(rows[0]?.n).toBe(0);
-    expect(await orderRows(engine.database, A.tenant, 'o-gate')).toEqual([]);
+    expect(await orderRows(t.engine.database, A.tenant, 'o-gate')).toEqual([]);
   });
 
   it('makes one order per cart version whatever the keys: another key gets 409 order-exists', async () => {
@@ -202,9 +193,9 @@ describe.each(engines)('orders on $name', (factory) => {
     expect(second.headers.location).toBe(first.headers.location);
     expect(json(second)).toMatchObject({ type: `${PROBLEMS}order-exists`, order_id: json(first).id });
     // A 409 is transient in retrysafe's policy: not stored, and a retry answers the same.
-    expect(await operationRows(engine.database, A.tenant, 'k-two-2')).toEqual([]);
+    expect(await operationRows(t.engine.database, A.tenant, 'k-two-2')).toEqual([]);
     same(second, await order('k-two-2', body));
-    expect(await orderRows(engine.database, A.tenant, 'o-twokeys')).toHaveLength(1);
+    expect(await orderRows(t.engine.database, A.tenant, 'o-twokeys')).toHaveLength(1);
   });
 
   it("gives another tenant with the same key its own operation, never the first one's answer", async () => {
@@ -220,8 +211,8 @@ describe.each(engines)('orders on $name', (factory) => {
     expect(json(b).id).not.toBe(json(a).id);
     expect(json(a).total_cents).toBe(1299);
     expect(json(b).total_cents).toBe(3 * 4999);
-    expect(await orderRows(engine.database, A.tenant, 'o-tenant')).toEqual([{ id: json(a).id, cart_version: 1, total_cents: 1299 }]);
-    expect(await orderRows(engine.database, B.tenant, 'o-tenant')).toEqual([{ id: json(b).id, cart_version: 1, total_cents: 14997 }]);
+    expect(await orderRows(t.engine.database, A.tenant, 'o-tenant')).toEqual([{ id: json(a).id, cart_version: 1, total_cents: 1299 }]);
+    expect(await orderRows(t.engine.database, B.tenant, 'o-tenant')).toEqual([{ id: json(b).id, cart_version: 1, total_cents: 14997 }]);
     same(a, await order('k-tenant', body, A.token));
     same(b, await order('k-tenant', body, B.token));
   });

@@ -1,67 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../test/support/database.js';
 import { call, type HttpAnswer, json } from './testing/http.js';
 import { type ServiceProcess, startProcess } from './testing/child.js';
+import { storages } from './testing/storage.js';
 
 const KEYS = 8;
 const COPIES = 20;
 
-interface Storage {
-  readonly env: Record<string, string>;
-  /** Counts rows of the service's database after the run. */
-  count(sql: string): Promise<number>;
-  dispose(): Promise<void>;
-}
-
-const storages: Record<string, () => Promise<Storage>> = {
-  async pglite() {
-    const dataDir = await mkdtemp(join(tmpdir(), 'orders-storm-'));
-    return {
-      env: { DATA_DIR: dataDir },
-      async count(sql) {
-        // The service is stopped by then: open its files directly.
-        const { PGlite } = await import('@electric-sql/pglite');
-        const lite = await PGlite.create({ dataDir: join(dataDir, 'pglite') });
-        try {
-          return (await lite.query<{ n: number }>(sql)).rows[0]?.n ?? -1;
-        } finally {
-          await lite.close();
-        }
-      },
-      dispose: () => rm(dataDir, { recursive: true, force: true }),
-    };
-  },
-  async postgres() {
-    const db = await createTestDatabase();
-    const dataDir = await mkdtemp(join(tmpdir(), 'orders-storm-'));
-    return {
-      env: { DATABASE_URL: db.url, DATA_DIR: dataDir },
-      async count(sql) {
-        const client = new pg.Client({ connectionString: db.url });
-        await client.connect();
-        try {
-          return (await client.query<{ n: number }>(sql)).rows[0]?.n ?? -1;
-        } finally {
-          await client.end();
-        }
-      },
-      async dispose() {
-        await db.drop();
-        await rm(dataDir, { recursive: true, force: true });
-      },
-    };
-  },
-};
-
-describe.each(Object.keys(storages))('a storm of duplicates, the service killed mid-storm and restarted, on %s', (name) => {
+describe.each(storages)('a storm of duplicates, the service killed mid-storm and restarted, on $name', (factory) => {
   it('leaves one order per key, and every 201 seen before and after the kill is the same order', async () => {
-    const storage = await (storages[name] as () => Promise<Storage>)();
+    const storage = await factory.create();
     let service: ServiceProcess | undefined;
     try {
       service = await startProcess(storage.env);

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { idempotentFetch } from '../../src/client/index.js';
 import { type Engine, engines } from '../support/engines.js';
-import { ORDERS_TABLE, type OrdersServer, startOrdersServer } from './orders-server.js';
+import { type OrdersServer, startOrdersServer } from './orders-server.js';
 
 const headers = { 'content-type': 'application/json' };
 const quick = { baseDelayMs: 10, maxDelayMs: 50 };
@@ -12,19 +12,15 @@ describe.each(engines)('answers from a retrysafe server that are final, on $name
 
   beforeAll(async () => {
     engine = await factory.open();
-    await engine.database.query(ORDERS_TABLE);
     server = await startOrdersServer(engine.database);
   });
   afterEach(async () => {
-    await engine.database.query('TRUNCATE orders');
-    server.requests.length = 0;
+    await server.reset();
   });
   afterAll(async () => {
     await server.close();
     await engine.close();
   });
-
-  const orderCount = async (): Promise<number> => (await engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM orders')).rows[0]?.n ?? -1;
 
   it('sends a request the server rejects as invalid (400) once', async () => {
     const result = await idempotentFetch(`${server.url}/orders`, { method: 'POST', headers, body: JSON.stringify({ sku: 'WIDGET' }), retry: quick });
@@ -32,7 +28,7 @@ describe.each(engines)('answers from a retrysafe server that are final, on $name
     expect(result).toMatchObject({ attempts: 1, replayed: false, gaveUp: undefined });
     expect(result.response.status).toBe(400);
     expect(server.requests).toHaveLength(1);
-    expect(await orderCount()).toBe(0);
+    expect(await server.orders()).toBe(0);
   });
 
   it('sends a reused key with a different body (422) once', async () => {
@@ -45,6 +41,6 @@ describe.each(engines)('answers from a retrysafe server that are final, on $name
     expect(reused.response.status).toBe(422);
     expect(reused.response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(server.requests.map((r) => r.status)).toEqual([201, 422]);
-    expect(await orderCount()).toBe(1);
+    expect(await server.orders()).toBe(1);
   });
 });

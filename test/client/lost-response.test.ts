@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { idempotentFetch, isIdempotentFetchError } from '../../src/client/index.js';
 import { type Engine, engines } from '../support/engines.js';
 import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
-import { ORDERS_TABLE, type OrdersServer, startOrdersServer } from './orders-server.js';
+import { type OrdersServer, startOrdersServer } from './orders-server.js';
 
 const order = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sku: 'WIDGET', qty: 2 }) };
 const quick = { baseDelayMs: 20, maxDelayMs: 100, deadlineMs: 20_000 };
@@ -14,21 +14,18 @@ describe.each(engines)('a lost response on $name', (factory) => {
 
   beforeAll(async () => {
     engine = await factory.open();
-    await engine.database.query(ORDERS_TABLE);
     server = await startOrdersServer(engine.database);
   });
   afterEach(async () => {
     await proxy?.close();
     proxy = undefined;
-    await engine.database.query('TRUNCATE orders');
-    server.requests.length = 0;
+    await server.reset();
   });
   afterAll(async () => {
     await server.close();
     await engine.close();
   });
 
-  const orderCount = async (): Promise<number> => (await engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM orders')).rows[0]?.n ?? -1;
   const storedBody = async (key: string): Promise<string> => {
     const { rows } = await engine.database.query<{ body: Uint8Array }>('SELECT response_body AS body FROM retrysafe_operations WHERE key = $1', [key]);
     expect(rows).toHaveLength(1);
@@ -46,7 +43,7 @@ describe.each(engines)('a lost response on $name', (factory) => {
     expect(result.response.status).toBe(201);
     const body = await result.response.text();
     expect(body).toBe(await storedBody(result.idempotencyKey ?? ''));
-    expect(await orderCount()).toBe(1);
+    expect(await server.orders()).toBe(1);
     const { rows } = await engine.database.query<{ id: number }>('SELECT id FROM orders');
     expect(JSON.parse(body)).toEqual({ id: rows[0]?.id, sku: 'WIDGET', qty: 2 });
     expect(result.response.headers.get('location')).toBe(`/orders/${rows[0]?.id}`);
@@ -61,20 +58,20 @@ describe.each(engines)('a lost response on $name', (factory) => {
     if (!isIdempotentFetchError(failure)) return;
     expect(failure.attempts).toBe(3);
     expect(server.requests).toHaveLength(3);
-    expect(await orderCount()).toBe(1);
+    expect(await server.orders()).toBe(1);
 
     // Later, the connection is healthy again: the same key gets the stored answer and still one order.
     const later = await idempotentFetch(`${server.url}/orders`, { ...order, idempotencyKey: failure.idempotencyKey, retry: quick });
     expect(later.attempts).toBe(1);
     expect(later.replayed).toBe(true);
     expect(await later.response.text()).toBe(await storedBody(failure.idempotencyKey ?? ''));
-    expect(await orderCount()).toBe(1);
+    expect(await server.orders()).toBe(1);
   });
 
   it('without the proxy, a first attempt executes once and is not a replay', async () => {
     const result = await idempotentFetch(`${server.url}/orders`, { ...order, retry: quick });
     expect(result).toMatchObject({ attempts: 1, replayed: false, gaveUp: undefined });
     expect(result.response.status).toBe(201);
-    expect(await orderCount()).toBe(1);
+    expect(await server.orders()).toBe(1);
   });
 });

@@ -8,19 +8,11 @@ const quick = { baseDelayMs: 10, maxDelayMs: 50 };
 
 describe('the idempotency key', () => {
   let server: ScriptedServer;
-  /** Answers 503 to the first request of each call, then 201. */
-  let failNext = true;
   beforeAll(async () => {
-    server = await startScriptedServer(() => {
-      const status = failNext ? 503 : 201;
-      failNext = !failNext;
-      return { status };
-    });
+    // 503 to the first request of each call, then 201.
+    server = await startScriptedServer((_request, index) => ({ status: index % 2 === 0 ? 503 : 201 }));
   });
-  beforeEach(() => {
-    failNext = true;
-    server.clear();
-  });
+  beforeEach(() => server.clear());
   afterAll(() => server.close());
 
   it('uses a caller-supplied key as is, on every attempt, in bare token form', async () => {
@@ -39,7 +31,6 @@ describe('the idempotency key', () => {
 
   it('creates one new key per call: the same on every retry, different for the next call', async () => {
     const first = await idempotentFetch(`${server.url}/orders`, { ...post, retry: quick });
-    failNext = true;
     const second = await idempotentFetch(`${server.url}/orders`, { ...post, retry: quick });
 
     expect(first.idempotencyKey).toMatch(uuid);

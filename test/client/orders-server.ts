@@ -6,12 +6,16 @@ import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { listen } from '../support/listen.js';
 
-export const ORDERS_TABLE = 'CREATE TABLE IF NOT EXISTS orders (id serial PRIMARY KEY, sku text NOT NULL, qty int NOT NULL)';
+const ORDERS_TABLE = 'CREATE TABLE IF NOT EXISTS orders (id serial PRIMARY KEY, sku text NOT NULL, qty int NOT NULL)';
 
 export interface OrdersServer {
   readonly url: string;
   /** Every request that reached the route, with its key. */
   readonly requests: { readonly key: string | undefined; readonly status: number }[];
+  /** Rows in `orders`, counted in SQL. */
+  orders(): Promise<number>;
+  /** Empties `orders` and forgets the requests, between tests. */
+  reset(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -28,6 +32,7 @@ export interface OrdersServerOptions {
  * transaction that holds the operation record.
  */
 export async function startOrdersServer(database: SqlDatabase<SqlClient>, options: OrdersServerOptions = {}): Promise<OrdersServer> {
+  await database.query(ORDERS_TABLE);
   const config = idempotency({ store: postgresStore(database), retryAfterSeconds: 1, ...(options.lockTimeoutMs === undefined ? {} : { lockTimeoutMs: options.lockTimeoutMs }) });
   const requests: { key: string | undefined; status: number }[] = [];
   const app = express();
@@ -59,6 +64,11 @@ export async function startOrdersServer(database: SqlDatabase<SqlClient>, option
   return {
     url: listening.url,
     requests,
+    orders: async () => (await database.query<{ n: number }>('SELECT count(*)::int AS n FROM orders')).rows[0]?.n ?? -1,
+    async reset() {
+      await database.query('TRUNCATE orders');
+      requests.length = 0;
+    },
     close: listening.close,
   };
 }

@@ -6,18 +6,11 @@ const quick = { baseDelayMs: 10, maxDelayMs: 50 };
 
 describe('the request body', () => {
   let server: ScriptedServer;
-  let failNext = true;
   beforeAll(async () => {
-    server = await startScriptedServer(() => {
-      const status = failNext ? 502 : 201;
-      failNext = !failNext;
-      return { status };
-    });
+    // 502 to the first request of each call, then 201.
+    server = await startScriptedServer((_request, index) => ({ status: index % 2 === 0 ? 502 : 201 }));
   });
-  beforeEach(() => {
-    failNext = true;
-    server.clear();
-  });
+  beforeEach(() => server.clear());
   afterAll(() => server.close());
 
   const form = new FormData();

@@ -7,7 +7,7 @@ import { until } from '../outbox/support/until.js';
 import { openSharedDatabase, type SharedDatabase } from '../outbox/support/postgres.js';
 import { rabbitRoute, type RabbitRoute } from '../outbox/support/rabbit.js';
 import { broker } from '../support/brokers.js';
-import { emailsByMessage, sendEmail } from './programs/emails.js';
+import { emailsByMessage, failingFirstDelivery, sendEmail } from './programs/emails.js';
 import { outcomes } from './support/outcomes.js';
 
 const rabbit = await broker('RabbitMQ');
@@ -27,8 +27,7 @@ describe.skipIf(!rabbit.reachable)('an inbox consumer on RabbitMQ', { timeout: 1
   });
   beforeEach(async () => {
     await shared.reset();
-    await route.channel.purgeQueue(route.queue);
-    await route.channel.purgeQueue(route.deadLetterQueue);
+    await route.reset();
   });
 
   async function publish(content: string, messageId?: string): Promise<void> {
@@ -83,15 +82,10 @@ describe.skipIf(!rabbit.reachable)('an inbox consumer on RabbitMQ', { timeout: 1
   it('hands a message back when the handler fails, and processes it on redelivery', async () => {
     const id = randomUUID();
     await publish(JSON.stringify({ to: 'ada@example.test' }), id);
-    const seenRedelivered: boolean[] = [];
-    const flaky = async (message: InboxMessage, tx: SqlClient) => {
-      seenRedelivered.push(message.redelivered);
-      await sendEmail('emails')(message, tx);
-      if (seenRedelivered.length === 1) throw new Error('the mail server said no');
-    };
-    const seen = await consumeUntil(2, flaky);
+    const flaky = failingFirstDelivery('emails');
+    const seen = await consumeUntil(2, flaky.handler);
     expect(seen.kinds()).toEqual(['failed', 'processed']);
-    expect(seenRedelivered).toEqual([false, true]);
+    expect(flaky.redelivered).toEqual([false, true]);
     expect(await emailsByMessage(shared.database)).toEqual({ [id]: 1 });
   });
 

@@ -7,7 +7,7 @@ import { until } from '../outbox/support/until.js';
 import { jetStreamRoute, type JetStreamRoute } from '../outbox/support/jetstream.js';
 import { openSharedDatabase, type SharedDatabase } from '../outbox/support/postgres.js';
 import { broker } from '../support/brokers.js';
-import { emailsByMessage, sendEmail } from './programs/emails.js';
+import { emailsByMessage, failingFirstDelivery, sendEmail } from './programs/emails.js';
 import { outcomes } from './support/outcomes.js';
 
 const nats = await broker('NATS');
@@ -81,15 +81,10 @@ describe.skipIf(!nats.reachable)('an inbox consumer on NATS JetStream', { timeou
   it('naks a message when the handler fails, and processes it on redelivery', async () => {
     const id = randomUUID();
     await publish(JSON.stringify({ to: 'ada@example.test' }), id);
-    const seenRedelivered: boolean[] = [];
-    const flaky = async (message: InboxMessage, tx: SqlClient) => {
-      seenRedelivered.push(message.redelivered);
-      await sendEmail('emails')(message, tx);
-      if (seenRedelivered.length === 1) throw new Error('the mail server said no');
-    };
-    const seen = await consumeUntil(2, flaky);
+    const flaky = failingFirstDelivery('emails');
+    const seen = await consumeUntil(2, flaky.handler);
     expect(seen.kinds()).toEqual(['failed', 'processed']);
-    expect(seenRedelivered).toEqual([false, true]);
+    expect(flaky.redelivered).toEqual([false, true]);
     expect(await emailsByMessage(shared.database)).toEqual({ [id]: 1 });
   });
 

@@ -27,7 +27,7 @@ describe.skipIf(!rabbit.reachable)('the outbox over RabbitMQ', { timeout: 120_00
   });
   beforeEach(async () => {
     await shared.reset();
-    await route.channel.purgeQueue(route.queue);
+    await route.reset();
   });
 
   const relayEnv = (extra: Record<string, string> = {}) => ({ DATABASE_URL: shared.url, TRANSPORT: 'amqp', AMQP_URL: rabbit.url, EXCHANGE: route.exchange, ...extra });

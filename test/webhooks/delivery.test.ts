@@ -10,14 +10,10 @@ import { type ReceivedWebhook, receiveWebhook, signWebhook, WebhookWorker, type 
 import { runProgram } from '../outbox/support/child-program.js';
 import { until } from '../outbox/support/until.js';
 import { openSharedDatabase, type SharedDatabase } from '../outbox/support/postgres.js';
+import { applyPaymentEvent, PAYMENTS_TABLE } from './payments.js';
 
 const SECRET = `whsec_${randomBytes(24).toString('base64')}`;
 const RELAY = 'test/outbox/programs/relay.ts';
-const PAYMENTS_TABLE = `CREATE TABLE payments (
-  charge text PRIMARY KEY,
-  status text NOT NULL,
-  version int NOT NULL
-)`;
 
 /** The receiver as an application wires it into Fastify: a plugin of its own that keeps the body as raw bytes. */
 async function startReceiver(database: SqlDatabase<SqlClient>, receipts: WebhookReceipt[]): Promise<{ readonly url: string; readonly app: FastifyInstance }> {
@@ -64,12 +60,7 @@ describe('webhooks from an outbox relay and from the payment provider, into a Fa
       receiver: 'payments',
       async handler(event: ReceivedWebhook, tx: SqlClient) {
         calls.push(event.id);
-        const { type, charge, version } = event.payload as { type: string; charge: string; version: number };
-        await tx.query(
-          `INSERT INTO payments (charge, status, version) VALUES ($1, $2, $3)
-           ON CONFLICT (charge) DO UPDATE SET status = excluded.status, version = excluded.version WHERE payments.version < excluded.version`,
-          [charge, type.replace('payment.', ''), version],
-        );
+        await applyPaymentEvent(event, tx);
       },
     });
   /** A delivery sent by hand, signed now with `secret`. */

@@ -5,14 +5,10 @@ import { fromPg } from '../../src/postgres/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { pruneWebhookEvents, type ReceivedWebhook, receiveWebhook, signWebhook, WebhookWorker, type WebhookWorkerOptions } from '../../src/webhooks/index.js';
 import { type Engine, engines } from '../support/engines.js';
+import { applyPaymentEvent, PAYMENTS_TABLE } from './payments.js';
 
 const SECRET = `whsec_${randomBytes(24).toString('base64')}`;
 const RECEIVER = 'payments';
-const PAYMENTS_TABLE = `CREATE TABLE IF NOT EXISTS payments (
-  charge text PRIMARY KEY,
-  status text NOT NULL,
-  version int NOT NULL
-)`;
 
 /** A delivery as the sender makes it: signed now (or at `timestamp`) over the exact body. */
 function delivery(id: string, payload: unknown, options: { timestamp?: number; secret?: string; body?: string } = {}) {
@@ -46,12 +42,7 @@ describe.each(engines)('the webhook receiver and its worker on $name', (factory)
       receiver: RECEIVER,
       async handler(event: ReceivedWebhook, tx: SqlClient) {
         calls.push(event.id);
-        const { type, charge, version } = event.payload as { type: string; charge: string; version: number };
-        await tx.query(
-          `INSERT INTO payments (charge, status, version) VALUES ($1, $2, $3)
-           ON CONFLICT (charge) DO UPDATE SET status = excluded.status, version = excluded.version WHERE payments.version < excluded.version`,
-          [charge, type.replace('payment.', ''), version],
-        );
+        await applyPaymentEvent(event, tx);
       },
       ...options,
     });

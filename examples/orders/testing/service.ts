@@ -1,4 +1,6 @@
 import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
+import type { Engine, EngineFactory } from '../../../test/support/engines.js';
 import type { SqlClient, SqlDatabase } from '../../../src/postgres/index.js';
 import { type AppOptions, buildApp } from '../app.js';
 import { demoTokens } from '../config.js';
@@ -21,3 +23,35 @@ export async function startService(database: SqlDatabase<SqlClient>, options: Pa
 /** The demo tokens' tenants, by token. */
 export const A = { token: 'demo-a', tenant: 'tenant-a' } as const;
 export const B = { token: 'demo-b', tenant: 'tenant-b' } as const;
+
+/** The engine and the service a test file runs against, once both are up. */
+export interface ServiceRef {
+  readonly engine: Engine;
+  readonly service: RunningService;
+}
+
+/** Opens the engine and starts the service on it before the file's tests, and stops both after them. */
+export function useService(factory: EngineFactory, options: Partial<Omit<AppOptions, 'database'>> = {}): ServiceRef {
+  let engine: Engine | undefined;
+  let service: RunningService | undefined;
+  beforeAll(async () => {
+    engine = await factory.open();
+    service = await startService(engine.database, options);
+  });
+  afterAll(async () => {
+    await service?.close();
+    await engine?.close();
+  });
+  const ready = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('The service is not running yet.');
+    return value;
+  };
+  return {
+    get engine() {
+      return ready(engine);
+    },
+    get service() {
+      return ready(service);
+    },
+  };
+}

@@ -18,6 +18,18 @@ export function sendEmail(consumer: string): (message: InboxMessage, tx: SqlClie
   };
 }
 
+/** `sendEmail`, failing after its first delivery's send, so that the send rolls back; and what each delivery said of `redelivered`. */
+export function failingFirstDelivery(consumer: string): { handler: (message: InboxMessage, tx: SqlClient) => Promise<void>; redelivered: boolean[] } {
+  const redelivered: boolean[] = [];
+  const send = sendEmail(consumer);
+  const handler = async (message: InboxMessage, tx: SqlClient): Promise<void> => {
+    redelivered.push(message.redelivered);
+    await send(message, tx);
+    if (redelivered.length === 1) throw new Error('the mail server said no');
+  };
+  return { handler, redelivered };
+}
+
 /** Emails sent, by message id. */
 export async function emailsByMessage(database: SqlDatabase<SqlClient>, consumer = 'emails'): Promise<Record<string, number>> {
   const { rows } = await database.query<{ message_id: string; n: number }>(

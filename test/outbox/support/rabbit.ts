@@ -14,6 +14,8 @@ export interface RabbitRoute {
   readonly deadLetterQueue: string;
   /** Messages waiting in `queue` (not counting those in a consumer's hands). */
   waiting(name?: string): Promise<number>;
+  /** Empties the queue and its dead-letter queue, between tests. */
+  reset(): Promise<void>;
   /** Deletes everything it declared and disconnects. */
   close(): Promise<void>;
 }
@@ -42,6 +44,10 @@ export async function rabbitRoute(url: string): Promise<RabbitRoute> {
     queue,
     deadLetterQueue,
     waiting: async (name = queue) => (await channel.checkQueue(name)).messageCount,
+    async reset() {
+      await channel.purgeQueue(queue);
+      await channel.purgeQueue(deadLetterQueue);
+    },
     async close() {
       await channel.deleteQueue(queue);
       await channel.deleteQueue(deadLetterQueue);
