@@ -1,6 +1,7 @@
 import { RetrysafeError } from '../core/errors.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationRecord } from '../core/record.js';
+import { decorate } from '../store/decorate.js';
 import type { Completion, OperationStore } from '../store/operation-store.js';
 import type { Keyring } from './keyring.js';
 import { openBody, sealBody, type Unreadable } from './response-cipher.js';
@@ -19,9 +20,10 @@ export interface EncryptedStoreOptions {
  * bound to their operation's identity. Every stored completion is sealed with
  * the keyring's current key; every finished record read back is opened with
  * the key its body names. Status, headers, input and step results stay as they
- * are. A body that cannot be opened is never replayed: the call fails as the
- * store would, with `store-unavailable` (cause `decryption-failed`), so the
- * request gets 503 and its handler does not run.
+ * are; every other call is forwarded untouched. A body that cannot be opened
+ * is never replayed: the call fails as the store would, with
+ * `store-unavailable` (cause `decryption-failed`), so the request gets 503
+ * and its handler does not run.
  */
 export function encryptedStore<Tx>(store: OperationStore<Tx>, keys: Keyring, options: EncryptedStoreOptions = {}): OperationStore<Tx> {
   const requireEncryption = options.requireEncryption ?? false;
@@ -35,37 +37,29 @@ export function encryptedStore<Tx>(store: OperationStore<Tx>, keys: Keyring, opt
     return { ...record, response: { ...record.response, body: opened.body } };
   };
 
-  return {
-    atomic: (request, work) =>
-      // Async, so that a body that cannot be opened rejects like any failure of the work.
-      store.atomic(request, async ({ claim, tx, complete }) =>
-        work({
-          claim: claim.kind === 'existing' ? { kind: 'existing', record: open(request.identity, claim.record) } : claim,
-          tx,
-          complete: async (completion) => complete(seal(request.identity, completion)),
-        }),
-      ),
-    async claimLease(request) {
-      const claim = await store.claimLease(request);
-      return claim.kind === 'existing' ? { kind: 'existing', record: open(request.identity, claim.record) } : claim;
+  return decorate(store, {
+    overrides: {
+      atomic: (request, work) =>
+        // Async, so that a body that cannot be opened rejects like any failure of the work.
+        store.atomic(request, async ({ claim, tx, complete }) =>
+          work({
+            claim: claim.kind === 'existing' ? { kind: 'existing', record: open(request.identity, claim.record) } : claim,
+            tx,
+            complete: async (completion) => complete(seal(request.identity, completion)),
+          }),
+        ),
+      async claimLease(request) {
+        const claim = await store.claimLease(request);
+        return claim.kind === 'existing' ? { kind: 'existing', record: open(request.identity, claim.record) } : claim;
+      },
+      finish: async (lease, completion) => store.finish(lease, seal(lease.identity, completion)),
+      resolveUnknown: async (identity, completion, reason) => store.resolveUnknown(identity, seal(identity, completion), reason),
+      async read(identity) {
+        const record = await store.read(identity);
+        return record === undefined ? undefined : open(identity, record);
+      },
     },
-    finish: async (lease, completion) => store.finish(lease, seal(lease.identity, completion)),
-    resolveUnknown: async (identity, completion, reason) => store.resolveUnknown(identity, seal(identity, completion), reason),
-    async read(identity) {
-      const record = await store.read(identity);
-      return record === undefined ? undefined : open(identity, record);
-    },
-    transaction: (work) => store.transaction(work),
-    takeOver: (identity, seen, owner, leaseSeconds) => store.takeOver(identity, seen, owner, leaseSeconds),
-    renew: (lease, leaseSeconds) => store.renew(lease, leaseSeconds),
-    checkpoint: (lease, step, result, leaseSeconds) => store.checkpoint(lease, step, result, leaseSeconds),
-    checkpointWith: (lease, step, leaseSeconds, work) => store.checkpointWith(lease, step, leaseSeconds, work),
-    steps: (lease) => store.steps(lease),
-    abandon: (lease) => store.abandon(lease),
-    release: (lease, delaySeconds) => store.release(lease, delaySeconds),
-    markUnknown: (lease, reason) => store.markUnknown(lease, reason),
-    expiredLeases: (limit) => store.expiredLeases(limit),
-  };
+  });
 }
 
 /** A store failure, so the core answers 503 and never runs the handler; the cause says why. */

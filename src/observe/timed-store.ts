@@ -1,3 +1,4 @@
+import { decorate } from '../store/decorate.js';
 import type { OperationStore } from '../store/operation-store.js';
 import { ExposedHistogram, type RegistryLike } from './exposed-metric.js';
 
@@ -32,7 +33,7 @@ export function storeTimer(registry: RegistryLike, options: TimedStoreOptions = 
 
 function timedStore<Tx>(store: OperationStore<Tx>, histogram: ExposedHistogram): OperationStore<Tx> {
   const since = (call: string, started: number): void => histogram.observe({ call }, (performance.now() - started) / 1000);
-  const timed = async <T>(call: string, run: () => Promise<T>): Promise<T> => {
+  const timed = async <T>(call: string, run: () => T): Promise<Awaited<T>> => {
     const started = performance.now();
     try {
       return await run();
@@ -55,47 +56,43 @@ function timedStore<Tx>(store: OperationStore<Tx>, histogram: ExposedHistogram):
     }
   };
 
-  return {
-    atomic: (request, work) => {
-      let settled: number | undefined;
-      return untilWork('claim', async (enter) => {
-        try {
-          return await store.atomic(request, async (transaction) => {
+  return decorate(store, {
+    // Every statement of the store, under its method's name in kebab case: `claim-lease`, `take-over`, ….
+    around: (method, call) => timed(kebabCase(method), call),
+    overrides: {
+      atomic: (request, work) => {
+        let settled: number | undefined;
+        return untilWork('claim', async (enter) => {
+          try {
+            return await store.atomic(request, async (transaction) => {
+              enter();
+              const settlement = await work({ ...transaction, complete: (completion) => timed('complete', () => transaction.complete(completion)) });
+              settled = performance.now();
+              return settlement;
+            });
+          } finally {
+            if (settled !== undefined) since('commit', settled);
+          }
+        });
+      },
+      transaction: (work) =>
+        untilWork('begin', (enter) =>
+          store.transaction((tx) => {
             enter();
-            const settlement = await work({ ...transaction, complete: (completion) => timed('complete', () => transaction.complete(completion)) });
-            settled = performance.now();
-            return settlement;
-          });
-        } finally {
-          if (settled !== undefined) since('commit', settled);
-        }
-      });
+            return work(tx);
+          }),
+        ),
+      checkpointWith: (lease, step, leaseSeconds, work) =>
+        untilWork('checkpoint-lock', (enter) =>
+          store.checkpointWith(lease, step, leaseSeconds, (tx) => {
+            enter();
+            return work(tx);
+          }),
+        ),
     },
-    transaction: (work) =>
-      untilWork('begin', (enter) =>
-        store.transaction((tx) => {
-          enter();
-          return work(tx);
-        }),
-      ),
-    checkpointWith: (lease, step, leaseSeconds, work) =>
-      untilWork('checkpoint-lock', (enter) =>
-        store.checkpointWith(lease, step, leaseSeconds, (tx) => {
-          enter();
-          return work(tx);
-        }),
-      ),
-    claimLease: (request) => timed('claim-lease', () => store.claimLease(request)),
-    takeOver: (identity, seen, owner, leaseSeconds) => timed('take-over', () => store.takeOver(identity, seen, owner, leaseSeconds)),
-    renew: (lease, leaseSeconds) => timed('renew', () => store.renew(lease, leaseSeconds)),
-    checkpoint: (lease, step, result, leaseSeconds) => timed('checkpoint', () => store.checkpoint(lease, step, result, leaseSeconds)),
-    steps: (lease) => timed('steps', () => store.steps(lease)),
-    finish: (lease, completion) => timed('finish', () => store.finish(lease, completion)),
-    abandon: (lease) => timed('abandon', () => store.abandon(lease)),
-    release: (lease, delaySeconds) => timed('release', () => store.release(lease, delaySeconds)),
-    markUnknown: (lease, reason) => timed('mark-unknown', () => store.markUnknown(lease, reason)),
-    expiredLeases: (limit, operations) => timed('expired-leases', () => store.expiredLeases(limit, operations)),
-    resolveUnknown: (identity, completion, reason) => timed('resolve-unknown', () => store.resolveUnknown(identity, completion, reason)),
-    read: (identity) => timed('read', () => store.read(identity)),
-  };
+  });
+}
+
+function kebabCase(name: string): string {
+  return name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
 }

@@ -151,5 +151,19 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
       );
       expect((await subject.store.expiredLeases(1)).length).toBeLessThanOrEqual(1);
     });
+
+    it('lists, when given operations, only their expired leases and transparent ones', async () => {
+      const mine = await claim(identity({ operation: 'contract.mine@1' }));
+      const other = await claim(identity({ operation: 'contract.theirs@1' }));
+      const transparent = await claim(identity({ operation: 'contract.wrapped@1' }), 'transparent');
+      for (const lease of [mine, other, transparent]) await subject.expire(lease.identity);
+      const ours = new Set([mine, other, transparent].map((lease) => lease.identity.key));
+      const listed = async (operations: readonly string[]) => (await subject.store.expiredLeases(10_000, operations)).filter((lease) => ours.has(lease.identity.key));
+      const entry = (lease: Lease, mode: OperationMode) => ({ identity: lease.identity, fencingToken: lease.fencingToken, mode });
+      const forMine = await listed(['contract.mine@1']);
+      expect(forMine).toHaveLength(2);
+      expect(forMine).toEqual(expect.arrayContaining([entry(mine, 'leased'), entry(transparent, 'transparent')]));
+      expect(await listed([])).toEqual([entry(transparent, 'transparent')]);
+    });
   });
 }

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { encryptedStore, keyring } from '../../src/encryption/index.js';
+import { Registry } from 'prom-client';
+import { storeTimer } from '../../src/observe/index.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { OperationStore } from '../../src/store/operation-store.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
@@ -11,6 +13,7 @@ const keys = keyring({ current: 'k2', keys: { k1: randomBytes(32), k2: randomByt
 const variants: readonly { readonly name: string; wrap(store: OperationStore<SqlClient>): OperationStore<SqlClient> }[] = [
   { name: 'postgresStore', wrap: (store) => store },
   { name: 'encryptedStore(postgresStore)', wrap: (store) => encryptedStore(store, keys, { requireEncryption: true }) },
+  { name: 'storeTimer(postgresStore)', wrap: (store) => storeTimer(new Registry())(store) },
 ];
 
 for (const factory of engines) {
