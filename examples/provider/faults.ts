@@ -13,14 +13,16 @@ export type Fault =
   /** Answer 503 without charging. */
   | { readonly mode: 'fail-before-charge'; readonly times?: number; readonly reference?: string }
   /** Charge, then destroy the socket without answering: the caller cannot know that money moved. */
-  | { readonly mode: 'charge-then-drop'; readonly times?: number; readonly reference?: string };
+  | { readonly mode: 'charge-then-drop'; readonly times?: number; readonly reference?: string }
+  /** Answer 503 to a lookup: the provider cannot tell whether it charged. Here `reference` is the idempotency key looked up. */
+  | { readonly mode: 'fail-lookup'; readonly times?: number; readonly reference?: string };
 
 export type FaultMode = Fault['mode'];
 
 /** A body of `POST /control`: a fault to add, or `{"mode":"reset"}` to clear them all. */
 export type Control = Fault | { readonly mode: 'reset' };
 
-const modes: readonly string[] = ['delay', 'fail-before-charge', 'charge-then-drop', 'reset'];
+const modes: readonly string[] = ['delay', 'fail-before-charge', 'charge-then-drop', 'fail-lookup', 'reset'];
 
 /** Reads a control, or says what is wrong with it. */
 export function parseControl(value: unknown): Control | string {
@@ -37,7 +39,7 @@ export function parseControl(value: unknown): Control | string {
     if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) return 'delay needs ms, a number of milliseconds';
     return { mode, ms, ...scope };
   }
-  return { mode: mode as 'fail-before-charge' | 'charge-then-drop', ...scope };
+  return { mode: mode as 'fail-before-charge' | 'charge-then-drop' | 'fail-lookup', ...scope };
 }
 
 /** Reads `PROVIDER_FAULTS`: one fault as a JSON object, or a JSON array of them. */

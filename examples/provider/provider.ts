@@ -88,6 +88,7 @@ export async function startProvider(options: ProviderOptions = {}): Promise<Prov
         return postCharge(req, res);
       case 'GET /v1/charges': {
         if (key === null) return problem(res, 400, 'request-invalid', 'Give the idempotency_key query parameter.');
+        if (faults.take('fail-lookup', key) !== undefined) return problem(res, 503, 'unavailable', 'Injected failure: the lookup cannot tell.');
         const charge = book.lookup(key);
         return charge === undefined ? problem(res, 404, 'charge-not-found', `No charge for key ${key}.`) : json(res, 200, charge);
       }

@@ -8,8 +8,14 @@ export type CrashPoint =
   | 'after-claim'
   | 'before-commit'
   | 'after-commit'
+  /** A step recorded its start and has not yet called downstream. */
+  | 'before-step-call'
   | 'after-step-call'
   | 'after-checkpoint'
+  /** A local step's writes are done and its transaction has not committed. */
+  | 'before-local-commit'
+  /** A local step's writes and recovery point committed. */
+  | 'after-local-commit'
   | 'before-finish'
   | 'after-finish'
   | 'while-serialising'

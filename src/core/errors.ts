@@ -11,6 +11,8 @@ export type RetrysafeErrorCode =
   | 'schema-too-new'
   /** A worker tried to write to an operation whose lease it no longer holds. */
   | 'lease-lost'
+  /** A resumed handler asked for a step no earlier attempt started while a started one has no result: its steps changed between attempts. */
+  | 'steps-changed'
   /** A stored response body could not be decrypted: the cause of a `store-unavailable` error. */
   | 'decryption-failed';
 

@@ -23,6 +23,12 @@ export type RetrysafeEvent =
   | { readonly type: 'fenced'; readonly identity: OperationIdentity; readonly attempt: number }
   /** A retry or a recovery worker took over an expired lease. */
   | { readonly type: 'taken-over'; readonly identity: OperationIdentity; readonly attempt: number; readonly by: 'retry' | 'recovery' }
+  /**
+   * A leased attempt failed after a step may have reached the outside world:
+   * the record is kept, and a retry or a recovery worker resumes it no sooner
+   * than `retryInSeconds` from now.
+   */
+  | { readonly type: 'released'; readonly identity: OperationIdentity; readonly attempt: number; readonly retryInSeconds: number; readonly reason: string }
   | { readonly type: 'unknown'; readonly identity: OperationIdentity; readonly reason: string }
   /** Every answer that retrysafe decided itself, by problem code. */
   | { readonly type: 'problem'; readonly identity: OperationIdentity | undefined; readonly code: string };

@@ -4,7 +4,7 @@ import { completionOf, isStoredStatus } from '../core/policy.js';
 import { type Reply, toReply } from '../core/reply.js';
 import { withinStoreTimeout } from '../core/store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
-import type { Lease } from '../store/operation-store.js';
+import type { Lease, StepProgress } from '../store/operation-store.js';
 import { downstreamKey } from './downstream-key.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { LeasedContext, LeasedOperation, StepCall, StepOptions } from './leased-route.js';
@@ -32,9 +32,16 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
   const { store, leaseSeconds } = config;
   const bounded = <T>(call: Promise<T>): Promise<T> => withinStoreTimeout(call, config.storeTimeoutMs);
   const keeper = new LeaseKeeper(store, lease, leaseSeconds);
-  const done = lease.attempt > 1 ? new Map(await bounded(store.steps(lease))) : new Map<string, unknown>();
-  // Whether anything may have reached the outside world: then the operation can only be resumed, never dropped.
-  let touched = done.size > 0;
+  const earlier = lease.attempt > 1 ? await bounded(store.steps(lease)) : new Map<string, StepProgress>();
+  const done = new Map<string, unknown>();
+  for (const [name, progress] of earlier) if (progress.state === 'finished') done.set(name, progress.result);
+  // Steps an earlier attempt started and did not finish: their calls may have reached the outside world.
+  const unsettled = new Set([...earlier].filter(([, progress]) => progress.state === 'started').map(([name]) => name));
+  const asked = new Set<string>();
+  // Whether any attempt may have reached the outside world: then the operation can only be resumed, never dropped.
+  let touched = earlier.size > 0;
+  // Set when this attempt's steps do not match what earlier attempts started: the operation stops as unknown.
+  let changed: string | undefined;
 
   const call = (name: string): StepCall => ({ idempotencyKey: downstreamKey(lease.identity, name), fencingToken: lease.fencingToken, signal: keeper.signal });
   const record = async <T>(name: string, result: T): Promise<T> => {
@@ -42,6 +49,16 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
     keeper.renewed();
     done.set(name, result);
     return result;
+  };
+  /** Refuses a step no earlier attempt started while one that was started is still open and not yet asked for. */
+  const assertSameSteps = (name: string): void => {
+    asked.add(name);
+    const open = [...unsettled].find((started) => !asked.has(started));
+    if (unsettled.has(name) || open === undefined) return;
+    changed =
+      `The handler asked for step "${name}", which no earlier attempt started, while step "${open}", started by an earlier attempt, has no result: ` +
+      'were the steps renamed or reordered between attempts? Step names are part of the operation; change its @version to change them.';
+    throw new RetrysafeError('steps-changed', changed);
   };
   const context: LeasedContext<Input, Tx> = {
     input: lease.input as Input,
@@ -52,11 +69,16 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
     async step<T>(name: string, run: (call: StepCall) => Promise<T>, options: StepOptions<T> = {}): Promise<T> {
       keeper.assertHeld();
       if (done.has(name)) return done.get(name) as T;
+      assertSameSteps(name);
       if (lease.attempt > 1 && options.reconcile !== undefined) {
         const found = await options.reconcile(call(name));
         if (found.found) return record(name, found.result);
       }
+      // Counted before the write: a start whose acknowledgement is lost may have committed.
       touched = true;
+      if (!(await bounded(store.startStep(lease, name, leaseSeconds)))) throw lost();
+      keeper.renewed();
+      crashPoint('before-step-call');
       let result: T;
       try {
         result = await run(call(name));
@@ -74,8 +96,16 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
     async local<T>(name: string, work: (tx: Tx) => Promise<T>): Promise<T> {
       keeper.assertHeld();
       if (done.has(name)) return done.get(name) as T;
-      const outcome = await bounded(store.checkpointWith(lease, name, leaseSeconds, work));
+      assertSameSteps(name);
+      const outcome = await bounded(
+        store.checkpointWith(lease, name, leaseSeconds, async (tx) => {
+          const value = await work(tx);
+          crashPoint('before-local-commit');
+          return value;
+        }),
+      );
       if (!outcome.owned) throw lost();
+      crashPoint('after-local-commit');
       touched = true;
       keeper.renewed();
       done.set(name, outcome.value);
@@ -86,6 +116,7 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
   try {
     const reply = toReply(await operation.handler(context));
     keeper.stop();
+    if (changed !== undefined) return await stop(changed);
     const stored = isStoredStatus(reply.status, config.policy);
     config.emit({ type: 'finished', identity: lease.identity, mode: 'leased', status: reply.status, stored });
     if (!stored) return (await giveUp(`The handler answered ${reply.status}.`)) ?? { kind: 'not-stored', reply };
@@ -97,19 +128,30 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
     keeper.stop();
     if (isRetrysafeError(error, 'lease-lost')) return fenced();
     if (isRetrysafeError(error, 'store-unavailable')) throw error;
+    if (changed !== undefined) return stop(changed);
     return (await giveUp(error instanceof Error ? error.message : String(error))) ?? { kind: 'threw', error };
   }
 
-  /** Drops an untouched operation; otherwise leaves it to resume, or marks it unknown on the last attempt. */
+  /**
+   * Only a first attempt that never started a step may be dropped: nothing of
+   * it can have reached the outside world. Any other failure keeps the
+   * record, released for a later attempt, or `unknown` after the last.
+   */
   async function giveUp(reason: string): Promise<LeaseRun | undefined> {
-    if (!touched) return (await bounded(store.abandon(lease))) ? undefined : fenced();
+    if (lease.attempt === 1 && !touched) return (await bounded(store.abandon(lease))) ? undefined : fenced();
     if (lease.attempt >= config.maxAttempts) {
-      const why = `Attempt ${lease.attempt} of ${config.maxAttempts} failed after a step may have taken effect: ${reason}`;
-      if (!(await bounded(store.markUnknown(lease, why)))) return fenced();
-      config.emit({ type: 'unknown', identity: lease.identity, reason: why });
-      return { kind: 'unknown', reason: why };
+      return stop(`Attempt ${lease.attempt} of ${config.maxAttempts} failed after a step may have taken effect: ${reason}`);
     }
-    return (await bounded(store.release(lease, 0))) ? undefined : fenced();
+    if (!(await bounded(store.release(lease, 0)))) return fenced();
+    config.emit({ type: 'released', identity: lease.identity, attempt: lease.attempt, retryInSeconds: 0, reason });
+    return undefined;
+  }
+
+  /** Marks the operation `unknown`: an operator has to find out what happened. */
+  async function stop(why: string): Promise<LeaseRun> {
+    if (!(await bounded(store.markUnknown(lease, why)))) return fenced();
+    config.emit({ type: 'unknown', identity: lease.identity, reason: why });
+    return { kind: 'unknown', reason: why };
   }
 
   function fenced(): LeaseRun {

@@ -45,6 +45,8 @@ export function logFields(event: RetrysafeEvent, identitySecret: string | Uint8A
       return entry('warn', 'write refused: the lease was lost', { attempt: event.attempt });
     case 'taken-over':
       return entry('warn', 'expired lease taken over', { attempt: event.attempt, by: event.by });
+    case 'released':
+      return entry('warn', 'attempt failed after a step: kept for a later attempt', { attempt: event.attempt, retryInSeconds: event.retryInSeconds });
     case 'unknown':
       return entry('error', 'outcome unknown: needs reconciliation');
     case 'problem':

@@ -26,6 +26,7 @@ export function metricsObserver(registry: RegistryLike, options: MetricsOptions 
   const conflicts = counter('conflicts_total', 'Duplicates that found the first attempt still running (409).');
   const fenced = counter('fenced_writes_total', 'Writes refused because the worker had lost its lease.');
   const takeOvers = counter('take_overs_total', 'Expired leases taken over by a retry or a recovery worker.');
+  const released = counter('attempts_released_total', 'Leased attempts that failed after a step and were kept for a later attempt.');
   const unknown = counter('unknown_outcomes_total', 'Operations marked unknown: they need reconciliation.');
   const storeErrors = counter('store_errors_total', 'Requests answered 503 because the store failed or was too slow.');
   const problems = counter('problems_total', 'Answers retrysafe gave itself, by problem code.');
@@ -55,6 +56,8 @@ export function metricsObserver(registry: RegistryLike, options: MetricsOptions 
         return fenced.inc(operationOf(event.identity));
       case 'taken-over':
         return takeOvers.inc(operationOf(event.identity));
+      case 'released':
+        return released.inc(operationOf(event.identity));
       case 'unknown':
         return unknown.inc(operationOf(event.identity));
       case 'problem':

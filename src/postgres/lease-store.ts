@@ -1,7 +1,7 @@
 import { RetrysafeError } from '../core/errors.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode } from '../core/record.js';
-import type { Lease, LeaseStore, Owned, Settlement } from '../store/operation-store.js';
+import type { Lease, LeaseStore, Owned, Settlement, StepProgress } from '../store/operation-store.js';
 import type { SqlDatabase, Statement } from '../store/sql-client.js';
 import { handlerPart, inTransaction, storePart } from './transaction.js';
 import {
@@ -16,6 +16,7 @@ import {
   RELEASE,
   RENEW,
   RESOLVE_UNKNOWN,
+  START_STEP,
   TAKE_OVER,
 } from './sql/lease.js';
 import { READ_RECORD } from './sql/claim-atomic.js';
@@ -66,6 +67,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
       return row === undefined ? undefined : toLease(identity, row);
     },
     renew: (lease, leaseSeconds) => changed(RENEW, [...owned(lease), leaseSeconds]),
+    startStep: (lease, step, leaseSeconds) => changed(START_STEP, [...owned(lease), leaseSeconds, step]),
     checkpoint: (lease, step, result, leaseSeconds) => changed(CHECKPOINT, [...owned(lease), leaseSeconds, step, JSON.stringify(result ?? null)]),
     checkpointWith<T>(lease: Lease, step: string, leaseSeconds: number, work: (tx: Tx) => Promise<T>): Promise<Owned<T>> {
       return inTransaction(database, async (sql, tx): Promise<Settlement<Owned<T>>> => {
@@ -77,8 +79,8 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
       });
     },
     async steps(lease) {
-      const rows = await run<{ step: string; result: unknown }>(READ_STEPS, ids(lease.identity));
-      return new Map(rows.map((row) => [row.step, row.result]));
+      const rows = await run<{ step: string; result: unknown; finished: boolean }>(READ_STEPS, ids(lease.identity));
+      return new Map(rows.map((row): [string, StepProgress] => [row.step, row.finished ? { state: 'finished', result: row.result } : { state: 'started' }]));
     },
     finish: (lease, completion) => changed(FINISH_LEASE, [...owned(lease), ...outcomeValues(completion)]),
     abandon: (lease) => changed(ABANDON, owned(lease)),

@@ -89,6 +89,9 @@ export interface ExpiredLease {
   readonly mode: OperationMode;
 }
 
+/** How far a step got: `started` means its downstream call may have reached the outside world. */
+export type StepProgress = { readonly state: 'started' } | { readonly state: 'finished'; readonly result: unknown };
+
 /** What a fenced local step returns: its value, or that the lease was lost and nothing was written. */
 export type Owned<T> = { readonly owned: true; readonly value: T } | { readonly owned: false };
 
@@ -103,12 +106,14 @@ export interface LeaseStore<Tx> {
   /** Takes an expired lease by compare-and-swap on the fencing token seen; undefined when another worker won. */
   takeOver(identity: OperationIdentity, seenFencingToken: number, ownerToken: string, leaseSeconds: number): Promise<Lease | undefined>;
   renew(lease: Lease, leaseSeconds: number): Promise<boolean>;
+  /** Records, before its downstream call, that a step is starting, and renews the lease; false when the lease is lost or the step finished. */
+  startStep(lease: Lease, step: string, leaseSeconds: number): Promise<boolean>;
   /** Stores a step's result as a recovery point, and renews the lease. */
   checkpoint(lease: Lease, step: string, result: unknown, leaseSeconds: number): Promise<boolean>;
   /** Runs local writes and the step's recovery point in one transaction, only while the lease is held. */
   checkpointWith<T>(lease: Lease, step: string, leaseSeconds: number, work: (tx: Tx) => Promise<T>): Promise<Owned<T>>;
-  /** The recovery points written so far, by step name. */
-  steps(lease: Lease): Promise<ReadonlyMap<string, unknown>>;
+  /** The steps started or finished so far by any attempt, by step name, with the recovery points of the finished ones. */
+  steps(lease: Lease): Promise<ReadonlyMap<string, StepProgress>>;
   finish(lease: Lease, completion: Completion): Promise<boolean>;
   /** Deletes the record: nothing of the operation reached the outside world, so a retry may start afresh. */
   abandon(lease: Lease): Promise<boolean>;

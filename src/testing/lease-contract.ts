@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode } from '../core/record.js';
-import type { Lease, LeaseStore } from '../store/operation-store.js';
+import type { Lease, LeaseStore, StepProgress } from '../store/operation-store.js';
 import { completion, type ContractSubject, expectFinished, FINGERPRINT } from './contract-fixtures.js';
 
 const LEASE_SECONDS = 60;
@@ -76,6 +76,7 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
         return Promise.resolve('written');
       };
       expect(await subject.store.renew(stale, LEASE_SECONDS)).toBe(false);
+      expect(await subject.store.startStep(stale, 'charge', LEASE_SECONDS)).toBe(false);
       expect(await subject.store.checkpoint(stale, 'charge', { id: 'ch_stale' }, LEASE_SECONDS)).toBe(false);
       expect(await subject.store.checkpointWith(stale, 'record', LEASE_SECONDS, work)).toEqual({ owned: false });
       expect(ran).toBe(false);
@@ -94,15 +95,38 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
       expect(await subject.store.checkpoint(current, 'notify', null, LEASE_SECONDS)).toBe(true);
       expect(await subject.store.checkpointWith(current, 'record', LEASE_SECONDS, () => Promise.resolve(['payment', 7]))).toEqual({ owned: true, value: ['payment', 7] });
       expect(await subject.store.steps(current)).toEqual(
-        new Map<string, unknown>([
-          ['charge', { id: 'ch_1', amount: 1299 }],
-          ['notify', null],
-          ['record', ['payment', 7]],
+        new Map<string, StepProgress>([
+          ['charge', { state: 'finished', result: { id: 'ch_1', amount: 1299 } }],
+          ['notify', { state: 'finished', result: null }],
+          ['record', { state: 'finished', result: ['payment', 7] }],
         ]),
       );
       expect(await subject.store.finish(current, completion())).toBe(true);
       expect(expectFinished(await subject.store.read(current.identity), completion()).mode).toBe('leased');
       expect(await subject.store.renew(current, LEASE_SECONDS)).toBe(false);
+    });
+
+    it('records a step as started before its call, for every later attempt to see, until its result is checkpointed', async () => {
+      const { stale, current } = await takenOver();
+      expect(await subject.store.startStep(current, 'charge', LEASE_SECONDS)).toBe(true);
+      expect(await subject.store.startStep(current, 'notify', LEASE_SECONDS)).toBe(true);
+      expect(await subject.store.checkpoint(current, 'notify', null, LEASE_SECONDS)).toBe(true);
+      await subject.expire(current.identity);
+      const third = await subject.store.takeOver(current.identity, current.fencingToken, randomUUID(), LEASE_SECONDS);
+      if (third === undefined) throw new Error('The take-over of an expired lease failed.');
+      expect(await subject.store.steps(third)).toEqual(
+        new Map<string, StepProgress>([
+          ['charge', { state: 'started' }],
+          ['notify', { state: 'finished', result: null }],
+        ]),
+      );
+      // A later attempt starts the step again and finishes it; a finished step is not started again.
+      expect(await subject.store.startStep(third, 'charge', LEASE_SECONDS)).toBe(true);
+      expect(await subject.store.checkpoint(third, 'charge', { id: 'ch_3' }, LEASE_SECONDS)).toBe(true);
+      expect(await subject.store.startStep(third, 'notify', LEASE_SECONDS)).toBe(false);
+      expect(await subject.store.checkpoint(third, 'charge', { id: 'ch_other' }, LEASE_SECONDS)).toBe(false);
+      expect((await subject.store.steps(third)).get('charge')).toEqual({ state: 'finished', result: { id: 'ch_3' } });
+      expect(await subject.store.startStep(stale, 'refund', LEASE_SECONDS)).toBe(false);
     });
 
     it('deletes an abandoned operation, so that the next claim starts afresh', async () => {

@@ -175,9 +175,23 @@ describe('upgrading to the domain checks', () => {
     const files = await fileNodes();
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
-    expect(await migrate(database)).toEqual({ applied: [5], version: migrations.at(-1)?.version });
+    expect(await migrate(database, migrations.filter((m) => m.version <= 5))).toEqual({ applied: [5], version: 5 });
     expect(await fileNodes()).toEqual(files);
     expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
     expect(await refusal(database, insert({ ...completed, key: "''" }))).toEqual({ code: '23514', constraint: 'retrysafe_name_check' });
+  });
+
+  it('then learns step starts and backoff (0006) without a rewrite: existing steps stay finished', async () => {
+    const files = await fileNodes();
+    const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
+    const steps = (await database.query('SELECT * FROM retrysafe_steps')).rows;
+
+    expect(await migrate(database)).toEqual({ applied: [6], version: migrations.at(-1)?.version });
+    expect(await fileNodes()).toEqual(files);
+    const upgraded = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
+    expect(upgraded).toEqual(records.map((row) => ({ ...row, not_before: null, failures: 0 })));
+    const [step] = (await database.query<{ result: unknown; finished_at: Date | null; started_at: Date | null }>('SELECT * FROM retrysafe_steps')).rows;
+    expect(step).toMatchObject({ result: steps[0]?.result, finished_at: steps[0]?.finished_at });
+    expect(step?.started_at).toBeInstanceOf(Date);
   });
 });

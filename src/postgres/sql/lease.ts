@@ -55,25 +55,47 @@ WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
 FOR UPDATE`);
 
-/**
- * A recovery point, written only by the owner; it renews the lease too.
- * $4 owner, $5 fencing token, $6 lease seconds, $7 step, $8 result.
- */
-export const CHECKPOINT = statement('retrysafe_checkpoint', `
-WITH owned AS (
+/** Renews an owned lease, as the first part of a statement that writes for the owner. $4 owner, $5 fencing token, $6 lease seconds. */
+const OWNED_RENEWED = `WITH owned AS (
   UPDATE retrysafe_operations
   SET lease_expires_at = now() + make_interval(secs => $6)
   WHERE tenant = $1 AND operation = $2 AND key = $3
     AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
   RETURNING tenant, operation, key, fencing_token
-)
-INSERT INTO retrysafe_steps (tenant, operation, key, step, result, fencing_token)
-SELECT tenant, operation, key, $7, $8, fencing_token FROM owned
-ON CONFLICT (tenant, operation, key, step) DO NOTHING
+)`;
+
+/**
+ * Records that a step is about to call downstream, before the call, written
+ * only by the owner; it renews the lease too. A step started by an earlier
+ * attempt is started again; a finished one is not.
+ * $4 owner, $5 fencing token, $6 lease seconds, $7 step.
+ */
+export const START_STEP = statement('retrysafe_start_step', `
+${OWNED_RENEWED}
+INSERT INTO retrysafe_steps (tenant, operation, key, step, fencing_token)
+SELECT tenant, operation, key, $7, fencing_token FROM owned
+ON CONFLICT (tenant, operation, key, step) DO UPDATE
+  SET fencing_token = EXCLUDED.fencing_token, started_at = now()
+  WHERE retrysafe_steps.finished_at IS NULL
 RETURNING step`);
 
+/**
+ * A recovery point, written only by the owner; it renews the lease too. It
+ * finishes the step's started row, or is the step's first row (a local step).
+ * $4 owner, $5 fencing token, $6 lease seconds, $7 step, $8 result.
+ */
+export const CHECKPOINT = statement('retrysafe_checkpoint', `
+${OWNED_RENEWED}
+INSERT INTO retrysafe_steps (tenant, operation, key, step, result, fencing_token, finished_at)
+SELECT tenant, operation, key, $7, $8, fencing_token, now() FROM owned
+ON CONFLICT (tenant, operation, key, step) DO UPDATE
+  SET result = EXCLUDED.result, fencing_token = EXCLUDED.fencing_token, finished_at = EXCLUDED.finished_at
+  WHERE retrysafe_steps.finished_at IS NULL
+RETURNING step`);
+
+/** Every step started or finished so far; a step without `finished_at` may have reached the outside world. */
 export const READ_STEPS = statement('retrysafe_read_steps', `
-SELECT step, result FROM retrysafe_steps
+SELECT step, result, finished_at IS NOT NULL AS finished FROM retrysafe_steps
 WHERE tenant = $1 AND operation = $2 AND key = $3`);
 
 /**
