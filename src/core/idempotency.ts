@@ -1,3 +1,4 @@
+import type { BackoffOptions } from '../client/backoff.js';
 import { RetrysafeError } from './errors.js';
 import { notify, type Observer, type RetrysafeEvent } from './events.js';
 import { assertOperationName } from './identity.js';
@@ -18,8 +19,23 @@ export interface IdempotencyOptions<Tx> {
   readonly retryAfterSeconds?: number;
   /** Leased mode: how long a lease lasts without renewal. Default 30 s; renewed every third of it. */
   readonly leaseSeconds?: number;
-  /** Leased mode: attempts (first run and take-overs) before an unfinished operation becomes `unknown`. Default 5. */
+  /**
+   * Leased mode: failed attempts after which an operation that may have
+   * reached the outside world becomes `unknown`. A failure the downstream
+   * confirms had no effect (the step's `reconcile` finds nothing) does not
+   * count. Default 12: with the default backoff, at least 9 minutes of failures.
+   */
   readonly maxAttempts?: number;
+  /**
+   * Leased mode: the rest after a failed attempt, `baseDelayMs × 2^(attempt-1)`
+   * at most `maxDelayMs`, of which a random half. Default 1 s and 5 minutes.
+   */
+  readonly retryDelay?: Partial<BackoffOptions>;
+  /**
+   * Leased mode: seconds from the claim after which a failed attempt makes the
+   * operation `unknown` whatever the count of failures. Default 3600.
+   */
+  readonly giveUpAfterSeconds?: number;
   readonly policy?: Partial<OutcomePolicy>;
   readonly keyLimits?: Partial<KeyLimits>;
   readonly retention?: Partial<Retention>;
@@ -43,6 +59,8 @@ export interface Idempotency<Tx> {
   readonly retryAfterSeconds: number;
   readonly leaseSeconds: number;
   readonly maxAttempts: number;
+  readonly retryDelay: BackoffOptions;
+  readonly giveUpAfterSeconds: number;
   readonly policy: OutcomePolicy;
   readonly keyLimits: KeyLimits;
   readonly retention: Retention;
@@ -61,7 +79,9 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     storeTimeoutMs: positive('storeTimeoutMs', options.storeTimeoutMs ?? 5000),
     retryAfterSeconds: positive('retryAfterSeconds', options.retryAfterSeconds ?? 1),
     leaseSeconds: positive('leaseSeconds', options.leaseSeconds ?? 30),
-    maxAttempts: positive('maxAttempts', options.maxAttempts ?? 5),
+    maxAttempts: positive('maxAttempts', options.maxAttempts ?? 12),
+    retryDelay: backoff({ ...defaultRetryDelay, ...options.retryDelay }),
+    giveUpAfterSeconds: positive('giveUpAfterSeconds', options.giveUpAfterSeconds ?? 3600),
     policy: resolvePolicy(options.policy),
     keyLimits: { ...defaultKeyLimits, ...options.keyLimits },
     retention: { ...defaultRetention, ...options.retention },
@@ -80,6 +100,16 @@ export function defineRoute<R extends Pick<RouteDefinition<unknown, unknown>, 'o
 function oneOf<T extends string>(name: string, value: T, allowed: readonly T[]): T {
   if (!allowed.includes(value)) throw new RetrysafeError('misuse', `${name} must be one of ${allowed.join(', ')}, got ${String(value)}.`);
   return value;
+}
+
+/** The rest after a failed leased attempt: up to 1 s after the first, doubling, at most 5 minutes. */
+export const defaultRetryDelay: BackoffOptions = { baseDelayMs: 1000, maxDelayMs: 300_000 };
+
+function backoff(options: BackoffOptions): BackoffOptions {
+  if (!(options.baseDelayMs > 0) || !(options.maxDelayMs >= options.baseDelayMs)) {
+    throw new RetrysafeError('misuse', `retryDelay needs 0 < baseDelayMs <= maxDelayMs, got ${options.baseDelayMs} and ${options.maxDelayMs}.`);
+  }
+  return options;
 }
 
 function positive(name: string, value: number): number {

@@ -7,6 +7,7 @@ import { crashPoint } from '../core/crash-point.js';
 import type { Lease, StepProgress } from '../store/operation-store.js';
 import { downstreamKey } from './downstream-key.js';
 import { LeaseKeeper } from './lease-keeper.js';
+import { retryDelaySeconds } from './retry-delay.js';
 import type { LeasedContext, LeasedOperation, StepCall, StepOptions } from './leased-route.js';
 
 /** How one run of a leased handler ended. */
@@ -42,6 +43,9 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
   let touched = earlier.size > 0;
   // Set when this attempt's steps do not match what earlier attempts started: the operation stops as unknown.
   let changed: string | undefined;
+  // The error of a step whose call failed and that the downstream confirmed had no effect: such a failure does not count.
+  let withoutEffect: unknown;
+  const began = Date.now();
 
   const call = (name: string): StepCall => ({ idempotencyKey: downstreamKey(lease.identity, name), fencingToken: lease.fencingToken, signal: keeper.signal });
   const record = async <T>(name: string, result: T): Promise<T> => {
@@ -85,6 +89,7 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
       } catch (error) {
         // The call may have landed before it failed (a dropped connection): ask before giving up.
         const found = options.reconcile === undefined ? undefined : await options.reconcile(call(name)).catch(() => undefined);
+        if (found?.found === false) withoutEffect = error;
         if (found?.found !== true) throw error;
         result = found.result;
       }
@@ -119,7 +124,7 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
     if (changed !== undefined) return await stop(changed);
     const stored = isStoredStatus(reply.status, config.policy);
     config.emit({ type: 'finished', identity: lease.identity, mode: 'leased', status: reply.status, stored });
-    if (!stored) return (await giveUp(`The handler answered ${reply.status}.`)) ?? { kind: 'not-stored', reply };
+    if (!stored) return (await giveUp(`The handler answered ${reply.status}.`, true)) ?? { kind: 'not-stored', reply };
     crashPoint('before-finish');
     const finished = await bounded(store.finish(lease, completionOf(reply, config.policy, config.retention)));
     crashPoint('after-finish');
@@ -129,21 +134,27 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
     if (isRetrysafeError(error, 'lease-lost')) return fenced();
     if (isRetrysafeError(error, 'store-unavailable')) throw error;
     if (changed !== undefined) return stop(changed);
-    return (await giveUp(error instanceof Error ? error.message : String(error))) ?? { kind: 'threw', error };
+    return (await giveUp(error instanceof Error ? error.message : String(error), error !== withoutEffect)) ?? { kind: 'threw', error };
   }
 
   /**
    * Only a first attempt that never started a step may be dropped: nothing of
    * it can have reached the outside world. Any other failure keeps the
-   * record, released for a later attempt, or `unknown` after the last.
+   * record: released for a later attempt after a backoff, or `unknown` once
+   * the failures that count or the time since the claim run out.
    */
-  async function giveUp(reason: string): Promise<LeaseRun | undefined> {
+  async function giveUp(reason: string, counted: boolean): Promise<LeaseRun | undefined> {
     if (lease.attempt === 1 && !touched) return (await bounded(store.abandon(lease))) ? undefined : fenced();
-    if (lease.attempt >= config.maxAttempts) {
-      return stop(`Attempt ${lease.attempt} of ${config.maxAttempts} failed after a step may have taken effect: ${reason}`);
+    const failures = lease.failures + (counted ? 1 : 0);
+    if (failures >= config.maxAttempts) {
+      return stop(`${failures} of ${config.maxAttempts} attempts failed after a step may have taken effect; the last (attempt ${lease.attempt}): ${reason}`);
     }
-    if (!(await bounded(store.release(lease, 0)))) return fenced();
-    config.emit({ type: 'released', identity: lease.identity, attempt: lease.attempt, retryInSeconds: 0, reason });
+    if (lease.ageSeconds + (Date.now() - began) / 1000 >= config.giveUpAfterSeconds) {
+      return stop(`Attempt ${lease.attempt} failed past the give-up horizon of ${config.giveUpAfterSeconds} s after a step may have taken effect: ${reason}`);
+    }
+    const delaySeconds = retryDelaySeconds(lease.attempt, config.retryDelay);
+    if (!(await bounded(store.release(lease, { delaySeconds, counted })))) return fenced();
+    config.emit({ type: 'released', identity: lease.identity, attempt: lease.attempt, retryInSeconds: delaySeconds, reason });
     return undefined;
   }
 

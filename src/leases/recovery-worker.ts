@@ -11,7 +11,7 @@ export interface RecoveryWorkerOptions<Tx> {
   readonly operations: readonly LeasedOperation<unknown, Tx>[];
   /** Expired leases taken per pass. Default 20. */
   readonly batchSize?: number;
-  /** Pause between passes that found nothing, in ms. Default 1000. */
+  /** Pause after a pass that found fewer expired leases than a batch, in ms. Default 1000. */
   readonly idleMs?: number;
 }
 
@@ -55,11 +55,16 @@ export class RecoveryWorker<Tx> {
     return tally;
   }
 
-  /** Passes until `signal` aborts, resting when there is nothing to do. */
+  /**
+   * Passes until `signal` aborts. It goes on at once only after a full batch,
+   * when more may be waiting; otherwise it rests. An operation whose attempt
+   * failed is not listed again before its backoff has passed.
+   */
   async run(signal: AbortSignal): Promise<void> {
+    const batchSize = this.options.batchSize ?? 20;
     while (!signal.aborted) {
       const report = await this.runOnce().catch(() => undefined);
-      if (report === undefined || report.examined === 0) await sleep(this.options.idleMs ?? 1000, undefined, { signal }).catch(() => undefined);
+      if (report === undefined || report.examined < batchSize) await sleep(this.options.idleMs ?? 1000, undefined, { signal }).catch(() => undefined);
     }
   }
 

@@ -16,6 +16,7 @@ import {
   RELEASE,
   RENEW,
   RESOLVE_UNKNOWN,
+  RETRY_UNKNOWN,
   START_STEP,
   TAKE_OVER,
 } from './sql/lease.js';
@@ -28,6 +29,8 @@ interface LeaseRow {
   readonly fencing_token: number;
   readonly attempt: number;
   readonly input: unknown;
+  readonly failures: number;
+  readonly age_seconds: number;
 }
 
 /** Leased mode on PostgreSQL. Each method is one statement in its own transaction, except `checkpointWith`. */
@@ -53,7 +56,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
         request.mode,
       ]);
       if (row?.claimed) {
-        const lease = { identity: request.identity, ownerToken: request.ownerToken, fencingToken: row.fencing_token, attempt: row.attempt, input: request.input };
+        const lease = { identity: request.identity, ownerToken: request.ownerToken, fencingToken: row.fencing_token, attempt: row.attempt, input: request.input, failures: 0, ageSeconds: 0 };
         return { kind: 'claimed', lease };
       }
       if (row !== undefined) return { kind: 'existing', record: toRecord(request.identity, row) };
@@ -84,7 +87,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
     },
     finish: (lease, completion) => changed(FINISH_LEASE, [...owned(lease), ...outcomeValues(completion)]),
     abandon: (lease) => changed(ABANDON, owned(lease)),
-    release: (lease, delaySeconds) => changed(RELEASE, [...owned(lease), delaySeconds]),
+    release: (lease, release) => changed(RELEASE, [...owned(lease), release.delaySeconds, release.counted ? 1 : 0]),
     markUnknown: (lease, reason) => changed(MARK_UNKNOWN, [...owned(lease), reason]),
     async expiredLeases(limit, operations) {
       const rows = await run<{ tenant: string; operation: string; key: string; fencing_token: number; mode: OperationMode }>(EXPIRED_LEASES, [
@@ -93,6 +96,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
       ]);
       return rows.map((row) => ({ identity: { tenant: row.tenant, operation: row.operation, key: row.key }, fencingToken: row.fencing_token, mode: row.mode }));
     },
+    retryUnknown: (identity, ownerToken, reason) => changed(RETRY_UNKNOWN, [...ids(identity), ownerToken, reason]),
     resolveUnknown: (identity, completion, reason) => changed(RESOLVE_UNKNOWN, [...ids(identity), ...outcomeValues(completion), reason]),
     async read(identity) {
       const [row] = await run<RecordRow>(READ_RECORD, ids(identity));
@@ -102,5 +106,13 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
 }
 
 function toLease(identity: OperationIdentity, row: LeaseRow): Lease {
-  return { identity, ownerToken: row.owner_token, fencingToken: row.fencing_token, attempt: row.attempt, input: row.input };
+  return {
+    identity,
+    ownerToken: row.owner_token,
+    fencingToken: row.fencing_token,
+    attempt: row.attempt,
+    input: row.input,
+    failures: row.failures,
+    ageSeconds: row.age_seconds,
+  };
 }

@@ -67,6 +67,18 @@ export interface Lease {
   readonly attempt: number;
   /** The validated input the operation was claimed with. */
   readonly input: unknown;
+  /** Failed attempts so far that count toward giving up. */
+  readonly failures: number;
+  /** Seconds since the claim, or since an operator put the operation back into recovery, by the store's clock. */
+  readonly ageSeconds: number;
+}
+
+/** How a failed attempt hands the operation on. */
+export interface Release {
+  /** No take-over before this many seconds from now: the backoff. */
+  readonly delaySeconds: number;
+  /** Whether the failure counts toward giving up (the downstream did not confirm that it had no effect). */
+  readonly counted: boolean;
 }
 
 export interface LeaseRequest {
@@ -117,11 +129,17 @@ export interface LeaseStore<Tx> {
   finish(lease: Lease, completion: Completion): Promise<boolean>;
   /** Deletes the record: nothing of the operation reached the outside world, so a retry may start afresh. */
   abandon(lease: Lease): Promise<boolean>;
-  /** Shortens the lease to `delaySeconds` from now, so a retry or a recovery worker can resume it. */
-  release(lease: Lease, delaySeconds: number): Promise<boolean>;
+  /** Ends the lease after a failed attempt: a retry or a recovery worker may resume it once the backoff has passed. */
+  release(lease: Lease, release: Release): Promise<boolean>;
   markUnknown(lease: Lease, reason: string): Promise<boolean>;
-  /** Expired leases, oldest first; with `operations`, only theirs and transparent ones. */
+  /** Expired leases past their backoff, oldest first; with `operations`, only theirs and transparent ones. */
   expiredLeases(limit: number, operations?: readonly string[]): Promise<readonly ExpiredLease[]>;
+  /**
+   * Puts an `unknown` leased operation back into recovery, its lease expired
+   * at once and its failures and give-up horizon started again; false when it
+   * is not unknown or cannot be re-run (transparent mode, or no input kept).
+   */
+  retryUnknown(identity: OperationIdentity, ownerToken: string, reason: string): Promise<boolean>;
   /** An operator's decision on an `unknown` operation; false when it is not unknown. */
   resolveUnknown(identity: OperationIdentity, completion: Completion, reason: string): Promise<boolean>;
   read(identity: OperationIdentity): Promise<OperationRecord | undefined>;

@@ -81,7 +81,7 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
       expect(await subject.store.checkpointWith(stale, 'record', LEASE_SECONDS, work)).toEqual({ owned: false });
       expect(ran).toBe(false);
       expect(await subject.store.finish(stale, completion())).toBe(false);
-      expect(await subject.store.release(stale, 0)).toBe(false);
+      expect(await subject.store.release(stale, { delaySeconds: 0, counted: true })).toBe(false);
       expect(await subject.store.markUnknown(stale, 'stale')).toBe(false);
       expect(await subject.store.abandon(stale)).toBe(false);
       expect(await subject.store.read(stale.identity)).toMatchObject({ state: 'in_progress', attempt: 2, fencingToken: current.fencingToken });
@@ -136,11 +136,25 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
       expect((await claim(lease.identity)).attempt).toBe(1);
     });
 
-    it('shortens a released lease, so that it can be taken over at once', async () => {
+    it('shortens a released lease, so that it can be taken over at once, and counts the failures that count', async () => {
       const lease = await claim(identity());
-      expect(await subject.store.release(lease, 0)).toBe(true);
+      expect(lease).toMatchObject({ failures: 0, ageSeconds: 0 });
+      expect(await subject.store.release(lease, { delaySeconds: 0, counted: true })).toBe(true);
       const taken = await subject.store.takeOver(lease.identity, lease.fencingToken, randomUUID(), LEASE_SECONDS);
-      expect(taken?.attempt).toBe(2);
+      expect(taken).toMatchObject({ attempt: 2, failures: 1 });
+      expect(taken?.ageSeconds).toBeGreaterThanOrEqual(0);
+      if (taken === undefined) throw new Error('The take-over of a released lease failed.');
+      expect(await subject.store.release(taken, { delaySeconds: 0, counted: false })).toBe(true);
+      expect(await subject.store.takeOver(taken.identity, taken.fencingToken, randomUUID(), LEASE_SECONDS)).toMatchObject({ attempt: 3, failures: 1 });
+    });
+
+    it('neither lists nor lets anyone take over a released operation before its backoff has passed, even once its lease ran out', async () => {
+      const lease = await claim(identity());
+      expect(await subject.store.release(lease, { delaySeconds: 3600, counted: true })).toBe(true);
+      await subject.expire(lease.identity);
+      expect((await subject.store.expiredLeases(10_000)).map((expired) => expired.identity.key)).not.toContain(lease.identity.key);
+      expect(await subject.store.takeOver(lease.identity, lease.fencingToken, randomUUID(), LEASE_SECONDS)).toBeUndefined();
+      expect(await subject.store.read(lease.identity)).toMatchObject({ state: 'in_progress', attempt: 1 });
     });
 
     it('resolves an operation only while its outcome is unknown', async () => {
@@ -153,6 +167,27 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
       expectFinished(await subject.store.read(lease.identity), completion('failed'));
       expect(await subject.store.resolveUnknown(lease.identity, completion(), 'again')).toBe(false);
       expectFinished(await subject.store.read(lease.identity), completion('failed'));
+    });
+
+    it('puts an unknown leased operation back into recovery, with its steps, only while it is unknown', async () => {
+      const lease = await claim(identity());
+      expect(await subject.store.checkpoint(lease, 'charge', { id: 'ch_1' }, LEASE_SECONDS)).toBe(true);
+      expect(await subject.store.retryUnknown(lease.identity, randomUUID(), 'too early')).toBe(false);
+      expect(await subject.store.release(lease, { delaySeconds: 0, counted: true })).toBe(true);
+      const second = await subject.store.takeOver(lease.identity, lease.fencingToken, randomUUID(), LEASE_SECONDS);
+      if (second === undefined) throw new Error('The take-over of a released lease failed.');
+      expect(await subject.store.markUnknown(second, 'the provider did not answer')).toBe(true);
+      expect(await subject.store.retryUnknown(lease.identity, randomUUID(), 'provider fixed')).toBe(true);
+      expect(await subject.store.read(lease.identity)).toMatchObject({ state: 'in_progress', attempt: 2 });
+      expect((await subject.store.expiredLeases(10_000)).map((expired) => expired.identity.key)).toContain(lease.identity.key);
+      const third = await subject.store.takeOver(lease.identity, second.fencingToken, randomUUID(), LEASE_SECONDS);
+      expect(third).toMatchObject({ attempt: 3, failures: 0, input: INPUT });
+      if (third === undefined) throw new Error('The take-over of a retried operation failed.');
+      expect(await subject.store.steps(third)).toEqual(new Map<string, StepProgress>([['charge', { state: 'finished', result: { id: 'ch_1' } }]]));
+      expect(await subject.store.retryUnknown(lease.identity, randomUUID(), 'twice')).toBe(false);
+      const wrapped = await claim(identity(), 'transparent');
+      expect(await subject.store.markUnknown(wrapped, 'lost')).toBe(true);
+      expect(await subject.store.retryUnknown(wrapped.identity, randomUUID(), 'cannot re-run')).toBe(false);
     });
 
     it('lists only in_progress operations whose lease expired', async () => {

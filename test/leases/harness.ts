@@ -11,7 +11,7 @@ import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import type { FetchRequest } from '../../src/adapters/fetch.js';
 import type { Engine, EngineFactory } from '../support/engines.js';
-import { type Calls, PAYMENTS_TABLE, type PaymentInput, paymentRoute } from './payment-route.js';
+import { type Calls, noCalls, PAYMENTS_TABLE, type PaymentInput, paymentRoute } from './payment-route.js';
 
 export const OPERATION = 'payments.create@1';
 
@@ -24,21 +24,21 @@ export interface LeasedHarness {
   readonly calls: Calls;
   /** Every event the configuration emitted since `setUp`. */
   readonly events: RetrysafeEvent[];
-  setUp(options?: Omit<Partial<IdempotencyOptions<SqlClient>>, 'store'>, route?: LeasedRoute<FetchRequest, PaymentInput, SqlClient>): void;
-  pay(key: string, body: unknown, tenant?: string): Promise<Response>;
-  state(key: string, tenant?: string): Promise<{ state: string; attempt: number; reason: string | null } | undefined>;
-  payments(order: string): Promise<number | undefined>;
-  chargeKey(key: string, tenant?: string): string;
+  setUp(this: void, options?: Omit<Partial<IdempotencyOptions<SqlClient>>, 'store'>, route?: LeasedRoute<FetchRequest, PaymentInput, SqlClient>): void;
+  pay(this: void, key: string, body: unknown, tenant?: string): Promise<Response>;
+  state(this: void, key: string, tenant?: string): Promise<{ state: string; attempt: number; reason: string | null } | undefined>;
+  payments(this: void, order: string): Promise<number | undefined>;
+  chargeKey(this: void, key: string, tenant?: string): string;
   /** Ends the lease and the wait before the next attempt, as if their time had passed. */
-  expireLease(key: string): Promise<void>;
-  worker(options?: Omit<Partial<RecoveryWorkerOptions<SqlClient>>, 'config'>): RecoveryWorker<SqlClient>;
+  expireLease(this: void, key: string): Promise<void>;
+  worker(this: void, options?: Omit<Partial<RecoveryWorkerOptions<SqlClient>>, 'config'>): RecoveryWorker<SqlClient>;
 }
 
 export function useLeasedHarness(factory: EngineFactory): LeasedHarness {
   let engine: Engine | undefined;
   let provider: Provider | undefined;
   let config: Idempotency<SqlClient> | undefined;
-  let calls: Calls = { charge: 0, reconcile: 0, record: 0 };
+  let calls: Calls = noCalls();
   let events: RetrysafeEvent[] = [];
   let pay: ((request: Request, context: undefined) => Promise<Response>) | undefined;
 
@@ -84,7 +84,7 @@ export function useLeasedHarness(factory: EngineFactory): LeasedHarness {
       return events;
     },
     setUp(options = {}, route) {
-      calls = { charge: 0, reconcile: 0, record: 0 };
+      calls = noCalls();
       events = [];
       const recorded = events;
       config = idempotency({ store: postgresStore(harness.engine.database), ...options, observers: [...(options.observers ?? []), (event) => recorded.push(event)] });
@@ -104,7 +104,7 @@ export function useLeasedHarness(factory: EngineFactory): LeasedHarness {
     chargeKey: (key, tenant = 'tenant-a') => downstreamKey({ tenant, operation: OPERATION, key }, 'charge'),
     async expireLease(key) {
       await harness.engine.database.query(
-        "UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second' WHERE key = $1 AND state = 'in_progress'",
+        "UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second', not_before = NULL WHERE key = $1 AND state = 'in_progress'",
         [key],
       );
     },

@@ -1,4 +1,4 @@
-import { providerClient, type ProviderClient } from '../../examples/provider/client.js';
+import { providerClient, type ProviderClient, staleFencingTokenType } from '../../examples/provider/client.js';
 import type { FetchRequest } from '../../src/adapters/fetch.js';
 import type { LeasedRoute } from '../../src/leases/leased-route.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
@@ -19,10 +19,16 @@ export interface Calls {
   charge: number;
   reconcile: number;
   record: number;
+  /** Charges the provider refused because a newer owner's fencing token had reached it. */
+  staleRefused: number;
+}
+
+export function noCalls(): Calls {
+  return { charge: 0, reconcile: 0, record: 0, staleRefused: 0 };
 }
 
 /** A leased route that charges through the provider as a step, then records the payment locally. */
-export function paymentRoute(providerUrl: string, calls: Calls = { charge: 0, reconcile: 0, record: 0 }): LeasedRoute<FetchRequest, PaymentInput, SqlClient> {
+export function paymentRoute(providerUrl: string, calls: Calls = noCalls()): LeasedRoute<FetchRequest, PaymentInput, SqlClient> {
   const provider: ProviderClient = providerClient(providerUrl);
   return {
     operation: 'payments.create@1',
@@ -34,7 +40,10 @@ export function paymentRoute(providerUrl: string, calls: Calls = { charge: 0, re
           calls.charge += 1;
           const result = await provider.charge({ idempotencyKey: call.idempotencyKey, fencingToken: call.fencingToken, amountCents: input.amount, currency: 'EUR', reference: input.order }, call.signal);
           if (result.kind === 'charged') return { ok: true, chargeId: result.charge.id };
-          if (result.kind === 'rejected') return { ok: false, status: result.status };
+          if (result.kind === 'rejected') {
+            if (result.problem.type === staleFencingTokenType) calls.staleRefused += 1;
+            return { ok: false, status: result.status };
+          }
           throw new Error(`provider unavailable (${result.status})`);
         },
         {

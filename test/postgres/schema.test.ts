@@ -189,7 +189,7 @@ describe('upgrading to the domain checks', () => {
     expect(await migrate(database)).toEqual({ applied: [6], version: migrations.at(-1)?.version });
     expect(await fileNodes()).toEqual(files);
     const upgraded = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
-    expect(upgraded).toEqual(records.map((row) => ({ ...row, not_before: null, failures: 0 })));
+    expect(upgraded).toEqual(records.map((row) => ({ ...row, not_before: null, failures: 0, retried_at: null })));
     const [step] = (await database.query<{ result: unknown; finished_at: Date | null; started_at: Date | null }>('SELECT * FROM retrysafe_steps')).rows;
     expect(step).toMatchObject({ result: steps[0]?.result, finished_at: steps[0]?.finished_at });
     expect(step?.started_at).toBeInstanceOf(Date);

@@ -18,4 +18,7 @@ ALTER TABLE retrysafe_operations
     -- Failed attempts that count toward giving up: not those whose step the
     -- downstream confirmed had no effect. Only ever incremented. A plain
     -- integer: adding a column of a domain with a check rewrites the table.
-    ADD COLUMN failures integer NOT NULL DEFAULT 0;
+    ADD COLUMN failures integer NOT NULL DEFAULT 0,
+    -- When an operator last put an unknown operation back into recovery: the
+    -- give-up horizon counts from here, or else from the claim.
+    ADD COLUMN retried_at timestamptz;

@@ -8,8 +8,12 @@ import { outcomeAssignments } from './outcome.js';
  * changes nothing. $1 tenant, $2 operation, $3 key throughout.
  */
 
-/** The lease columns every lease-returning statement gives back. */
-const LEASE_COLUMNS = `owner_token, fencing_token, attempt, input`;
+/** The lease columns every lease-returning statement gives back; the age counts from the claim or the operator's retry. */
+const LEASE_COLUMNS = `owner_token, fencing_token, attempt, input, failures,
+  extract(epoch FROM now() - coalesce(retried_at, created_at))::float8 AS age_seconds`;
+
+/** Not resting after a failed attempt: a take-over may begin. */
+const RESTED = `(not_before IS NULL OR not_before <= now())`;
 
 /**
  * Commits an `in_progress` record with a fresh lease, or returns the record that holds the identity.
@@ -23,17 +27,19 @@ export const CLAIM_LEASE = statement('retrysafe_claim_lease', claimOrRead(`
 
 /**
  * Takes over an expired lease by compare-and-swap on the fencing token last
- * seen: of several racing workers exactly one matches.
+ * seen: of several racing workers exactly one matches. Never before the
+ * backoff of a failed attempt has passed.
  * $4 fencing token seen, $5 new owner, $6 lease seconds.
  */
 export const TAKE_OVER = statement('retrysafe_take_over', `
 UPDATE retrysafe_operations
 SET owner_token = $5,
     lease_expires_at = now() + make_interval(secs => $6),
+    not_before = NULL,
     attempt = attempt + 1,
     fencing_token = fencing_token + 1
 WHERE tenant = $1 AND operation = $2 AND key = $3
-  AND state = 'in_progress' AND lease_expires_at <= now() AND fencing_token = $4
+  AND state = 'in_progress' AND lease_expires_at <= now() AND ${RESTED} AND fencing_token = $4
 RETURNING ${LEASE_COLUMNS}`);
 
 /** $4 owner, $5 fencing token, $6 lease seconds. */
@@ -120,10 +126,17 @@ WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
 RETURNING 1`);
 
-/** Ends the lease early so that a retry or a recovery worker can resume at once. $4 owner, $5 fencing token, $6 seconds from now. */
+/**
+ * Ends the lease after a failed attempt: a retry or a recovery worker may
+ * resume the operation once the backoff has passed. The lease ends with the
+ * backoff, so a duplicate's Retry-After and the workers' index see it too.
+ * $4 owner, $5 fencing token, $6 backoff seconds, $7 1 when the failure counts toward giving up.
+ */
 export const RELEASE = statement('retrysafe_release', `
 UPDATE retrysafe_operations
-SET lease_expires_at = now() + make_interval(secs => $6)
+SET lease_expires_at = now() + make_interval(secs => $6),
+    not_before = now() + make_interval(secs => $6),
+    failures = failures + $7
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
 RETURNING 1`);
@@ -137,14 +150,14 @@ WHERE tenant = $1 AND operation = $2 AND key = $3
 RETURNING 1`);
 
 /**
- * Expired leases, oldest first: transparent ones and those of the operations
+ * Expired leases past their backoff, oldest first: transparent ones and those of the operations
  * named, so that leases no worker here can finish do not crowd out the rest.
  * $1 limit, $2 operation names, or null for all.
  */
 export const EXPIRED_LEASES = statement('retrysafe_expired_leases', `
 SELECT tenant, operation, key, fencing_token, mode
 FROM retrysafe_operations
-WHERE state = 'in_progress' AND lease_expires_at <= now()
+WHERE state = 'in_progress' AND lease_expires_at <= now() AND ${RESTED}
   AND ($2::text[] IS NULL OR mode = 'transparent' OR operation = ANY ($2::text[]))
 ORDER BY lease_expires_at
 LIMIT $1`);
@@ -160,4 +173,18 @@ SET ${outcomeAssignments(4)},
     reason = $12,
     input = NULL
 WHERE tenant = $1 AND operation = $2 AND key = $3 AND state = 'unknown'
+RETURNING 1`);
+
+/**
+ * Puts an unknown leased operation back into recovery once an operator has
+ * fixed the cause: its lease is expired at once, its failures and give-up
+ * horizon start again, its steps and their recovery points stay.
+ * $4 owner token nobody holds, $5 reason.
+ */
+export const RETRY_UNKNOWN = statement('retrysafe_retry_unknown', `
+UPDATE retrysafe_operations
+SET state = 'in_progress', owner_token = $4, lease_expires_at = now(), not_before = NULL,
+    failures = 0, retried_at = now(), reason = $5
+WHERE tenant = $1 AND operation = $2 AND key = $3
+  AND state = 'unknown' AND mode = 'leased' AND input IS NOT NULL
 RETURNING 1`);
