@@ -17,6 +17,7 @@ export {
   downstreamKey,
   RecoveryWorker,
   resolveOperation,
+  retryOperation,
   runLeased,
   type LeasedContext,
   type LeasedOperation,
@@ -26,7 +27,8 @@ export {
   type RecoveryWorkerOptions,
   type Resolution,
   type ResolveResult,
+  type RetryResult,
   type StepCall,
   type StepOptions,
 } from './leases/index.js';
-export type { Lease, LeaseStore } from './store/operation-store.js';
+export type { Lease, LeaseStore, Release, StepProgress } from './store/operation-store.js';

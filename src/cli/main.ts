@@ -6,6 +6,7 @@ import { registerInspect } from './commands/inspect.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerRecover } from './commands/recover.js';
 import { registerResolve } from './commands/resolve.js';
+import { registerRetry } from './commands/retry.js';
 import { registerStuck } from './commands/stuck.js';
 import { registerSweep } from './commands/sweep.js';
 
@@ -17,6 +18,7 @@ const commands: readonly ((program: Command) => Command)[] = [
   registerSweep,
   registerRecover,
   registerResolve,
+  registerRetry,
   registerCheck,
 ];
 

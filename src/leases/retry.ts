@@ -1,0 +1,22 @@
+import { randomUUID } from 'node:crypto';
+import type { Idempotency } from '../core/idempotency.js';
+import type { OperationIdentity } from '../core/identity.js';
+
+export type RetryResult =
+  | { readonly retried: true }
+  /** `not-unknown`: absent, or not in the `unknown` state. `not-resumable`: unknown, but a transparent route or without its input, so nothing can run it again. */
+  | { readonly retried: false; readonly why: 'not-unknown' | 'not-resumable' };
+
+/**
+ * Puts an `unknown` leased operation back into recovery once an operator has
+ * fixed what stopped it (the provider's lookup answers again, a deploy was
+ * rolled back). The next recovery worker pass or retry of the key takes it
+ * over at once; steps it finished keep their recovery points, steps it
+ * started are reconciled first. Its failures and give-up horizon start again.
+ */
+export async function retryOperation<Tx>(config: Idempotency<Tx>, identity: OperationIdentity, reason: string): Promise<RetryResult> {
+  // An owner token nobody holds: the lease is expired at once, so only a take-over can write.
+  if (await config.store.retryUnknown(identity, randomUUID(), reason)) return { retried: true };
+  const record = await config.store.read(identity);
+  return { retried: false, why: record?.state === 'unknown' ? 'not-resumable' : 'not-unknown' };
+}
