@@ -10,6 +10,7 @@ import { fromPg, migrate } from '../../src/postgres/index.js';
 import { type Child, runProgram, startProgram } from '../support/child.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { PAYMENTS_TABLE } from '../leases/payment-route.js';
+import { retrysafe } from '../cli/run-cli.js';
 
 const SERVER = 'test/crash/programs/server.ts';
 const RECOVER = 'test/crash/programs/recover.ts';
@@ -79,7 +80,18 @@ describe('crash matrix: the service killed with SIGKILL at each named point', ()
     expect((await crashing.child.exited).signal).toBe('SIGKILL');
   }
 
-  const leasedPoints: readonly CrashPoint[] = ['before-claim', 'after-claim', 'after-step-call', 'after-checkpoint', 'before-finish', 'after-finish', 'while-serialising'];
+  const leasedPoints: readonly CrashPoint[] = [
+    'before-claim',
+    'after-claim',
+    'before-step-call',
+    'after-step-call',
+    'after-checkpoint',
+    'before-local-commit',
+    'after-local-commit',
+    'before-finish',
+    'after-finish',
+    'while-serialising',
+  ];
   it.each(leasedPoints)('leased payment killed at %s: one charge, one payment, a terminal record equal to the final answer', async (point) => {
     const key = randomUUID();
     const body = { order: `ord-${key}`, amount: 2500 };
@@ -92,6 +104,32 @@ describe('crash matrix: the service killed with SIGKILL at each named point', ()
     expect(stored?.response_body?.toString()).toBe(final.body);
     expect(await admin.count(downstreamKey({ tenant: 'tenant-a', operation: 'payments.create@1', key }, 'charge'))).toBe(1);
     expect(await count('SELECT count(*)::int AS n FROM payments WHERE order_id = $1', body.order)).toBe(1);
+    await restarted.child.kill();
+  });
+
+  it('killed after the charge while the provider cannot be asked: unknown, then settled by an operator and replayed', async () => {
+    const key = randomUUID();
+    const body = { order: `ord-${key}`, amount: 2700 };
+    await crashAt('after-step-call', '/payments', key, body);
+    const charge = downstreamKey({ tenant: 'tenant-a', operation: 'payments.create@1', key }, 'charge');
+    await admin.control({ mode: 'fail-lookup', reference: charge, times: 5 });
+    const restarted = await service({ MAX_ATTEMPTS: '1' });
+    const stopped = await retryUntilSettled(restarted.url, '/payments', key, body);
+    expect(stopped.status).toBe(409);
+    expect(stopped.body).toContain('outcome-unknown');
+    expect((await record('payments.create@1', key))?.state).toBe('unknown');
+    expect(await count('SELECT count(*)::int AS n FROM payments WHERE order_id = $1', body.order)).toBe(0);
+
+    const settled = await retrysafe(
+      ['resolve', 'tenant-a', 'payments.create@1', key, '--state', 'completed', '--status', '201', '--body', '{"charged":true}', '--reason', 'charge found in the provider dashboard'],
+      { DATABASE_URL: db.url },
+    );
+    expect(settled.code).toBe(0);
+    const replay = await send(restarted.url, '/payments', key, body);
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(JSON.parse(replay.body)).toEqual({ charged: true });
+    expect(await admin.count(charge)).toBe(1);
     await restarted.child.kill();
   });
 
