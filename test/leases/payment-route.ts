@@ -27,15 +27,15 @@ export function noCalls(): Calls {
   return { charge: 0, reconcile: 0, record: 0, staleRefused: 0 };
 }
 
-/** A leased route that charges through the provider as a step, then records the payment locally. */
-export function paymentRoute(providerUrl: string, calls: Calls = noCalls()): LeasedRoute<FetchRequest, PaymentInput, SqlClient> {
+/** A leased route that charges through the provider as a step (named `chargeStep`), then records the payment locally. */
+export function paymentRoute(providerUrl: string, calls: Calls = noCalls(), chargeStep = 'charge'): LeasedRoute<FetchRequest, PaymentInput, SqlClient> {
   const provider: ProviderClient = providerClient(providerUrl);
   return {
     operation: 'payments.create@1',
     tenant: ({ request }) => request.headers.get('x-tenant') ?? undefined,
     async handler({ input, identity, step, local }) {
       const charge = await step<ChargeStep>(
-        'charge',
+        chargeStep,
         async (call) => {
           calls.charge += 1;
           const result = await provider.charge({ idempotencyKey: call.idempotencyKey, fencingToken: call.fencingToken, amountCents: input.amount, currency: 'EUR', reference: input.order }, call.signal);
