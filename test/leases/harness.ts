@@ -29,6 +29,8 @@ export interface LeasedHarness {
   state(this: void, key: string, tenant?: string): Promise<{ state: string; attempt: number; reason: string | null } | undefined>;
   payments(this: void, order: string): Promise<number | undefined>;
   chargeKey(this: void, key: string, tenant?: string): string;
+  /** The provider charges `order` and drops its answer, and its next `lookups` lookups fail: nobody can tell that money moved. */
+  hideCharge(this: void, order: string, lookups?: number): Promise<void>;
   /** Ends the lease and the wait before the next attempt, as if their time had passed. */
   expireLease(this: void, key: string): Promise<void>;
   worker(this: void, options?: Omit<Partial<RecoveryWorkerOptions<SqlClient>>, 'config'>): RecoveryWorker<SqlClient>;
@@ -102,6 +104,10 @@ export function useLeasedHarness(factory: EngineFactory): LeasedHarness {
       return (await harness.engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM payments WHERE order_id = $1', [order])).rows[0]?.n;
     },
     chargeKey: (key, tenant = 'tenant-a') => downstreamKey({ tenant, operation: OPERATION, key }, 'charge'),
+    async hideCharge(order, lookups = 1) {
+      await harness.admin.control({ mode: 'charge-then-drop', reference: order });
+      await harness.admin.control({ mode: 'fail-lookup', times: lookups });
+    },
     async expireLease(key) {
       await harness.engine.database.query(
         "UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second', not_before = NULL WHERE key = $1 AND state = 'in_progress'",

@@ -3,29 +3,45 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { engines } from '../support/engines.js';
 import { useLeasedHarness, waitFor } from './harness.js';
+import { paymentRoute } from './payment-route.js';
 
 describe.each(engines)('lease renewal by the running handler on $name', (factory) => {
   const service = useLeasedHarness(factory);
 
-  it('keeps a 1-second lease through a 3-second step: duplicates get 409, no recovery worker takes it over, one charge', async () => {
-    service.setUp({ leaseSeconds: 1 });
+  it('keeps a 1-second lease through a step of 3 seconds and more: duplicates get 409, no recovery worker takes it over, one charge', async () => {
+    let release = (): void => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let holding = false;
+    const payments = paymentRoute(service.providerUrl, service.calls);
+    // A first step that lasts until the test lets it end, then the charge.
+    service.setUp({ leaseSeconds: 1 }, {
+      ...payments,
+      async handler(context) {
+        await context.step('hold', async () => {
+          holding = true;
+          await released;
+          return null;
+        });
+        return payments.handler(context);
+      },
+    });
     const key = randomUUID();
     const body = { order: `ord-${key}`, amount: 2100 };
-    await service.admin.control({ mode: 'delay', ms: 3000, reference: body.order });
-    const before = (await service.admin.stats()).requests;
     const first = service.pay(key, body);
-    await waitFor(async () => (await service.admin.stats()).requests > before);
+    await waitFor(() => Promise.resolve(holding));
 
     const worker = service.worker();
     const duplicates: number[] = [];
-    // Twice the lease, while the step is still inside the provider (the last check ends about a second before it answers).
-    for (let check = 0; check < 4; check += 1) {
+    for (let check = 0; check < 6; check += 1) {
       await sleep(500);
       duplicates.push((await service.pay(key, body)).status);
       expect(await worker.runOnce()).toMatchObject({ examined: 0 });
     }
-    expect(duplicates).toEqual([409, 409, 409, 409]);
+    release();
 
+    expect(duplicates).toEqual([409, 409, 409, 409, 409, 409]);
     expect((await first).status).toBe(201);
     expect(service.events.filter((event) => event.type === 'taken-over')).toEqual([]);
     expect(await service.state(key)).toMatchObject({ state: 'completed', attempt: 1 });

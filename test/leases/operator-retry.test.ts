@@ -12,8 +12,7 @@ describe.each(engines)('an operator puts an unknown operation back into recovery
     const key = randomUUID();
     const identity = { tenant: 'tenant-a', operation: OPERATION, key };
     const body = { order: `ord-${key}`, amount: 1700 };
-    await service.admin.control({ mode: 'charge-then-drop', reference: body.order });
-    await service.admin.control({ mode: 'fail-lookup' });
+    await service.hideCharge(body.order);
     const first = await service.pay(key, body);
     expect(first.status).toBe(409);
     expect(await service.state(key)).toMatchObject({ state: 'unknown' });

@@ -18,9 +18,7 @@ describe.each(engines)('a step renamed between attempts on $name', (factory) => 
     service.setUp();
     const key = randomUUID();
     const body = { order: `ord-${key}`, amount: 1800 };
-    // Attempt 1 charges as "charge", and neither the answer nor the lookup comes back.
-    await service.admin.control({ mode: 'charge-then-drop', reference: body.order });
-    await service.admin.control({ mode: 'fail-lookup' });
+    await service.hideCharge(body.order);
     await expect(service.pay(key, body)).rejects.toThrow();
     expect(await service.state(key)).toMatchObject({ state: 'in_progress' });
 
@@ -42,8 +40,7 @@ describe.each(engines)('a step renamed between attempts on $name', (factory) => 
     service.setUp();
     const key = randomUUID();
     const body = { order: `ord-${key}`, amount: 1900 };
-    await service.admin.control({ mode: 'charge-then-drop', reference: body.order });
-    await service.admin.control({ mode: 'fail-lookup' });
+    await service.hideCharge(body.order);
     await expect(service.pay(key, body)).rejects.toThrow();
     await service.expireLease(key);
     expect(await service.worker().runOnce()).toMatchObject({ examined: 1, finished: 1 });
