@@ -32,8 +32,9 @@ export type LeaseRun =
 export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation: LeasedOperation<Input, Tx>, lease: Lease): Promise<LeaseRun> {
   const { store, leaseSeconds } = config;
   const bounded = <T>(call: Promise<T>): Promise<T> => withinStoreTimeout(call, config.storeTimeoutMs);
-  const keeper = new LeaseKeeper(store, lease, leaseSeconds);
   const earlier = lease.attempt > 1 ? await bounded(store.steps(lease)) : new Map<string, StepProgress>();
+  // Started once nothing can throw before the try below stops it.
+  const keeper = new LeaseKeeper(store, lease, leaseSeconds);
   const done = new Map<string, unknown>();
   for (const [name, progress] of earlier) if (progress.state === 'finished') done.set(name, progress.result);
   // Steps an earlier attempt started and did not finish: their calls may have reached the outside world.
@@ -159,7 +160,9 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
   }
 
   /** Marks the operation `unknown`: an operator has to find out what happened. */
-  async function stop(why: string): Promise<LeaseRun> {
+  async function stop(reason: string): Promise<LeaseRun> {
+    // The stored reason is at most 4096 bytes; an error message can be longer.
+    const why = reason.length > 1000 ? `${reason.slice(0, 999)}…` : reason;
     if (!(await bounded(store.markUnknown(lease, why)))) return fenced();
     config.emit({ type: 'unknown', identity: lease.identity, reason: why });
     return { kind: 'unknown', reason: why };
