@@ -19,6 +19,12 @@ export function answerExisting(config: Idempotency<unknown>, identity: Operation
   return replayed(outcome.reply);
 }
 
+/** A handler statement the server cut (statement_timeout or its own lock_timeout): nothing was stored, a retry may run. */
+export function answerStatementTimeout(config: Idempotency<unknown>, identity: OperationIdentity | undefined): Reply {
+  const detail = 'A statement of this operation ran out of time on the database, and nothing was stored. Retry later with the same Idempotency-Key.';
+  return answerProblem(config, identity, problem('statement-timeout', detail, { retryAfter: config.retryAfterSeconds }));
+}
+
 export function answerStoreUnavailable(config: Idempotency<unknown>, identity: OperationIdentity | undefined, error: unknown): Reply {
   config.emit({ type: 'store-error', identity, error });
   const detail = 'The idempotency store is unavailable, so the request may not have been processed. Retry later with the same Idempotency-Key.';

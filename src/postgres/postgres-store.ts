@@ -32,7 +32,7 @@ async function claimAtomic(sql: SqlClient, request: ClaimRequest): Promise<Atomi
     if (sqlState(error) === LOCK_NOT_AVAILABLE) return { kind: 'busy' };
     throw error;
   }
-  if (rows.length > 0) return { kind: 'claimed' };
+  if (rows[0]?.claimed === true) return { kind: 'claimed' };
   // A committed record holds the identity; the claim may have waited for it, so only a new statement's snapshot sees it.
   const [found] = (await sql.query<RecordRow>(READ_RECORD, ids(request.identity))).rows;
   if (found === undefined) throw new Error('The conflicting operation record vanished; it was rolled back or pruned meanwhile.');

@@ -16,8 +16,10 @@ export const defaultRetention: Retention = { responseSeconds: 24 * 3600, tombsto
 export interface ClaimRequest {
   readonly identity: OperationIdentity;
   readonly fingerprint: Fingerprint;
-  /** How long a duplicate waits for a running first attempt before giving up. */
+  /** How long a duplicate waits for a running first attempt before giving up; the claim alone, not the handler. */
   readonly lockTimeoutMs: number;
+  /** The server-side bound (`statement_timeout`) on every later statement of the transaction. Unset: the session's. */
+  readonly statementTimeoutMs?: number;
   /**
    * The retention the completion will write, written already by the claim:
    * then the completion, in the same transaction, changes no indexed column
