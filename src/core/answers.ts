@@ -6,10 +6,10 @@ import { problemReply, type Reply, replayed } from './reply.js';
 
 /** The answers retrysafe gives on its own behalf, each announced to the observers once. */
 
-export function answerProblem(config: Idempotency<unknown>, identity: OperationIdentity | undefined, p: Problem): Reply {
+export function answerProblem(config: Idempotency<unknown>, identity: OperationIdentity | undefined, p: Problem, operation = identity?.operation): Reply {
   if (identity !== undefined && p.code === 'fingerprint-mismatch') config.emit({ type: 'fingerprint-mismatch', identity });
   if (identity !== undefined && p.code === 'operation-in-progress') config.emit({ type: 'conflict', identity });
-  config.emit({ type: 'problem', identity, code: p.code });
+  config.emit({ type: 'problem', identity, operation, code: p.code });
   return problemReply(p, config.problemBase);
 }
 

@@ -71,7 +71,7 @@ export async function runAtomic<Req, Input, Tx>(
         clock.leaveStore();
         if (claim.kind !== 'busy') readFirst.observe(claim.kind === 'existing' && claim.record.state !== 'in_progress');
         if (claim.kind !== 'claimed') {
-          config.emit({ type: 'lock-wait', identity: claimed, ms: performance.now() - started });
+          if (claim.kind === 'busy' || claim.waited) config.emit({ type: 'lock-wait', identity: claimed, ms: performance.now() - started });
           return rollBack(
             claim.kind === 'busy'
               ? answerProblem(config, claimed, inProgress(config.retryAfterSeconds))

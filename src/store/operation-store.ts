@@ -31,7 +31,12 @@ export interface ClaimRequest {
 /** The result of claiming an identity inside a transaction. */
 export type AtomicClaim =
   | { readonly kind: 'claimed' }
-  | { readonly kind: 'existing'; readonly record: OperationRecord }
+  /**
+   * A record holds the identity. `waited`: it was written by a transaction
+   * still running when the claim began, so the claim waited for it (a lock
+   * wait, not a plain replay).
+   */
+  | { readonly kind: 'existing'; readonly record: OperationRecord; readonly waited: boolean }
   /** Another transaction holds the identity and did not finish within the lock wait. */
   | { readonly kind: 'busy' };
 

@@ -14,6 +14,9 @@ import { ids, RECORD_COLUMNS } from './record-row.js';
  * handler's own lock waits are not cut by it; `statement_timeout` ($8, or the
  * session's when null) bounds every later statement on the server. Each CTE
  * reads the one before it, which fixes their order.
+ * `waited`, when it claimed nothing: the record is not in this statement's
+ * snapshot, so it was committed while the claim ran, by the attempt it waited
+ * for; a record committed earlier is a plain replay.
  * The expiry times are those the completion will write: `now()` is the
  * transaction's start, so they come out equal, and the completion can be a
  * HOT update.
@@ -33,7 +36,9 @@ claim AS (
   FROM bounded
   ON CONFLICT (tenant, operation, key) DO NOTHING
   RETURNING true AS claimed)
-SELECT count(*) > 0 AS claimed, set_config('lock_timeout', (SELECT lock_timeout FROM session), true) AS lock_timeout
+SELECT count(*) > 0 AS claimed,
+       CASE WHEN count(*) = 0 THEN NOT EXISTS (SELECT 1 FROM retrysafe_operations WHERE tenant = $1 AND operation = $2 AND key = $3) END AS waited,
+       set_config('lock_timeout', (SELECT lock_timeout FROM session), true) AS lock_timeout
 FROM claim`);
 
 /** The values of `CLAIM_ATOMIC` for one request. */
