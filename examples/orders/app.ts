@@ -10,6 +10,7 @@ import { paymentRoutes } from './payments.js';
 import { orderProblem } from './problem.js';
 import { healthRoute } from './health.js';
 import { providerWebhookRoute } from './provider-webhook-route.js';
+import { refuseAmbiguousRequests } from './request-guards.js';
 import { respond } from './respond.js';
 import { schemaReady, type SchemaReadiness } from './schema-readiness.js';
 import { defaultServerTimeouts, type ServerTimeouts, serverLimits } from './server-limits.js';
@@ -46,6 +47,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // Only JSON bodies are read; anything else is 415 rather than a string the routes would have to refuse.
   app.removeContentTypeParser('text/plain');
   useProblemErrors(app);
+  refuseAmbiguousRequests(app);
 
   const schema = options.schema ?? schemaReady;
   healthRoute(app, { database, schema });
