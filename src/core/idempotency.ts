@@ -15,6 +15,13 @@ export interface IdempotencyOptions<Tx> {
   readonly lockTimeoutMs?: number;
   /** How long each store phase may take before the request gets 503. Default 5000 ms. */
   readonly storeTimeoutMs?: number;
+  /**
+   * Atomic mode: the server-side bound on every statement after the claim in
+   * its transaction, the handler's included (a transaction-local
+   * `statement_timeout`). A handler statement cut by it answers 503
+   * `statement-timeout`. Default 30000 ms.
+   */
+  readonly statementTimeoutMs?: number;
   /** Seconds for `Retry-After` on 503 and on a lock wait that ran out. Default 1. */
   readonly retryAfterSeconds?: number;
   /** Leased mode: how long a lease lasts without renewal. Default 30 s; renewed every third of it. */
@@ -38,6 +45,8 @@ export interface IdempotencyOptions<Tx> {
   readonly giveUpAfterSeconds?: number;
   readonly policy?: Partial<OutcomePolicy>;
   readonly keyLimits?: Partial<KeyLimits>;
+  /** Deepest nesting of arrays and objects accepted in a request body, checked before anything reads it. Default 64. */
+  readonly maxInputDepth?: number;
   readonly retention?: Partial<Retention>;
   /** Base URI of problem `type`s. Default `https://retrysafe.dev/problems/`. */
   readonly problemBase?: string;
@@ -56,6 +65,7 @@ export interface Idempotency<Tx> {
   readonly store: OperationStore<Tx>;
   readonly lockTimeoutMs: number;
   readonly storeTimeoutMs: number;
+  readonly statementTimeoutMs: number;
   readonly retryAfterSeconds: number;
   readonly leaseSeconds: number;
   readonly maxAttempts: number;
@@ -63,6 +73,7 @@ export interface Idempotency<Tx> {
   readonly giveUpAfterSeconds: number;
   readonly policy: OutcomePolicy;
   readonly keyLimits: KeyLimits;
+  readonly maxInputDepth: number;
   readonly retention: Retention;
   readonly problemBase: string;
   /** Whether an atomic route reads before it claims, for this operation now. */
@@ -77,6 +88,7 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     store: options.store,
     lockTimeoutMs: positive('lockTimeoutMs', options.lockTimeoutMs ?? 3000),
     storeTimeoutMs: positive('storeTimeoutMs', options.storeTimeoutMs ?? 5000),
+    statementTimeoutMs: positive('statementTimeoutMs', options.statementTimeoutMs ?? 30_000),
     retryAfterSeconds: positive('retryAfterSeconds', options.retryAfterSeconds ?? 1),
     leaseSeconds: positive('leaseSeconds', options.leaseSeconds ?? 30),
     maxAttempts: positive('maxAttempts', options.maxAttempts ?? 12),
@@ -84,6 +96,7 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     giveUpAfterSeconds: positive('giveUpAfterSeconds', options.giveUpAfterSeconds ?? 3600),
     policy: resolvePolicy(options.policy),
     keyLimits: { ...defaultKeyLimits, ...options.keyLimits },
+    maxInputDepth: positive('maxInputDepth', options.maxInputDepth ?? 64),
     retention: { ...defaultRetention, ...options.retention },
     problemBase: options.problemBase ?? defaultProblemBase,
     readFirst: readFirstPolicy(oneOf('readBeforeClaim', options.readBeforeClaim ?? 'auto', ['auto', 'always', 'never'])),

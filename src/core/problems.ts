@@ -6,6 +6,8 @@ export const problemCatalogue = {
   'idempotency-key-missing': { status: 400, title: 'Idempotency-Key header required' },
   'idempotency-key-invalid': { status: 400, title: 'Idempotency-Key header is malformed' },
   'request-body-invalid': { status: 400, title: 'Request body could not be read' },
+  'request-body-too-deep': { status: 400, title: 'Request body is nested too deeply' },
+  'request-body-number-unsafe': { status: 400, title: 'Request body holds an integer too large to compare exactly' },
   'webhook-payload-invalid': { status: 400, title: 'Webhook payload could not be read' },
   unauthenticated: { status: 401, title: 'Caller could not be identified' },
   'webhook-signature-invalid': { status: 401, title: 'Webhook signature missing or invalid' },
@@ -16,6 +18,7 @@ export const problemCatalogue = {
   'response-expired': { status: 410, title: 'The stored response for this key has expired' },
   'response-not-stored': { status: 410, title: 'The response for this key was too large to store' },
   'fingerprint-mismatch': { status: 422, title: 'Idempotency-Key reused with a different request' },
+  'statement-timeout': { status: 503, title: 'A statement of the operation ran out of time' },
   'store-unavailable': { status: 503, title: 'Idempotency store unavailable' },
 } as const satisfies Record<string, { readonly status: number; readonly title: string }>;
 
