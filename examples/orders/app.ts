@@ -8,8 +8,10 @@ import { renderError, useProblemErrors } from './error-handler.js';
 import { orderRoutes } from './orders.js';
 import { paymentRoutes } from './payments.js';
 import { orderProblem } from './problem.js';
+import { healthRoute } from './health.js';
 import { providerWebhookRoute } from './provider-webhook-route.js';
 import { respond } from './respond.js';
+import { schemaReady, type SchemaReadiness } from './schema-readiness.js';
 
 export interface AppOptions {
   /** A database already prepared by `prepareDatabase`. */
@@ -25,6 +27,8 @@ export interface AppOptions {
   readonly provider?: ProviderClient;
   /** The secrets the provider signs its webhooks with; without them, `POST /webhooks/provider` is not served. */
   readonly webhookSecrets?: readonly string[];
+  /** Whether the database is prepared yet. Default: it is. */
+  readonly schema?: SchemaReadiness;
 }
 
 /** The orders service, ready to `listen`: used by `main.ts` and by the tests. */
@@ -35,14 +39,12 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.removeContentTypeParser('text/plain');
   useProblemErrors(app);
 
-  app.get('/healthz', async (request, reply) => {
-    try {
-      await database.query('SELECT 1');
-      return respond(reply, { status: 200, body: { status: 'ok' } });
-    } catch (error) {
-      request.log.error({ err: error }, 'health check failed');
-      return respond(reply, orderProblem('database-unavailable', 'The database did not answer.', { headers: { 'retry-after': '1' } }));
-    }
+  const schema = options.schema ?? schemaReady;
+  healthRoute(app, { database, schema });
+  // Until the schema is prepared (the database was unreachable at start), only /healthz answers.
+  app.addHook('onRequest', async (request, reply) => {
+    if (schema.ready || request.url === '/healthz') return;
+    return respond(reply, orderProblem('database-unavailable', 'The service is waiting for its database.', { headers: { 'retry-after': '1' } }));
   });
   cartRoutes(app, { database, tokens });
   const store = postgresStore(database);

@@ -14,7 +14,7 @@ describe.each(engines)('framework and unexpected errors on $name', (factory) => 
   it('reports the database as healthy', async () => {
     const answer = await call(t.service.url, 'GET', '/healthz');
     expect(answer.status).toBe(200);
-    expect(json(answer)).toEqual({ status: 'ok' });
+    expect(json(answer)).toEqual({ status: 'ok', checks: { database: 'ok', schema: 'ok' } });
   });
 
   it.each([
@@ -77,6 +77,7 @@ describe.each(engines)('health without a database on $name', (factory) => {
       expect(answer.headers['content-type']).toBe('application/problem+json');
       expect(answer.headers['retry-after']).toBe('1');
       expect(json(answer).type).toBe(`${PROBLEMS}database-unavailable`);
+      expect(json(answer).checks).toEqual({ database: 'failed', schema: 'ok' });
     } finally {
       await service.close();
     }

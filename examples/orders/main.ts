@@ -6,7 +6,7 @@ import { loadConfig, type ServiceConfig } from './config.js';
 import { type OpenDatabase, openDatabase } from './open-database.js';
 import { openProvider } from './open-provider.js';
 import { type OpenTransport, openTransport } from './open-transport.js';
-import { prepareDatabase } from './schema.js';
+import { SchemaPreparation } from './schema-readiness.js';
 
 /** `npm start`: the orders service, on PostgreSQL when DATABASE_URL is set, otherwise on PGlite in DATA_DIR. */
 async function main(): Promise<void> {
@@ -21,20 +21,29 @@ async function main(): Promise<void> {
   const webhookSecret = config.webhookSecret ?? (config.provider.kind === 'local' ? `whsec_${randomBytes(24).toString('base64')}` : undefined);
   const opened = await openDatabase(config.database);
   const provider = openProvider(config.provider, webhookSecret);
+  const stopping = new AbortController();
   let app: FastifyInstance | undefined;
   let transport: OpenTransport | undefined;
-  let background: BackgroundWork;
+  let background: BackgroundWork | undefined;
   try {
-    await prepareDatabase(opened.database);
-    app = buildApp({ database: opened.database, tokens: config.tokens, logger: true, provider: provider.client, webhookSecrets: webhookSecret === undefined ? undefined : [webhookSecret] });
+    // The service starts even while its database is unreachable: /healthz says so, and it serves once the schema is prepared.
+    const schema = new SchemaPreparation(opened.database);
+    app = buildApp({ database: opened.database, tokens: config.tokens, logger: true, provider: provider.client, webhookSecrets: webhookSecret === undefined ? undefined : [webhookSecret], schema });
     const { log } = app;
     transport = await openTransport(config.broker, opened.database, (error) => log.error({ err: error }, 'broker connection'));
     const url = await app.listen({ port: config.port, host: config.host });
     // The local provider posts its payment.succeeded webhooks back to this service.
     const payments = await provider.start(`${url}/webhooks/provider`);
-    background = startBackgroundWork({ database: opened.database, outboxListener: opened.outboxListener, transport: transport.transport, provider: provider.client, webhooks: webhookSecret !== undefined, log });
     console.log(banner(config, { url, opened, payments, confirmations: transport.description }));
+    const broker = transport.transport;
+    // Prepared only once the banner is out, so that a healthy service has always announced itself.
+    const onError = (error: unknown) => log.error({ err: error }, 'database not ready; trying again');
+    void schema.untilPrepared({ signal: stopping.signal, onError }).then((prepared) => {
+      if (!prepared || stopping.signal.aborted) return;
+      background = startBackgroundWork({ database: opened.database, outboxListener: opened.outboxListener, transport: broker, provider: provider.client, webhooks: webhookSecret !== undefined, log });
+    });
   } catch (error) {
+    stopping.abort();
     await app?.close();
     await provider.close();
     await transport?.close();
@@ -44,8 +53,9 @@ async function main(): Promise<void> {
   const [server, broker] = [app, transport];
   stopOnSignal(async () => {
     // In-flight requests finish, then the background passes, before the database closes under them.
+    stopping.abort();
     await server.close();
-    await background.stop();
+    await background?.stop();
     await broker.close();
     await provider.close();
     await opened.close();

@@ -24,9 +24,34 @@ export async function runAtomic<Req, Input, Tx>(
   const { tenant, input } = prepared;
   const identity = prepared.kind === 'keyed' ? prepared.identity : undefined;
   const clock = new StoreClock();
+  // Every store phase has its budget, the rollback included. An answer decided before a rollback (a replay, a
+  // mismatch, a busy claim, an unstored status) stands whatever the rollback does: nothing was stored.
+  let decided: Reply | undefined;
+  const rollBack = (reply: Reply): { readonly commit: false; readonly value: Reply } => {
+    decided = reply;
+    clock.enterStore(config.storeTimeoutMs);
+    return { commit: false, value: reply };
+  };
+  // A handler that throws is rolled back on a budget too; past it the answer is 503, as the store did not confirm.
+  const handle = async (run: () => Promise<Reply>): Promise<Reply> => {
+    clock.leaveStore();
+    try {
+      return await run();
+    } catch (error) {
+      clock.enterStore(config.storeTimeoutMs);
+      throw error;
+    }
+  };
   try {
     if (prepared.kind === 'unkeyed') {
-      return await config.store.transaction(async (tx) => toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity })));
+      clock.enterStore(config.storeTimeoutMs);
+      return await clock.race(
+        config.store.transaction(async (tx) => {
+          const reply = await handle(async () => toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity })));
+          clock.enterStore(config.storeTimeoutMs);
+          return reply;
+        }),
+      );
     }
     const { identity: claimed } = prepared;
     crashPoint('before-claim');
@@ -47,18 +72,18 @@ export async function runAtomic<Req, Input, Tx>(
         if (claim.kind !== 'busy') readFirst.observe(claim.kind === 'existing' && claim.record.state !== 'in_progress');
         if (claim.kind !== 'claimed') {
           config.emit({ type: 'lock-wait', identity: claimed, ms: performance.now() - started });
-          const reply =
+          return rollBack(
             claim.kind === 'busy'
               ? answerProblem(config, claimed, inProgress(config.retryAfterSeconds))
-              : answerExisting(config, claimed, decideExisting(claim.record, prepared.fingerprint));
-          return { commit: false, value: reply };
+              : answerExisting(config, claimed, decideExisting(claim.record, prepared.fingerprint)),
+          );
         }
         crashPoint('after-claim');
         config.emit({ type: 'claimed', identity: claimed, mode: 'atomic' });
-        const reply = toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity: claimed }));
+        const reply = await handle(async () => toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity: claimed })));
         const stored = isStoredStatus(reply.status, config.policy);
         config.emit({ type: 'finished', identity: claimed, mode: 'atomic', status: reply.status, stored });
-        if (!stored) return { commit: false, value: reply };
+        if (!stored) return rollBack(reply);
         clock.enterStore(config.storeTimeoutMs);
         await complete(completionOf(reply, config.policy, config.retention));
         crashPoint('before-commit');
@@ -68,6 +93,7 @@ export async function runAtomic<Req, Input, Tx>(
     crashPoint('after-commit');
     return reply;
   } catch (error) {
+    if (decided !== undefined) return decided;
     if (isRetrysafeError(error, 'store-unavailable')) return answerStoreUnavailable(config, identity, error);
     throw error;
   }

@@ -7,7 +7,9 @@ type Notification = { readonly channel: string };
 export interface PgListenClientLike {
   query(text: string): Promise<unknown>;
   on(event: 'notification', listener: (message: Notification) => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
   removeListener(event: 'notification', listener: (message: Notification) => void): unknown;
+  removeListener(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /** The member of a PGlite instance that the listener calls. */
@@ -18,18 +20,35 @@ export interface PGliteListenLike {
 /**
  * Wakes a relay when a message is enqueued, through LISTEN on a node-postgres
  * client the caller connected for this alone (a pooled client would lose the
- * subscription). If that connection drops, the relay goes on polling.
+ * subscription). If that connection drops, the relay goes on polling: the
+ * listener guards the client's 'error' (unhandled, it would end the process)
+ * and wakes the relay, since a notification may have been lost with it.
  */
 export function pgListener(client: PgListenClientLike): Listener {
   return async (wake) => {
     const onNotification = (message: Notification): void => {
       if (message.channel === OUTBOX_CHANNEL) wake();
     };
+    let lost = false;
+    const onError = (): void => {
+      lost = true;
+      wake();
+    };
     client.on('notification', onNotification);
-    await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
+    client.on('error', onError);
+    try {
+      await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
+    } catch (error) {
+      client.removeListener('notification', onNotification);
+      client.removeListener('error', onError);
+      throw error;
+    }
     return async () => {
       client.removeListener('notification', onNotification);
+      // A lost connection can still emit 'error' as its socket closes: the guard then stays.
+      if (lost) throw new Error('The LISTEN connection was lost.');
       await client.query(`UNLISTEN ${OUTBOX_CHANNEL}`);
+      client.removeListener('error', onError);
     };
   };
 }

@@ -65,14 +65,17 @@ describe.each(adapters)('store failures on postgres (node-postgres) through $nam
     });
 
     /** An app whose store goes through the proxy; `warm` opens a pooled connection before the test stalls it. */
-    async function slowStoreApp(options: { warm: boolean }, run: (app: RunningApp, pool: pg.Pool) => Promise<void>): Promise<void> {
+    async function slowStoreApp(
+      options: { warm: boolean; settings?: Omit<IdempotencyOptions<SqlClient>, 'store'> },
+      run: (app: RunningApp, pool: pg.Pool) => Promise<void>,
+    ): Promise<void> {
       const url = new URL(db.url);
       url.port = String(proxy.port);
       const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
       pool.on('error', () => {});
       // The claim's budget is storeTimeoutMs plus lockTimeoutMs (3000 ms by default), since a claim may
       // rightly wait that long behind a running duplicate: a stall there answers after about 3.5 s.
-      const settings: Omit<IdempotencyOptions<SqlClient>, 'store'> = { storeTimeoutMs: 500 };
+      const settings: Omit<IdempotencyOptions<SqlClient>, 'store'> = { storeTimeoutMs: 500, ...options.settings };
       const app = await startApp(adapter, portable(fromPg(pool)), settings);
       try {
         if (options.warm) await pool.query('SELECT 1');
@@ -123,6 +126,67 @@ describe.each(adapters)('store failures on postgres (node-postgres) through $nam
         expect(app.state.invocations).toHaveLength(0);
         await expectNothingHappened(app, pool, key);
       });
+    });
+
+    /**
+     * The rollback after a decided answer is a store phase too: a stall there
+     * must not hold an answer for longer than the budget. The stall lasts far
+     * longer than the budget (1 s), and the answer must come before it ends.
+     */
+    describe('when the store stalls just before the rollback', () => {
+      const STALL_MS = 20_000;
+      /** Budget 1 s; the claim answers replays, and the proxy stalls at the event `type` once `armed()` says so. */
+      const stallAt = (type: string, armed: () => boolean = () => true) => ({
+        storeTimeoutMs: 1_000,
+        readBeforeClaim: 'never' as const,
+        observers: [(event: { readonly type: string }) => event.type === type && armed() && proxy.stall()],
+      });
+      /** Sends, and fails if no answer came before the stall would end. */
+      const beforeStallEnds = async (app: RunningApp, key: string, sku: string) => {
+        const resumed = setTimeout(() => proxy.resume(), STALL_MS);
+        try {
+          return await send('POST', `${app.url}/orders`, {
+            headers: { Authorization: 'Bearer token-a', 'Idempotency-Key': key },
+            body: { sku, qty: 1 },
+            timeoutMs: STALL_MS - 2_000,
+          });
+        } finally {
+          clearTimeout(resumed);
+          proxy.resume();
+        }
+      };
+
+      it.each([
+        { answer: 'a replay', event: 'replayed', sku: 'A', status: 201, replayed: 'true' },
+        { answer: 'a fingerprint mismatch', event: 'fingerprint-mismatch', sku: 'B', status: 422, replayed: undefined },
+      ])('answers $answer within the budget, not when the stall ends', async ({ event, sku, status, replayed }) => {
+        const key = newKey();
+        let stalling = false;
+        await slowStoreApp({ warm: true, settings: stallAt(event, () => stalling) }, async (app, pool) => {
+          expect((await post(app, key)).status).toBe(201);
+          stalling = true;
+          const res = await beforeStallEnds(app, key, sku);
+          expect(res.status).toBe(status);
+          expect(res.headers['idempotent-replayed']).toBe(replayed);
+          await until(() => pool.waitingCount === 0 && pool.idleCount === pool.totalCount);
+          expect(app.state.invocations).toHaveLength(1);
+          await direct.query('DELETE FROM orders');
+        });
+      }, 40_000);
+
+      it("answers the handler's unstored 5xx within the budget, and stores nothing", async () => {
+        const key = newKey();
+        await slowStoreApp({ warm: true, settings: stallAt('finished') }, async (app, pool) => {
+          const res = await beforeStallEnds(app, key, 'A-500');
+          expect(res.status).toBe(500);
+          await until(() => pool.waitingCount === 0 && pool.idleCount === pool.totalCount);
+          const { rows } = await direct.query<{ orders: number; records: number }>(
+            'SELECT (SELECT count(*)::int FROM orders) AS orders, (SELECT count(*)::int FROM retrysafe_operations WHERE key = $1) AS records',
+            [key],
+          );
+          expect(rows[0]).toEqual({ orders: 0, records: 0 });
+        });
+      }, 40_000);
     });
 
     it('answers 503 when the store stalls after the handler ran; the late commit is then replayed, one row either way', async () => {

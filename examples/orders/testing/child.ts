@@ -14,15 +14,19 @@ export interface ServiceProcess {
   kill(signal: NodeJS.Signals): Promise<number | NodeJS.Signals>;
 }
 
-/** Starts the service with `env` on top of a clean environment and waits until /healthz answers 200. */
-export async function startProcess(env: Readonly<Record<string, string>>, readyWithinMs = 90_000): Promise<ServiceProcess> {
+/**
+ * Starts the service with `env` on top of a clean environment and waits until
+ * /healthz answers 200, or with `until: 'listening'` until it answers at all.
+ */
+export async function startProcess(env: Readonly<Record<string, string>>, readyWithinMs = 90_000, until: 'healthy' | 'listening' = 'healthy'): Promise<ServiceProcess> {
   const port = await freePort();
   const service = wrap(spawnService({ PORT: String(port), HOST: '127.0.0.1', ...env }), `http://127.0.0.1:${port}`);
   const deadline = Date.now() + readyWithinMs;
   let running = true;
   void service.exited.then(() => (running = false));
   while (running && Date.now() < deadline) {
-    if (await healthy(service.url)) return service;
+    const status = await healthStatus(service.url);
+    if (status === 200 || (until === 'listening' && status !== undefined)) return service;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   await service.kill('SIGKILL');
@@ -63,11 +67,10 @@ function wrap(child: ChildProcess, url: string): ServiceProcess {
   };
 }
 
-async function healthy(url: string): Promise<boolean> {
+async function healthStatus(url: string): Promise<number | undefined> {
   try {
-    const response = await fetch(`${url}/healthz`);
-    return response.status === 200;
+    return (await fetch(`${url}/healthz`)).status;
   } catch {
-    return false;
+    return undefined;
   }
 }

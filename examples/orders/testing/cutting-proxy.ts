@@ -10,7 +10,8 @@ export interface CuttingProxy {
   close(): Promise<void>;
 }
 
-export async function startCuttingProxy(target: { readonly host: string; readonly port: number }): Promise<CuttingProxy> {
+/** Listens on `port` when given (a port the service was already told about), otherwise on a free one. */
+export async function startCuttingProxy(target: { readonly host: string; readonly port: number }, port = 0): Promise<CuttingProxy> {
   const sockets = new Set<Socket>();
   const track = (socket: Socket): Socket => {
     sockets.add(socket);
@@ -24,7 +25,7 @@ export async function startCuttingProxy(target: { readonly host: string; readonl
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const cut = () => {
     for (const socket of sockets) socket.destroy();
   };

@@ -4,6 +4,8 @@ import type { SqlClient, SqlDatabase, Statement } from '../../store/sql-client.j
 export interface PgClientLike {
   query(text: string | { name: string; text: string }, values?: unknown[]): Promise<{ rows: unknown[] }>;
   release(destroy?: boolean | Error): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /** The members of a node-postgres `Pool` that retrysafe calls. */
@@ -30,6 +32,13 @@ export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, op
     async transaction(work) {
       const client = await pool.connect();
       let broken: Error | undefined;
+      // node-postgres takes the pool's own 'error' listener off a checked-out client: a backend that goes
+      // away meanwhile (failover, restart, terminated) would emit an unhandled 'error' and end the process.
+      // The statement in flight fails on its own; the listener only marks the client for destruction.
+      const onError = (error: Error): void => {
+        broken ??= error;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await work(pgSql(client, named), client);
@@ -37,11 +46,14 @@ export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, op
         return result;
       } catch (error) {
         // A connection whose rollback fails is in an unknown state: destroy it rather than reuse it.
-        await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-          broken = rollbackError instanceof Error ? rollbackError : new Error('ROLLBACK failed');
-        });
+        if (broken === undefined) {
+          await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+            broken ??= rollbackError instanceof Error ? rollbackError : new Error('ROLLBACK failed');
+          });
+        }
         throw error;
       } finally {
+        client.removeListener('error', onError);
         client.release(broken ?? false);
       }
     },
