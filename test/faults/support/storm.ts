@@ -93,10 +93,15 @@ async function attemptOnce(send: () => Promise<HttpAnswer>, service: string, han
   }
 }
 
-/** Every answer that was not the final one, nor a 503 or 409 with Retry-After: what a client should never see. */
-export function unexpectedAnswers(histories: readonly KeyHistory[]): string[] {
+/**
+ * Every answer that was not a 201, nor a 503 or 409 with Retry-After: what a
+ * client should never see. Network errors count too, except from `killed`,
+ * a service the test killed on purpose.
+ */
+export function unexpectedAnswers(histories: readonly KeyHistory[], killed?: string): string[] {
   return histories.flatMap(({ key, attempts }) =>
     attempts.flatMap((attempt) => {
+      if (attempt.kind === 'network-error' && attempt.service === killed) return [];
       if (attempt.kind !== 'answer') return [`${key}: ${attempt.kind}${attempt.kind === 'network-error' ? ` (${attempt.message})` : ''} from ${attempt.service}`];
       const { status, headers } = attempt.answer;
       if (status === 201) return [];
