@@ -1,6 +1,7 @@
 import { defineRoute, type Idempotency } from '../core/idempotency.js';
+import { answerProblem } from '../core/answers.js';
 import { problem } from '../core/problems.js';
-import { problemReply, type Reply } from '../core/reply.js';
+import type { Reply } from '../core/reply.js';
 import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
 import { runAtomic } from '../core/run-atomic.js';
 import type { LeasedRoute } from '../leases/leased-route.js';
@@ -84,7 +85,7 @@ type Read<Context> = { readonly ok: true; readonly incoming: IncomingRequest<Fet
 /** The request as the core sees it, its body parsed from `source`; or the 400 for a JSON body that does not parse. */
 async function incoming<Context>(config: Idempotency<unknown>, request: Request, context: Context, source: Request): Promise<Read<Context>> {
   const body = await readBody(source);
-  if (!body.ok) return { ok: false, reply: problemReply(problem('request-body-invalid', 'The request body is not valid JSON.'), config.problemBase) };
+  if (!body.ok) return { ok: false, reply: answerProblem(config, undefined, problem('request-body-invalid', 'The request body is not valid JSON.')) };
   const url = new URL(request.url);
   return {
     ok: true,

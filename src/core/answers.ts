@@ -6,10 +6,10 @@ import { problemReply, type Reply, replayed } from './reply.js';
 
 /** The answers retrysafe gives on its own behalf, each announced to the observers once. */
 
-export function answerProblem(config: Idempotency<unknown>, identity: OperationIdentity | undefined, p: Problem): Reply {
+export function answerProblem(config: Idempotency<unknown>, identity: OperationIdentity | undefined, p: Problem, operation = identity?.operation): Reply {
   if (identity !== undefined && p.code === 'fingerprint-mismatch') config.emit({ type: 'fingerprint-mismatch', identity });
   if (identity !== undefined && p.code === 'operation-in-progress') config.emit({ type: 'conflict', identity });
-  config.emit({ type: 'problem', identity, code: p.code });
+  config.emit({ type: 'problem', identity, operation, code: p.code });
   return problemReply(p, config.problemBase);
 }
 
@@ -17,6 +17,12 @@ export function answerExisting(config: Idempotency<unknown>, identity: Operation
   if (outcome.kind === 'problem') return answerProblem(config, identity, outcome.problem);
   config.emit({ type: 'replayed', identity });
   return replayed(outcome.reply);
+}
+
+/** A handler statement the server cut (statement_timeout or its own lock_timeout): nothing was stored, a retry may run. */
+export function answerStatementTimeout(config: Idempotency<unknown>, identity: OperationIdentity | undefined): Reply {
+  const detail = 'A statement of this operation ran out of time on the database, and nothing was stored. Retry later with the same Idempotency-Key.';
+  return answerProblem(config, identity, problem('statement-timeout', detail, { retryAfter: config.retryAfterSeconds }));
 }
 
 export function answerStoreUnavailable(config: Idempotency<unknown>, identity: OperationIdentity | undefined, error: unknown): Reply {

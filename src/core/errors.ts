@@ -7,6 +7,8 @@ export type RetrysafeErrorCode =
   | 'misuse'
   /** The operation store could not be reached, failed, or was too slow. */
   | 'store-unavailable'
+  /** One of the handler's own statements ran out of time on the server (statement_timeout, or a lock_timeout of its own). */
+  | 'statement-timeout'
   /** The store's schema is newer than this version of the library understands. */
   | 'schema-too-new'
   /** A worker tried to write to an operation whose lease it no longer holds. */

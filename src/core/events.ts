@@ -24,8 +24,12 @@ export type RetrysafeEvent =
   /** A retry or a recovery worker took over an expired lease. */
   | { readonly type: 'taken-over'; readonly identity: OperationIdentity; readonly attempt: number; readonly by: 'retry' | 'recovery' }
   | { readonly type: 'unknown'; readonly identity: OperationIdentity; readonly reason: string }
-  /** Every answer that retrysafe decided itself, by problem code. */
-  | { readonly type: 'problem'; readonly identity: OperationIdentity | undefined; readonly code: string };
+  /**
+   * Every answer that retrysafe decided itself, by problem code, those given
+   * before the store (key, authentication, input) included: they have an
+   * `operation` but no identity yet.
+   */
+  | { readonly type: 'problem'; readonly identity: OperationIdentity | undefined; readonly operation: string | undefined; readonly code: string };
 
 export type Observer = (event: RetrysafeEvent) => void;
 

@@ -14,6 +14,13 @@ export interface IdempotencyOptions<Tx> {
   readonly lockTimeoutMs?: number;
   /** How long each store phase may take before the request gets 503. Default 5000 ms. */
   readonly storeTimeoutMs?: number;
+  /**
+   * Atomic mode: the server-side bound on every statement after the claim in
+   * its transaction, the handler's included (a transaction-local
+   * `statement_timeout`). A handler statement cut by it answers 503
+   * `statement-timeout`. Default 30000 ms.
+   */
+  readonly statementTimeoutMs?: number;
   /** Seconds for `Retry-After` on 503 and on a lock wait that ran out. Default 1. */
   readonly retryAfterSeconds?: number;
   /** Leased mode: how long a lease lasts without renewal. Default 30 s; renewed every third of it. */
@@ -40,6 +47,7 @@ export interface Idempotency<Tx> {
   readonly store: OperationStore<Tx>;
   readonly lockTimeoutMs: number;
   readonly storeTimeoutMs: number;
+  readonly statementTimeoutMs: number;
   readonly retryAfterSeconds: number;
   readonly leaseSeconds: number;
   readonly maxAttempts: number;
@@ -59,6 +67,7 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     store: options.store,
     lockTimeoutMs: positive('lockTimeoutMs', options.lockTimeoutMs ?? 3000),
     storeTimeoutMs: positive('storeTimeoutMs', options.storeTimeoutMs ?? 5000),
+    statementTimeoutMs: positive('statementTimeoutMs', options.statementTimeoutMs ?? 30_000),
     retryAfterSeconds: positive('retryAfterSeconds', options.retryAfterSeconds ?? 1),
     leaseSeconds: positive('leaseSeconds', options.leaseSeconds ?? 30),
     maxAttempts: positive('maxAttempts', options.maxAttempts ?? 5),

@@ -3,8 +3,9 @@ import { type Fingerprint, fingerprint } from './fingerprint.js';
 import type { Idempotency } from './idempotency.js';
 import type { OperationIdentity } from './identity.js';
 import { parseIdempotencyKey } from './key.js';
-import { problem } from './problems.js';
-import { problemReply, type Reply, toReply } from './reply.js';
+import { answerProblem } from './answers.js';
+import { type Problem, problem } from './problems.js';
+import { type Reply, toReply } from './reply.js';
 import type { IncomingRequest, RouteDefinition } from './route.js';
 
 /** Methods whose retries retrysafe deduplicates; on the others a key is ignored. */
@@ -34,19 +35,21 @@ export async function prepare<Req, Input>(
   incoming: IncomingRequest<Req>,
 ): Promise<Prepared<Input>> {
   const answer = (reply: Reply): Prepared<Input> => ({ kind: 'answered', reply });
+  // Counted like every answer retrysafe gives itself, under the route's operation: there is no identity yet.
+  const refuse = (p: Problem): Prepared<Input> => answer(answerProblem(config, undefined, p, route.operation));
   const tenant = await route.tenant(incoming.raw);
   if (tenant === undefined || tenant === '') {
-    return answer(problemReply(problem('unauthenticated', 'This request must be authenticated.'), config.problemBase));
+    return refuse(problem('unauthenticated', 'This request must be authenticated.'));
   }
   if (route.authorize !== undefined && !(await route.authorize(incoming.raw, tenant))) {
-    return answer(problemReply(problem('forbidden', 'The caller may not perform this operation.'), config.problemBase));
+    return refuse(problem('forbidden', 'The caller may not perform this operation.'));
   }
   const keyed = KEYED_METHODS.has(incoming.method.toUpperCase());
   const header = keyed ? incoming.header('idempotency-key') : undefined;
   const parsed = header === undefined && !(keyed && (route.keyRequired ?? true)) ? undefined : parseIdempotencyKey(header, config.keyLimits);
   if (parsed !== undefined && !parsed.ok) {
     const code = parsed.defect === 'missing' ? 'idempotency-key-missing' : 'idempotency-key-invalid';
-    return answer(problemReply(problem(code, parsed.detail), config.problemBase));
+    return refuse(problem(code, parsed.detail));
   }
   const validation = route.input === undefined ? { valid: true as const, value: incoming.body as Input } : await route.input(incoming.raw, incoming.body);
   if (!validation.valid) return answer(toReply(validation.reply));
@@ -56,7 +59,7 @@ export async function prepare<Req, Input>(
   const hashed = fingerprintOf(selected);
   if (hashed === undefined) {
     // JSON.parse accepts what canonical JSON cannot hold, such as a lone surrogate.
-    return answer(problemReply(problem('request-body-invalid', 'The request holds a value that has no canonical JSON form.'), config.problemBase));
+    return refuse(problem('request-body-invalid', 'The request holds a value that has no canonical JSON form.'));
   }
   return { kind: 'keyed', tenant, input, identity: { tenant, operation: route.operation, key: parsed.key }, fingerprint: hashed };
 }

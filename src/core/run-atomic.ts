@@ -1,4 +1,4 @@
-import { answerExisting, answerProblem, answerStoreUnavailable } from './answers.js';
+import { answerExisting, answerProblem, answerStatementTimeout, answerStoreUnavailable } from './answers.js';
 import { crashPoint } from './crash-point.js';
 import { isRetrysafeError } from './errors.js';
 import type { Idempotency } from './idempotency.js';
@@ -67,11 +67,11 @@ export async function runAtomic<Req, Input, Tx>(
     clock.enterStore(config.storeTimeoutMs + config.lockTimeoutMs);
     const started = performance.now();
     const reply = await clock.race(
-      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, lockTimeoutMs: config.lockTimeoutMs, retention: config.retention }, async ({ claim, tx, complete }) => {
+      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, lockTimeoutMs: config.lockTimeoutMs, statementTimeoutMs: config.statementTimeoutMs, retention: config.retention }, async ({ claim, tx, complete }) => {
         clock.leaveStore();
         if (claim.kind !== 'busy') readFirst.observe(claim.kind === 'existing' && claim.record.state !== 'in_progress');
         if (claim.kind !== 'claimed') {
-          config.emit({ type: 'lock-wait', identity: claimed, ms: performance.now() - started });
+          if (claim.kind === 'busy' || claim.waited) config.emit({ type: 'lock-wait', identity: claimed, ms: performance.now() - started });
           return rollBack(
             claim.kind === 'busy'
               ? answerProblem(config, claimed, inProgress(config.retryAfterSeconds))
@@ -95,6 +95,7 @@ export async function runAtomic<Req, Input, Tx>(
   } catch (error) {
     if (decided !== undefined) return decided;
     if (isRetrysafeError(error, 'store-unavailable')) return answerStoreUnavailable(config, identity, error);
+    if (isRetrysafeError(error, 'statement-timeout')) return answerStatementTimeout(config, identity);
     throw error;
   }
 }

@@ -40,7 +40,7 @@ export function encryptedStore<Tx>(store: OperationStore<Tx>, keys: Keyring, opt
       // Async, so that a body that cannot be opened rejects like any failure of the work.
       store.atomic(request, async ({ claim, tx, complete }) =>
         work({
-          claim: claim.kind === 'existing' ? { kind: 'existing', record: open(request.identity, claim.record) } : claim,
+          claim: claim.kind === 'existing' ? { ...claim, record: open(request.identity, claim.record) } : claim,
           tx,
           complete: async (completion) => complete(seal(request.identity, completion)),
         }),

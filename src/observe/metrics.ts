@@ -58,7 +58,7 @@ export function metricsObserver(registry: RegistryLike, options: MetricsOptions 
       case 'unknown':
         return unknown.inc(operationOf(event.identity));
       case 'problem':
-        return problems.inc({ ...operationOf(event.identity), code: event.code });
+        return problems.inc({ ...(event.operation === undefined ? {} : { operation: event.operation }), code: event.code });
       default:
         return uncounted(event);
     }

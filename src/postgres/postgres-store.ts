@@ -25,18 +25,18 @@ export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx>
 }
 
 async function claimAtomic(sql: SqlClient, request: ClaimRequest): Promise<AtomicClaim> {
-  let rows: { claimed: boolean }[];
+  let rows: { claimed: boolean; waited: boolean | null }[];
   try {
-    ({ rows } = await sql.query<{ claimed: boolean }>(CLAIM_ATOMIC, claimAtomicValues(request)));
+    ({ rows } = await sql.query<{ claimed: boolean; waited: boolean | null }>(CLAIM_ATOMIC, claimAtomicValues(request)));
   } catch (error) {
     if (sqlState(error) === LOCK_NOT_AVAILABLE) return { kind: 'busy' };
     throw error;
   }
-  if (rows.length > 0) return { kind: 'claimed' };
+  if (rows[0]?.claimed === true) return { kind: 'claimed' };
   // A committed record holds the identity; the claim may have waited for it, so only a new statement's snapshot sees it.
   const [found] = (await sql.query<RecordRow>(READ_RECORD, ids(request.identity))).rows;
   if (found === undefined) throw new Error('The conflicting operation record vanished; it was rolled back or pruned meanwhile.');
-  return { kind: 'existing', record: toRecord(request.identity, found) };
+  return { kind: 'existing', record: toRecord(request.identity, found), waited: rows[0]?.waited === true };
 }
 
 async function completeAtomic(sql: SqlClient, request: ClaimRequest, completion: Completion): Promise<void> {

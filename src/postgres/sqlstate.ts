@@ -1,5 +1,7 @@
 /** SQLSTATE codes retrysafe acts on. Errors are classified by code, never by message text. */
 export const LOCK_NOT_AVAILABLE = '55P03';
+/** statement_timeout, or a cancel request. */
+export const QUERY_CANCELED = '57014';
 
 /** Classes and codes after which the same work may succeed on a retry. */
 const TRANSIENT = [

@@ -1,7 +1,7 @@
 import { RetrysafeError } from '../core/errors.js';
 import type { Settlement } from '../store/operation-store.js';
 import type { SqlClient, SqlDatabase } from '../store/sql-client.js';
-import { isTransientDatabaseError } from './sqlstate.js';
+import { isTransientDatabaseError, LOCK_NOT_AVAILABLE, QUERY_CANCELED, sqlState } from './sqlstate.js';
 
 /** Marks an error raised by retrysafe's own statements, so it is not mistaken for the handler's. */
 class StoreFailure extends Error {}
@@ -33,11 +33,24 @@ export async function inTransaction<Tx, T>(database: SqlDatabase<Tx>, body: (sql
     });
   } catch (error) {
     if (error === ROLLBACK && rolledBack !== undefined) return rolledBack.value;
-    // The handler's statements run on our connection: losing it is the store's failure too.
-    if (error instanceof WorkFailure) throw isTransientDatabaseError(error.cause) ? unavailable(error.cause) : error.cause;
+    if (error instanceof WorkFailure) throw handlerFailure(error.cause);
     // Our statements, BEGIN, COMMIT or the connection itself.
     throw unavailable(error);
   }
+}
+
+/**
+ * What the handler's failure means. A statement of its own that the server
+ * cut for time is `statement-timeout`, not the store's failure; the
+ * connection lost under it is the store's failure too, since the handler's
+ * statements run on retrysafe's connection.
+ */
+function handlerFailure(cause: unknown): unknown {
+  const code = sqlState(cause);
+  if (code === QUERY_CANCELED || code === LOCK_NOT_AVAILABLE) {
+    return new RetrysafeError('statement-timeout', 'A statement of the handler ran out of time on the database.', { cause });
+  }
+  return isTransientDatabaseError(cause) ? unavailable(cause) : cause;
 }
 
 /** Runs the handler's part of a transaction, marking what it throws as its own. */

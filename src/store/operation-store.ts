@@ -16,8 +16,10 @@ export const defaultRetention: Retention = { responseSeconds: 24 * 3600, tombsto
 export interface ClaimRequest {
   readonly identity: OperationIdentity;
   readonly fingerprint: Fingerprint;
-  /** How long a duplicate waits for a running first attempt before giving up. */
+  /** How long a duplicate waits for a running first attempt before giving up; the claim alone, not the handler. */
   readonly lockTimeoutMs: number;
+  /** The server-side bound (`statement_timeout`) on every later statement of the transaction. Unset: the session's. */
+  readonly statementTimeoutMs?: number;
   /**
    * The retention the completion will write, written already by the claim:
    * then the completion, in the same transaction, changes no indexed column
@@ -29,7 +31,12 @@ export interface ClaimRequest {
 /** The result of claiming an identity inside a transaction. */
 export type AtomicClaim =
   | { readonly kind: 'claimed' }
-  | { readonly kind: 'existing'; readonly record: OperationRecord }
+  /**
+   * A record holds the identity. `waited`: it was written by a transaction
+   * still running when the claim began, so the claim waited for it (a lock
+   * wait, not a plain replay).
+   */
+  | { readonly kind: 'existing'; readonly record: OperationRecord; readonly waited: boolean }
   /** Another transaction holds the identity and did not finish within the lock wait. */
   | { readonly kind: 'busy' };
 

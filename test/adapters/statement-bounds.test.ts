@@ -1,0 +1,89 @@
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fromPg, migrate, portable, postgresStore } from '../../src/postgres/index.js';
+import { adapters, ORDERS_TABLE, type RunningApp, startApp } from '../support/apps.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { send } from '../support/http.js';
+import { expectProblem, newKey } from './harness.js';
+
+/**
+ * The claim's lock_timeout bounds the wait behind a duplicate, not the
+ * handler's own statements; those are bounded on the server by
+ * statementTimeoutMs, and a handler statement that runs out says so. On
+ * node-postgres: the locks are held by a second connection.
+ */
+const post = (app: RunningApp, key: string) =>
+  send('POST', `${app.url}/orders`, { headers: { Authorization: 'Bearer token-a', 'Idempotency-Key': key }, body: { sku: 'A', qty: 1 }, timeoutMs: 20_000 });
+
+describe.each(adapters)('bounds on the handler’s statements, through $name', (adapter) => {
+  let db: TestDatabase;
+  let pool: pg.Pool;
+  let app: RunningApp;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    pool = new pg.Pool({ connectionString: db.url, max: 6 });
+    pool.on('error', () => {});
+    const database = portable(fromPg(pool));
+    await migrate(database);
+    await database.query(ORDERS_TABLE);
+    app = await startApp(adapter, database, { lockTimeoutMs: 200, statementTimeoutMs: 3_000 });
+  });
+  afterAll(async () => {
+    await app.close();
+    await pool.end();
+    await db.drop();
+  });
+  beforeEach(() => pool.query('DELETE FROM orders'));
+
+  /** Holds an exclusive lock on `orders` (the handler inserts there) until `release` is called. */
+  async function lockOrders(): Promise<{ release(): Promise<void> }> {
+    const holder = await pool.connect();
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE orders IN EXCLUSIVE MODE');
+    return {
+      async release() {
+        await holder.query('COMMIT');
+        holder.release();
+      },
+    };
+  }
+
+  it('lets the handler wait for its own lock longer than the claim’s lock_timeout', async () => {
+    const lock = await lockOrders();
+    // Released well past lockTimeoutMs (200 ms) and well before statementTimeoutMs (3 s).
+    const released = new Promise<void>((resolve) => setTimeout(() => void lock.release().then(resolve), 1_000));
+    const res = await post(app, newKey());
+    await released;
+    expect(res.status).toBe(201);
+    expect(app.state.errors).toHaveLength(0);
+  });
+
+  it('answers 503 statement-timeout, not store-unavailable, when a handler statement outlasts statementTimeoutMs; nothing is stored', async () => {
+    const key = newKey();
+    const lock = await lockOrders();
+    let res;
+    try {
+      res = await post(app, key);
+    } finally {
+      await lock.release();
+    }
+    expectProblem(res, 'statement-timeout', 503);
+    expect(res.headers['retry-after']).toBe('1');
+    const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM retrysafe_operations WHERE key = $1', [key]);
+    expect(rows[0]?.n).toBe(0);
+    expect((await post(app, key)).status).toBe(201);
+  });
+
+  it('sets statement_timeout for the rest of the claim’s transaction, and gives the handler the session’s lock_timeout back', async () => {
+    const store = postgresStore(portable(fromPg(pool)));
+    const identity = { tenant: 'tenant-a', operation: 'settings.read@1', key: newKey() };
+    const seen = await store.atomic({ identity, fingerprint: new Uint8Array(32), lockTimeoutMs: 200, statementTimeoutMs: 3_000 }, async ({ claim, tx }) => {
+      expect(claim.kind).toBe('claimed');
+      const { rows } = await tx.query<{ statement_timeout: string; lock_timeout: string }>(
+        "SELECT current_setting('statement_timeout') AS statement_timeout, current_setting('lock_timeout') AS lock_timeout",
+      );
+      return { commit: false, value: rows[0] };
+    });
+    expect(seen).toEqual({ statement_timeout: '3s', lock_timeout: '0' });
+  });
+});
