@@ -10,8 +10,10 @@ import { paymentRoutes } from './payments.js';
 import { orderProblem } from './problem.js';
 import { healthRoute } from './health.js';
 import { providerWebhookRoute } from './provider-webhook-route.js';
+import { refuseAmbiguousRequests } from './request-guards.js';
 import { respond } from './respond.js';
 import { schemaReady, type SchemaReadiness } from './schema-readiness.js';
+import { defaultServerTimeouts, type ServerTimeouts, serverLimits } from './server-limits.js';
 
 export interface AppOptions {
   /** A database already prepared by `prepareDatabase`. */
@@ -27,6 +29,8 @@ export interface AppOptions {
   readonly provider?: ProviderClient;
   /** The secrets the provider signs its webhooks with; without them, `POST /webhooks/provider` is not served. */
   readonly webhookSecrets?: readonly string[];
+  /** How long the server waits on a slow client. Default `defaultServerTimeouts`. */
+  readonly serverTimeouts?: Partial<ServerTimeouts>;
   /** Whether the database is prepared yet. Default: it is. */
   readonly schema?: SchemaReadiness;
 }
@@ -34,10 +38,16 @@ export interface AppOptions {
 /** The orders service, ready to `listen`: used by `main.ts` and by the tests. */
 export function buildApp(options: AppOptions): FastifyInstance {
   const { database, tokens } = options;
-  const app = Fastify({ logger: options.logger ?? false, bodyLimit: options.bodyLimit ?? 64 * 1024, frameworkErrors: renderError });
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? 64 * 1024,
+    frameworkErrors: renderError,
+    ...serverLimits({ ...defaultServerTimeouts, ...options.serverTimeouts }),
+  });
   // Only JSON bodies are read; anything else is 415 rather than a string the routes would have to refuse.
   app.removeContentTypeParser('text/plain');
   useProblemErrors(app);
+  refuseAmbiguousRequests(app);
 
   const schema = options.schema ?? schemaReady;
   healthRoute(app, { database, schema });

@@ -29,6 +29,8 @@ export interface IdempotencyOptions<Tx> {
   readonly maxAttempts?: number;
   readonly policy?: Partial<OutcomePolicy>;
   readonly keyLimits?: Partial<KeyLimits>;
+  /** Deepest nesting of arrays and objects accepted in a request body, checked before anything reads it. Default 64. */
+  readonly maxInputDepth?: number;
   readonly retention?: Partial<Retention>;
   /** Base URI of problem `type`s. Default `https://retrysafe.dev/problems/`. */
   readonly problemBase?: string;
@@ -53,6 +55,7 @@ export interface Idempotency<Tx> {
   readonly maxAttempts: number;
   readonly policy: OutcomePolicy;
   readonly keyLimits: KeyLimits;
+  readonly maxInputDepth: number;
   readonly retention: Retention;
   readonly problemBase: string;
   /** Whether an atomic route reads before it claims, for this operation now. */
@@ -73,6 +76,7 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     maxAttempts: positive('maxAttempts', options.maxAttempts ?? 5),
     policy: resolvePolicy(options.policy),
     keyLimits: { ...defaultKeyLimits, ...options.keyLimits },
+    maxInputDepth: positive('maxInputDepth', options.maxInputDepth ?? 64),
     retention: { ...defaultRetention, ...options.retention },
     problemBase: options.problemBase ?? defaultProblemBase,
     readFirst: readFirstPolicy(oneOf('readBeforeClaim', options.readBeforeClaim ?? 'auto', ['auto', 'always', 'never'])),

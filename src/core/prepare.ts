@@ -4,6 +4,7 @@ import type { Idempotency } from './idempotency.js';
 import type { OperationIdentity } from './identity.js';
 import { parseIdempotencyKey } from './key.js';
 import { answerProblem } from './answers.js';
+import { nestedDeeperThan } from './input-depth.js';
 import { type Problem, problem } from './problems.js';
 import { type Reply, toReply } from './reply.js';
 import type { IncomingRequest, RouteDefinition } from './route.js';
@@ -50,6 +51,9 @@ export async function prepare<Req, Input>(
   if (parsed !== undefined && !parsed.ok) {
     const code = parsed.defect === 'missing' ? 'idempotency-key-missing' : 'idempotency-key-invalid';
     return refuse(problem(code, parsed.detail));
+  }
+  if (nestedDeeperThan(incoming.body, config.maxInputDepth)) {
+    return refuse(problem('request-body-too-deep', `The request body nests arrays and objects deeper than ${config.maxInputDepth} levels.`));
   }
   const validation = route.input === undefined ? { valid: true as const, value: incoming.body as Input } : await route.input(incoming.raw, incoming.body);
   if (!validation.valid) return answer(toReply(validation.reply));
