@@ -36,7 +36,7 @@ describe('service configuration', () => {
       config: {
         port: 8080,
         host: '0.0.0.0',
-        database: { kind: 'postgres', url: 'postgres://u@db:5432/orders' },
+        database: { kind: 'postgres', url: 'postgres://u@db:5432/orders', pooler: 'none' },
         provider: { kind: 'remote', url: 'http://127.0.0.1:4010' },
         broker: { kind: 'amqp', url: 'amqp://guest:guest@rabbit:5672', exchange: 'orders', queue: 'order-confirmations' },
         webhookSecret: 'whsec_c2VjcmV0LWtleQ==',
@@ -79,6 +79,12 @@ describe('service configuration', () => {
     for (const variable of ['PROVIDER_URL', 'PORT', 'DATABASE_URL', 'PROVIDER_WEBHOOK_SECRET', 'AMQP_URL or NATS_URL', 'AMQP_URL must']) expect(errors).toContain(variable);
     expect(errors).not.toMatch(/secret-one|secret-two/);
     expect(loadConfig({ NATS_URL: 'http://n' })).toMatchObject({ ok: false, errors: ['NATS_URL must be a nats:// or tls:// URL.'] });
+  });
+
+  it('reads a multi-host DATABASE_URL as given and DATABASE_POOLER, refusing other poolers', () => {
+    const url = 'postgres://u@db1:5432,db2:5433/orders?target_session_attrs=read-write';
+    expect(loadConfig({ DATABASE_URL: url, DATABASE_POOLER: 'transaction' })).toMatchObject({ ok: true, config: { database: { kind: 'postgres', url, pooler: 'transaction' } } });
+    expect(loadConfig({ DATABASE_URL: url, DATABASE_POOLER: 'session' })).toMatchObject({ ok: false, errors: ['DATABASE_POOLER must be "none" or "transaction".'] });
   });
 
   it('refuses a PORT that is not a number', () => {

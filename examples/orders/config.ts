@@ -2,7 +2,14 @@ import { join } from 'node:path';
 
 /** Where the service keeps its data. */
 export type DatabaseConfig =
-  | { readonly kind: 'postgres'; readonly url: string }
+  /**
+   * A node-postgres pool on `url`, which may name several hosts
+   * (`postgres://u@h1:5432,h2:5432/db`): the pool uses the one that takes writes.
+   * `pooler: 'transaction'` when a transaction-mode pooler such as PgBouncer
+   * stands between: statements are not prepared by name and the outbox relay
+   * polls instead of listening.
+   */
+  | { readonly kind: 'postgres'; readonly url: string; readonly pooler: 'none' | 'transaction' }
   /** PGlite, persisted in a directory of its own. */
   | { readonly kind: 'pglite'; readonly dataDir: string };
 
@@ -53,7 +60,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   const host = given(env.HOST) ?? '127.0.0.1';
   const url = given(env.DATABASE_URL);
   const dataDir = given(env.DATA_DIR) ?? '.data';
-  const database: DatabaseConfig = url === undefined ? { kind: 'pglite', dataDir } : { kind: 'postgres', url };
+  const pooler = given(env.DATABASE_POOLER) ?? 'none';
+  if (pooler !== 'none' && pooler !== 'transaction') errors.push('DATABASE_POOLER must be "none" or "transaction".');
+  const database: DatabaseConfig = url === undefined ? { kind: 'pglite', dataDir } : { kind: 'postgres', url, pooler: pooler === 'transaction' ? 'transaction' : 'none' };
   if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) errors.push('DATABASE_URL must be a postgres:// or postgresql:// URL.');
   const providerUrl = given(env.PROVIDER_URL);
   const provider: ProviderConfig = providerUrl === undefined ? { kind: 'local', stateFile: join(dataDir, 'provider.json') } : { kind: 'remote', url: providerUrl };

@@ -1,8 +1,10 @@
 import { mkdir } from 'node:fs/promises';
+import type pgModule from 'pg';
 import { join, resolve } from 'node:path';
 import { type Listener, pgListener, pgliteListener } from '../../src/outbox/index.js';
 import { fromPg, fromPGlite, portable, type SqlClient, type SqlDatabase } from '../../src/postgres/index.js';
 import type { DatabaseConfig } from './config.js';
+import { ReadWritePool, splitHosts } from './read-write-pool.js';
 
 /** An open database and how to let go of it. */
 export interface OpenDatabase {
@@ -22,29 +24,18 @@ export interface OpenDatabase {
 export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
   if (config.kind === 'postgres') {
     const { default: pg } = await import('pg');
-    const pool = new pg.Pool({ connectionString: config.url, max: 20, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+    const hosts = splitHosts(config.url);
+    const open = (url: string) => new pg.Pool({ connectionString: url, max: 20, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+    const [only] = hosts;
+    const pool = hosts.length === 1 && only !== undefined ? open(only.url) : new ReadWritePool(hosts, open);
     // An idle connection the server drops emits 'error' on the pool; unhandled, it would end the process.
     pool.on('error', (error) => console.error(`PostgreSQL connection lost: ${error.message}`));
-    const url = new URL(config.url);
+    const listenUrl = () => (pool instanceof ReadWritePool ? pool.primaryUrl() : Promise.resolve(config.url));
     return {
-      database: portable(fromPg(pool)),
-      description: `PostgreSQL at ${url.host}${url.pathname}`,
-      // LISTEN needs a connection of its own, opened only when a relay listens: a pooled one would lose the subscription.
-      async outboxListener(wake) {
-        const listening = new pg.Client({ connectionString: config.url, connectionTimeoutMillis: 5_000 });
-        listening.on('error', (error) => console.error(`PostgreSQL notifications lost (${error.message}); the relay goes on polling.`));
-        await listening.connect();
-        try {
-          const unlisten = await pgListener(listening)(wake);
-          return async () => {
-            await unlisten().catch(() => undefined);
-            await listening.end();
-          };
-        } catch (error) {
-          await listening.end().catch(() => undefined);
-          throw error;
-        }
-      },
+      database: portable(fromPg(pool, { preparedStatements: config.pooler === 'none' })),
+      description: `PostgreSQL at ${hosts.map(({ host }) => host).join(', ')}${new URL(only?.url ?? config.url).pathname}${config.pooler === 'none' ? '' : ', through a transaction-mode pooler'}`,
+      // Behind a transaction-mode pooler a LISTEN is not kept: the relay polls.
+      outboxListener: config.pooler === 'none' ? pgOutboxListener(pg, listenUrl) : polling,
       close: () => pool.end(),
     };
   }
@@ -59,3 +50,25 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
     close: () => lite.close(),
   };
 }
+
+/** LISTEN needs a connection of its own, opened only when a relay listens: a pooled one would lose the subscription. */
+function pgOutboxListener(pg: typeof pgModule, url: () => Promise<string>): Listener {
+  return async (wake) => {
+    const listening = new pg.Client({ connectionString: await url(), connectionTimeoutMillis: 5_000 });
+    listening.on('error', (error) => console.error(`PostgreSQL notifications lost (${error.message}); the relay goes on polling.`));
+    await listening.connect();
+    try {
+      const unlisten = await pgListener(listening)(wake);
+      return async () => {
+        await unlisten().catch(() => undefined);
+        await listening.end();
+      };
+    } catch (error) {
+      await listening.end().catch(() => undefined);
+      throw error;
+    }
+  };
+}
+
+/** A listener that never wakes the relay, which then finds new messages at its next poll. */
+const polling: Listener = () => Promise.resolve(() => Promise.resolve());

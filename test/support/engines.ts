@@ -19,7 +19,14 @@ export interface EngineFactory {
   open(): Promise<Engine>;
 }
 
-export const engines: readonly EngineFactory[] = [
+/**
+ * TEST_POOLER=transaction: TEST_DATABASE_URL is a pooler in transaction mode
+ * (the fault suites run the contract suites through PgBouncer). Statements are
+ * then not named, and PGlite, which no pooler stands in front of, is left out.
+ */
+const behindPooler = process.env.TEST_POOLER === 'transaction';
+
+const allEngines: readonly EngineFactory[] = [
   {
     name: 'postgres (node-postgres)',
     async open() {
@@ -28,7 +35,7 @@ export const engines: readonly EngineFactory[] = [
       // pool.end() resolves before its clients' sockets have closed; the forced DROP DATABASE in close()
       // can then terminate a backend still on its way out, and its FATAL would be an uncaught pool 'error'.
       pool.on('error', () => {});
-      const database = portable(fromPg(pool));
+      const database = portable(fromPg(pool, { preparedStatements: !behindPooler }));
       await migrate(database);
       return {
         database,
@@ -51,3 +58,5 @@ export const engines: readonly EngineFactory[] = [
     },
   },
 ];
+
+export const engines: readonly EngineFactory[] = behindPooler ? allEngines.filter(({ name }) => name !== 'pglite') : allEngines;

@@ -41,7 +41,7 @@ export async function runProcess(env: Readonly<Record<string, string>>): Promise
 
 /** Every variable the service reads (README.md), plus the crash switch. */
 const SETTINGS: ReadonlySet<string> = new Set([
-  'PORT', 'HOST', 'DATABASE_URL', 'DATA_DIR', 'RETRYSAFE_TOKENS', 'RETRYSAFE_CRASH_AT', 'PROVIDER_URL', 'PROVIDER_WEBHOOK_SECRET',
+  'PORT', 'HOST', 'DATABASE_URL', 'DATABASE_POOLER', 'DATA_DIR', 'RETRYSAFE_TOKENS', 'RETRYSAFE_CRASH_AT', 'PROVIDER_URL', 'PROVIDER_WEBHOOK_SECRET',
   'AMQP_URL', 'AMQP_EXCHANGE', 'AMQP_QUEUE', 'NATS_URL', 'NATS_STREAM', 'NATS_CONSUMER',
 ]);
 

@@ -14,8 +14,20 @@ export interface PgPoolLike<Client extends PgClientLike> {
   query(text: string | { name: string; text: string }, values?: unknown[]): Promise<{ rows: unknown[] }>;
 }
 
+export interface FromPgOptions {
+  /**
+   * Whether retrysafe's statements are named, so node-postgres prepares each
+   * once per connection (default true). Set false behind a pooler in
+   * transaction mode that does not carry prepared statements from one server
+   * connection to the next (PgBouncer before 1.21, or with
+   * `max_prepared_statements = 0`): each statement is then parsed on every call.
+   */
+  readonly preparedStatements?: boolean;
+}
+
 /** A node-postgres pool as a retrysafe database. Route handlers receive the pool's own client. */
-export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>): SqlDatabase<Client> {
+export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, options: FromPgOptions = {}): SqlDatabase<Client> {
+  const named = options.preparedStatements ?? true;
   return {
     async transaction(work) {
       const client = await pool.connect();
@@ -29,7 +41,7 @@ export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>): S
       client.on('error', onError);
       try {
         await client.query('BEGIN');
-        const result = await work(pgSql(client), client);
+        const result = await work(pgSql(client, named), client);
         await client.query('COMMIT');
         return result;
       } catch (error) {
@@ -45,15 +57,16 @@ export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>): S
         client.release(broken ?? false);
       }
     },
-    query: pgSql(pool).query,
+    query: pgSql(pool, named).query,
   };
 }
 
-function pgSql(target: Pick<PgClientLike, 'query'>): SqlClient {
+function pgSql(target: Pick<PgClientLike, 'query'>, named: boolean): SqlClient {
   return {
     async query<Row>(text: string | Statement, values?: readonly unknown[]) {
       // A named statement is prepared once per connection by node-postgres.
-      const result = await target.query(typeof text === 'string' ? text : { name: text.name, text: text.text }, values === undefined ? undefined : [...values]);
+      const sent = typeof text === 'string' ? text : named ? { name: text.name, text: text.text } : text.text;
+      const result = await target.query(sent, values === undefined ? undefined : [...values]);
       return { rows: result.rows as Row[] };
     },
     async exec(script: string) {
