@@ -1,0 +1,40 @@
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import pg from 'pg';
+import { expectTypeOf } from 'vitest';
+import { idempotency, type SqlDatabase } from '../../src/index.js';
+import { atomic, type FetchRequest } from '../../src/adapters/fetch.js';
+import { fromPg, postgresStore, type PgClientLike } from '../../src/postgres/index.js';
+
+// Checked by `tsc` (npm run typecheck); nothing here runs.
+
+const database = fromPg(new pg.Pool());
+expectTypeOf(database).toEqualTypeOf<SqlDatabase<pg.PoolClient>>();
+
+// A pool of one's own keeps its client type too.
+interface TracedClient extends PgClientLike {
+  readonly trace: string;
+}
+declare const traced: TracedClient;
+expectTypeOf(fromPg({ connect: () => Promise.resolve(traced), query: () => Promise.resolve({ rows: [] }) })).toEqualTypeOf<SqlDatabase<TracedClient>>();
+
+const config = idempotency({ store: postgresStore(database) });
+
+// Typed rows under strict and noUncheckedIndexedAccess, with the user's guard.
+type Env = { Variables: { tenant: string } };
+const createOrder = atomic(config, {
+  operation: 'orders.create@1',
+  tenant: ({ context }: FetchRequest<Context<Env>>) => context.get('tenant'),
+  async handler({ tx, tenant }) {
+    expectTypeOf(tx).toEqualTypeOf<pg.PoolClient>();
+    const { rows } = await tx.query<{ id: string }>('INSERT INTO orders (tenant) VALUES ($1) RETURNING id', [tenant]);
+    const order = rows[0];
+    if (order === undefined) throw new Error('no row');
+    expectTypeOf(order.id).toEqualTypeOf<string>();
+    return { status: 201, body: order };
+  },
+});
+expectTypeOf(createOrder).toEqualTypeOf<(request: Request, context: Context<Env>) => Promise<Response>>();
+
+const app = new Hono<Env>();
+app.post('/orders', (c) => createOrder(c.req.raw, c));
