@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import pg from 'pg';
 import { expectTypeOf } from 'vitest';
-import { idempotency, type SqlDatabase } from '../../src/index.js';
+import { idempotency, type LeasedOperation, type SqlDatabase } from '../../src/index.js';
 import { atomic, type FetchRequest } from '../../src/adapters/fetch.js';
 import { fromPg, postgresStore, type PgClientLike } from '../../src/postgres/index.js';
 
@@ -38,3 +38,22 @@ expectTypeOf(createOrder).toEqualTypeOf<(request: Request, context: Context<Env>
 
 const app = new Hono<Env>();
 app.post('/orders', (c) => createOrder(c.req.raw, c));
+
+// A step's result is typed by its call, not widened by a reconcile that may find nothing.
+interface Charge {
+  readonly id: string;
+}
+declare function findCharge(key: string): Promise<Charge | undefined>;
+export const payment: LeasedOperation<{ amount: number }, pg.PoolClient> = {
+  operation: 'payments.create@1',
+  async handler({ step }) {
+    const paid = await step('charge', () => Promise.resolve<Charge>({ id: 'ch_1' }), {
+      async reconcile(call) {
+        const found = await findCharge(call.idempotencyKey);
+        return found === undefined ? { found: false } : { found: true, result: found };
+      },
+    });
+    expectTypeOf(paid).toEqualTypeOf<Charge>();
+    return { status: 201, body: paid };
+  },
+};
