@@ -11,9 +11,9 @@ export interface LossyProxy {
  * A TCP proxy that loses answers the way a real network does: it forwards the
  * request, lets the server finish and answer, then closes the client's
  * connection instead of passing the first byte of the response on. `drop` is
- * asked once per response whether to lose it; the others pass through
- * untouched. A connection whose response is dropped is closed, so each loss is
- * on a connection of its own.
+ * asked, when a connection's first response arrives, whether to lose it;
+ * the others pass through untouched. A connection whose response is dropped
+ * is closed, so each loss is on a connection of its own.
  */
 export async function startLossyProxy(target: URL, drop: () => boolean): Promise<LossyProxy> {
   let dropped = 0;

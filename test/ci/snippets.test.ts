@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
-import { codeBlocks, type CodeBlock } from './support/markdown-blocks.js';
+import { codeBlocks, type CodeBlock } from '../support/markdown-blocks.js';
 import { compile, createConsumer, type Server, startServer } from './support/consumer-project.js';
 import { type Answer, documentedRequests, keyOf, send } from './support/documented-requests.js';
 
