@@ -87,8 +87,10 @@ describe('the installed package', () => {
   });
 
   it('ships what its help and source maps point to', async () => {
-    const { stdout } = await exec(join(scratch, 'docs/node_modules/.bin/retrysafe'), ['check', '--help']);
-    for (const doc of stdout.match(/docs\/[\w-]+\.md/g) ?? []) await access(join(scratch, 'docs/node_modules/retrysafe', doc));
+    const helps = await Promise.all([['--help'], ['check', '--help'], ['recover', '--help']].map((args) => exec(join(scratch, 'docs/node_modules/.bin/retrysafe'), args)));
+    const pointed = new Set(helps.flatMap(({ stdout }) => stdout.match(/docs\/[\w-]+\.md/g) ?? []));
+    expect(pointed.size).toBeGreaterThan(0);
+    for (const doc of pointed) await access(join(scratch, 'docs/node_modules/retrysafe', doc));
     const map = JSON.parse(await readFile(join(scratch, 'docs/node_modules/retrysafe/dist/core/key.js.map'), 'utf8')) as { sources: string[] };
     for (const source of map.sources) await access(join(scratch, 'docs/node_modules/retrysafe/dist/core', source));
     await access(join(scratch, 'docs/node_modules/retrysafe/LICENSE'));
