@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { access, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
 import { codeBlocks, type CodeBlock } from '../support/markdown-blocks.js';
-import { compile, createConsumer, type Server, startServer } from './support/consumer-project.js';
-import { type Answer, documentedRequests, keyOf, send } from './support/documented-requests.js';
+import { compile, createConsumer, type Server, startServer, startSnippet } from './support/consumer-project.js';
+import { type Answer, type DocumentedRequest, documentedRequests, keyOf, send } from './support/documented-requests.js';
 
 /**
  * The README and docs as a new user meets them: the package is packed, installed
@@ -115,22 +115,51 @@ describe.each(serverProjects)('the %s quick start, run against PostgreSQL', (pro
     const started = snippets.filter((block) => projectOf(block) === project && block.attributes.has('server'));
     for (const block of started) ports.set(Number(block.attributes.get('server')), await freePort());
     const env = { DATABASE_URL: database.url, PROVIDER_URL: `http://localhost:${ports.get(4000) ?? 0}` };
-    for (const block of started) servers.push(await startServer(join(scratch, project), fileOf(block), ports.get(Number(block.attributes.get('server'))) ?? 0, env));
+    for (const block of started) servers.push(await startSnippet(join(scratch, project), fileOf(block), ports.get(Number(block.attributes.get('server'))) ?? 0, env));
 
-    const requests = blocks.filter((block) => block.language === 'sh' && block.attributes.get('project') === project).flatMap((block) => documentedRequests(block.code));
+    const requests = shellRequests('project', project);
     expect(requests.map((request) => request.status)).toEqual(expect.arrayContaining([201, 422, 400]));
-    const firstAnswers = new Map<string, Answer>();
-    for (const request of requests) {
-      const answer = await send(request.command, ports);
-      const shown = `${request.command}\n${answer.headers}\n\n${answer.body}\n--- server output:\n${servers.map((server) => server.output()).join('\n')}`;
-      expect(answer.status, shown).toBe(request.status);
-      for (const text of request.contains) expect(`${answer.headers}\n${answer.body}`.toLowerCase(), shown).toContain(text.toLowerCase());
-      const key = keyOf(request.command);
-      if (key === undefined || answer.status >= 300) continue;
-      const first = firstAnswers.get(key);
-      if (/idempotent-replayed: true/i.test(answer.headers)) expect(answer.body, `${shown}\nthe replay differs from the first answer`).toBe(first?.body);
-      else firstAnswers.set(key, answer);
-    }
     expect(requests.some((request) => request.contains.some((text) => /idempotent-replayed: true/i.test(text))), 'a replay is documented').toBe(true);
+    await expectDocumentedAnswers(requests, ports, servers);
   });
 });
+
+describe('the five-minute path, against the reference service', () => {
+  let server: Server | undefined;
+  let database: TestDatabase | undefined;
+
+  afterAll(async () => {
+    await server?.stop();
+    await database?.drop();
+  });
+
+  it('answers the documented requests with the documented answers', async () => {
+    database = await createTestDatabase();
+    const port = await freePort();
+    const dataDir = join(scratch, 'orders-data');
+    await mkdir(dataDir, { recursive: true });
+    server = await startServer(root, ['--import', 'tsx', 'examples/orders/main.ts'], port, { DATABASE_URL: database.url, DATA_DIR: dataDir });
+    const requests = shellRequests('service', 'orders');
+    expect(requests.length).toBeGreaterThan(0);
+    await expectDocumentedAnswers(requests, new Map([[3000, port]]), [server]);
+  });
+});
+
+function shellRequests(attribute: string, value: string): DocumentedRequest[] {
+  return blocks.filter((block) => block.language === 'sh' && block.attributes.get(attribute) === value).flatMap((block) => documentedRequests(block.code));
+}
+
+/** Sends each request as written; its status and quoted text must be in the answer, and a replay must repeat the first answer's body. */
+async function expectDocumentedAnswers(requests: readonly DocumentedRequest[], ports: ReadonlyMap<number, number>, servers: readonly Server[]): Promise<void> {
+  const firstAnswers = new Map<string, Answer>();
+  for (const request of requests) {
+    const answer = await send(request.command, ports);
+    const shown = `${request.command}\n${answer.headers}\n\n${answer.body}\n--- server output:\n${servers.map((server) => server.output()).join('\n')}`;
+    expect(answer.status, shown).toBe(request.status);
+    for (const text of request.contains) expect(`${answer.headers}\n${answer.body}`.toLowerCase(), shown).toContain(text.toLowerCase());
+    const key = keyOf(request.command);
+    if (key === undefined || answer.status >= 300) continue;
+    if (/idempotent-replayed: true/i.test(answer.headers)) expect(answer.body, `${shown}\nthe replay differs from the first answer`).toBe(firstAnswers.get(key)?.body);
+    else firstAnswers.set(key, answer);
+  }
+}

@@ -57,8 +57,13 @@ export interface Server {
 }
 
 /** Runs a compiled snippet with node and waits until it accepts connections on `port`. */
-export async function startServer(directory: string, file: string, port: number, env: Record<string, string>): Promise<Server> {
-  const child = spawn(process.execPath, [join(directory, 'build', file.replace(/\.ts$/, '.js'))], {
+export function startSnippet(directory: string, file: string, port: number, env: Record<string, string>): Promise<Server> {
+  return startServer(directory, [join(directory, 'build', file.replace(/\.ts$/, '.js'))], port, env);
+}
+
+/** Runs node with `args` and waits until it accepts connections on `port`, given as PORT. */
+export async function startServer(directory: string, args: readonly string[], port: number, env: Record<string, string>): Promise<Server> {
+  const child = spawn(process.execPath, args, {
     cwd: directory,
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -78,7 +83,7 @@ export async function startServer(directory: string, file: string, port: number,
   for (let tries = 0; !(await accepts(port)); tries += 1) {
     if (child.exitCode !== null || tries > 300) {
       await server.stop();
-      throw new Error(`${file} did not listen on ${port}:\n${output}`);
+      throw new Error(`${args.join(' ')} did not listen on ${port}:\n${output}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
