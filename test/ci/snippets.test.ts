@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
 import { codeBlocks, type CodeBlock } from '../support/markdown-blocks.js';
 import { compile, createConsumer, type Server, startServer, startSnippet } from './support/consumer-project.js';
-import { type Answer, type DocumentedRequest, documentedRequests, keyOf, send } from './support/documented-requests.js';
+import { type Answer, type DocumentedStep, documentedRequests, keyOf, run, send } from './support/documented-requests.js';
 
 /**
  * The README and docs as a new user meets them: the package is packed, installed
@@ -30,7 +30,7 @@ const PROJECTS: Record<string, readonly string[]> = {
   docs: ['pg', '@types/pg', 'amqplib'],
 };
 
-const documents = [join(root, 'README.md'), ...(await readdir(join(root, 'docs'))).filter((file) => file.endsWith('.md')).map((file) => join(root, 'docs', file))];
+const documents = [join(root, 'README.md'), join(root, 'examples/orders/README.md'), ...(await readdir(join(root, 'docs'))).filter((file) => file.endsWith('.md')).map((file) => join(root, 'docs', file))];
 const blocks = documents.flatMap((path) => codeBlocks(path, path.slice(root.length)));
 const snippets = blocks.filter((block) => block.language === 'ts' && !block.flags.has('fragment'));
 const projectOf = (block: CodeBlock) => block.attributes.get('project') ?? 'docs';
@@ -118,8 +118,9 @@ describe.each(serverProjects)('the %s quick start, run against PostgreSQL', (pro
     for (const block of started) servers.push(await startSnippet(join(scratch, project), fileOf(block), ports.get(Number(block.attributes.get('server'))) ?? 0, env));
 
     const requests = shellRequests('project', project);
-    expect(requests.map((request) => request.status)).toEqual(expect.arrayContaining([201, 422, 400]));
-    expect(requests.some((request) => request.contains.some((text) => /idempotent-replayed: true/i.test(text))), 'a replay is documented').toBe(true);
+    const statuses = requests.flatMap((request) => (request.kind === 'request' ? [request.status] : []));
+    expect(statuses).toEqual(expect.arrayContaining([201, 422, 400]));
+    expect(requests.some((request) => request.kind === 'request' && request.contains.some((text) => /idempotent-replayed: true/i.test(text))), 'a replay is documented').toBe(true);
     await expectDocumentedAnswers(requests, ports, servers);
   });
 });
@@ -145,15 +146,20 @@ describe('the five-minute path, against the reference service', () => {
   });
 });
 
-function shellRequests(attribute: string, value: string): DocumentedRequest[] {
+function shellRequests(attribute: string, value: string): DocumentedStep[] {
   return blocks.filter((block) => block.language === 'sh' && block.attributes.get(attribute) === value).flatMap((block) => documentedRequests(block.code));
 }
 
 /** Sends each request as written; its status and quoted text must be in the answer, and a replay must repeat the first answer's body. */
-async function expectDocumentedAnswers(requests: readonly DocumentedRequest[], ports: ReadonlyMap<number, number>, servers: readonly Server[]): Promise<void> {
+async function expectDocumentedAnswers(requests: readonly DocumentedStep[], ports: ReadonlyMap<number, number>, servers: readonly Server[]): Promise<void> {
   const firstAnswers = new Map<string, Answer>();
+  const variables: Record<string, string> = {};
   for (const request of requests) {
-    const answer = await send(request.command, ports);
+    if (request.kind === 'variable') {
+      variables[request.name] = (await run(request.command, ports, variables)).trim();
+      continue;
+    }
+    const answer = await send(request.command, ports, variables);
     const shown = `${request.command}\n${answer.headers}\n\n${answer.body}\n--- server output:\n${servers.map((server) => server.output()).join('\n')}`;
     expect(answer.status, shown).toBe(request.status);
     for (const text of request.contains) expect(`${answer.headers}\n${answer.body}`.toLowerCase(), shown).toContain(text.toLowerCase());

@@ -3,10 +3,20 @@ import { promisify } from 'node:util';
 
 /** A `curl` line of the docs and the answer written under it: `# → <status> … \`text the answer contains\``. */
 export interface DocumentedRequest {
+  readonly kind: 'request';
   readonly command: string;
   readonly status: number;
   readonly contains: readonly string[];
 }
+
+/** A `name=$(…)` line: the command's output, kept in a shell variable for the lines after it. */
+export interface DocumentedVariable {
+  readonly kind: 'variable';
+  readonly name: string;
+  readonly command: string;
+}
+
+export type DocumentedStep = DocumentedRequest | DocumentedVariable;
 
 export interface Answer {
   readonly status: number;
@@ -14,15 +24,18 @@ export interface Answer {
   readonly body: string;
 }
 
-/** The curl commands of a shell block (continuation lines joined), each with the expectation that follows it. */
-export function documentedRequests(script: string): DocumentedRequest[] {
+/** The curl commands of a shell block (continuation lines joined), each with the expectation that follows it, and its variables. */
+export function documentedRequests(script: string): DocumentedStep[] {
   const lines = script.replace(/\\\n\s*/g, '').split('\n');
-  const requests: DocumentedRequest[] = [];
+  const requests: DocumentedStep[] = [];
   for (const [index, line] of lines.entries()) {
+    const variable = line.match(/^(\w+)=\$\((.*)\)$/);
+    if (variable !== null) requests.push({ kind: 'variable', name: variable[1] ?? '', command: variable[2] ?? '' });
     if (!line.startsWith('curl ')) continue;
     const expectation = lines[index + 1]?.match(/^# → (\d{3})(.*)$/);
     if (expectation === null || expectation === undefined) throw new Error(`"${line}" has no "# → <status>" line under it`);
     requests.push({
+      kind: 'request',
       command: line,
       status: Number(expectation[1]),
       contains: [...(expectation[2] ?? '').matchAll(/`([^`]+)`/g)].map((found) => found[1] ?? ''),
@@ -33,14 +46,20 @@ export function documentedRequests(script: string): DocumentedRequest[] {
 
 const exec = promisify(execFile);
 
-/** Runs a documented curl command as written, with its documented ports mapped to the ones in use. */
-export async function send(command: string, ports: ReadonlyMap<number, number>): Promise<Answer> {
-  const mapped = command.replace(/localhost:(\d+)/g, (whole, port: string) => {
+/** Runs a documented command as written in a shell with `variables`, its documented ports mapped to the ones in use. */
+export async function run(command: string, ports: ReadonlyMap<number, number>, variables: Readonly<Record<string, string>>): Promise<string> {
+  const mapped = command.replace(/localhost:(\d+)/g, (_whole, port: string) => {
     const actual = ports.get(Number(port));
     if (actual === undefined) throw new Error(`${command}: nothing documented listens on ${port}`);
     return `localhost:${actual}`;
   });
-  const { stdout } = await exec('sh', ['-c', `${mapped} --silent --show-error --max-time 20`]);
+  const { stdout } = await exec('sh', ['-c', mapped], { env: { ...process.env, ...variables } });
+  return stdout;
+}
+
+/** Sends a documented curl command and splits the answer `curl -i` printed. */
+export async function send(command: string, ports: ReadonlyMap<number, number>, variables: Readonly<Record<string, string>>): Promise<Answer> {
+  const stdout = await run(`${command} --silent --show-error --max-time 20`, ports, variables);
   const split = stdout.indexOf('\r\n\r\n');
   const headers = split === -1 ? stdout : stdout.slice(0, split);
   const status = Number(headers.match(/^HTTP\/[\d.]+ (\d{3})/)?.[1]);
