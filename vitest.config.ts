@@ -3,8 +3,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'],
-    // Clusters, a pooler, failover and killed processes: run by .ci/faults.sh with their own config.
-    exclude: [...configDefaults.exclude, 'test/faults/**'],
+    // Minutes each: `.ci/run` runs them with their own configs (clusters, a pooler, failover and killed
+    // processes in test/faults; packed-package consumers in test/ci).
+    exclude: [...configDefaults.exclude, 'test/faults/**', 'test/ci/**'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -26,7 +26,8 @@ export interface StepOptions<T> {
    * tell": the operation stays unfinished, and becomes `unknown` after the
    * last attempt.
    */
-  reconcile?(call: StepCall): Promise<Reconciliation<T>>;
+  // NoInfer: the result type comes from `run`; a look-up that may find nothing must not widen it.
+  reconcile?(call: StepCall): Promise<Reconciliation<NoInfer<T>>>;
 }
 
 /** What a leased handler works with. It sees no HTTP request, so a recovery worker can run it too. */

@@ -1,4 +1,4 @@
-export { type FromPgOptions, fromPg, type PgClientLike, type PgPoolLike } from './clients/from-pg.js';
+export { type FromPgOptions, fromPg, type PgClientLike, type PgPoolClient, type PgPoolLike } from './clients/from-pg.js';
 export { fromPGlite, type PGliteLike } from './clients/from-pglite.js';
 export { migrate, type MigrationResult } from './migrate.js';
 export { type Migration, migrations } from './migrations/index.js';

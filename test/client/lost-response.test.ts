@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { idempotentFetch, isIdempotentFetchError } from '../../src/client/index.js';
 import { type Engine, engines } from '../support/engines.js';
-import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
+import { firstResponses, type LossyProxy, startLossyProxy } from '../../examples/demo/lossy-proxy.js';
 import { type OrdersServer, startOrdersServer } from './orders-server.js';
 
 const order = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sku: 'WIDGET', qty: 2 }) };
@@ -10,7 +10,7 @@ const quick = { baseDelayMs: 20, maxDelayMs: 100, deadlineMs: 20_000 };
 describe.each(engines)('a lost response on $name', (factory) => {
   let engine: Engine;
   let server: OrdersServer;
-  let proxy: FaultProxy | undefined;
+  let proxy: LossyProxy | undefined;
 
   beforeAll(async () => {
     engine = await factory.open();
@@ -33,7 +33,7 @@ describe.each(engines)('a lost response on $name', (factory) => {
   };
 
   it('retries with the same key until it gets the original answer, and one order exists', async () => {
-    proxy = await startFaultProxy(new URL(server.url), 2);
+    proxy = await startLossyProxy(new URL(server.url), firstResponses(2));
     const result = await idempotentFetch(`${proxy.url}/orders`, { ...order, retry: quick });
 
     expect(proxy.dropped()).toBe(2);
@@ -51,7 +51,7 @@ describe.each(engines)('a lost response on $name', (factory) => {
   });
 
   it('gives up within its attempts when every answer is lost, and the key it reports recovers the outcome later', async () => {
-    proxy = await startFaultProxy(new URL(server.url), 100);
+    proxy = await startLossyProxy(new URL(server.url), firstResponses(100));
     const failure = await idempotentFetch(`${proxy.url}/orders`, { ...order, retry: { ...quick, attempts: 3 } }).catch((error: unknown) => error);
 
     expect(isIdempotentFetchError(failure, 'attempts-exhausted')).toBe(true);

@@ -25,7 +25,18 @@ export interface FromPgOptions {
   readonly preparedStatements?: boolean;
 }
 
-/** A node-postgres pool as a retrysafe database. Route handlers receive the pool's own client. */
+/**
+ * The client a pool hands out. node-postgres declares `connect()` twice (a
+ * promise and a callback form) and TypeScript infers from the last one only,
+ * so both forms are matched to read the promise's client.
+ */
+export type PgPoolClient<Pool> = Pool extends { connect(): Promise<infer Client extends PgClientLike>; connect(callback: never): void } ? Client : never;
+
+/**
+ * A node-postgres pool as a retrysafe database. Route handlers receive the
+ * pool's own client: `pg.PoolClient` for a `pg.Pool`, without a type argument.
+ */
+export function fromPg<Pool extends PgPoolLike<PgClientLike>>(pool: Pool, options?: FromPgOptions): SqlDatabase<PgPoolClient<Pool>>;
 export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, options: FromPgOptions = {}): SqlDatabase<Client> {
   const named = options.preparedStatements ?? true;
   return {

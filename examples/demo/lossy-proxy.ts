@@ -1,6 +1,6 @@
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 
-export interface FaultProxy {
+export interface LossyProxy {
   readonly url: string;
   /** Responses the proxy threw away so far. */
   dropped(): number;
@@ -10,13 +10,12 @@ export interface FaultProxy {
 /**
  * A TCP proxy that loses answers the way a real network does: it forwards the
  * request, lets the server finish and answer, then closes the client's
- * connection instead of passing the first byte of the response on. The first
- * `dropResponses` responses are lost so; the rest pass through untouched.
- * A connection whose response is dropped is closed, so each loss is on a
- * connection of its own.
+ * connection instead of passing the first byte of the response on. `drop` is
+ * asked, when a connection's first response arrives, whether to lose it;
+ * the others pass through untouched. A connection whose response is dropped
+ * is closed, so each loss is on a connection of its own.
  */
-export async function startFaultProxy(target: URL, dropResponses: number): Promise<FaultProxy> {
-  let budget = dropResponses;
+export async function startLossyProxy(target: URL, drop: () => boolean): Promise<LossyProxy> {
   let dropped = 0;
   const sockets = new Set<Socket>();
   const track = (socket: Socket): void => {
@@ -27,14 +26,11 @@ export async function startFaultProxy(target: URL, dropResponses: number): Promi
     const upstream = connect(Number(target.port), target.hostname);
     track(client);
     track(upstream);
-    let drop: boolean | undefined;
+    let lose: boolean | undefined;
     client.on('data', (chunk: Buffer) => upstream.write(chunk));
     upstream.on('data', (chunk: Buffer) => {
-      if (drop === undefined) {
-        drop = budget > 0;
-        if (drop) budget -= 1;
-      }
-      if (!drop) {
+      lose ??= drop();
+      if (!lose) {
         client.write(chunk);
         return;
       }
@@ -60,4 +56,16 @@ export async function startFaultProxy(target: URL, dropResponses: number): Promi
         server.close((error) => (error ? reject(error) : resolve()));
       }),
   };
+}
+
+/** Loses the first `count` responses, then none. */
+export function firstResponses(count: number): () => boolean {
+  let left = count;
+  return () => left-- > 0;
+}
+
+/** Loses one response in every `period`: the last of each run. */
+export function everyNth(period: number): () => boolean {
+  let seen = 0;
+  return () => ++seen % period === 0;
 }

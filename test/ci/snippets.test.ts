@@ -1,0 +1,171 @@
+import { execFile } from 'node:child_process';
+import { access, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { freePort } from '../support/free-port.js';
+import { codeBlocks, type CodeBlock } from '../support/markdown-blocks.js';
+import { compile, createConsumer, type Server, startServer, startSnippet } from './support/consumer-project.js';
+import { type Answer, type DocumentedStep, documentedRequests, keyOf, run, send } from './support/documented-requests.js';
+
+/**
+ * The README and docs as a new user meets them: the package is packed, installed
+ * into fresh strict `nodenext` projects, every TypeScript block is written there
+ * verbatim and compiled, and every server block runs against PostgreSQL and
+ * gets the requests documented under it. A block that is not a whole file says
+ * so with `ts fragment`.
+ */
+
+const exec = promisify(execFile);
+const root = new URL('../../', import.meta.url).pathname;
+
+/** What each project installs besides the package, TypeScript and @types/node. */
+const PROJECTS: Record<string, readonly string[]> = {
+  express: ['express', '@types/express', 'pg', '@types/pg'],
+  fastify: ['fastify', 'pg', '@types/pg'],
+  hono: ['hono', '@hono/node-server', 'pg', '@types/pg'],
+  leased: ['fastify', 'pg', '@types/pg'],
+  docs: ['pg', '@types/pg', 'amqplib'],
+};
+
+const documents = [join(root, 'README.md'), join(root, 'examples/orders/README.md'), ...(await readdir(join(root, 'docs'))).filter((file) => file.endsWith('.md')).map((file) => join(root, 'docs', file))];
+const blocks = documents.flatMap((path) => codeBlocks(path, path.slice(root.length)));
+const snippets = blocks.filter((block) => block.language === 'ts' && !block.flags.has('fragment'));
+const projectOf = (block: CodeBlock) => block.attributes.get('project') ?? 'docs';
+const fileOf = (block: CodeBlock) => block.attributes.get('file') ?? `${block.source.replace(/\W+/g, '_')}_${block.line}.ts`;
+
+let scratch: string;
+const compiled = new Map<string, Promise<string | undefined>>();
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'retrysafe-snippets-'));
+  const { stdout } = await exec('npm', ['pack', '--silent', '--pack-destination', scratch], { cwd: root, maxBuffer: 16 * 1024 * 1024 });
+  const tarball = join(scratch, stdout.trim().split('\n').at(-1) ?? '');
+  await Promise.all(
+    Object.entries(PROJECTS).map(async ([project, packages]) => {
+      const directory = join(scratch, project);
+      await createConsumer(directory, tarball, packages);
+      for (const block of snippets.filter((snippet) => projectOf(snippet) === project)) await writeFile(join(directory, fileOf(block)), block.code);
+    }),
+  );
+}, 600_000);
+
+afterAll(async () => {
+  if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
+});
+
+function compileOnce(project: string): Promise<string | undefined> {
+  let result = compiled.get(project);
+  if (result === undefined) {
+    result = compile(join(scratch, project));
+    compiled.set(project, result);
+  }
+  return result;
+}
+
+describe('every TypeScript block of the README and docs', () => {
+  it('names a known project', () => {
+    expect(snippets.filter((block) => !(projectOf(block) in PROJECTS)).map((block) => `${block.source}:${block.line}`)).toEqual([]);
+  });
+
+  it.each(Object.keys(PROJECTS))('compiles as written in a strict nodenext project: %s', async (project) => {
+    expect(await compileOnce(project)).toBeUndefined();
+  });
+});
+
+describe('the installed package', () => {
+  it('loads with import, and with require() where Node can require an ES module (20.19, 22.12)', async () => {
+    const directory = join(scratch, 'docs');
+    const entries = ['retrysafe', 'retrysafe/postgres', 'retrysafe/express', 'retrysafe/fastify', 'retrysafe/fetch', 'retrysafe/client'];
+    await exec(process.execPath, ['--input-type=module', '-e', entries.map((entry) => `await import('${entry}');`).join('')], { cwd: directory });
+    const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+    if ((major === 20 && minor >= 19) || (major === 22 && minor >= 12) || major >= 23) {
+      await exec(process.execPath, ['-e', entries.map((entry) => `require('${entry}');`).join('')], { cwd: directory });
+    }
+  });
+
+  it('ships what its help and source maps point to', async () => {
+    const helps = await Promise.all([['--help'], ['check', '--help'], ['recover', '--help']].map((args) => exec(join(scratch, 'docs/node_modules/.bin/retrysafe'), args)));
+    const pointed = new Set(helps.flatMap(({ stdout }) => stdout.match(/docs\/[\w-]+\.md/g) ?? []));
+    expect(pointed.size).toBeGreaterThan(0);
+    for (const doc of pointed) await access(join(scratch, 'docs/node_modules/retrysafe', doc));
+    const map = JSON.parse(await readFile(join(scratch, 'docs/node_modules/retrysafe/dist/core/key.js.map'), 'utf8')) as { sources: string[] };
+    for (const source of map.sources) await access(join(scratch, 'docs/node_modules/retrysafe/dist/core', source));
+    await access(join(scratch, 'docs/node_modules/retrysafe/LICENSE'));
+  });
+});
+
+const serverProjects = [...new Set(snippets.filter((block) => block.attributes.has('server')).map(projectOf))];
+
+describe.each(serverProjects)('the %s quick start, run against PostgreSQL', (project) => {
+  const servers: Server[] = [];
+  let database: TestDatabase | undefined;
+
+  afterAll(async () => {
+    for (const server of servers) await server.stop();
+    await database?.drop();
+  });
+
+  it('answers the documented requests with the documented answers', async () => {
+    expect(await compileOnce(project)).toBeUndefined();
+    database = await createTestDatabase();
+    const ports = new Map<number, number>();
+    const started = snippets.filter((block) => projectOf(block) === project && block.attributes.has('server'));
+    for (const block of started) ports.set(Number(block.attributes.get('server')), await freePort());
+    const env = { DATABASE_URL: database.url, PROVIDER_URL: `http://localhost:${ports.get(4000) ?? 0}` };
+    for (const block of started) servers.push(await startSnippet(join(scratch, project), fileOf(block), ports.get(Number(block.attributes.get('server'))) ?? 0, env));
+
+    const requests = shellRequests('project', project);
+    const statuses = requests.flatMap((request) => (request.kind === 'request' ? [request.status] : []));
+    expect(statuses).toEqual(expect.arrayContaining([201, 422, 400]));
+    expect(requests.some((request) => request.kind === 'request' && request.contains.some((text) => /idempotent-replayed: true/i.test(text))), 'a replay is documented').toBe(true);
+    await expectDocumentedAnswers(requests, ports, servers);
+  });
+});
+
+describe('the five-minute path, against the reference service', () => {
+  let server: Server | undefined;
+  let database: TestDatabase | undefined;
+
+  afterAll(async () => {
+    await server?.stop();
+    await database?.drop();
+  });
+
+  it('answers the documented requests with the documented answers', async () => {
+    database = await createTestDatabase();
+    const port = await freePort();
+    const dataDir = join(scratch, 'orders-data');
+    await mkdir(dataDir, { recursive: true });
+    server = await startServer(root, ['--import', 'tsx', 'examples/orders/main.ts'], port, { DATABASE_URL: database.url, DATA_DIR: dataDir });
+    const requests = shellRequests('service', 'orders');
+    expect(requests.length).toBeGreaterThan(0);
+    await expectDocumentedAnswers(requests, new Map([[3000, port]]), [server]);
+  });
+});
+
+function shellRequests(attribute: string, value: string): DocumentedStep[] {
+  return blocks.filter((block) => block.language === 'sh' && block.attributes.get(attribute) === value).flatMap((block) => documentedRequests(block.code));
+}
+
+/** Sends each request as written; its status and quoted text must be in the answer, and a replay must repeat the first answer's body. */
+async function expectDocumentedAnswers(requests: readonly DocumentedStep[], ports: ReadonlyMap<number, number>, servers: readonly Server[]): Promise<void> {
+  const firstAnswers = new Map<string, Answer>();
+  const variables: Record<string, string> = {};
+  for (const request of requests) {
+    if (request.kind === 'variable') {
+      variables[request.name] = (await run(request.command, ports, variables)).trim();
+      continue;
+    }
+    const answer = await send(request.command, ports, variables);
+    const shown = `${request.command}\n${answer.headers}\n\n${answer.body}\n--- server output:\n${servers.map((server) => server.output()).join('\n')}`;
+    expect(answer.status, shown).toBe(request.status);
+    for (const text of request.contains) expect(`${answer.headers}\n${answer.body}`.toLowerCase(), shown).toContain(text.toLowerCase());
+    const key = keyOf(request.command);
+    if (key === undefined || answer.status >= 300) continue;
+    if (/idempotent-replayed: true/i.test(answer.headers)) expect(answer.body, `${shown}\nthe replay differs from the first answer`).toBe(firstAnswers.get(key)?.body);
+    else firstAnswers.set(key, answer);
+  }
+}

@@ -1,0 +1,102 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const exec = promisify(execFile);
+const lock = JSON.parse(readFileSync(new URL('../../../package-lock.json', import.meta.url), 'utf8')) as { packages: Record<string, { version?: string }> };
+
+/** The version this repository's lock file pins, so a consumer gets what the tests ran with. */
+function locked(name: string): string {
+  const version = lock.packages[`node_modules/${name}`]?.version;
+  if (version === undefined) throw new Error(`${name} is not in package-lock.json`);
+  return `${name}@${version}`;
+}
+
+/** What a strict project of a new user looks like: ES modules, `nodenext`, every strict check. */
+const TSCONFIG = {
+  compilerOptions: {
+    target: 'ES2022',
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    strict: true,
+    noUncheckedIndexedAccess: true,
+    types: ['node'],
+    outDir: 'build',
+    rootDir: '.',
+  },
+  include: ['*.ts'],
+};
+
+/** A fresh project that installs the packed package and the given packages, as a user would. */
+export async function createConsumer(directory: string, tarball: string, packages: readonly string[]): Promise<void> {
+  await mkdir(directory, { recursive: true });
+  await writeFile(join(directory, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2));
+  await writeFile(join(directory, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
+  const wanted = ['typescript', '@types/node', ...packages].map(locked);
+  await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, ...wanted], { cwd: directory, maxBuffer: 16 * 1024 * 1024 });
+}
+
+/** Type-checks and compiles the project with its own TypeScript; the compiler's output on failure. */
+export async function compile(directory: string): Promise<string | undefined> {
+  try {
+    await exec(join(directory, 'node_modules/.bin/tsc'), ['-p', directory], { cwd: directory });
+    return undefined;
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    return `${stdout ?? ''}${stderr ?? ''}` || String(error);
+  }
+}
+
+export interface Server {
+  readonly process: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Runs a compiled snippet with node and waits until it accepts connections on `port`. */
+export function startSnippet(directory: string, file: string, port: number, env: Record<string, string>): Promise<Server> {
+  return startServer(directory, [join(directory, 'build', file.replace(/\.ts$/, '.js'))], port, env);
+}
+
+/** Runs node with `args` and waits until it accepts connections on `port`, given as PORT. */
+export async function startServer(directory: string, args: readonly string[], port: number, env: Record<string, string>): Promise<Server> {
+  const child = spawn(process.execPath, args, {
+    cwd: directory,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const server: Server = {
+    process: child,
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+  for (let tries = 0; !(await accepts(port)); tries += 1) {
+    if (child.exitCode !== null || tries > 300) {
+      await server.stop();
+      throw new Error(`${args.join(' ')} did not listen on ${port}:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return server;
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: 'localhost', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}

@@ -1,0 +1,59 @@
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import pg from 'pg';
+import { expectTypeOf } from 'vitest';
+import { idempotency, type LeasedOperation, type SqlDatabase } from '../../src/index.js';
+import { atomic, type FetchRequest } from '../../src/adapters/fetch.js';
+import { fromPg, postgresStore, type PgClientLike } from '../../src/postgres/index.js';
+
+// Checked by `tsc` (npm run typecheck); nothing here runs.
+
+const database = fromPg(new pg.Pool());
+expectTypeOf(database).toEqualTypeOf<SqlDatabase<pg.PoolClient>>();
+
+// A pool of one's own keeps its client type too.
+interface TracedClient extends PgClientLike {
+  readonly trace: string;
+}
+declare const traced: TracedClient;
+expectTypeOf(fromPg({ connect: () => Promise.resolve(traced), query: () => Promise.resolve({ rows: [] }) })).toEqualTypeOf<SqlDatabase<TracedClient>>();
+
+const config = idempotency({ store: postgresStore(database) });
+
+// Typed rows under strict and noUncheckedIndexedAccess, with the user's guard.
+type Env = { Variables: { tenant: string } };
+const createOrder = atomic(config, {
+  operation: 'orders.create@1',
+  tenant: ({ context }: FetchRequest<Context<Env>>) => context.get('tenant'),
+  async handler({ tx, tenant }) {
+    expectTypeOf(tx).toEqualTypeOf<pg.PoolClient>();
+    const { rows } = await tx.query<{ id: string }>('INSERT INTO orders (tenant) VALUES ($1) RETURNING id', [tenant]);
+    const order = rows[0];
+    if (order === undefined) throw new Error('no row');
+    expectTypeOf(order.id).toEqualTypeOf<string>();
+    return { status: 201, body: order };
+  },
+});
+expectTypeOf(createOrder).toEqualTypeOf<(request: Request, context: Context<Env>) => Promise<Response>>();
+
+const app = new Hono<Env>();
+app.post('/orders', (c) => createOrder(c.req.raw, c));
+
+// A step's result is typed by its call, not widened by a reconcile that may find nothing.
+interface Charge {
+  readonly id: string;
+}
+declare function findCharge(key: string): Promise<Charge | undefined>;
+export const payment: LeasedOperation<{ amount: number }, pg.PoolClient> = {
+  operation: 'payments.create@1',
+  async handler({ step }) {
+    const paid = await step('charge', () => Promise.resolve<Charge>({ id: 'ch_1' }), {
+      async reconcile(call) {
+        const found = await findCharge(call.idempotencyKey);
+        return found === undefined ? { found: false } : { found: true, result: found };
+      },
+    });
+    expectTypeOf(paid).toEqualTypeOf<Charge>();
+    return { status: 201, body: paid };
+  },
+};

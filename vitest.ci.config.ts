@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// The slow suites `.ci/run` adds to `npm test`: the packed package in fresh projects, the demo.
+export default defineConfig({
+  test: {
+    include: ['test/ci/**/*.test.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
+    testTimeout: 300_000,
+    hookTimeout: 600_000,
+    pool: 'forks',
+    maxWorkers: 1,
+  },
+});
