@@ -1,5 +1,7 @@
 /** SQLSTATE codes retrysafe acts on. Errors are classified by code, never by message text. */
 export const LOCK_NOT_AVAILABLE = '55P03';
+/** A table the statement names does not exist: the schema was never migrated. */
+export const UNDEFINED_TABLE = '42P01';
 
 /** Classes and codes after which the same work may succeed on a retry. */
 const TRANSIENT = [

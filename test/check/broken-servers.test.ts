@@ -77,7 +77,8 @@ describe('check against small servers with one deliberate flaw', () => {
       'bad-keys': 'pass',
       'slow-client': 'not-applicable',
     });
-    expect(again.outcome).toBe('pass');
+    // Five of six probes could not run: no verdict on the endpoint either way.
+    expect(again.outcome).toBe('inconclusive');
     const concurrency = probe(again, 'concurrency');
     expect(concurrency.result === 'not-applicable' && concurrency.reason).toMatch(/business duplicate/);
   });
