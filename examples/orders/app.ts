@@ -30,7 +30,9 @@ export interface AppOptions {
 /** The orders service, ready to `listen`: used by `main.ts` and by the tests. */
 export function buildApp(options: AppOptions): FastifyInstance {
   const { database, tokens } = options;
-  const app = Fastify({ logger: options.logger ?? false, bodyLimit: options.bodyLimit ?? 64 * 1024, frameworkErrors: renderError });
+  // Logged through process.stdout, so request lines keep their order with the service's own lines (pino's default writer is asynchronous).
+  const logger = options.logger === true ? { stream: process.stdout } : false;
+  const app = Fastify({ logger, bodyLimit: options.bodyLimit ?? 64 * 1024, frameworkErrors: renderError });
   // Only JSON bodies are read; anything else is 415 rather than a string the routes would have to refuse.
   app.removeContentTypeParser('text/plain');
   useProblemErrors(app);
