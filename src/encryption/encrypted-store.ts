@@ -64,7 +64,7 @@ export function encryptedStore<Tx>(store: OperationStore<Tx>, keys: Keyring, opt
     abandon: (lease) => store.abandon(lease),
     release: (lease, delaySeconds) => store.release(lease, delaySeconds),
     markUnknown: (lease, reason) => store.markUnknown(lease, reason),
-    expiredLeases: (limit) => store.expiredLeases(limit),
+    expiredLeases: (limit, operations) => store.expiredLeases(limit, operations),
   };
 }
 

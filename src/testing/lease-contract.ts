@@ -151,5 +151,16 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
       );
       expect((await subject.store.expiredLeases(1)).length).toBeLessThanOrEqual(1);
     });
+
+    it('lists, when given operation names, the leased operations named and every transparent one', async () => {
+      // A recovery worker passes the names it has handlers for; a store that ignored them would hand it leased operations it can only mark unknown.
+      const known = await claim(identity({ operation: 'contract.known@1' }));
+      const other = await claim(identity({ operation: 'contract.other@1' }));
+      const transparent = await claim(identity({ operation: 'contract.other@1' }), 'transparent');
+      for (const lease of [known, other, transparent]) await subject.expire(lease.identity);
+      const ours = new Set([known, other, transparent].map((lease) => lease.identity.key));
+      const listed = (await subject.store.expiredLeases(10_000, ['contract.known@1'])).filter((lease) => ours.has(lease.identity.key));
+      expect(listed.map((lease) => lease.identity.key).sort()).toEqual([known.identity.key, transparent.identity.key].sort());
+    });
   });
 }
