@@ -23,7 +23,7 @@ export class CommandFailure extends Error {}
 export function databaseCommand(program: Command, name: string): Command {
   return program
     .command(name)
-    .option('--database-url <url>', 'PostgreSQL connection URL (default: $DATABASE_URL)')
+    .option('--database-url <url>', 'PostgreSQL URL, like postgres://user:password@host:5432/database (default: $DATABASE_URL)')
     .option('--json', 'print the result as JSON');
 }
 

@@ -18,7 +18,7 @@ describe('onRetry', () => {
     const events: RetryEvent[] = [];
     const result = await idempotentFetch(`${server.url}/orders`, {
       ...order,
-      retry: { baseDelayMs: 100, maxDelayMs: 1000, attemptTimeoutMs: 300, random: () => 0.5, onRetry: (event) => events.push(event) },
+      retry: { baseDelayMs: 100, maxDelayMs: 1000, attemptTimeoutMs: 3000, random: () => 0.5, onRetry: (event) => events.push(event) },
     });
 
     expect(result.response.status).toBe(201);

@@ -23,7 +23,7 @@ export interface ServiceProcess {
  */
 export type Launch = 'node' | 'npm';
 
-/** Starts the service with `env` on top of a clean environment and waits until /healthz answers 200. */
+/** Starts the service with `env` on top of a clean environment and waits until it has printed its banner and /healthz answers 200. */
 export async function startProcess(env: Readonly<Record<string, string>>, readyWithinMs = 90_000, launch: Launch = 'node'): Promise<ServiceProcess> {
   const port = await freePort();
   const service = wrap(spawnService({ PORT: String(port), HOST: '127.0.0.1', ...env }, launch), `http://127.0.0.1:${port}`);
@@ -31,7 +31,8 @@ export async function startProcess(env: Readonly<Record<string, string>>, readyW
   let running = true;
   void service.exited.then(() => (running = false));
   while (running && Date.now() < deadline) {
-    if (await healthy(service.url)) return service;
+    // /healthz answers once the server listens, a little before the rest has started and the banner is printed.
+    if (service.output().includes(`orders service listening on ${service.url}`) && (await healthy(service.url))) return service;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   await service.kill('SIGKILL');
