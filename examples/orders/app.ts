@@ -38,8 +38,10 @@ export interface AppOptions {
 /** The orders service, ready to `listen`: used by `main.ts` and by the tests. */
 export function buildApp(options: AppOptions): FastifyInstance {
   const { database, tokens } = options;
+  // Logged through process.stdout, so request lines keep their order with the service's own lines (pino's default writer is asynchronous).
+  const logger = options.logger === true ? { stream: process.stdout } : false;
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger,
     bodyLimit: options.bodyLimit ?? 64 * 1024,
     frameworkErrors: renderError,
     ...serverLimits({ ...defaultServerTimeouts, ...options.serverTimeouts }),

@@ -30,7 +30,7 @@ describe('the service as a process, on PostgreSQL that is unreachable, then back
     const gate = await freePort();
     const through = new URL(db.url);
     through.port = String(gate);
-    const service = await startProcess({ DATABASE_URL: through.toString(), DATA_DIR: dataDir }, 90_000, 'listening');
+    const service = await startProcess({ DATABASE_URL: through.toString(), DATA_DIR: dataDir }, 90_000, { until: 'listening' });
     const proxy = { current: undefined as Awaited<ReturnType<typeof startCuttingProxy>> | undefined };
     const admin = new pg.Client({ connectionString: db.url });
     try {

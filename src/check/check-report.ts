@@ -29,9 +29,14 @@ export type ProbeResult =
 export interface CheckReport {
   readonly url: string;
   readonly method: string;
-  /** `fail` when any probe failed. */
-  readonly outcome: 'pass' | 'fail';
+  /** `fail` when any probe failed; otherwise `inconclusive` when more than half were not applicable. */
+  readonly outcome: 'pass' | 'fail' | 'inconclusive';
   readonly probes: readonly ProbeResult[];
   /** Requests sent, count reads included. */
   readonly requests: number;
+}
+
+/** The probes that could not exercise their behaviour. */
+export function notApplicable(probes: readonly ProbeResult[]): readonly Extract<ProbeResult, { result: 'not-applicable' }>[] {
+  return probes.filter((probe): probe is Extract<ProbeResult, { result: 'not-applicable' }> => probe.result === 'not-applicable');
 }

@@ -1,7 +1,8 @@
 import { fillTemplate } from './body-template.js';
 import { CheckError } from './check-error.js';
 import { type CheckOptions, type CheckPlan, planCheck } from './check-options.js';
-import type { CheckReport, ProbeResult } from './check-report.js';
+import { type CheckReport, notApplicable, type ProbeResult } from './check-report.js';
+import { credentialWatch } from './credential-watch.js';
 import { type ProbeContext, probeContext, type Tenant } from './probe-context.js';
 import { badKeysProbe } from './probes/bad-keys.js';
 import { concurrencyProbe } from './probes/concurrency.js';
@@ -31,20 +32,27 @@ export async function check(options: CheckOptions): Promise<CheckReport> {
   const ctx = probeContext(plan, budget);
   await assertCountable(ctx, plan);
 
-  const concurrency = await concurrencyProbe(ctx);
-  const probes: ProbeResult[] = [concurrency.result];
-  probes.push(await replayProbe(ctx, concurrency.start));
-  probes.push(await mismatchProbe(ctx, concurrency.start));
-  probes.push(await tenantIsolationProbe(ctx, concurrency.start));
-  probes.push(await badKeysProbe(ctx));
-  probes.push(await slowClientProbe(ctx));
-  return {
-    url: plan.url.toString(),
-    method: plan.method,
-    outcome: probes.some((probe) => probe.result === 'fail') ? 'fail' : 'pass',
-    probes,
-    requests: budget.used,
-  };
+  const watch = credentialWatch(ctx);
+  const concurrency = await concurrencyProbe(watch.ctx);
+  const probes: ProbeResult[] = [watch.judge(concurrency.result)];
+  const rest: readonly ((ctx: ProbeContext) => Promise<ProbeResult>)[] = [
+    (c) => replayProbe(c, concurrency.start),
+    (c) => mismatchProbe(c, concurrency.start),
+    (c) => tenantIsolationProbe(c, concurrency.start),
+    badKeysProbe,
+    slowClientProbe,
+  ];
+  for (const probe of rest) {
+    const watched = credentialWatch(ctx);
+    probes.push(watched.judge(await probe(watched.ctx)));
+  }
+  return { url: plan.url.toString(), method: plan.method, outcome: outcomeOf(probes), probes, requests: budget.used };
+}
+
+/** A failure is a verdict; without one, a check where most probes could not run is no verdict either way. */
+function outcomeOf(probes: readonly ProbeResult[]): CheckReport['outcome'] {
+  if (probes.some((probe) => probe.result === 'fail')) return 'fail';
+  return notApplicable(probes).length * 2 > probes.length ? 'inconclusive' : 'pass';
 }
 
 /** A count URL that cannot be read would fail every probe for a reason of its own: say so once. */

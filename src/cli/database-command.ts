@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import pg from 'pg';
 import type { OperationIdentity } from '../core/identity.js';
 import { fromPg } from '../postgres/clients/from-pg.js';
+import { sqlState, UNDEFINED_TABLE } from '../postgres/sqlstate.js';
 import { portable, type SqlClient, type SqlDatabase } from '../store/sql-client.js';
 
 /** The options every command that talks to the database shares. */
@@ -22,7 +23,7 @@ export class CommandFailure extends Error {}
 export function databaseCommand(program: Command, name: string): Command {
   return program
     .command(name)
-    .option('--database-url <url>', 'PostgreSQL connection URL (default: $DATABASE_URL)')
+    .option('--database-url <url>', 'PostgreSQL URL, like postgres://user:password@host:5432/database (default: $DATABASE_URL)')
     .option('--json', 'print the result as JSON');
 }
 
@@ -32,19 +33,47 @@ export function databaseCommand(program: Command, name: string): Command {
  * missing URL is a usage error (exit code 2).
  */
 export async function withDatabase(command: Command, flags: DatabaseFlags, work: (database: SqlDatabase<SqlClient>) => Promise<void>): Promise<void> {
-  const url = flags.databaseUrl ?? process.env.DATABASE_URL;
-  if (url === undefined || url === '') usageError(command, 'no database: set DATABASE_URL or pass --database-url <url>.');
+  const url = databaseUrl(command, flags);
   const pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 10_000, application_name: `retrysafe ${command.name()}` });
   // An idle connection that breaks must not crash the command; the next query reports it.
   pool.on('error', () => {});
   try {
     await work(portable(fromPg(pool)));
   } catch (error) {
-    process.stderr.write(`retrysafe ${command.name()}: ${describeError(error)}\n`);
+    process.stderr.write(`retrysafe ${command.name()}: ${missingSchema(error) ? MISSING_SCHEMA : describeError(error)}\n`);
     process.exitCode = RUNTIME_FAILURE;
   } finally {
     await pool.end().catch(() => undefined);
   }
+}
+
+/** Schemes node-postgres reads as a connection URL. */
+const POSTGRES_SCHEMES = new Set(['postgres:', 'postgresql:']);
+
+const MISSING_SCHEMA = 'the retrysafe tables are missing from this database; run "retrysafe migrate" with the same database URL first.';
+
+/**
+ * The URL from `--database-url`, else `DATABASE_URL`. Anything but a
+ * PostgreSQL URL is a usage error: node-postgres would read it as a host name
+ * or a user name and fail later with a message about neither. The value is
+ * never echoed, since it may hold a password.
+ */
+function databaseUrl(command: Command, flags: DatabaseFlags): string {
+  const source = flags.databaseUrl === undefined ? 'DATABASE_URL' : '--database-url';
+  const url = flags.databaseUrl ?? process.env.DATABASE_URL;
+  if (url === undefined || url === '') return usageError(command, 'no database: set DATABASE_URL or pass --database-url <url>.');
+  const scheme = URL.canParse(url) ? new URL(url).protocol : undefined;
+  if (scheme !== undefined && POSTGRES_SCHEMES.has(scheme)) return url;
+  const given = scheme === undefined ? 'not a URL' : `scheme ${scheme}`;
+  return usageError(command, `${source} is not a PostgreSQL URL (${given}); expected one like postgres://user:password@host:5432/database.`);
+}
+
+/** Whether a failure, or any of its causes, is PostgreSQL saying a table does not exist. */
+function missingSchema(error: unknown): boolean {
+  for (let current = error; current !== undefined; current = current instanceof Error ? current.cause : undefined) {
+    if (sqlState(current) === UNDEFINED_TABLE) return true;
+  }
+  return false;
 }
 
 /** Writes the result: `json` with `--json`, otherwise `text`. */

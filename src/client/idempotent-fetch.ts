@@ -4,9 +4,11 @@ import { Deadline } from './deadline.js';
 import { IdempotentFetchError } from './fetch-error.js';
 import { operationKey } from './operation-key.js';
 import { replayableRequest } from './replayable-request.js';
+import type { RetryReason } from './retry-event.js';
 import { resolveRetryOptions, type RetryOptions } from './retry-options.js';
 import { IDEMPOTENT_METHODS } from './retry-policy.js';
 import { MAX_TIMER_MS } from './timer.js';
+import { describeCause, underlyingCause } from './underlying-cause.js';
 
 /** `fetch`'s options, plus the operation's key and how to retry it. */
 export interface IdempotentFetchInit extends RequestInit {
@@ -80,10 +82,10 @@ export async function idempotentFetch(input: RequestInfo | URL, init: Idempotent
   const deadline = new Deadline(options.deadlineMs, callerSignals);
   const fail = (code: IdempotentFetchError['code'], message: string, attempts: number, cause: unknown): IdempotentFetchError =>
     new IdempotentFetchError(code, message, { attempts, idempotencyKey, cause });
-  const stopped = (attempts: number): IdempotentFetchError =>
+  const stopped = (sent: number): IdempotentFetchError =>
     deadline.stopReason() === 'deadline-exceeded'
-      ? fail('deadline-exceeded', `The deadline passed after ${attempts} attempt(s).`, attempts, deadline.signal.reason)
-      : fail('aborted', `The call was aborted after ${attempts} attempt(s).`, attempts, deadline.signal.reason);
+      ? fail('deadline-exceeded', `The deadline passed after ${attempts(sent)}.`, sent, deadline.signal.reason)
+      : fail('aborted', `The call was aborted after ${attempts(sent)}.`, sent, deadline.signal.reason);
   const finish = (result: AttemptResult & { kind: 'answered' }, attempts: number, gaveUp: IdempotentResult['gaveUp']): IdempotentResult => ({
     response: result.response,
     attempts,
@@ -100,21 +102,35 @@ export async function idempotentFetch(input: RequestInfo | URL, init: Idempotent
       if (result.kind === 'answered' && !result.verdict.retry) return finish(result, attempt, undefined);
       if (attempt >= maxAttempts) {
         if (result.kind === 'answered') return finish(result, attempt, 'attempts-exhausted');
-        throw fail('attempts-exhausted', `All ${attempt} attempt(s) failed without an answer (${result.reason}).`, attempt, result.error);
+        const cause = underlyingCause(result.error);
+        throw fail('attempts-exhausted', `All ${attempts(attempt)} failed without an answer (${result.reason}: ${describeCause(cause)}).`, attempt, cause);
       }
       const jitter = backoffDelay(attempt - 1, options, options.random);
       const wait = Math.max(askedWait(result), jitter);
       // Waiting past the deadline only to be cut off would waste the time: stop now with what we have.
       if (wait >= Math.min(deadline.remainingMs(), MAX_TIMER_MS)) {
         if (result.kind === 'answered') return finish(result, attempt, 'deadline-exceeded');
-        throw fail('deadline-exceeded', `The next attempt could not start before the deadline; ${attempt} attempt(s) failed (${result.reason}).`, attempt, result.error);
+        const cause = underlyingCause(result.error);
+        throw fail('deadline-exceeded', `The next attempt could not start before the deadline; ${attempts(attempt)} failed (${result.reason}: ${describeCause(cause)}).`, attempt, cause);
       }
       if (result.kind === 'answered') await result.discard();
+      options.onRetry?.({ ...retryReason(result), attempt, delayMs: wait, idempotencyKey });
       if (!(await deadline.sleep(wait))) throw stopped(attempt);
     }
   } finally {
     deadline.dispose();
   }
+}
+
+/** `1 attempt`, `3 attempts`. */
+function attempts(count: number): string {
+  return `${count} attempt${count === 1 ? '' : 's'}`;
+}
+
+/** What `onRetry` is told about an attempt that is retried. */
+function retryReason(result: Exclude<AttemptResult, { kind: 'stopped' }>): RetryReason {
+  if (result.kind === 'failed') return { reason: result.reason, error: result.error };
+  return { reason: 'status', status: result.response.status, retryAfterMs: result.verdict.retry ? result.verdict.retryAfterMs : undefined };
 }
 
 /** The wait a retryable answer asked for with `Retry-After`; 0 when it did not. */

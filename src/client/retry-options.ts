@@ -1,4 +1,5 @@
 import { IdempotentFetchError } from './fetch-error.js';
+import type { RetryEvent } from './retry-event.js';
 
 /** How hard and how long `idempotentFetch` tries. Every member is optional. */
 export interface RetryOptions {
@@ -16,6 +17,11 @@ export interface RetryOptions {
   readonly signal?: AbortSignal;
   /** A number in [0, 1) for the jitter. Default `Math.random`. */
   readonly random?: () => number;
+  /**
+   * Called before each wait for a retry, to log or count retries. Not called
+   * when the call ends instead. An exception it throws ends the call.
+   */
+  readonly onRetry?: (event: RetryEvent) => void;
 }
 
 /** The options with every default applied. */
@@ -27,6 +33,7 @@ export interface ResolvedRetryOptions {
   readonly attemptTimeoutMs: number;
   readonly signal: AbortSignal | undefined;
   readonly random: () => number;
+  readonly onRetry: ((event: RetryEvent) => void) | undefined;
 }
 
 export const defaultRetryOptions = {
@@ -48,6 +55,7 @@ export function resolveRetryOptions(options: RetryOptions = {}): ResolvedRetryOp
     attemptTimeoutMs: atLeast('attemptTimeoutMs', options.attemptTimeoutMs ?? defaultRetryOptions.attemptTimeoutMs, 1, true),
     signal: options.signal,
     random: options.random ?? Math.random,
+    onRetry: options.onRetry,
   };
 }
 

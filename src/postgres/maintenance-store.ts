@@ -4,7 +4,7 @@ import type { OperationMode, RecordState } from '../core/record.js';
 import type { MaintenanceStore, OperationDetails, StuckOperation } from '../store/maintenance-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import { ids } from './sql/record-row.js';
-import { INSPECT_OPERATION, INSPECT_STEPS, STORE_STATS, STUCK_OPERATIONS } from './sql/inspect.js';
+import { INSPECT_OPERATION, INSPECT_STEPS, STORE_STATS, STUCK_OPERATIONS, UNHANDLED_LEASES } from './sql/inspect.js';
 import { DELETE_EXPIRED_TOMBSTONES, TOMBSTONE_EXPIRED } from './sql/sweep.js';
 
 interface DetailsRow {
@@ -87,6 +87,10 @@ export function maintenanceStore<Tx>(database: SqlDatabase<Tx>): MaintenanceStor
         leaseExpiresAt: row.lease_expires_at ?? undefined,
         reason: row.reason ?? undefined,
       }));
+    },
+    async unhandledLeases(handled) {
+      const rows = await run<{ operation: string; n: number }>(UNHANDLED_LEASES, [handled]);
+      return Object.fromEntries(rows.map((row) => [row.operation, row.n]));
     },
   };
 }

@@ -2,6 +2,8 @@
 export const LOCK_NOT_AVAILABLE = '55P03';
 /** statement_timeout, or a cancel request. */
 export const QUERY_CANCELED = '57014';
+/** A table the statement names does not exist: the schema was never migrated. */
+export const UNDEFINED_TABLE = '42P01';
 
 /** Classes and codes after which the same work may succeed on a retry. */
 const TRANSIENT = [

@@ -79,4 +79,6 @@ export interface MaintenanceStore {
   inspect(identity: OperationIdentity, options?: { readonly body?: boolean }): Promise<OperationDetails | undefined>;
   /** Expired leases and unknown outcomes, oldest first. */
   stuck(query: StuckQuery): Promise<readonly StuckOperation[]>;
+  /** Expired leases of leased operations not among `handled`, counted by operation name: what a recovery worker with only those handlers skips. */
+  unhandledLeases(handled: readonly string[]): Promise<Readonly<Record<string, number>>>;
 }

@@ -62,6 +62,19 @@ describe('check against small servers with one deliberate flaw', () => {
     expect(failures).toMatch(/location changed from "\/orders\/\d+" to absent/);
   });
 
+  it("reports tenant isolation as not applicable, not failed, when the second tenant's credentials are refused", { timeout: 120_000 }, async () => {
+    server = await startToyServer();
+    // Without a count URL: reading it with refused credentials stops the whole check (count-unreadable).
+    const report = await check(ordersTarget(server.origin, { otherHeaders: { authorization: 'Bearer expired' }, countUrl: undefined }));
+    expect(resultsOf(report)).toEqual({ ...allPass, 'tenant-isolation': 'not-applicable' });
+    const isolation = probe(report, 'tenant-isolation');
+    expect(isolation.result === 'not-applicable' && isolation.reason).toBe(
+      "the endpoint answered 401 to the second tenant's credentials; pass valid credentials with --other-header",
+    );
+    // One probe of six could not run: the rest are still a verdict.
+    expect(report.outcome).toBe('pass');
+  });
+
   it('reports a reused business input as not applicable, not as a failure', { timeout: 180_000 }, async () => {
     server = await startToyServer({ uniqueSku: true });
     const fixed = ordersTarget(server.origin, { body: '{"sku":"fixed","qty":1}', countUrl: `${server.origin}/orders?sku=fixed` });
@@ -77,7 +90,8 @@ describe('check against small servers with one deliberate flaw', () => {
       'bad-keys': 'pass',
       'slow-client': 'not-applicable',
     });
-    expect(again.outcome).toBe('pass');
+    // Five of six probes could not run: no verdict on the endpoint either way.
+    expect(again.outcome).toBe('inconclusive');
     const concurrency = probe(again, 'concurrency');
     expect(concurrency.result === 'not-applicable' && concurrency.reason).toMatch(/business duplicate/);
   });

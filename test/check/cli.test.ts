@@ -88,6 +88,24 @@ describe('retrysafe check, run as a command', () => {
     expect(report.probes[2]?.rule.sources.join(' ')).toMatch(/IETF draft/);
   });
 
+  it('without valid credentials reports the probes answered 401 as not applicable, not failed, and exits 3 saying so', { timeout: 120_000 }, async () => {
+    const args = ['check', `${sound.origin}/orders`, '--header', 'Authorization: Bearer wrong'];
+    const [run, json] = await Promise.all([retrysafe(args), retrysafe([...args, '--json'])]);
+    for (const probe of ['concurrency', 'replay', 'mismatch', 'tenant-isolation', 'bad-keys', 'slow-client']) {
+      expect(run.stdout).toMatch(new RegExp(`^${probe}\\s+not-applicable\\s`, 'm'));
+    }
+    const report = JSON.parse(json.stdout) as CheckReport;
+    expect(report.outcome).toBe('inconclusive');
+    const reasons = Object.fromEntries(report.probes.map((p) => [p.probe, p.result === 'not-applicable' ? p.reason : p.result]));
+    const denied = 'the endpoint answered 401 to the credentials given; pass valid credentials with --header';
+    expect(reasons).toMatchObject({ concurrency: denied, 'bad-keys': denied, 'slow-client': denied });
+    expect(run.stdout).toMatch(/^inconclusive: 0 passed, 0 failed, 6 not applicable/m);
+    expect(run.code).toBe(3);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      'retrysafe check: inconclusive: 6 of 6 probes were not applicable, so the check says nothing about the endpoint: the endpoint answered 401 to the credentials given; pass valid credentials with --header.',
+    ]);
+  });
+
   it('exits 2 with one line when the URL cannot be reached', { timeout: 60_000 }, async () => {
     const run = await retrysafe(['check', `http://127.0.0.1:${await freePort()}/orders`]);
     expect(run.code).toBe(2);

@@ -70,6 +70,22 @@ describe('retrysafe inspect', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ state: 'in_progress', attempt: 1, fencingToken: 1, leaseOwner: runningLease.ownerToken, steps: [] });
   });
 
+  it('accepts the key in both forms the Idempotency-Key header takes: a quoted structured-field string and a bare token', async () => {
+    const [bare, quoted] = await Promise.all([retrysafe([...args(finished), '--json']), retrysafe([...args({ ...finished, key: `"${finished.key}"` }), '--json'])]);
+    expect(quoted.code).toBe(0);
+    expect(JSON.parse(quoted.stdout)).toEqual(JSON.parse(bare.stdout));
+  });
+
+  it.each([
+    ['an unterminated quoted string', '"abc', 'The Idempotency-Key header is not a valid structured-field string.'],
+    ['two keys', 'a,b', 'The Idempotency-Key header holds more than one value.'],
+    ['a non-ASCII key', 'clé', 'The Idempotency-Key may only contain visible ASCII characters (0x21 to 0x7E).'],
+  ])('refuses %s as a usage error, as HTTP refuses it with 400', async (_name, key, detail) => {
+    const run = await retrysafe(['inspect', 'tenant-a', 'payments.create@1', key, '--database-url', db.url]);
+    expect(run.code).toBe(2);
+    expect(expectOneLineError(run)).toBe(`error: command-argument value '${key}' is invalid for argument 'key'. ${detail}`);
+  });
+
   it('fails in one line when the operation does not exist (1), an argument is missing (2) or the database is unreachable (1)', async () => {
     const [absent, missing, unreachable] = await Promise.all([
       retrysafe(args({ ...finished, key: 'never-used' })),

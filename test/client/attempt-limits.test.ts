@@ -40,7 +40,9 @@ describe('the retry limit', () => {
     expect(isIdempotentFetchError(error, 'attempts-exhausted')).toBe(true);
     if (!isIdempotentFetchError(error)) return;
     expect(error.attempts).toBe(4);
-    expect(error.cause).toBeInstanceOf(TypeError);
+    // The cause is the failure itself, not fetch's "fetch failed" wrapper, and the message names it.
+    expect(error.cause).toMatchObject({ code: 'ECONNREFUSED', port });
+    expect(error.message).toBe(`All 4 attempts failed without an answer (network: connect ECONNREFUSED 127.0.0.1:${port}).`);
     expect(error.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
   });
 

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { idempotentFetch, isIdempotentFetchError } from '../../src/client/index.js';
+import { idempotentFetch, isIdempotentFetchError, type RetryEvent } from '../../src/client/index.js';
 import { type Engine, engines } from '../support/engines.js';
 import { firstResponses, type LossyProxy, startLossyProxy } from '../../examples/demo/lossy-proxy.js';
 import { type OrdersServer, startOrdersServer } from './orders-server.js';
@@ -50,6 +50,19 @@ describe.each(engines)('a lost response on $name', (factory) => {
     expect(server.requests.map((r) => r.key)).toEqual([result.idempotencyKey, result.idempotencyKey, result.idempotencyKey]);
   });
 
+  it('reports each lost answer to onRetry as a network retry with its error, until the replay ends the call', async () => {
+    proxy = await startFaultProxy(new URL(server.url), 2);
+    const events: RetryEvent[] = [];
+    const result = await idempotentFetch(`${proxy.url}/orders`, { ...order, retry: { ...quick, onRetry: (event) => events.push(event) } });
+
+    expect(result.replayed).toBe(true);
+    expect(events.map((event) => [event.attempt, event.reason, event.idempotencyKey])).toEqual([
+      [1, 'network', result.idempotencyKey],
+      [2, 'network', result.idempotencyKey],
+    ]);
+    for (const event of events) expect(event.reason === 'network' && event.error).toBeInstanceOf(Error);
+  });
+
   it('gives up within its attempts when every answer is lost, and the key it reports recovers the outcome later', async () => {
     proxy = await startLossyProxy(new URL(server.url), firstResponses(100));
     const failure = await idempotentFetch(`${proxy.url}/orders`, { ...order, retry: { ...quick, attempts: 3 } }).catch((error: unknown) => error);
@@ -57,6 +70,9 @@ describe.each(engines)('a lost response on $name', (factory) => {
     expect(isIdempotentFetchError(failure, 'attempts-exhausted')).toBe(true);
     if (!isIdempotentFetchError(failure)) return;
     expect(failure.attempts).toBe(3);
+    // The message says what went wrong on the wire, not only that something did.
+    expect(failure.message).toMatch(/^All 3 attempts failed without an answer \(network: \S.*\)\.$/);
+    expect(failure.message).not.toContain('fetch failed');
     expect(server.requests).toHaveLength(3);
     expect(await server.orders()).toBe(1);
 

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, type SpawnOptions } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../../test/support/free-port.js';
 
@@ -11,22 +11,35 @@ export interface ServiceProcess {
   output(): string;
   /** Resolves with the exit code, or the signal that ended it. */
   readonly exited: Promise<number | NodeJS.Signals>;
+  /** The process started: `node`, or `npm` leading its process group. */
+  readonly pid: number;
   kill(signal: NodeJS.Signals): Promise<number | NodeJS.Signals>;
 }
 
 /**
- * Starts the service with `env` on top of a clean environment and waits until
- * /healthz answers 200, or with `until: 'listening'` until it answers at all.
+ * How the service is started: `node` runs it as the tests usually do; `npm`
+ * runs `npm start` as a user would, in a process group of its own, so that a
+ * test can tell whether anything it started outlives it.
  */
-export async function startProcess(env: Readonly<Record<string, string>>, readyWithinMs = 90_000, until: 'healthy' | 'listening' = 'healthy'): Promise<ServiceProcess> {
+export type Launch = 'node' | 'npm';
+
+export interface StartOptions {
+  readonly launch?: Launch;
+  /** `healthy` (the default): banner printed and /healthz 200; `listening`: /healthz answers at all (the database may be down). */
+  readonly until?: 'healthy' | 'listening';
+}
+
+/** Starts the service with `env` on top of a clean environment and waits until it is ready as `options.until` says. */
+export async function startProcess(env: Readonly<Record<string, string>>, readyWithinMs = 90_000, options: StartOptions = {}): Promise<ServiceProcess> {
+  const { launch = 'node', until = 'healthy' } = options;
   const port = await freePort();
-  const service = wrap(spawnService({ PORT: String(port), HOST: '127.0.0.1', ...env }), `http://127.0.0.1:${port}`);
+  const service = wrap(spawnService({ PORT: String(port), HOST: '127.0.0.1', ...env }, launch), `http://127.0.0.1:${port}`);
   const deadline = Date.now() + readyWithinMs;
   let running = true;
   void service.exited.then(() => (running = false));
   while (running && Date.now() < deadline) {
     const status = await healthStatus(service.url);
-    if (status === 200 || (until === 'listening' && status !== undefined)) return service;
+    if (until === 'listening' ? status !== undefined : status === 200 && service.output().includes(`orders service listening on ${service.url}`)) return service;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   await service.kill('SIGKILL');
@@ -46,9 +59,21 @@ const SETTINGS: ReadonlySet<string> = new Set([
 ]);
 
 /** The service's own settings come from `env` only, never from the environment the tests run in. */
-function spawnService(env: Readonly<Record<string, string>>): ChildProcess {
+function spawnService(env: Readonly<Record<string, string>>, launch: Launch = 'node'): ChildProcess {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !SETTINGS.has(name)));
-  return spawn(process.execPath, ['--import', 'tsx', 'examples/orders/main.ts'], { cwd: root, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const options: SpawnOptions = { cwd: root, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] };
+  if (launch === 'npm') return spawn('npm', ['start', '--silent'], { ...options, detached: true });
+  return spawn(process.execPath, ['--import', 'tsx', 'examples/orders/main.ts'], options);
+}
+
+/** Whether any process is left in the group `pid` leads (a child started with `detached: true`). */
+export function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function wrap(child: ChildProcess, url: string): ServiceProcess {
@@ -60,6 +85,7 @@ function wrap(child: ChildProcess, url: string): ServiceProcess {
     url,
     output: () => output,
     exited,
+    pid: child.pid ?? -1,
     kill(signal) {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError } from 'commander';
-import { check, CheckError, checkDefaults, formatReport, isCheckError, MAX_CONCURRENCY, UUID_TOKEN } from '../../check/index.js';
+import { check, CheckError, checkDefaults, type CheckReport, formatReport, isCheckError, MAX_CONCURRENCY, notApplicable, UUID_TOKEN } from '../../check/index.js';
 
 interface CheckFlags {
   readonly method: string;
@@ -15,8 +15,8 @@ interface CheckFlags {
   readonly json?: boolean;
 }
 
-/** Exit codes: 0 every probe passed or was not applicable, 1 a probe failed, 2 the check could not run. */
-const EXIT = { passed: 0, failed: 1, cannotRun: 2 } as const;
+/** Exit codes: 0 passed, 1 a probe failed, 2 the check could not run, 3 most probes were not applicable. */
+const EXIT = { pass: 0, fail: 1, cannotRun: 2, inconclusive: 3 } as const;
 
 /** `retrysafe check <url>`: probes an endpoint's idempotency from outside. */
 export function registerCheck(program: Command): Command {
@@ -53,12 +53,20 @@ async function runCheck(url: string, flags: CheckFlags): Promise<void> {
       deadlineMs: flags.deadline,
     });
     process.stdout.write(flags.json === true ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
-    process.exitCode = report.outcome === 'pass' ? EXIT.passed : EXIT.failed;
+    if (report.outcome === 'inconclusive') process.stderr.write(`retrysafe check: ${inconclusive(report)}\n`);
+    process.exitCode = EXIT[report.outcome];
   } catch (error) {
     if (!isCheckError(error)) throw error;
     process.stderr.write(`retrysafe check: ${error.message}\n`);
     process.exitCode = EXIT.cannotRun;
   }
+}
+
+/** Why there is no verdict, with the first probe's reason: usually the one the others share. */
+function inconclusive(report: CheckReport): string {
+  const skipped = notApplicable(report.probes);
+  const reason = skipped[0]?.reason ?? 'no probe could run';
+  return `inconclusive: ${skipped.length} of ${report.probes.length} probes were not applicable, so the check says nothing about the endpoint: ${reason}.`;
 }
 
 /** `@path` reads a file; anything else is the value itself. */

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { maintenanceStore } from '../../postgres/maintenance-store.js';
 import type { OperationDetails } from '../../store/maintenance-store.js';
 import { CommandFailure, databaseCommand, type DatabaseFlags, identityLabel, output, withDatabase } from '../database-command.js';
+import { KEY_DESCRIPTION, keyArgument } from '../key-argument.js';
 
 interface InspectFlags extends DatabaseFlags {
   readonly showBody?: boolean;
@@ -16,7 +17,7 @@ export function registerInspect(program: Command): Command {
     .description('Show one operation: state, mode, times, lease, fingerprint prefix, status and steps.')
     .argument('<tenant>', 'the tenant the key belongs to')
     .argument('<operation>', 'the operation name with its version, like orders.create@1')
-    .argument('<key>', 'the Idempotency-Key value')
+    .argument('<key>', KEY_DESCRIPTION, keyArgument)
     .option('--show-body', 'also print the stored response body (it may hold personal data)')
     .action((tenant: string, operation: string, key: string, flags: InspectFlags, command: Command) =>
       withDatabase(command, flags, async (database) => {

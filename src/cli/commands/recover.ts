@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { RecoveryWorker, type RecoveryReport } from '../../leases/recovery-worker.js';
+import { maintenanceStore } from '../../postgres/maintenance-store.js';
 import { databaseCommand, type DatabaseFlags, output, wholeNumber, withDatabase } from '../database-command.js';
 import { loadOperationsModule } from '../operations-module.js';
 
@@ -26,8 +27,11 @@ export function registerRecover(program: Command): Command {
         const worker = new RecoveryWorker({ config: await loaded.config(database), operations: loaded.operations, batchSize: flags.batchSize, idleMs: flags.idleMs });
         // The first pass runs in the foreground, so a database that cannot be reached fails the command at once.
         const first = await worker.runOnce();
-        if (flags.once === true) return output(flags, first, describeReport(first));
-        process.stderr.write(`retrysafe recover: first pass: ${describeReport(first)} Running until SIGTERM or SIGINT.\n`);
+        // The worker never reads leases it has no handler for: count them, so "examined 0" is not read as "nothing is stuck".
+        const skipped = await maintenanceStore(database).unhandledLeases(loaded.operations.map((operation) => operation.operation));
+        const text = `${describeReport(first)}${describeSkipped(skipped)}`;
+        if (flags.once === true) return output(flags, { ...first, skipped }, text);
+        process.stderr.write(`retrysafe recover: first pass: ${text.replaceAll('\n', ' ')} Running until SIGTERM or SIGINT.\n`);
         await untilStopped((signal) => worker.run(signal));
         process.stderr.write('retrysafe recover: stopped.\n');
       });
@@ -50,4 +54,13 @@ async function untilStopped(loop: (signal: AbortSignal) => Promise<void>): Promi
 
 function describeReport(report: RecoveryReport): string {
   return `Examined ${report.examined} expired lease${report.examined === 1 ? '' : 's'}: ${report.finished} finished, ${report.unknown} marked unknown, ${report.unfinished} unfinished, ${report.lost} taken by another worker.`;
+}
+
+/** Empty when every expired lease had a handler here; otherwise a second line naming the operations left alone. */
+function describeSkipped(skipped: Readonly<Record<string, number>>): string {
+  const entries = Object.entries(skipped);
+  const total = entries.reduce((sum, [, count]) => sum + count, 0);
+  if (total === 0) return '';
+  const byOperation = entries.map(([operation, count]) => `${operation}: ${count}`).join(', ');
+  return `\nSkipped ${total} expired lease${total === 1 ? '' : 's'} of leased operations this worker has no handler for (${byOperation}); pass --module with their handlers to finish them.`;
 }

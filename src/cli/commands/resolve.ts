@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { resolveOperation } from '../../leases/resolve.js';
 import { CommandFailure, databaseCommand, type DatabaseFlags, identityLabel, output, withDatabase } from '../database-command.js';
+import { KEY_DESCRIPTION, keyArgument } from '../key-argument.js';
 import { loadOperationsModule } from '../operations-module.js';
 
 interface ResolveFlags extends DatabaseFlags {
@@ -18,7 +19,7 @@ export function registerResolve(program: Command): Command {
     .description('Settle an operation whose outcome is unknown, after checking by hand what happened. Retries of the key get this answer from then on.')
     .argument('<tenant>', 'the tenant the key belongs to')
     .argument('<operation>', 'the operation name with its version, like payments.create@1')
-    .argument('<key>', 'the Idempotency-Key value')
+    .argument('<key>', KEY_DESCRIPTION, keyArgument)
     .addOption(new Option('--state <state>', 'completed: the effect happened; failed: it did not and will not').choices(['completed', 'failed']).makeOptionMandatory())
     .requiredOption('--status <status>', 'the HTTP status retries will get (200 to 599)', httpStatus)
     .option('--body <json>', 'the JSON body retries will get', jsonBody)

@@ -42,3 +42,16 @@ UNION ALL
  WHERE state = 'unknown' AND reason IS NOT NULL AND created_at <= now() - make_interval(secs => $1)
  ORDER BY created_at
  LIMIT $2)`;
+
+/**
+ * Expired leases of leased operations other than those named, by operation:
+ * what a recovery worker knowing only $1 leaves for another. Uses the same
+ * partial index as the recovery worker's own query.
+ */
+export const UNHANDLED_LEASES = `
+SELECT operation, count(*)::int AS n
+FROM retrysafe_operations
+WHERE state = 'in_progress' AND lease_expires_at <= now()
+  AND mode = 'leased' AND operation <> ALL ($1::text[])
+GROUP BY operation
+ORDER BY operation`;
