@@ -14,8 +14,11 @@ const TRANSIENT = [
 
 const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 
+/** The error's SQLSTATE, or that of the driver error a data layer wrapped (Drizzle's `DrizzleQueryError`). */
 export function sqlState(error: unknown): string | undefined {
-  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') return error.code;
+  for (const layer of layers(error)) {
+    if ('code' in layer && typeof layer.code === 'string') return layer.code;
+  }
   return undefined;
 }
 
@@ -28,5 +31,16 @@ export function isTransientDatabaseError(error: unknown): boolean {
 
 // node-postgres reports a lost or unobtainable connection with no code at all.
 function isConnectionLoss(error: unknown): boolean {
-  return error instanceof Error && /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(error.message);
+  return layers(error).some(
+    (layer) => layer instanceof Error && /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(layer.message),
+  );
+}
+
+/** The error and the causes it wraps, outermost first. */
+function layers(error: unknown): object[] {
+  const found: object[] = [];
+  for (let layer = error; typeof layer === 'object' && layer !== null && !found.includes(layer) && found.length < 8; layer = 'cause' in layer ? layer.cause : undefined) {
+    found.push(layer);
+  }
+  return found;
 }

@@ -1,4 +1,4 @@
-import { statement } from './statement.js';
+import { jsonText, statement } from './statement.js';
 import { claimOrRead } from './record-row.js';
 import { outcomeAssignments } from './outcome.js';
 
@@ -19,7 +19,7 @@ const LEASE_COLUMNS = `owner_token, fencing_token, attempt, input`;
 export const CLAIM_LEASE = statement('retrysafe_claim_lease', claimOrRead(`
   INSERT INTO retrysafe_operations AS o
     (tenant, operation, key, fingerprint, state, owner_token, lease_expires_at, input, mode)
-  VALUES ($1, $2, $3, $4::bytea, 'in_progress', $5, now() + make_interval(secs => $6), $7, $8)`));
+  VALUES ($1, $2, $3, $4::bytea, 'in_progress', $5, now() + make_interval(secs => $6), ${jsonText('$7')}, $8)`));
 
 /**
  * Takes over an expired lease by compare-and-swap on the fencing token last
@@ -68,7 +68,7 @@ WITH owned AS (
   RETURNING tenant, operation, key, fencing_token
 )
 INSERT INTO retrysafe_steps (tenant, operation, key, step, result, fencing_token)
-SELECT tenant, operation, key, $7, $8, fencing_token FROM owned
+SELECT tenant, operation, key, $7, ${jsonText('$8')}, fencing_token FROM owned
 ON CONFLICT (tenant, operation, key, step) DO NOTHING
 RETURNING step`);
 

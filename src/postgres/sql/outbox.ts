@@ -1,5 +1,7 @@
 /** Statements of the transactional outbox (`retrysafe_outbox`). */
 
+import { jsonText } from './statement.js';
+
 /** Relays LISTEN on this channel; enqueueing notifies it when the transaction commits. */
 export const OUTBOX_CHANNEL = 'retrysafe_outbox';
 
@@ -12,7 +14,7 @@ export const OUTBOX_CHANNEL = 'retrysafe_outbox';
 export const ENQUEUE = `
 WITH added AS (
   INSERT INTO retrysafe_outbox (id, topic, headers, payload)
-  VALUES ($1, $2, $3, $4)
+  VALUES ($1, $2, ${jsonText('$3')}, ${jsonText('$4')})
   ON CONFLICT (id) DO NOTHING
   RETURNING id
 )
