@@ -56,6 +56,7 @@ export function encryptedStore<Tx>(store: OperationStore<Tx>, keys: Keyring, opt
       return record === undefined ? undefined : open(identity, record);
     },
     transaction: (work) => store.transaction(work),
+    transactionTimeoutMs: store.transactionTimeoutMs,
     takeOver: (identity, seen, owner, leaseSeconds) => store.takeOver(identity, seen, owner, leaseSeconds),
     renew: (lease, leaseSeconds) => store.renew(lease, leaseSeconds),
     checkpoint: (lease, step, result, leaseSeconds) => store.checkpoint(lease, step, result, leaseSeconds),

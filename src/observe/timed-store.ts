@@ -97,5 +97,6 @@ function timedStore<Tx>(store: OperationStore<Tx>, histogram: ExposedHistogram):
     expiredLeases: (limit, operations) => timed('expired-leases', () => store.expiredLeases(limit, operations)),
     resolveUnknown: (identity, completion, reason) => timed('resolve-unknown', () => store.resolveUnknown(identity, completion, reason)),
     read: (identity) => timed('read', () => store.read(identity)),
+    transactionTimeoutMs: store.transactionTimeoutMs,
   };
 }

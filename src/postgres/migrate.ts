@@ -20,7 +20,8 @@ const MIGRATION_LOCK = 7_357_001;
  */
 export async function migrate<Tx>(database: SqlDatabase<Tx>, known: readonly Migration[] = migrations): Promise<MigrationResult> {
   return database.transaction(async (sql) => {
-    await sql.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    // From FROM, so no column of type void comes back: some data layers (Prisma) cannot read one.
+    await sql.query('SELECT true AS locked FROM pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await sql.exec(`CREATE TABLE IF NOT EXISTS retrysafe_migrations (
       version integer PRIMARY KEY,
       name text NOT NULL,

@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
 import { readFile } from 'node:fs/promises';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePGlite } from 'drizzle-orm/pglite';
@@ -10,9 +11,11 @@ import { inject } from 'vitest';
 import { fromDrizzle } from '../../src/postgres/clients/from-drizzle.js';
 import { fromKysely } from '../../src/postgres/clients/from-kysely.js';
 import { fromPostgresJs } from '../../src/postgres/clients/from-postgres-js.js';
+import { fromPrisma } from '../../src/postgres/clients/from-prisma.js';
 import { fromPg, fromPGlite, migrate, portable } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { createTestDatabase } from './database.js';
+import { PrismaClient } from './prisma/generated/client.js';
 
 /** A migrated database under test, on one engine. Every test file loops over `engines`. */
 export interface Engine {
@@ -103,6 +106,10 @@ const all: Readonly<Record<string, EngineFactory>> = {
     return { database: fromDrizzle(drizzlePostgresJs({ client: sql })), end: () => sql.end() };
   }),
   'drizzle-pglite': onPGlite('pglite (drizzle)', (lite) => fromDrizzle(drizzlePGlite({ client: lite }))),
+  prisma: onServer('postgres (prisma, adapter-pg)', (url) => {
+    const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: 60 }) });
+    return { database: fromPrisma(prisma), end: () => prisma.$disconnect() };
+  }),
 };
 
 /**

@@ -5,6 +5,9 @@ import { jsonText } from './statement.js';
 /** Relays LISTEN on this channel; enqueueing notifies it when the transaction commits. */
 export const OUTBOX_CHANNEL = 'retrysafe_outbox';
 
+/** Wakes the relays on commit. As text: some data layers (Prisma) cannot read a column of type void. */
+const NOTIFY = `pg_notify('${OUTBOX_CHANNEL}', '')::text AS notified`;
+
 /**
  * Adds a message in the caller's transaction. A message whose id is already
  * there is left as it is: enqueueing the same id twice is one message. The
@@ -18,7 +21,7 @@ WITH added AS (
   ON CONFLICT (id) DO NOTHING
   RETURNING id
 )
-SELECT id, pg_notify('${OUTBOX_CHANNEL}', '') FROM added`;
+SELECT id, ${NOTIFY} FROM added`;
 
 /**
  * Claims due messages for one relay. SKIP LOCKED lets relays running side by
@@ -102,7 +105,7 @@ export const RETRY_DEAD_LETTER = `
 UPDATE retrysafe_outbox
 SET state = 'pending', parked_at = NULL, attempts = 0, next_attempt_at = now()
 WHERE id = $1 AND state = 'dead'
-RETURNING id, pg_notify('${OUTBOX_CHANNEL}', '')`;
+RETURNING id, ${NOTIFY}`;
 
 /** Counts for monitoring: what waits, what is dead, how old the oldest waiting message is. */
 export const BACKLOG = `
