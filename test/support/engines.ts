@@ -108,7 +108,8 @@ const all: Readonly<Record<string, EngineFactory>> = {
   'drizzle-pglite': onPGlite('pglite (drizzle)', (lite) => fromDrizzle(drizzlePGlite({ client: lite }))),
   prisma: onServer('postgres (prisma, adapter-pg)', (url) => {
     const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: 60 }) });
-    return { database: fromPrisma(prisma), end: () => prisma.$disconnect() };
+    // Room for the longest lock wait the suites configure (30 s) and two store budgets.
+    return { database: fromPrisma(prisma, { timeout: 60_000 }), end: () => prisma.$disconnect() };
   }),
 };
 

@@ -40,6 +40,8 @@ export interface DrizzleLike<Tx extends DrizzleQueryable> extends DrizzleQueryab
  * Drizzle's `tx`. Drizzle rolls back when the callback throws, and
  * `tx.rollback()` is such a throw: in a handler it rolls back the operation
  * record with the handler's writes, and the request fails with Drizzle's error.
+ * Drizzle's PGlite driver runs one statement per query: run `migrate` with
+ * `fromPGlite(client)` there, or put `retrysafe schema` in your migrations.
  */
 export function fromDrizzle<Tx extends DrizzleQueryable>(db: DrizzleLike<Tx>): SqlDatabase<Tx> {
   return {

@@ -7,7 +7,8 @@ export interface PostgresJsQueryable {
 
 /** The members of a postgres.js `sql` instance that retrysafe calls. */
 export interface PostgresJsLike<Tx extends PostgresJsQueryable> extends PostgresJsQueryable {
-  begin<T>(work: (tx: Tx) => Promise<T>): PromiseLike<unknown>;
+  /** The form with options: TypeScript infers `Tx` from the last of postgres.js' overloads, which is this one. */
+  begin<T>(options: string, work: (tx: Tx) => Promise<T>): PromiseLike<unknown>;
 }
 
 /**
@@ -19,7 +20,7 @@ export function fromPostgresJs<Tx extends PostgresJsQueryable>(sql: PostgresJsLi
   return {
     async transaction<T>(work: (client: SqlClient, tx: Tx) => Promise<T>): Promise<T> {
       let result: { readonly value: T } | undefined;
-      await sql.begin(async (tx) => {
+      await sql.begin('read write', async (tx) => {
         result = { value: await work(postgresJsRunner(tx), tx) };
       });
       if (result === undefined) throw new Error('postgres.js committed a transaction whose work did not finish.');

@@ -28,50 +28,72 @@ export type AggregateOrder = {
 
 export type OrderAvgAggregateOutputType = {
   id: number | null
+  qty: number | null
 }
 
 export type OrderSumAggregateOutputType = {
   id: number | null
+  qty: number | null
 }
 
 export type OrderMinAggregateOutputType = {
   id: number | null
+  tenant: string | null
   sku: string | null
+  qty: number | null
+  createdAt: Date | null
 }
 
 export type OrderMaxAggregateOutputType = {
   id: number | null
+  tenant: string | null
   sku: string | null
+  qty: number | null
+  createdAt: Date | null
 }
 
 export type OrderCountAggregateOutputType = {
   id: number
+  tenant: number
   sku: number
+  qty: number
+  createdAt: number
   _all: number
 }
 
 
 export type OrderAvgAggregateInputType = {
   id?: true
+  qty?: true
 }
 
 export type OrderSumAggregateInputType = {
   id?: true
+  qty?: true
 }
 
 export type OrderMinAggregateInputType = {
   id?: true
+  tenant?: true
   sku?: true
+  qty?: true
+  createdAt?: true
 }
 
 export type OrderMaxAggregateInputType = {
   id?: true
+  tenant?: true
   sku?: true
+  qty?: true
+  createdAt?: true
 }
 
 export type OrderCountAggregateInputType = {
   id?: true
+  tenant?: true
   sku?: true
+  qty?: true
+  createdAt?: true
   _all?: true
 }
 
@@ -163,7 +185,10 @@ export type OrderGroupByArgs<ExtArgs extends runtime.Types.Extensions.InternalAr
 
 export type OrderGroupByOutputType = {
   id: number
+  tenant: string
   sku: string
+  qty: number
+  createdAt: Date
   _count: OrderCountAggregateOutputType | null
   _avg: OrderAvgAggregateOutputType | null
   _sum: OrderSumAggregateOutputType | null
@@ -191,12 +216,18 @@ export type OrderWhereInput = {
   OR?: Prisma.OrderWhereInput[]
   NOT?: Prisma.OrderWhereInput | Prisma.OrderWhereInput[]
   id?: Prisma.IntFilter<"Order"> | number
+  tenant?: Prisma.StringFilter<"Order"> | string
   sku?: Prisma.StringFilter<"Order"> | string
+  qty?: Prisma.IntFilter<"Order"> | number
+  createdAt?: Prisma.DateTimeFilter<"Order"> | Date | string
 }
 
 export type OrderOrderByWithRelationInput = {
   id?: Prisma.SortOrder
+  tenant?: Prisma.SortOrder
   sku?: Prisma.SortOrder
+  qty?: Prisma.SortOrder
+  createdAt?: Prisma.SortOrder
 }
 
 export type OrderWhereUniqueInput = Prisma.AtLeast<{
@@ -204,12 +235,18 @@ export type OrderWhereUniqueInput = Prisma.AtLeast<{
   AND?: Prisma.OrderWhereInput | Prisma.OrderWhereInput[]
   OR?: Prisma.OrderWhereInput[]
   NOT?: Prisma.OrderWhereInput | Prisma.OrderWhereInput[]
+  tenant?: Prisma.StringFilter<"Order"> | string
   sku?: Prisma.StringFilter<"Order"> | string
+  qty?: Prisma.IntFilter<"Order"> | number
+  createdAt?: Prisma.DateTimeFilter<"Order"> | Date | string
 }, "id">
 
 export type OrderOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
+  tenant?: Prisma.SortOrder
   sku?: Prisma.SortOrder
+  qty?: Prisma.SortOrder
+  createdAt?: Prisma.SortOrder
   _count?: Prisma.OrderCountOrderByAggregateInput
   _avg?: Prisma.OrderAvgOrderByAggregateInput
   _max?: Prisma.OrderMaxOrderByAggregateInput
@@ -222,62 +259,97 @@ export type OrderScalarWhereWithAggregatesInput = {
   OR?: Prisma.OrderScalarWhereWithAggregatesInput[]
   NOT?: Prisma.OrderScalarWhereWithAggregatesInput | Prisma.OrderScalarWhereWithAggregatesInput[]
   id?: Prisma.IntWithAggregatesFilter<"Order"> | number
+  tenant?: Prisma.StringWithAggregatesFilter<"Order"> | string
   sku?: Prisma.StringWithAggregatesFilter<"Order"> | string
+  qty?: Prisma.IntWithAggregatesFilter<"Order"> | number
+  createdAt?: Prisma.DateTimeWithAggregatesFilter<"Order"> | Date | string
 }
 
 export type OrderCreateInput = {
+  tenant: string
   sku: string
+  qty: number
+  createdAt?: Date | string
 }
 
 export type OrderUncheckedCreateInput = {
   id?: number
+  tenant: string
   sku: string
+  qty: number
+  createdAt?: Date | string
 }
 
 export type OrderUpdateInput = {
+  tenant?: Prisma.StringFieldUpdateOperationsInput | string
   sku?: Prisma.StringFieldUpdateOperationsInput | string
+  qty?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type OrderUncheckedUpdateInput = {
   id?: Prisma.IntFieldUpdateOperationsInput | number
+  tenant?: Prisma.StringFieldUpdateOperationsInput | string
   sku?: Prisma.StringFieldUpdateOperationsInput | string
+  qty?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type OrderCreateManyInput = {
   id?: number
+  tenant: string
   sku: string
+  qty: number
+  createdAt?: Date | string
 }
 
 export type OrderUpdateManyMutationInput = {
+  tenant?: Prisma.StringFieldUpdateOperationsInput | string
   sku?: Prisma.StringFieldUpdateOperationsInput | string
+  qty?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type OrderUncheckedUpdateManyInput = {
   id?: Prisma.IntFieldUpdateOperationsInput | number
+  tenant?: Prisma.StringFieldUpdateOperationsInput | string
   sku?: Prisma.StringFieldUpdateOperationsInput | string
+  qty?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type OrderCountOrderByAggregateInput = {
   id?: Prisma.SortOrder
+  tenant?: Prisma.SortOrder
   sku?: Prisma.SortOrder
+  qty?: Prisma.SortOrder
+  createdAt?: Prisma.SortOrder
 }
 
 export type OrderAvgOrderByAggregateInput = {
   id?: Prisma.SortOrder
+  qty?: Prisma.SortOrder
 }
 
 export type OrderMaxOrderByAggregateInput = {
   id?: Prisma.SortOrder
+  tenant?: Prisma.SortOrder
   sku?: Prisma.SortOrder
+  qty?: Prisma.SortOrder
+  createdAt?: Prisma.SortOrder
 }
 
 export type OrderMinOrderByAggregateInput = {
   id?: Prisma.SortOrder
+  tenant?: Prisma.SortOrder
   sku?: Prisma.SortOrder
+  qty?: Prisma.SortOrder
+  createdAt?: Prisma.SortOrder
 }
 
 export type OrderSumOrderByAggregateInput = {
   id?: Prisma.SortOrder
+  qty?: Prisma.SortOrder
 }
 
 export type StringFieldUpdateOperationsInput = {
@@ -292,36 +364,55 @@ export type IntFieldUpdateOperationsInput = {
   divide?: number
 }
 
+export type DateTimeFieldUpdateOperationsInput = {
+  set?: Date | string
+}
+
 
 
 export type OrderSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
+  tenant?: boolean
   sku?: boolean
+  qty?: boolean
+  createdAt?: boolean
 }, ExtArgs["result"]["order"]>
 
 export type OrderSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
+  tenant?: boolean
   sku?: boolean
+  qty?: boolean
+  createdAt?: boolean
 }, ExtArgs["result"]["order"]>
 
 export type OrderSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
+  tenant?: boolean
   sku?: boolean
+  qty?: boolean
+  createdAt?: boolean
 }, ExtArgs["result"]["order"]>
 
 export type OrderSelectScalar = {
   id?: boolean
+  tenant?: boolean
   sku?: boolean
+  qty?: boolean
+  createdAt?: boolean
 }
 
-export type OrderOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "sku", ExtArgs["result"]["order"]>
+export type OrderOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "tenant" | "sku" | "qty" | "createdAt", ExtArgs["result"]["order"]>
 
 export type $OrderPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Order"
   objects: {}
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: number
+    tenant: string
     sku: string
+    qty: number
+    createdAt: Date
   }, ExtArgs["result"]["order"]>
   composites: {}
 }
@@ -746,7 +837,10 @@ export interface Prisma__OrderClient<T, Null = never, ExtArgs extends runtime.Ty
  */
 export interface OrderFieldRefs {
   readonly id: Prisma.FieldRef<"Order", 'Int'>
+  readonly tenant: Prisma.FieldRef<"Order", 'String'>
   readonly sku: Prisma.FieldRef<"Order", 'String'>
+  readonly qty: Prisma.FieldRef<"Order", 'Int'>
+  readonly createdAt: Prisma.FieldRef<"Order", 'DateTime'>
 }
     
 
