@@ -1,6 +1,7 @@
 import { RetrysafeError } from '../core/errors.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import { type Migration, migrations } from './migrations/index.js';
+import { MIGRATIONS_TABLE } from './schema.js';
 
 /** What `migrate` did. */
 export interface MigrationResult {
@@ -22,11 +23,7 @@ export async function migrate<Tx>(database: SqlDatabase<Tx>, known: readonly Mig
   return database.transaction(async (sql) => {
     // From FROM, so no column of type void comes back: some data layers (Prisma) cannot read one.
     await sql.query('SELECT true AS locked FROM pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    await sql.exec(`CREATE TABLE IF NOT EXISTS retrysafe_migrations (
-      version integer PRIMARY KEY,
-      name text NOT NULL,
-      applied_at timestamptz NOT NULL DEFAULT now()
-    )`);
+    await sql.exec(MIGRATIONS_TABLE);
     const { rows } = await sql.query<{ version: number | null }>('SELECT max(version) AS version FROM retrysafe_migrations');
     const current = rows[0]?.version ?? 0;
     const latest = known.at(-1)?.version ?? 0;
