@@ -9,6 +9,7 @@ import { downstreamKey } from '../../src/leases/downstream-key.js';
 import { fromPg, migrate } from '../../src/postgres/index.js';
 import { type Child, runProgram, startProgram } from '../support/child.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { engineIds } from '../support/engines.js';
 import { PAYMENTS_TABLE } from '../leases/payment-route.js';
 
 const SERVER = 'test/crash/programs/server.ts';
@@ -20,7 +21,10 @@ interface Answer {
   readonly headers: Headers;
 }
 
-describe('crash matrix: the service killed with SIGKILL at each named point', () => {
+/** node-postgres, and Drizzle on node-postgres when RETRYSAFE_DATA_LAYERS selects it (`.ci/run`). */
+const layers = ['pg', ...engineIds.filter((id) => id === 'drizzle-pg')];
+
+describe.each(layers)('crash matrix through %s: the service killed with SIGKILL at each named point', (layer) => {
   let db: TestDatabase;
   let pool: pg.Pool;
   let provider: Provider;
@@ -43,7 +47,7 @@ describe('crash matrix: the service killed with SIGKILL at each named point', ()
     await db.drop();
   });
 
-  const env = (extra: Record<string, string> = {}): Record<string, string> => ({ DATABASE_URL: db.url, PROVIDER_URL: provider.url, LEASE_SECONDS: '2', ...extra });
+  const env = (extra: Record<string, string> = {}): Record<string, string> => ({ DATABASE_URL: db.url, PROVIDER_URL: provider.url, LEASE_SECONDS: '2', DATA_LAYER: layer, ...extra });
   async function service(extra: Record<string, string> = {}): Promise<{ url: string; child: Child }> {
     const child = await startProgram(SERVER, env(extra), /^listening (\S+)/);
     children.push(child);

@@ -118,13 +118,14 @@ const all: Readonly<Record<string, EngineFactory>> = {
  * RETRYSAFE_DATA_LAYERS says otherwise, with `all` or a comma-separated list
  * of ids (`.ci/run` runs the database suites through every data layer).
  */
-export const engines: readonly EngineFactory[] = selected(process.env.RETRYSAFE_DATA_LAYERS ?? '');
+export const engineIds: readonly string[] = selected(process.env.RETRYSAFE_DATA_LAYERS ?? '');
 
-function selected(setting: string): readonly EngineFactory[] {
-  const ids = setting === '' ? ['pg', 'pglite'] : setting === 'all' ? Object.keys(all) : setting.split(',').map((id) => id.trim());
-  return ids.map((id) => {
-    const factory = all[id];
-    if (factory === undefined) throw new Error(`RETRYSAFE_DATA_LAYERS: no data layer "${id}"; known: all, ${Object.keys(all).join(', ')}.`);
-    return factory;
-  });
+export const engines: readonly EngineFactory[] = engineIds.map((id) => {
+  const factory = all[id];
+  if (factory === undefined) throw new Error(`RETRYSAFE_DATA_LAYERS: no data layer "${id}"; known: all, ${Object.keys(all).join(', ')}.`);
+  return factory;
+});
+
+function selected(setting: string): readonly string[] {
+  return setting === '' ? ['pg', 'pglite'] : setting === 'all' ? Object.keys(all) : setting.split(',').map((id) => id.trim());
 }
