@@ -21,8 +21,9 @@ interface Answer {
   readonly headers: Headers;
 }
 
-/** node-postgres, and Drizzle on node-postgres when RETRYSAFE_DATA_LAYERS selects it (`.ci/run`). */
-const layers = ['pg', ...engineIds.filter((id) => id === 'drizzle-pg')];
+/** node-postgres and Drizzle on node-postgres, as RETRYSAFE_DATA_LAYERS selects them (`.ci/run`); node-postgres by default. */
+const chosen = engineIds.filter((id) => id === 'pg' || id === 'drizzle-pg');
+const layers = chosen.length > 0 ? chosen : ['pg'];
 
 describe.each(layers)('crash matrix through %s: the service killed with SIGKILL at each named point', (layer) => {
   let db: TestDatabase;
