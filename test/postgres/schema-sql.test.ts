@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fromPg, migrate, migrations, portable, schemaSql } from '../../src/postgres/index.js';
-import { retrysafe } from '../cli/run-cli.js';
+import { expectOneLineError, retrysafe } from '../cli/run-cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 const folder = new URL('../../src/postgres/migrations/', import.meta.url);
@@ -21,6 +21,15 @@ describe('the schema as data', () => {
     const printed = await retrysafe(['schema']);
     expect(printed.code).toBe(0);
     expect(printed.stdout).toBe(committed);
+  });
+
+  it('prints only the newer migrations with --after, and refuses a version that is not a whole number', async () => {
+    const newer = await retrysafe(['schema', '--after', '4']);
+    expect(newer.stdout).toBe(schemaSql(4));
+    expect(newer.stdout).not.toContain('retrysafe migration 4:');
+    const refused = await retrysafe(['schema', '--after', 'latest']);
+    expect(refused.code).toBe(2);
+    expect(expectOneLineError(refused)).toContain("option '--after <version>' argument 'latest' is invalid");
   });
 });
 
