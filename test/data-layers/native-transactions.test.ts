@@ -4,10 +4,10 @@ import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import { integer, type PgDatabase, type PgQueryResultHKT, pgTable, serial, text } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePGlite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
-import { type Generated, Kysely, PostgresDialect } from 'kysely';
+import { type Generated, Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { idempotency, isRetrysafeError, type SqlClient, type SqlDatabase } from '../../src/index.js';
 import { atomic } from '../../src/adapters/fetch.js';
 import { consume } from '../../src/inbox/index.js';
@@ -19,7 +19,7 @@ import { fromPrisma, prismaRunner } from '../../src/postgres/clients/from-prisma
 import { fromPGlite, migrate, portable, postgresStore } from '../../src/postgres/index.js';
 import { ORDERS_TABLE } from '../support/apps.js';
 import { createTestDatabase } from '../support/database.js';
-import { PrismaClient } from '../support/prisma/generated/client.js';
+import { type Prisma, PrismaClient } from '../support/prisma/generated/client.js';
 
 /** One data layer under test: its database, and an order written through the library's own API in its transaction. */
 interface Layer<Tx> {
@@ -246,3 +246,16 @@ function catchError(run: () => unknown): unknown {
   }
   return undefined;
 }
+
+describe("each data layer's handlers get the library's own transaction type", () => {
+  it('postgres.js: TransactionSql; Kysely: Transaction<DB>; Drizzle: its PgTransaction; Prisma: TransactionClient', () => {
+    const sql = postgres({ max: 1 });
+    expectTypeOf(fromPostgresJs(sql)).toEqualTypeOf<SqlDatabase<postgres.TransactionSql>>();
+    const kysely = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: new pg.Pool() }) });
+    expectTypeOf(fromKysely(kysely)).toEqualTypeOf<SqlDatabase<Transaction<Schema>>>();
+    const drizzle = drizzleNodePg({ client: new pg.Pool() });
+    expectTypeOf(fromDrizzle(drizzle)).toEqualTypeOf<SqlDatabase<Parameters<Parameters<typeof drizzle.transaction>[0]>[0]>>();
+    const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: 'postgres://unused@127.0.0.1:1/unused' }) });
+    expectTypeOf(fromPrisma(prisma)).toEqualTypeOf<SqlDatabase<Prisma.TransactionClient>>();
+  });
+});
