@@ -7,12 +7,14 @@ import { registerMigrate } from './commands/migrate.js';
 import { registerRecover } from './commands/recover.js';
 import { registerResolve } from './commands/resolve.js';
 import { registerRetry } from './commands/retry.js';
+import { registerSchema } from './commands/schema.js';
 import { registerStuck } from './commands/stuck.js';
 import { registerSweep } from './commands/sweep.js';
 
 /** Every subcommand lives in `commands/` and adds itself to the program. */
 const commands: readonly ((program: Command) => Command)[] = [
   registerMigrate,
+  registerSchema,
   registerInspect,
   registerStuck,
   registerSweep,

@@ -84,10 +84,13 @@ export interface Idempotency<Tx> {
 
 export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx> {
   const observers = [...(options.observers ?? [])];
+  const lockTimeoutMs = positive('lockTimeoutMs', options.lockTimeoutMs ?? 3000);
+  const storeTimeoutMs = positive('storeTimeoutMs', options.storeTimeoutMs ?? 5000);
+  fitsTransactionLimit(options.store.transactionTimeoutMs, lockTimeoutMs, storeTimeoutMs);
   return {
     store: options.store,
-    lockTimeoutMs: positive('lockTimeoutMs', options.lockTimeoutMs ?? 3000),
-    storeTimeoutMs: positive('storeTimeoutMs', options.storeTimeoutMs ?? 5000),
+    lockTimeoutMs,
+    storeTimeoutMs,
     statementTimeoutMs: positive('statementTimeoutMs', options.statementTimeoutMs ?? 30_000),
     retryAfterSeconds: positive('retryAfterSeconds', options.retryAfterSeconds ?? 1),
     leaseSeconds: positive('leaseSeconds', options.leaseSeconds ?? 30),
@@ -123,6 +126,23 @@ function backoff(options: BackoffOptions): BackoffOptions {
     throw new RetrysafeError('misuse', `retryDelay needs 0 < baseDelayMs <= maxDelayMs, got ${options.baseDelayMs} and ${options.maxDelayMs}.`);
   }
   return options;
+}
+
+/**
+ * A data layer that ends transactions itself (Prisma) must leave an atomic
+ * route's claim (lock wait and store budget) and completion (store budget)
+ * time to finish, with time left for the handler; otherwise it would roll back
+ * work that retrysafe's own budgets still allow.
+ */
+function fitsTransactionLimit(limitMs: number | undefined, lockTimeoutMs: number, storeTimeoutMs: number): void {
+  if (limitMs === undefined) return;
+  const needed = lockTimeoutMs + 2 * storeTimeoutMs;
+  if (limitMs <= needed) {
+    throw new RetrysafeError(
+      'misuse',
+      `The data layer ends a transaction after ${limitMs} ms, but an atomic route's lock wait and store budgets need ${needed} ms (lockTimeoutMs + 2 × storeTimeoutMs) before its handler's time: raise the transaction timeout or lower lockTimeoutMs and storeTimeoutMs.`,
+    );
+  }
 }
 
 function positive(name: string, value: number): number {

@@ -2,6 +2,7 @@ export { type FromPgOptions, fromPg, type PgClientLike, type PgPoolClient, type 
 export { fromPGlite, type PGliteLike } from './clients/from-pglite.js';
 export { migrate, type MigrationResult } from './migrate.js';
 export { type Migration, migrations } from './migrations/index.js';
+export { schemaSql } from './schema.js';
 export { maintenanceStore } from './maintenance-store.js';
 export { postgresStore } from './postgres-store.js';
 export type { OperationStore } from '../store/operation-store.js';

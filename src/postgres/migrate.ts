@@ -1,6 +1,7 @@
 import { RetrysafeError } from '../core/errors.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import { type Migration, migrations } from './migrations/index.js';
+import { MIGRATIONS_TABLE } from './schema.js';
 
 /** What `migrate` did. */
 export interface MigrationResult {
@@ -20,12 +21,9 @@ const MIGRATION_LOCK = 7_357_001;
  */
 export async function migrate<Tx>(database: SqlDatabase<Tx>, known: readonly Migration[] = migrations): Promise<MigrationResult> {
   return database.transaction(async (sql) => {
-    await sql.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    await sql.exec(`CREATE TABLE IF NOT EXISTS retrysafe_migrations (
-      version integer PRIMARY KEY,
-      name text NOT NULL,
-      applied_at timestamptz NOT NULL DEFAULT now()
-    )`);
+    // From FROM, so no column of type void comes back: some data layers (Prisma) cannot read one.
+    await sql.query('SELECT true AS locked FROM pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await sql.exec(MIGRATIONS_TABLE);
     const { rows } = await sql.query<{ version: number | null }>('SELECT max(version) AS version FROM retrysafe_migrations');
     const current = rows[0]?.version ?? 0;
     const latest = known.at(-1)?.version ?? 0;

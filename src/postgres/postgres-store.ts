@@ -12,6 +12,7 @@ import { handlerPart, inTransaction, storePart } from './transaction.js';
 export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx> {
   return {
     ...leaseStore(database),
+    transactionTimeoutMs: database.transactionTimeoutMs,
     atomic(request, work) {
       return inTransaction(database, async (sql, tx) => {
         const claim = await storePart(() => claimAtomic(sql, request));

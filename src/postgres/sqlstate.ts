@@ -18,10 +18,20 @@ const TRANSIENT = [
 
 const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 
+/**
+ * The error's SQLSTATE, or that of the driver error a data layer wrapped:
+ * Drizzle's `DrizzleQueryError` keeps it as `cause`; Prisma puts its own code
+ * (`P2010`) on top and the database's under `meta.driverAdapterError`.
+ */
 export function sqlState(error: unknown): string | undefined {
-  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') return error.code;
+  for (const layer of layers(error)) {
+    if ('code' in layer && typeof layer.code === 'string' && !PRISMA_CODE.test(layer.code)) return layer.code;
+  }
   return undefined;
 }
+
+/** Prisma's own error codes (P1000 to P6999); PL/pgSQL's SQLSTATEs are P0001 to P0004. */
+const PRISMA_CODE = /^P[1-9]\d{3}$/;
 
 /** Whether a database error says "try again later" rather than "this work is wrong". */
 export function isTransientDatabaseError(error: unknown): boolean {
@@ -32,5 +42,21 @@ export function isTransientDatabaseError(error: unknown): boolean {
 
 // node-postgres reports a lost or unobtainable connection with no code at all.
 function isConnectionLoss(error: unknown): boolean {
-  return error instanceof Error && /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(error.message);
+  return layers(error).some(
+    (layer) => layer instanceof Error && /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(layer.message),
+  );
+}
+
+/** The error and the causes it wraps, outermost first. */
+function layers(error: unknown): object[] {
+  const found: object[] = [];
+  for (let layer = error; typeof layer === 'object' && layer !== null && !found.includes(layer) && found.length < 8; layer = inner(layer)) {
+    found.push(layer);
+  }
+  return found;
+}
+
+function inner(layer: object): unknown {
+  if ('meta' in layer && typeof layer.meta === 'object' && layer.meta !== null && 'driverAdapterError' in layer.meta) return layer.meta.driverAdapterError;
+  return 'cause' in layer ? layer.cause : undefined;
 }

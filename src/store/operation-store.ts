@@ -166,4 +166,6 @@ export interface OperationStore<Tx> extends LeaseStore<Tx> {
   atomic<T>(request: ClaimRequest, work: (transaction: AtomicTransaction<Tx>) => Promise<Settlement<T>>): Promise<T>;
   /** Runs `work` in a plain transaction, for requests that carry no key. */
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /** The data layer's own limit on a transaction's life (`SqlDatabase.transactionTimeoutMs`); a decorator passes it on. */
+  readonly transactionTimeoutMs?: number | undefined;
 }

@@ -24,6 +24,11 @@ export interface SqlDatabase<Tx> {
   transaction<T>(work: (sql: SqlClient, tx: Tx) => Promise<T>): Promise<T>;
   /** One statement outside any transaction. */
   query: SqlClient['query'];
+  /**
+   * How long the data layer lets a transaction run before it ends it itself
+   * (Prisma's interactive transactions); undefined when it never does.
+   */
+  readonly transactionTimeoutMs?: number | undefined;
 }
 
 /**
@@ -32,5 +37,5 @@ export interface SqlDatabase<Tx> {
  * node-postgres in production and PGlite in development.
  */
 export function portable<Tx>(database: SqlDatabase<Tx>): SqlDatabase<SqlClient> {
-  return { transaction: (work) => database.transaction((sql) => work(sql, sql)), query: database.query };
+  return { transaction: (work) => database.transaction((sql) => work(sql, sql)), query: database.query, transactionTimeoutMs: database.transactionTimeoutMs };
 }

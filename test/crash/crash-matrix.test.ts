@@ -9,6 +9,7 @@ import { downstreamKey } from '../../src/leases/downstream-key.js';
 import { fromPg, migrate } from '../../src/postgres/index.js';
 import { type Child, runProgram, startProgram } from '../support/child.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { engineIds } from '../support/engines.js';
 import { PAYMENTS_TABLE } from '../leases/payment-route.js';
 import { retrysafe } from '../cli/run-cli.js';
 
@@ -21,7 +22,11 @@ interface Answer {
   readonly headers: Headers;
 }
 
-describe('crash matrix: the service killed with SIGKILL at each named point', () => {
+/** node-postgres and Drizzle on node-postgres, as RETRYSAFE_DATA_LAYERS selects them (`.ci/run`); node-postgres by default. */
+const chosen = engineIds.filter((id) => id === 'pg' || id === 'drizzle-pg');
+const layers = chosen.length > 0 ? chosen : ['pg'];
+
+describe.each(layers)('crash matrix through %s: the service killed with SIGKILL at each named point', (layer) => {
   let db: TestDatabase;
   let pool: pg.Pool;
   let provider: Provider;
@@ -44,7 +49,7 @@ describe('crash matrix: the service killed with SIGKILL at each named point', ()
     await db.drop();
   });
 
-  const env = (extra: Record<string, string> = {}): Record<string, string> => ({ DATABASE_URL: db.url, PROVIDER_URL: provider.url, LEASE_SECONDS: '2', ...extra });
+  const env = (extra: Record<string, string> = {}): Record<string, string> => ({ DATABASE_URL: db.url, PROVIDER_URL: provider.url, LEASE_SECONDS: '2', DATA_LAYER: layer, ...extra });
   async function service(extra: Record<string, string> = {}): Promise<{ url: string; child: Child }> {
     const child = await startProgram(SERVER, env(extra), /^listening (\S+)/);
     children.push(child);

@@ -1,10 +1,21 @@
 import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
 import { readFile } from 'node:fs/promises';
+import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
+import { drizzle as drizzlePGlite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import postgres from 'postgres';
 import { inject } from 'vitest';
+import { fromDrizzle } from '../../src/postgres/clients/from-drizzle.js';
+import { fromKysely } from '../../src/postgres/clients/from-kysely.js';
+import { fromPostgresJs } from '../../src/postgres/clients/from-postgres-js.js';
+import { fromPrisma } from '../../src/postgres/clients/from-prisma.js';
 import { fromPg, fromPGlite, migrate, portable } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { createTestDatabase } from './database.js';
+import { PrismaClient } from './prisma/generated/client.js';
 
 /** A migrated database under test, on one engine. Every test file loops over `engines`. */
 export interface Engine {
@@ -26,37 +37,103 @@ export interface EngineFactory {
  */
 const behindPooler = process.env.TEST_POOLER === 'transaction';
 
-const allEngines: readonly EngineFactory[] = [
-  {
-    name: 'postgres (node-postgres)',
+/** A data layer over a server database: its retrysafe database and how to close what it opened. */
+interface ServerLayer {
+  readonly database: SqlDatabase<unknown>;
+  end(): Promise<void>;
+}
+
+/** A test database of its own on the server, reached through one data layer. */
+function onServer(name: string, connect: (url: string) => ServerLayer): EngineFactory {
+  return {
+    name,
     async open() {
       const db = await createTestDatabase();
-      const pool = new pg.Pool({ connectionString: db.url, max: 60 });
-      // pool.end() resolves before its clients' sockets have closed; the forced DROP DATABASE in close()
-      // can then terminate a backend still on its way out, and its FATAL would be an uncaught pool 'error'.
-      pool.on('error', () => {});
-      const database = portable(fromPg(pool, { preparedStatements: !behindPooler }));
+      const layer = connect(db.url);
+      const database = portable(layer.database);
       await migrate(database);
       return {
         database,
         concurrent: true,
         async close() {
-          await pool.end();
+          await layer.end();
           await db.drop();
         },
       };
     },
-  },
-  {
-    name: 'pglite',
+  };
+}
+
+/** A copy of a migrated PGlite database created once per run: creating one from scratch takes seconds. */
+function onPGlite(name: string, wrap: (lite: PGlite) => SqlDatabase<unknown>): EngineFactory {
+  return {
+    name,
     async open() {
-      // A copy of a database created once per run: creating one from scratch takes seconds.
       const lite = await PGlite.create({ loadDataDir: new Blob([await readFile(inject('pgliteTemplate'))]) });
-      const database = portable(fromPGlite(lite));
+      const database = portable(wrap(lite));
       await migrate(database);
       return { database, concurrent: false, close: () => lite.close() };
     },
-  },
-];
+  };
+}
 
-export const engines: readonly EngineFactory[] = behindPooler ? allEngines.filter(({ name }) => name !== 'pglite') : allEngines;
+function pgPool(url: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: 60 });
+  // pool.end() resolves before its clients' sockets have closed; the forced DROP DATABASE in close()
+  // can then terminate a backend still on its way out, and its FATAL would be an uncaught pool 'error'.
+  pool.on('error', () => {});
+  return pool;
+}
+
+function postgresJs(url: string): postgres.Sql {
+  return postgres(url, { max: 60, onnotice: () => {} });
+}
+
+/** Every data layer, by the id RETRYSAFE_DATA_LAYERS names it with. */
+const all: Readonly<Record<string, EngineFactory>> = {
+  pg: onServer('postgres (node-postgres)', (url) => {
+    const pool = pgPool(url);
+    return { database: fromPg(pool, { preparedStatements: !behindPooler }), end: () => pool.end() };
+  }),
+  pglite: onPGlite('pglite', (lite) => fromPGlite(lite)),
+  'postgres-js': onServer('postgres (postgres.js)', (url) => {
+    const sql = postgresJs(url);
+    return { database: fromPostgresJs(sql), end: () => sql.end() };
+  }),
+  kysely: onServer('postgres (kysely, node-postgres)', (url) => {
+    const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool: pgPool(url) }) });
+    return { database: fromKysely(db), end: () => db.destroy() };
+  }),
+  'drizzle-pg': onServer('postgres (drizzle, node-postgres)', (url) => {
+    const pool = pgPool(url);
+    return { database: fromDrizzle(drizzleNodePg({ client: pool })), end: () => pool.end() };
+  }),
+  'drizzle-postgres-js': onServer('postgres (drizzle, postgres.js)', (url) => {
+    const sql = postgresJs(url);
+    return { database: fromDrizzle(drizzlePostgresJs({ client: sql })), end: () => sql.end() };
+  }),
+  'drizzle-pglite': onPGlite('pglite (drizzle)', (lite) => fromDrizzle(drizzlePGlite({ client: lite }))),
+  prisma: onServer('postgres (prisma, adapter-pg)', (url) => {
+    const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: 60 }) });
+    // Room for the longest lock wait the suites configure (30 s) and two store budgets.
+    return { database: fromPrisma(prisma, { timeout: 60_000 }), end: () => prisma.$disconnect() };
+  }),
+};
+
+/**
+ * The engines test files loop over: node-postgres and PGlite unless
+ * RETRYSAFE_DATA_LAYERS says otherwise, with `all` or a comma-separated list
+ * of ids (`.ci/run` runs the database suites through every data layer).
+ */
+export const engineIds: readonly string[] = selected(process.env.RETRYSAFE_DATA_LAYERS ?? '');
+
+export const engines: readonly EngineFactory[] = engineIds.map((id) => {
+  const factory = all[id];
+  if (factory === undefined) throw new Error(`RETRYSAFE_DATA_LAYERS: no data layer "${id}"; known: all, ${Object.keys(all).join(', ')}.`);
+  return factory;
+});
+
+function selected(setting: string): readonly string[] {
+  const ids = setting === '' ? ['pg', 'pglite'] : setting === 'all' ? Object.keys(all) : setting.split(',').map((id) => id.trim());
+  return behindPooler ? ids.filter((id) => !id.includes('pglite')) : ids;
+}

@@ -1,23 +1,15 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { operations } from './0001_operations.js';
+import { leases } from './0002_leases.js';
+import { outboxInbox } from './0003_outbox_inbox.js';
+import { hotCompletion } from './0004_hot_completion.js';
+import { domainChecks } from './0005_domain_checks.js';
+import { stepStartsAndBackoff } from './0006_step_starts_and_backoff.js';
+import type { Migration } from './migration.js';
 
-/** An append-only, numbered schema change. */
-export interface Migration {
-  readonly version: number;
-  readonly name: string;
-  readonly sql: string;
-}
+export type { Migration } from './migration.js';
 
-const directory = new URL('./', import.meta.url);
-
-/** Every migration this version knows, in order: the numbered SQL files beside this module. */
-export const migrations: readonly Migration[] = readdirSync(directory)
-  .filter((file) => /^\d{4}_.+\.sql$/.test(file))
-  .sort()
-  .map((file) => {
-  const [version, name] = file.replace(/\.sql$/, '').split(/_(.*)/s);
-  return {
-    version: Number(version),
-    name: name ?? file,
-    sql: readFileSync(new URL(file, directory), 'utf8'),
-  };
-});
+/**
+ * Every migration this version knows, in order. Modules rather than files
+ * read at run time, so that bundlers carry them along.
+ */
+export const migrations: readonly Migration[] = [operations, leases, outboxInbox, hotCompletion, domainChecks, stepStartsAndBackoff];

@@ -1,5 +1,7 @@
 /** Statements of the consumer inbox (`retrysafe_inbox`) and of recorded webhooks (`retrysafe_webhook_events`). */
 
+import { jsonText } from './statement.js';
+
 /**
  * Records that a consumer processed a message, in the transaction of the
  * consumer's writes. No row back means an earlier delivery was processed: the
@@ -33,7 +35,7 @@ SELECT count(*)::int AS count FROM pruned`;
  */
 export const RECORD_WEBHOOK_EVENT = `
 INSERT INTO retrysafe_webhook_events (receiver, id, payload, sent_at)
-VALUES ($1, $2, $3::jsonb, to_timestamp($4))
+VALUES ($1, $2, ${jsonText('$3')}, to_timestamp($4))
 ON CONFLICT (receiver, id) DO NOTHING
 RETURNING id`;
 

@@ -1,4 +1,4 @@
-import { statement } from './statement.js';
+import { jsonText, statement } from './statement.js';
 import { claimOrRead } from './record-row.js';
 import { outcomeAssignments } from './outcome.js';
 
@@ -23,7 +23,7 @@ const RESTED = `(not_before IS NULL OR not_before <= now())`;
 export const CLAIM_LEASE = statement('retrysafe_claim_lease', claimOrRead(`
   INSERT INTO retrysafe_operations AS o
     (tenant, operation, key, fingerprint, state, owner_token, lease_expires_at, input, mode)
-  VALUES ($1, $2, $3, $4::bytea, 'in_progress', $5, now() + make_interval(secs => $6), $7, $8)`));
+  VALUES ($1, $2, $3, $4::bytea, 'in_progress', $5, now() + make_interval(secs => $6), ${jsonText('$7')}, $8)`));
 
 /**
  * Takes over an expired lease by compare-and-swap on the fencing token last
@@ -93,7 +93,7 @@ RETURNING step`);
 export const CHECKPOINT = statement('retrysafe_checkpoint', `
 ${OWNED_RENEWED}
 INSERT INTO retrysafe_steps (tenant, operation, key, step, result, fencing_token, finished_at)
-SELECT tenant, operation, key, $7, $8, fencing_token, now() FROM owned
+SELECT tenant, operation, key, $7, ${jsonText('$8')}, fencing_token, now() FROM owned
 ON CONFLICT (tenant, operation, key, step) DO UPDATE
   SET result = EXCLUDED.result, fencing_token = EXCLUDED.fencing_token, finished_at = EXCLUDED.finished_at
   WHERE retrysafe_steps.finished_at IS NULL

@@ -1,7 +1,12 @@
 /** Statements of the transactional outbox (`retrysafe_outbox`). */
 
+import { jsonText } from './statement.js';
+
 /** Relays LISTEN on this channel; enqueueing notifies it when the transaction commits. */
 export const OUTBOX_CHANNEL = 'retrysafe_outbox';
+
+/** Wakes the relays on commit. As text: some data layers (Prisma) cannot read a column of type void. */
+const NOTIFY = `pg_notify('${OUTBOX_CHANNEL}', '')::text AS notified`;
 
 /**
  * Adds a message in the caller's transaction. A message whose id is already
@@ -12,11 +17,11 @@ export const OUTBOX_CHANNEL = 'retrysafe_outbox';
 export const ENQUEUE = `
 WITH added AS (
   INSERT INTO retrysafe_outbox (id, topic, headers, payload)
-  VALUES ($1, $2, $3, $4)
+  VALUES ($1, $2, ${jsonText('$3')}, ${jsonText('$4')})
   ON CONFLICT (id) DO NOTHING
   RETURNING id
 )
-SELECT id, pg_notify('${OUTBOX_CHANNEL}', '') FROM added`;
+SELECT id, ${NOTIFY} FROM added`;
 
 /**
  * Claims due messages for one relay. SKIP LOCKED lets relays running side by
@@ -100,7 +105,7 @@ export const RETRY_DEAD_LETTER = `
 UPDATE retrysafe_outbox
 SET state = 'pending', parked_at = NULL, attempts = 0, next_attempt_at = now()
 WHERE id = $1 AND state = 'dead'
-RETURNING id, pg_notify('${OUTBOX_CHANNEL}', '')`;
+RETURNING id, ${NOTIFY}`;
 
 /** Counts for monitoring: what waits, what is dead, how old the oldest waiting message is. */
 export const BACKLOG = `

@@ -1,14 +1,15 @@
 import type { Completion } from '../../store/operation-store.js';
+import { jsonText } from './statement.js';
 
 /**
  * The assignments that store a finished operation's outcome, taking their
  * values from parameter $first on, in the order `outcomeValues` gives them.
  */
 export function outcomeAssignments(first: number): string {
-  const p = (offset: number): string => `$${first + offset}`;
+  const p = (offset: number): `$${number}` => `$${first + offset}`;
   return `state = ${p(0)},
     response_status = ${p(1)},
-    response_headers = ${p(2)},
+    response_headers = ${jsonText(p(2))},
     response_body = ${p(3)},
     resource_ref = ${p(4)},
     response_expires_at = now() + make_interval(secs => ${p(5)}),

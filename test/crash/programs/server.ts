@@ -1,12 +1,15 @@
+import { drizzle } from 'drizzle-orm/node-postgres';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { atomic, leased } from '../../../src/adapters/fastify.js';
+import { fromDrizzle } from '../../../src/postgres/clients/from-drizzle.js';
 import { fromPg, portable } from '../../../src/postgres/index.js';
 import { crashConfig, payments } from './operations.js';
 
 // A service under crash tests: an atomic orders route and a leased payments route.
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
-const database = portable(fromPg(pool));
+// The same service over Drizzle: retrysafe's statements and the handlers' writes run in Drizzle's transaction.
+const database = process.env.DATA_LAYER === 'drizzle-pg' ? portable(fromDrizzle(drizzle({ client: pool }))) : portable(fromPg(pool));
 const config = crashConfig(database);
 const tenant = (request: { headers: Record<string, unknown> }): string | undefined => {
   const value = request.headers['x-tenant'];

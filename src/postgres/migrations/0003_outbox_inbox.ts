@@ -1,4 +1,10 @@
--- Transactional outbox: a message is written in the transaction of the
+import type { Migration } from './migration.js';
+
+/** Migration 0003. Its SQL is kept as written: never edit a released migration, add a new one. */
+export const outboxInbox: Migration = {
+  version: 3,
+  name: 'outbox_inbox',
+  sql: String.raw`-- Transactional outbox: a message is written in the transaction of the
 -- business change that caused it, so both commit or neither does. A relay
 -- publishes it afterwards, at least once, always under the same id.
 CREATE TABLE retrysafe_outbox (
@@ -49,10 +55,10 @@ CREATE INDEX retrysafe_inbox_processed ON retrysafe_inbox (processed_at);
 -- processed later through the inbox. The key deduplicates redeliveries.
 CREATE TABLE retrysafe_webhook_events (
     receiver text NOT NULL CHECK (octet_length(receiver) BETWEEN 1 AND 255),
-    -- The sender's `webhook-id`.
+    -- The sender's ${'`'}webhook-id${'`'}.
     id text NOT NULL CHECK (octet_length(id) BETWEEN 1 AND 255),
     payload jsonb NOT NULL,
-    -- The sender's `webhook-timestamp`, for ordering decisions in handlers.
+    -- The sender's ${'`'}webhook-timestamp${'`'}, for ordering decisions in handlers.
     sent_at timestamptz NOT NULL,
     received_at timestamptz NOT NULL DEFAULT now(),
     state text NOT NULL DEFAULT 'received' CHECK (state IN ('received', 'processed', 'dead')),
@@ -66,3 +72,5 @@ CREATE TABLE retrysafe_webhook_events (
 
 CREATE INDEX retrysafe_webhook_events_due ON retrysafe_webhook_events (receiver, next_attempt_at) WHERE state = 'received';
 CREATE INDEX retrysafe_webhook_events_processed ON retrysafe_webhook_events (processed_at) WHERE state = 'processed';
+`,
+};

@@ -1,4 +1,10 @@
--- Leased mode: the effect leaves the database, so the claim commits first and
+import type { Migration } from './migration.js';
+
+/** Migration 0002. Its SQL is kept as written: never edit a released migration, add a new one. */
+export const leases: Migration = {
+  version: 2,
+  name: 'leases',
+  sql: String.raw`-- Leased mode: the effect leaves the database, so the claim commits first and
 -- the work is checkpointed step by step.
 
 -- How the operation runs: 'atomic' rows are only ever committed finished;
@@ -26,3 +32,5 @@ CREATE TABLE retrysafe_steps (
     PRIMARY KEY (tenant, operation, key, step),
     FOREIGN KEY (tenant, operation, key) REFERENCES retrysafe_operations ON DELETE CASCADE
 );
+`,
+};

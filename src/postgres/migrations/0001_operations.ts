@@ -1,4 +1,10 @@
--- One row per operation identity. The primary key leads with the tenant, so the
+import type { Migration } from './migration.js';
+
+/** Migration 0001. Its SQL is kept as written: never edit a released migration, add a new one. */
+export const operations: Migration = {
+  version: 1,
+  name: 'operations',
+  sql: String.raw`-- One row per operation identity. The primary key leads with the tenant, so the
 -- table distributes or partitions by tenant, and it is what arbitrates a race:
 -- of two concurrent claims, exactly one inserts.
 CREATE TABLE retrysafe_operations (
@@ -58,3 +64,5 @@ CREATE INDEX retrysafe_operations_leases
     ON retrysafe_operations (lease_expires_at) WHERE state = 'in_progress';
 CREATE INDEX retrysafe_operations_unknown
     ON retrysafe_operations (created_at) WHERE state = 'unknown';
+`,
+};

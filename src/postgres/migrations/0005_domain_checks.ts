@@ -1,4 +1,10 @@
--- The same rules, checked at a fraction of the cost. PostgreSQL reads a
+import type { Migration } from './migration.js';
+
+/** Migration 0005. Its SQL is kept as written: never edit a released migration, add a new one. */
+export const domainChecks: Migration = {
+  version: 5,
+  name: 'domain_checks',
+  sql: String.raw`-- The same rules, checked at a fraction of the cost. PostgreSQL reads a
 -- table's CHECK constraints back from their stored form for every INSERT and
 -- UPDATE, so fifteen of them made a claim and its completion cost about twice
 -- their work. A domain's checks are read once per session. So every rule on a
@@ -66,7 +72,7 @@ ALTER TABLE retrysafe_steps
     ALTER COLUMN step TYPE retrysafe_step_name;
 
 -- The outbox and the webhook events keep small indexes of their states, rebuilt
--- here because they filter on `state`; the tables themselves are not rewritten.
+-- here because they filter on ${'`'}state${'`'}; the tables themselves are not rewritten.
 ALTER TABLE retrysafe_outbox
     DROP CONSTRAINT retrysafe_outbox_topic_check,
     DROP CONSTRAINT retrysafe_outbox_headers_check,
@@ -113,3 +119,5 @@ ALTER DOMAIN retrysafe_non_negative ADD CHECK (VALUE >= 0);
 ALTER DOMAIN retrysafe_json_object ADD CHECK (jsonb_typeof(VALUE) = 'object');
 ALTER DOMAIN retrysafe_outbox_state ADD CHECK (VALUE IN ('pending', 'delivered', 'dead'));
 ALTER DOMAIN retrysafe_webhook_state ADD CHECK (VALUE IN ('received', 'processed', 'dead'));
+`,
+};

@@ -1,4 +1,10 @@
--- Leased mode learns what an attempt started, not only what it finished, and
+import type { Migration } from './migration.js';
+
+/** Migration 0006. Its SQL is kept as written: never edit a released migration, add a new one. */
+export const stepStartsAndBackoff: Migration = {
+  version: 6,
+  name: 'step_starts_and_backoff',
+  sql: String.raw`-- Leased mode learns what an attempt started, not only what it finished, and
 -- spaces its retries.
 
 -- A step is recorded as started before its downstream call, and finished when
@@ -22,3 +28,5 @@ ALTER TABLE retrysafe_operations
     -- When an operator last put an unknown operation back into recovery: the
     -- give-up horizon counts from here, or else from the claim.
     ADD COLUMN retried_at timestamptz;
+`,
+};

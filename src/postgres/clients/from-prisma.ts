@@ -1,0 +1,55 @@
+import type { SqlClient, SqlDatabase, Statement } from '../../store/sql-client.js';
+
+/** The members of a Prisma client or interactive transaction client that retrysafe calls. */
+export interface PrismaQueryable {
+  $queryRawUnsafe<Row = unknown>(query: string, ...values: unknown[]): PromiseLike<Row>;
+  $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
+}
+
+/** An interactive transaction's time limits, as Prisma takes them. */
+export interface PrismaTransactionOptions {
+  /** How long to wait for a connection from the pool. Prisma's default is 2000. */
+  readonly maxWait?: number;
+  /**
+   * How long the whole transaction may take before Prisma rolls it back.
+   * Default 20000 here (Prisma's own is 5000): it must exceed retrysafe's
+   * `lockTimeoutMs + 2 × storeTimeoutMs` (13000 by default), and the rest is
+   * the handler's.
+   */
+  readonly timeout?: number;
+}
+
+/** The members of a `PrismaClient` (Prisma 7, with a driver adapter such as `@prisma/adapter-pg`) that retrysafe calls. */
+export interface PrismaLike<Tx extends PrismaQueryable> extends PrismaQueryable {
+  $transaction<T>(work: (tx: Tx) => Promise<T>, options?: PrismaTransactionOptions): PromiseLike<T>;
+}
+
+/**
+ * A Prisma client as a retrysafe database. Route handlers receive Prisma's
+ * interactive transaction client. Prisma ends an interactive transaction after
+ * `timeout` ms, counted from its start: the claim's lock wait, the handler and
+ * the completion must all fit (see `transactionTimeoutMs`).
+ */
+export function fromPrisma<Tx extends PrismaQueryable>(prisma: PrismaLike<Tx>, options: PrismaTransactionOptions = {}): SqlDatabase<Tx> {
+  const limits = { ...options, timeout: options.timeout ?? DEFAULT_TIMEOUT_MS };
+  return {
+    transaction: async (work) => prisma.$transaction((tx) => work(prismaRunner(tx), tx), limits),
+    query: prismaRunner(prisma).query,
+    transactionTimeoutMs: limits.timeout,
+  };
+}
+
+const DEFAULT_TIMEOUT_MS = 20_000;
+
+/** retrysafe's statement runner over a Prisma interactive transaction, for `enqueue(prismaRunner(tx), …)`. */
+export function prismaRunner(target: PrismaQueryable): SqlClient {
+  return {
+    async query<Row>(text: string | Statement, values?: readonly unknown[]) {
+      const rows = await target.$queryRawUnsafe<Row[]>(typeof text === 'string' ? text : text.text, ...(values ?? []));
+      return { rows };
+    },
+    async exec(script: string) {
+      await target.$executeRawUnsafe(script);
+    },
+  };
+}

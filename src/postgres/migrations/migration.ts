@@ -1,0 +1,6 @@
+/** An append-only, numbered schema change. */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}

@@ -1,0 +1,261 @@
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
+import { integer, type PgDatabase, type PgQueryResultHKT, pgTable, serial, text } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePGlite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
+import { type Generated, Kysely, PostgresDialect, type Transaction } from 'kysely';
+import pg from 'pg';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { idempotency, isRetrysafeError, type SqlClient, type SqlDatabase } from '../../src/index.js';
+import { atomic } from '../../src/adapters/fetch.js';
+import { consume } from '../../src/inbox/index.js';
+import { enqueue } from '../../src/outbox/index.js';
+import { drizzleRunner, fromDrizzle } from '../../src/postgres/clients/from-drizzle.js';
+import { fromKysely, kyselyRunner } from '../../src/postgres/clients/from-kysely.js';
+import { fromPostgresJs, postgresJsRunner } from '../../src/postgres/clients/from-postgres-js.js';
+import { fromPrisma, prismaRunner } from '../../src/postgres/clients/from-prisma.js';
+import { fromPGlite, migrate, portable, postgresStore } from '../../src/postgres/index.js';
+import { ORDERS_TABLE } from '../support/apps.js';
+import { createTestDatabase } from '../support/database.js';
+import { type Prisma, PrismaClient } from '../support/prisma/generated/client.js';
+
+/** One data layer under test: its database, and an order written through the library's own API in its transaction. */
+interface Layer<Tx> {
+  readonly database: SqlDatabase<Tx>;
+  readonly runner: (tx: Tx) => SqlClient;
+  insertOrder(tx: Tx, tenant: string, sku: string): Promise<number>;
+  end(): Promise<void>;
+}
+
+/** Types a layer by its database's transaction, so each library's own `tx` is checked in its `insertOrder`. */
+function typed<Tx>(database: SqlDatabase<Tx>, rest: Omit<Layer<NoInfer<Tx>>, 'database'>): Layer<Tx> {
+  return { database, ...rest };
+}
+
+interface Factory {
+  readonly name: string;
+  open(): Promise<Opened>;
+}
+
+/** A layer with its transaction type forgotten: the tests only pass each `tx` back to the same layer. */
+interface Opened {
+  readonly database: SqlDatabase<unknown>;
+  enqueueIn(tx: unknown): SqlClient;
+  insertOrder(tx: unknown, tenant: string, sku: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+function layer<Tx>(name: string, open: (url: string) => Layer<Tx> | Promise<Layer<Tx>>, onPGlite = false): Factory {
+  return {
+    name,
+    async open() {
+      const server = onPGlite ? undefined : await createTestDatabase();
+      const opened = await open(server?.url ?? '');
+      await migrate(portable(opened.database));
+      await opened.database.query(ORDERS_TABLE);
+      return {
+        database: opened.database,
+        enqueueIn: (tx) => opened.runner(tx as Tx),
+        insertOrder: (tx, tenant, sku) => opened.insertOrder(tx as Tx, tenant, sku),
+        async close() {
+          await opened.end();
+          await server?.drop();
+        },
+      };
+    },
+  };
+}
+
+const ordersTable = pgTable('orders', { id: serial('id').primaryKey(), tenant: text('tenant').notNull(), sku: text('sku').notNull(), qty: integer('qty').notNull() });
+
+interface Schema {
+  orders: { id: Generated<number>; tenant: string; sku: string; qty: number };
+}
+
+function pgPool(url: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  pool.on('error', () => {});
+  return pool;
+}
+
+const layers: readonly Factory[] = [
+  layer('postgres.js', (url) => {
+    const sql = postgres(url, { max: 4, onnotice: () => {} });
+    return typed(fromPostgresJs(sql), {
+      runner: postgresJsRunner,
+      async insertOrder(tx, tenant, sku) {
+        const [row] = await tx<{ id: number }[]>`INSERT INTO orders (tenant, sku, qty) VALUES (${tenant}, ${sku}, 1) RETURNING id`;
+        return row?.id ?? -1;
+      },
+      end: () => sql.end(),
+    });
+  }),
+  layer('kysely', (url) => {
+    const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: pgPool(url) }) });
+    return typed(fromKysely(db), {
+      runner: kyselyRunner,
+      async insertOrder(tx, tenant, sku) {
+        return (await tx.insertInto('orders').values({ tenant, sku, qty: 1 }).returning('id').executeTakeFirstOrThrow()).id;
+      },
+      end: () => db.destroy(),
+    });
+  }),
+  layer('drizzle (node-postgres)', (url) => {
+    const pool = pgPool(url);
+    const db = drizzleNodePg({ client: pool });
+    return typed(fromDrizzle(db), { runner: drizzleRunner, insertOrder: drizzleInsert, end: () => pool.end() });
+  }),
+  layer('drizzle (postgres.js)', (url) => {
+    const sql = postgres(url, { max: 4, onnotice: () => {} });
+    return typed(fromDrizzle(drizzlePostgresJs({ client: sql })), { runner: drizzleRunner, insertOrder: drizzleInsert, end: () => sql.end() });
+  }),
+  layer(
+    'drizzle (pglite)',
+    async () => {
+      const lite = await drizzleReadyPGlite();
+      return typed(fromDrizzle(drizzlePGlite({ client: lite })), { runner: drizzleRunner, insertOrder: drizzleInsert, end: () => lite.close() });
+    },
+    true,
+  ),
+  layer('prisma (adapter-pg)', (url) => {
+    const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: 4 }) });
+    return typed(fromPrisma(prisma), {
+      runner: prismaRunner,
+      async insertOrder(tx, tenant, sku) {
+        return (await tx.order.create({ data: { tenant, sku, qty: 1 } })).id;
+      },
+      end: () => prisma.$disconnect(),
+    });
+  }),
+];
+
+/** Drizzle's PGlite driver runs one statement per query, so the migration scripts run through PGlite itself. */
+async function drizzleReadyPGlite(): Promise<PGlite> {
+  const lite = await PGlite.create();
+  await migrate(fromPGlite(lite));
+  return lite;
+}
+
+/** Drizzle's query builder is the same on every driver: `PgDatabase` and `PgTransaction` share `insert`. */
+async function drizzleInsert(tx: Pick<PgDatabase<PgQueryResultHKT>, 'insert'>, tenant: string, sku: string): Promise<number> {
+  const [row] = await tx.insert(ordersTable).values({ tenant, sku, qty: 1 }).returning({ id: ordersTable.id });
+  return row?.id ?? -1;
+}
+
+describe.each(layers)('atomic mode, the outbox and the inbox in $name transactions', (factory) => {
+  let under: Opened;
+  beforeAll(async () => {
+    under = await factory.open();
+  });
+  afterAll(() => under.close());
+
+  const count = async (table: string): Promise<number> =>
+    (await under.database.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]?.n ?? -1;
+
+  function route(fail: boolean) {
+    const config = idempotency({ store: postgresStore(under.database) });
+    return atomic(config, {
+      operation: `orders.create@${fail ? 2 : 1}`,
+      tenant: () => 'tenant-a',
+      async handler({ tx, tenant }) {
+        const id = await under.insertOrder(tx, tenant, 'SKU-1');
+        await enqueue(under.enqueueIn(tx), { topic: 'order.created', payload: { id } });
+        if (fail) throw new Error('the handler failed after its writes');
+        return { status: 201, body: { id } };
+      },
+    });
+  }
+
+  const post = (key: string) => new Request('http://orders.test/orders', { method: 'POST', headers: { 'idempotency-key': key, 'content-type': 'application/json' }, body: '{}' });
+
+  it("commits the handler's own writes, its outbox message and the answer together, and replays the answer", async () => {
+    const [before, messages] = [await count('orders'), await count('retrysafe_outbox')];
+    const create = route(false);
+    const first = await create(post('key-commit'), undefined);
+    const replay = await create(post('key-commit'), undefined);
+    expect(first.status).toBe(201);
+    expect(await replay.text()).toBe(await first.text());
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await count('orders')).toBe(before + 1);
+    expect(await count('retrysafe_outbox')).toBe(messages + 1);
+  });
+
+  it('rolls back the handler’s writes, its outbox message and the claim when the handler throws', async () => {
+    const [before, messages, records] = [await count('orders'), await count('retrysafe_outbox'), await count('retrysafe_operations')];
+    const create = route(true);
+    await expect(create(post('key-rollback'), undefined)).rejects.toThrow('the handler failed after its writes');
+    expect([await count('orders'), await count('retrysafe_outbox'), await count('retrysafe_operations')]).toEqual([before, messages, records]);
+  });
+
+  it('runs an inbox handler once per message, in the same transaction as its writes', async () => {
+    const before = await count('orders');
+    const handle = (tx: unknown) => under.insertOrder(tx, 'tenant-a', 'FROM-MESSAGE');
+    const first = await consume(under.database, 'projector', 'message-1', handle);
+    const again = await consume(under.database, 'projector', 'message-1', handle);
+    expect([first.kind, again.kind]).toEqual(['processed', 'duplicate']);
+    expect(await count('orders')).toBe(before + 1);
+  });
+});
+
+describe('Drizzle: tx.rollback() in a handler', () => {
+  it('rolls back the operation record with the writes, and the request fails with Drizzle’s error', async () => {
+    const lite = await drizzleReadyPGlite();
+    const database = fromDrizzle(drizzlePGlite({ client: lite }));
+    await database.query(ORDERS_TABLE);
+    const create = atomic(idempotency({ store: postgresStore(database) }), {
+      operation: 'orders.create@1',
+      tenant: () => 'tenant-a',
+      async handler({ tx }) {
+        await drizzleInsert(tx, 'tenant-a', 'SKU-1');
+        tx.rollback();
+        return { status: 201, body: {} };
+      },
+    });
+    const request = new Request('http://orders.test/orders', { method: 'POST', headers: { 'idempotency-key': 'k', 'content-type': 'application/json' }, body: '{}' });
+    await expect(create(request, undefined)).rejects.toThrow(/rollback/i);
+    const { rows } = await database.query<{ orders: number; records: number }>(
+      'SELECT (SELECT count(*)::int FROM orders) AS orders, (SELECT count(*)::int FROM retrysafe_operations) AS records',
+    );
+    expect(rows[0]).toEqual({ orders: 0, records: 0 });
+    await lite.close();
+  });
+});
+
+describe('Prisma: the interactive transaction timeout', () => {
+  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: 'postgres://unused@127.0.0.1:1/unused' }) });
+  afterAll(() => prisma.$disconnect());
+
+  it('is refused when it cannot hold the lock wait and the store budgets', () => {
+    const attempt = () => idempotency({ store: postgresStore(fromPrisma(prisma, { timeout: 12_000 })), lockTimeoutMs: 3000, storeTimeoutMs: 5000 });
+    expect(attempt).toThrow(/13000 ms/);
+    expect(isRetrysafeError(catchError(attempt), 'misuse')).toBe(true);
+  });
+
+  it('is accepted at its default with the default budgets', () => {
+    expect(() => idempotency({ store: postgresStore(fromPrisma(prisma)) })).not.toThrow();
+  });
+});
+
+function catchError(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+describe("each data layer's handlers get the library's own transaction type", () => {
+  it('postgres.js: TransactionSql; Kysely: Transaction<DB>; Drizzle: its PgTransaction; Prisma: TransactionClient', () => {
+    const sql = postgres({ max: 1 });
+    expectTypeOf(fromPostgresJs(sql)).toEqualTypeOf<SqlDatabase<postgres.TransactionSql>>();
+    const kysely = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: new pg.Pool() }) });
+    expectTypeOf(fromKysely(kysely)).toEqualTypeOf<SqlDatabase<Transaction<Schema>>>();
+    const drizzle = drizzleNodePg({ client: new pg.Pool() });
+    expectTypeOf(fromDrizzle(drizzle)).toEqualTypeOf<SqlDatabase<Parameters<Parameters<typeof drizzle.transaction>[0]>[0]>>();
+    const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: 'postgres://unused@127.0.0.1:1/unused' }) });
+    expectTypeOf(fromPrisma(prisma)).toEqualTypeOf<SqlDatabase<Prisma.TransactionClient>>();
+  });
+});
