@@ -1,27 +1,24 @@
 import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { crashPoint } from '../core/crash-point.js';
 import { defineRoute, type Idempotency } from '../core/idempotency.js';
 import type { Reply } from '../core/reply.js';
 import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
-import { runAtomic } from '../core/run-atomic.js';
 import type { LeasedRoute } from '../leases/leased-route.js';
-import { runLeased } from '../leases/run-leased.js';
 import { beginTransparent, capturedReply, type TransparentAttempt } from '../leases/run-transparent.js';
+import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
+import { sendBody, sendReply } from './send-reply.js';
 
 /**
  * An Express 5 handler for an atomic route. Put `express.json()` (or another
  * body parser) and your authentication before it; handler errors go to `next`.
  */
 export function atomic<Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<Request, Input, Tx>): RequestHandler {
-  defineRoute(route);
-  return handler((incoming) => runAtomic(config, route, incoming));
+  return handler(atomicRunner(config, route));
 }
 
 /** An Express 5 handler for a leased route, whose steps call the outside world. */
 export function leased<Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Request, Input, Tx>): RequestHandler {
-  defineRoute(route);
-  return handler((incoming) => runLeased(config, route, incoming));
+  return handler(leasedRunner(config, route));
 }
 
 /**
@@ -41,7 +38,7 @@ export function transparent<Input>(config: Idempotency<unknown>, route: RouteDef
   };
 }
 
-function handler(run: (incoming: IncomingRequest<Request>) => Promise<Reply>): RequestHandler {
+function handler(run: RouteRunner<Request>): RequestHandler {
   return function retrysafe(req, res, next) {
     run(incoming(req)).then((reply) => send(res, reply), next);
   };
@@ -52,9 +49,7 @@ function incoming(req: Request): IncomingRequest<Request> {
 }
 
 function send(res: Response, reply: Reply): void {
-  res.status(reply.status).set(reply.headers);
-  crashPoint('while-serialising');
-  res.end(Buffer.from(reply.body.buffer, reply.body.byteOffset, reply.body.byteLength));
+  sendReply({ head: (status, headers) => res.status(status).set(headers), end: (body) => res.end(body) }, reply);
 }
 
 function runHeldBack(attempt: TransparentAttempt, handler: RequestHandler, req: Request, res: Response, next: NextFunction): void {
@@ -135,8 +130,7 @@ function holdBack(res: Response, ended: (body: Buffer) => void): HeldBack {
   return {
     release(body) {
       restore();
-      crashPoint('while-serialising');
-      res.end(body, () => callbacks.forEach((done) => done()));
+      sendBody((bytes) => res.end(bytes, () => callbacks.forEach((done) => done())), body);
     },
     drop: restore,
   };
