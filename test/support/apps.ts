@@ -5,9 +5,13 @@ import { createAdaptorServer } from '@hono/node-server';
 import express, { type NextFunction, type Request as ExpressRequest, type Response as ExpressResponse } from 'express';
 import Fastify from 'fastify';
 import { type Context, Hono } from 'hono';
+import { bodyParser } from '@koa/bodyparser';
+import Router from '@koa/router';
+import Koa, { type Context as KoaContext } from 'koa';
 import { atomic as expressAtomic } from '../../src/adapters/express.js';
 import { atomic as fastifyAtomic } from '../../src/adapters/fastify.js';
 import { atomic as fetchAtomic } from '../../src/adapters/fetch.js';
+import { atomic as koaAtomic } from '../../src/adapters/koa.js';
 import { type AtomicRoute, type HandlerReply, idempotency, type Idempotency, type IdempotencyOptions } from '../../src/index.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
@@ -189,4 +193,30 @@ export const honoAdapter: AdapterFactory = {
   },
 };
 
-export const adapters: readonly AdapterFactory[] = [expressAdapter, fastifyAdapter, honoAdapter];
+export const koaAdapter: AdapterFactory = {
+  name: 'koa',
+  start(config, state) {
+    const r = routes<KoaContext>((ctx) => ctx.get('authorization') || undefined, state);
+    const router = new Router();
+    router.post('/orders', koaAtomic(config, r.orders));
+    router.post('/refunds', koaAtomic(config, r.refunds));
+    router.get('/orders', koaAtomic(config, r.read));
+    router.put('/orders', koaAtomic(config, r.read));
+    const app = new Koa();
+    app.use(async (ctx, next) => {
+      try {
+        await next();
+      } catch (error) {
+        state.errors.push(error);
+        ctx.status = clientErrorStatus(error) ?? 500;
+        ctx.body = { error: clientErrorStatus(error) === undefined ? 'internal' : 'bad request' };
+      }
+    });
+    app.use(bodyParser());
+    app.use(router.routes());
+    const callback = app.callback();
+    return listen(createServer((req, res) => void callback(req, res)));
+  },
+};
+
+export const adapters: readonly AdapterFactory[] = [expressAdapter, fastifyAdapter, honoAdapter, koaAdapter];

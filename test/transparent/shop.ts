@@ -6,9 +6,13 @@ import { createAdaptorServer } from '@hono/node-server';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { type Context, Hono } from 'hono';
+import { bodyParser } from '@koa/bodyparser';
+import Router from '@koa/router';
+import Koa, { type Context as KoaContext } from 'koa';
 import { transparent as expressTransparent } from '../../src/adapters/express.js';
 import { transparent as fastifyTransparent } from '../../src/adapters/fastify.js';
 import { type FetchRequest, transparent as fetchTransparent } from '../../src/adapters/fetch.js';
+import { transparent as koaTransparent } from '../../src/adapters/koa.js';
 import type { Idempotency } from '../../src/core/idempotency.js';
 import type { RouteDefinition } from '../../src/core/route.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
@@ -190,4 +194,50 @@ export const honoShop: Framework = {
   },
 };
 
-export const frameworks: readonly Framework[] = [expressShop, fastifyShop, honoShop];
+export const koaShop: Framework = {
+  name: 'koa',
+  start(config, effects, state) {
+    const router = new Router();
+    router.post(
+      '/orders',
+      koaTransparent(
+        config,
+        route<KoaContext>((ctx) => ctx.get('authorization')),
+      ),
+      async (ctx) => {
+        const outcome = await takeOrder(effects, state, tenantOf(ctx.get('authorization')) ?? '', ctx.get('idempotency-key'), ctx.request.body);
+        if (outcome.kind === 'thrown') throw outcome.error;
+        if (outcome.kind === 'server-error') {
+          ctx.status = 500;
+          ctx.body = { error: 'upstream failed' };
+          return;
+        }
+        ctx.status = 201;
+        ctx.set('location', `/orders/${outcome.order.id}`);
+        ctx.cookies.set('session', 'secret');
+        ctx.set('x-debug', '1');
+        if (outcome.kind === 'created') ctx.body = outcome.order;
+        else {
+          ctx.type = 'text/plain';
+          ctx.body = Readable.from(STREAM_CHUNKS);
+        }
+      },
+    );
+    const app = new Koa();
+    app.use(async (ctx, next) => {
+      try {
+        await next();
+      } catch (error) {
+        state.errors.push(error);
+        ctx.status = statusOf(error);
+        ctx.body = { error: 'handled' };
+      }
+    });
+    app.use(bodyParser());
+    app.use(router.routes());
+    const callback = app.callback();
+    return listen(createServer((req, res) => void callback(req, res)));
+  },
+};
+
+export const frameworks: readonly Framework[] = [expressShop, fastifyShop, honoShop, koaShop];
