@@ -16,6 +16,7 @@ import { type AtomicRoute, type HandlerReply, idempotency, type Idempotency, typ
 import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { listen } from './listen.js';
+import { nestAdapters } from './nest-apps.js';
 
 /**
  * The app every adapter test runs: `POST /orders` (`orders.create@1`) and
@@ -82,7 +83,7 @@ export async function resetApp(app: RunningApp, database: SqlDatabase<SqlClient>
   await database.query('DELETE FROM retrysafe_operations');
 }
 
-function routes<Req>(authorization: (request: Req) => string | undefined, state: AppState) {
+export function routes<Req>(authorization: (request: Req) => string | undefined, state: AppState) {
   const token = (request: Req): string | undefined => /^Bearer (\S+)$/.exec(authorization(request) ?? '')?.[1];
   const base = {
     tenant: (request: Req) => TOKENS[token(request) ?? ''],
@@ -131,7 +132,7 @@ function outOfStock(): HandlerReply {
 }
 
 /** A framework's own 4xx (a body that is not JSON, say) stays a 4xx; anything else is the handler's failure, 500. */
-function clientErrorStatus(error: unknown): number | undefined {
+export function clientErrorStatus(error: unknown): number | undefined {
   const status = typeof error === 'object' && error !== null ? ((error as { status?: unknown; statusCode?: unknown }).statusCode ?? (error as { status?: unknown }).status) : undefined;
   return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
 }
@@ -219,4 +220,4 @@ export const koaAdapter: AdapterFactory = {
   },
 };
 
-export const adapters: readonly AdapterFactory[] = [expressAdapter, fastifyAdapter, honoAdapter, koaAdapter];
+export const adapters: readonly AdapterFactory[] = [expressAdapter, fastifyAdapter, honoAdapter, koaAdapter, ...nestAdapters];
