@@ -17,6 +17,7 @@ import type { Idempotency } from '../../src/core/idempotency.js';
 import type { RouteDefinition } from '../../src/core/route.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { listen } from '../support/listen.js';
+import { nestShops } from './nest-shop.js';
 
 /**
  * `POST /orders` (`orders.create@1`) written the usual way for each
@@ -72,12 +73,12 @@ type Outcome =
 
 const TOKENS: Readonly<Record<string, string>> = { 'token-a': 'tenant-a', 'token-b': 'tenant-b' };
 
-function tenantOf(authorization: string | undefined | null): string | undefined {
+export function tenantOf(authorization: string | undefined | null): string | undefined {
   return TOKENS[/^Bearer (\S+)$/.exec(authorization ?? '')?.[1] ?? ''];
 }
 
 /** What the route does, whatever the framework; each framework then answers in its own way. */
-async function takeOrder(effects: Effects, state: ShopState, tenant: string, key: string, body: unknown): Promise<Outcome> {
+export async function takeOrder(effects: Effects, state: ShopState, tenant: string, key: string, body: unknown): Promise<Outcome> {
   const { sku = '' } = (body ?? {}) as { sku?: string };
   const first = !state.runs.includes(key);
   state.runs.push(key);
@@ -89,12 +90,12 @@ async function takeOrder(effects: Effects, state: ShopState, tenant: string, key
   return { kind: sku === 'STREAM' ? 'streamed' : 'created', order };
 }
 
-function statusOf(error: unknown): number {
+export function statusOf(error: unknown): number {
   const { status } = error as { status?: unknown };
   return typeof status === 'number' ? status : 500;
 }
 
-function route<Req>(authorization: (request: Req) => string | undefined | null): RouteDefinition<Req, unknown> {
+export function route<Req>(authorization: (request: Req) => string | undefined | null): RouteDefinition<Req, unknown> {
   return { operation: 'orders.create@1', tenant: (request) => tenantOf(authorization(request)), keyRequired: false };
 }
 
@@ -240,4 +241,4 @@ export const koaShop: Framework = {
   },
 };
 
-export const frameworks: readonly Framework[] = [expressShop, fastifyShop, honoShop, koaShop];
+export const frameworks: readonly Framework[] = [expressShop, fastifyShop, honoShop, koaShop, ...nestShops];
