@@ -1,11 +1,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import { Controller, Module, Post } from '@nestjs/common';
 import express from 'express';
 import Fastify from 'fastify';
-import Koa from 'koa';
 import 'reflect-metadata';
 import { leased as expressLeased } from '../../src/adapters/express.js';
 import { leased as fastifyLeased } from '../../src/adapters/fastify.js';
@@ -14,6 +12,7 @@ import { Idempotent, RetrysafeModule } from '../../src/adapters/nestjs/index.js'
 import type { Idempotency } from '../../src/core/idempotency.js';
 import type { LeasedOperation } from '../../src/leases/leased-route.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
+import { startKoa } from '../support/koa-app.js';
 import { listen, type Listening } from '../support/listen.js';
 import { nestPlatforms, startNest } from '../support/nest-apps.js';
 import type { PaymentInput } from './payment-route.js';
@@ -51,11 +50,7 @@ const koaServer: PaymentServer = {
   start(config, operation) {
     const router = new Router();
     router.post('/payments', koaLeased(config, { ...operation, tenant: (ctx) => ctx.get('x-tenant') || undefined }));
-    const app = new Koa();
-    app.use(bodyParser());
-    app.use(router.routes());
-    const callback = app.callback();
-    return listen(createServer((req, res) => void callback(req, res)));
+    return startKoa(router, [], () => ({ status: 500, body: { error: 'internal' } }));
   },
 };
 

@@ -5,9 +5,8 @@ import { createAdaptorServer } from '@hono/node-server';
 import express, { type NextFunction, type Request as ExpressRequest, type Response as ExpressResponse } from 'express';
 import Fastify from 'fastify';
 import { type Context, Hono } from 'hono';
-import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
-import Koa, { type Context as KoaContext } from 'koa';
+import type { Context as KoaContext } from 'koa';
 import { atomic as expressAtomic } from '../../src/adapters/express.js';
 import { atomic as fastifyAtomic } from '../../src/adapters/fastify.js';
 import { atomic as fetchAtomic } from '../../src/adapters/fetch.js';
@@ -16,7 +15,8 @@ import { type AtomicRoute, type HandlerReply, idempotency, type Idempotency, typ
 import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { listen } from './listen.js';
-import { nestAdapters } from './nest-apps.js';
+import { startKoa } from './koa-app.js';
+import { type ErrorAnswer, nestAdapters } from './nest-apps.js';
 
 /**
  * The app every adapter test runs: `POST /orders` (`orders.create@1`) and
@@ -137,6 +137,12 @@ export function clientErrorStatus(error: unknown): number | undefined {
   return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
 }
 
+/** The answer every contract app's error handler gives. */
+export const contractErrors: ErrorAnswer = (error) => {
+  const status = clientErrorStatus(error);
+  return { status: status ?? 500, body: { error: status === undefined ? 'internal' : 'bad request' } };
+};
+
 export const expressAdapter: AdapterFactory = {
   name: 'express',
   start(config, state) {
@@ -203,20 +209,7 @@ export const koaAdapter: AdapterFactory = {
     router.post('/refunds', koaAtomic(config, r.refunds));
     router.get('/orders', koaAtomic(config, r.read));
     router.put('/orders', koaAtomic(config, r.read));
-    const app = new Koa();
-    app.use(async (ctx, next) => {
-      try {
-        await next();
-      } catch (error) {
-        state.errors.push(error);
-        ctx.status = clientErrorStatus(error) ?? 500;
-        ctx.body = { error: clientErrorStatus(error) === undefined ? 'internal' : 'bad request' };
-      }
-    });
-    app.use(bodyParser());
-    app.use(router.routes());
-    const callback = app.callback();
-    return listen(createServer((req, res) => void callback(req, res)));
+    return startKoa(router, state.errors, contractErrors);
   },
 };
 

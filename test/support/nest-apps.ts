@@ -8,7 +8,7 @@ import 'reflect-metadata';
 import { Attempt, Idempotent, type NestHttpRequest, RetrysafeModule } from '../../src/adapters/nestjs/index.js';
 import type { AtomicContext, HandlerReply } from '../../src/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
-import { type AdapterFactory, type AppState, clientErrorStatus, routes } from './apps.js';
+import { type AdapterFactory, type AppState, contractErrors, routes } from './apps.js';
 
 /** What a route method sets on either platform's response through `@Res({ passthrough: true })`. */
 export interface PassthroughResponse {
@@ -93,12 +93,6 @@ export async function startNest(
   const { port } = (app.getHttpServer() as { address(): AddressInfo }).address();
   return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
 }
-
-/** Answers like the other frameworks' error handlers. */
-const contractErrors: ErrorAnswer = (error) => {
-  const status = clientErrorStatus(error);
-  return { status: status ?? 500, body: { error: status === undefined ? 'internal' : 'bad request' } };
-};
 
 export const nestAdapters: readonly AdapterFactory[] = nestPlatforms.map(
   (platform): AdapterFactory => ({

@@ -6,9 +6,8 @@ import { createAdaptorServer } from '@hono/node-server';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { type Context, Hono } from 'hono';
-import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
-import Koa, { type Context as KoaContext } from 'koa';
+import type { Context as KoaContext } from 'koa';
 import { transparent as expressTransparent } from '../../src/adapters/express.js';
 import { transparent as fastifyTransparent } from '../../src/adapters/fastify.js';
 import { type FetchRequest, transparent as fetchTransparent } from '../../src/adapters/fetch.js';
@@ -16,6 +15,7 @@ import { transparent as koaTransparent } from '../../src/adapters/koa.js';
 import type { Idempotency } from '../../src/core/idempotency.js';
 import type { RouteDefinition } from '../../src/core/route.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
+import { startKoa } from '../support/koa-app.js';
 import { listen } from '../support/listen.js';
 import { nestShops } from './nest-shop.js';
 
@@ -224,20 +224,7 @@ export const koaShop: Framework = {
         }
       },
     );
-    const app = new Koa();
-    app.use(async (ctx, next) => {
-      try {
-        await next();
-      } catch (error) {
-        state.errors.push(error);
-        ctx.status = statusOf(error);
-        ctx.body = { error: 'handled' };
-      }
-    });
-    app.use(bodyParser());
-    app.use(router.routes());
-    const callback = app.callback();
-    return listen(createServer((req, res) => void callback(req, res)));
+    return startKoa(router, state.errors, (error) => ({ status: statusOf(error), body: { error: 'handled' } }));
   },
 };
 
