@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Body, ConflictException, Controller, HttpCode, Module, Post } from '@nestjs/common';
+import { Body, ConflictException, Controller, HttpCode, Module, Post, UseInterceptors } from '@nestjs/common';
 import pg from 'pg';
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Idempotent, RetrysafeModule, Tx } from '../../src/adapters/nestjs/index.js';
+import { IdempotencyInterceptor, Idempotent, RetrysafeModule, Tx } from '../../src/adapters/nestjs/index.js';
 import { idempotency, isRetrysafeError } from '../../src/index.js';
 import { fromPg, migrate, postgresStore } from '../../src/postgres/index.js';
 import { ORDERS_TABLE } from '../support/apps.js';
@@ -54,6 +54,12 @@ describe.each(nestPlatforms)('NestJS on $name, with node-postgres', (platform) =
       @Post('plain')
       plain(@Tx() tx: pg.PoolClient): string {
         return typeof tx;
+      }
+
+      @Post('bare')
+      @UseInterceptors(IdempotencyInterceptor)
+      bare(): string {
+        return 'ran';
       }
     }
 
@@ -127,6 +133,14 @@ describe.each(nestPlatforms)('NestJS on $name, with node-postgres', (platform) =
     errors.length = 0;
     expect((await post('/orders/plain', randomUUID())).status).toBe(500);
     expect(errors).toHaveLength(1);
+    expect(isRetrysafeError(errors[0], 'misuse')).toBe(true);
+  });
+
+  it('refuses the interceptor bound without @Idempotent with a misuse error, and does not run the method', async () => {
+    errors.length = 0;
+    const res = await post('/orders/bare', randomUUID());
+    expect(res.status).toBe(500);
+    expect(res.bodyBytes.toString()).not.toContain('ran');
     expect(isRetrysafeError(errors[0], 'misuse')).toBe(true);
   });
 });

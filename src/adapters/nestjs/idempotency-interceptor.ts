@@ -1,6 +1,7 @@
 import { type CallHandler, type ExecutionContext, Inject, Injectable, type NestInterceptor, StreamableFile } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { from, lastValueFrom, type Observable } from 'rxjs';
+import { RetrysafeError } from '../../core/errors.js';
 import { toReply, type Reply } from '../../core/reply.js';
 import type { RouteDefinition } from '../../core/route.js';
 import { runAtomic } from '../../core/run-atomic.js';
@@ -9,7 +10,7 @@ import { beginTransparent, capturedReply } from '../../leases/run-transparent.js
 import { toResponse } from '../fetch.js';
 import { payloadBytes } from '../payload-bytes.js';
 import { enterAtomic } from './atomic-context.js';
-import { idempotentRoute } from './idempotent-options.js';
+import { idempotentRoute, type IdempotentOptions } from './idempotent-options.js';
 import { incoming, type NestHttpRequest, type NestHttpResponse } from './nest-request.js';
 import { RETRYSAFE_OPTIONS, type RetrysafeModuleOptions } from './retrysafe-options.js';
 
@@ -25,7 +26,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const route = this.reflector.getAllAndOverride(idempotentRoute, [context.getHandler(), context.getClass()]);
+    const route = this.reflector.getAllAndOverride(idempotentRoute, [context.getHandler(), context.getClass()]) as IdempotentOptions | undefined;
+    if (route === undefined) throw new RetrysafeError('misuse', 'IdempotencyInterceptor is bound by @Idempotent(...), which gives the route its options.');
     const http = context.switchToHttp();
     const request = http.getRequest<NestHttpRequest>();
     const response = http.getResponse<NestHttpResponse>();
