@@ -6,26 +6,23 @@ import type {
   preHandlerAsyncHookHandler,
   RouteHandlerMethod,
 } from 'fastify';
-import { RetrysafeError } from '../core/errors.js';
-import { crashPoint } from '../core/crash-point.js';
 import { defineRoute, type Idempotency } from '../core/idempotency.js';
 import type { Reply } from '../core/reply.js';
 import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
-import { runAtomic } from '../core/run-atomic.js';
 import type { LeasedRoute } from '../leases/leased-route.js';
-import { runLeased } from '../leases/run-leased.js';
 import { beginTransparent, capturedReply, type TransparentAttempt } from '../leases/run-transparent.js';
+import { payloadBytes } from './payload-bytes.js';
+import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
+import { sendReply } from './send-reply.js';
 
 /** A Fastify 5 route handler for an atomic route. Handler errors go to Fastify's error handler. */
 export function atomic<Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<FastifyRequest, Input, Tx>): RouteHandlerMethod {
-  defineRoute(route);
-  return handler((incoming) => runAtomic(config, route, incoming));
+  return handler(atomicRunner(config, route));
 }
 
 /** A Fastify 5 route handler for a leased route, whose steps call the outside world. */
 export function leased<Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<FastifyRequest, Input, Tx>): RouteHandlerMethod {
-  defineRoute(route);
-  return handler((incoming) => runLeased(config, route, incoming));
+  return handler(leasedRunner(config, route));
 }
 
 /** Route-level hooks that make a route written the usual way transparent: spread them into the route's options. */
@@ -62,15 +59,8 @@ export function transparent<Input>(config: Idempotency<unknown>, route: RouteDef
     async onSend(request, reply, payload) {
       const attempt = take(request);
       if (attempt === undefined) return payload;
-      let body: Buffer;
-      try {
-        body = await payloadBytes(reply, payload);
-      } catch (error) {
-        await attempt.fail();
-        throw error;
-      }
-      await attempt.settle(capturedReply(reply.statusCode, reply.getHeaders(), body));
-      return body;
+      const captured = await attempt.capture(async () => ({ reply: capturedReply(reply.statusCode, reply.getHeaders(), await fastifyPayloadBytes(reply, payload)) }));
+      return captured.reply.body;
     },
     async onError(request) {
       await take(request)?.fail();
@@ -78,35 +68,24 @@ export function transparent<Input>(config: Idempotency<unknown>, route: RouteDef
   };
 }
 
-function handler(run: (incoming: IncomingRequest<FastifyRequest>) => Promise<Reply>): RouteHandlerMethod {
+function handler(run: RouteRunner<FastifyRequest>): RouteHandlerMethod {
   return async function retrysafe(request: FastifyRequest, reply: FastifyReply) {
     return send(reply, await run(incoming(request)));
   };
 }
 
 function send(reply: FastifyReply, answer: Reply): FastifyReply {
-  reply.code(answer.status).headers(answer.headers);
-  crashPoint('while-serialising');
-  return reply.send(Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength));
+  const head = (status: number, headers: Readonly<Record<string, string>>): void => void reply.code(status).headers(headers);
+  return sendReply({ head, end: (body) => reply.send(body) }, answer);
 }
 
 /** Reads a payload in any form Fastify sends (string, bytes, Node or web stream, `Response`) into bytes. */
-async function payloadBytes(reply: FastifyReply, payload: unknown): Promise<Buffer> {
-  if (payload === undefined || payload === null) return Buffer.alloc(0);
-  if (typeof payload === 'string') return Buffer.from(payload, 'utf8');
-  if (payload instanceof Uint8Array) return Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
-  if (payload instanceof Response) {
-    // Fastify would take the status and headers from the Response itself; the bytes returned here carry neither.
-    reply.code(payload.status);
-    for (const [name, value] of payload.headers) reply.header(name, value);
-    return payloadBytes(reply, payload.body);
-  }
-  if (typeof payload === 'object' && Symbol.asyncIterator in payload) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of payload as AsyncIterable<unknown>) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk as Uint8Array));
-    return Buffer.concat(chunks);
-  }
-  throw new RetrysafeError('misuse', `A transparent route sent a payload of type ${typeof payload}, which cannot be captured.`);
+function fastifyPayloadBytes(reply: FastifyReply, payload: unknown): Promise<Buffer> {
+  if (!(payload instanceof Response)) return payloadBytes(payload);
+  // Fastify would take the status and headers from the Response itself; the bytes returned here carry neither.
+  reply.code(payload.status);
+  for (const [name, value] of payload.headers) reply.header(name, value);
+  return payloadBytes(payload.body);
 }
 
 function incoming(request: FastifyRequest): IncomingRequest<FastifyRequest> {

@@ -3,10 +3,10 @@ import { answerProblem } from '../core/answers.js';
 import { problem } from '../core/problems.js';
 import type { Reply } from '../core/reply.js';
 import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
-import { runAtomic } from '../core/run-atomic.js';
 import type { LeasedRoute } from '../leases/leased-route.js';
-import { runLeased } from '../leases/run-leased.js';
 import { beginTransparent, capturedReply } from '../leases/run-transparent.js';
+import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
+import { type ResponseSink, sendReply } from './send-reply.js';
 
 /** What the route's callbacks receive: the web-standard request and whatever the caller passes along (Hono's context, say). */
 export interface FetchRequest<Context = undefined> {
@@ -23,8 +23,7 @@ export function atomic<Input, Tx, Context = undefined>(
   config: Idempotency<Tx>,
   route: AtomicRoute<FetchRequest<Context>, Input, Tx>,
 ): (request: Request, context: Context) => Promise<Response> {
-  defineRoute(route);
-  return handler(config, (incoming) => runAtomic(config, route, incoming));
+  return handler(config, atomicRunner(config, route));
 }
 
 /** A web-standard handler for a leased route, whose steps call the outside world. */
@@ -32,8 +31,7 @@ export function leased<Input, Tx, Context = undefined>(
   config: Idempotency<Tx>,
   route: LeasedRoute<FetchRequest<Context>, Input, Tx>,
 ): (request: Request, context: Context) => Promise<Response> {
-  defineRoute(route);
-  return handler(config, (incoming) => runLeased(config, route, incoming));
+  return handler(config, leasedRunner(config, route));
 }
 
 /**
@@ -55,24 +53,18 @@ export function transparent<Input, Context = undefined>(
     const start = await beginTransparent(config, route, read.incoming);
     if (start.kind === 'answered') return toResponse(start.reply);
     if (start.kind === 'unkeyed') return handler(request, context);
-    let response: Response;
-    let body: Uint8Array<ArrayBuffer>;
-    try {
-      response = await handler(request, context);
-      body = new Uint8Array(await response.arrayBuffer());
-    } catch (error) {
-      await start.attempt.fail();
-      throw error;
-    }
-    await start.attempt.settle(capturedReply(response.status, Object.fromEntries(response.headers), body));
+    const { response, reply } = await start.attempt.capture(async () => {
+      const response = await handler(request, context);
+      return { response, reply: capturedReply(response.status, Object.fromEntries(response.headers), new Uint8Array(await response.arrayBuffer())) };
+    });
     const { status, statusText, headers } = response;
-    return new Response(body.byteLength === 0 ? null : body, { status, statusText, headers });
+    return new Response(reply.body.byteLength === 0 ? null : (reply.body as Uint8Array<ArrayBuffer>), { status, statusText, headers });
   };
 }
 
 function handler<Context>(
   config: Idempotency<unknown>,
-  run: (incoming: IncomingRequest<FetchRequest<Context>>) => Promise<Reply>,
+  run: RouteRunner<FetchRequest<Context>>,
 ): (request: Request, context: Context) => Promise<Response> {
   return async function retrysafe(request, context) {
     const read = await incoming(config, request, context, request);
@@ -112,7 +104,15 @@ async function readBody(request: Request): Promise<Body> {
   }
 }
 
-function toResponse(reply: Reply): Response {
-  const empty = reply.body.byteLength === 0 || reply.status === 204 || reply.status === 304;
-  return new Response(empty ? null : (reply.body as Uint8Array<ArrayBuffer>), { status: reply.status, headers: reply.headers });
+/** A web-standard `Response` carrying `reply` exactly. */
+export function toResponse(reply: Reply): Response {
+  return sendReply(webResponse(), reply);
+}
+
+function webResponse(): ResponseSink<Response> {
+  let init: ResponseInit = {};
+  return {
+    head: (status, headers) => (init = { status, headers }),
+    end: (body) => new Response(body.byteLength === 0 || init.status === 204 || init.status === 304 ? null : (body as Uint8Array<ArrayBuffer>), init),
+  };
 }

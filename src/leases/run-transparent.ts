@@ -101,6 +101,23 @@ export class TransparentAttempt {
     crashPoint('after-finish');
   }
 
+  /**
+   * Runs the route and captures its answer (`reply`, with whatever else the
+   * adapter needs to send it); resolves once it is settled, so it may be sent. A throw drops the record, then goes on to the
+   * framework.
+   */
+  async capture<Captured extends { readonly reply: Reply }>(route: () => Promise<Captured>): Promise<Captured> {
+    let captured: Captured;
+    try {
+      captured = await route();
+    } catch (error) {
+      await this.fail();
+      throw error;
+    }
+    await this.settle(captured.reply);
+    return captured;
+  }
+
   /** The route threw: drops the record so a retry may run again, before the error goes on to the framework. Never throws. */
   async fail(): Promise<void> {
     if (!this.stop()) return;

@@ -5,13 +5,18 @@ import { createAdaptorServer } from '@hono/node-server';
 import express, { type NextFunction, type Request as ExpressRequest, type Response as ExpressResponse } from 'express';
 import Fastify from 'fastify';
 import { type Context, Hono } from 'hono';
+import Router from '@koa/router';
+import type { Context as KoaContext } from 'koa';
 import { atomic as expressAtomic } from '../../src/adapters/express.js';
 import { atomic as fastifyAtomic } from '../../src/adapters/fastify.js';
 import { atomic as fetchAtomic } from '../../src/adapters/fetch.js';
+import { atomic as koaAtomic } from '../../src/adapters/koa.js';
 import { type AtomicRoute, type HandlerReply, idempotency, type Idempotency, type IdempotencyOptions } from '../../src/index.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { listen } from './listen.js';
+import { startKoa } from './koa-app.js';
+import { type ErrorAnswer, nestAdapters } from './nest-apps.js';
 
 /**
  * The app every adapter test runs: `POST /orders` (`orders.create@1`) and
@@ -78,7 +83,7 @@ export async function resetApp(app: RunningApp, database: SqlDatabase<SqlClient>
   await database.query('DELETE FROM retrysafe_operations');
 }
 
-function routes<Req>(authorization: (request: Req) => string | undefined, state: AppState) {
+export function routes<Req>(authorization: (request: Req) => string | undefined, state: AppState) {
   const token = (request: Req): string | undefined => /^Bearer (\S+)$/.exec(authorization(request) ?? '')?.[1];
   const base = {
     tenant: (request: Req) => TOKENS[token(request) ?? ''],
@@ -127,10 +132,16 @@ function outOfStock(): HandlerReply {
 }
 
 /** A framework's own 4xx (a body that is not JSON, say) stays a 4xx; anything else is the handler's failure, 500. */
-function clientErrorStatus(error: unknown): number | undefined {
+export function clientErrorStatus(error: unknown): number | undefined {
   const status = typeof error === 'object' && error !== null ? ((error as { status?: unknown; statusCode?: unknown }).statusCode ?? (error as { status?: unknown }).status) : undefined;
   return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
 }
+
+/** The answer every contract app's error handler gives. */
+export const contractErrors: ErrorAnswer = (error) => {
+  const status = clientErrorStatus(error);
+  return { status: status ?? 500, body: { error: status === undefined ? 'internal' : 'bad request' } };
+};
 
 export const expressAdapter: AdapterFactory = {
   name: 'express',
@@ -189,4 +200,17 @@ export const honoAdapter: AdapterFactory = {
   },
 };
 
-export const adapters: readonly AdapterFactory[] = [expressAdapter, fastifyAdapter, honoAdapter];
+export const koaAdapter: AdapterFactory = {
+  name: 'koa',
+  start(config, state) {
+    const r = routes<KoaContext>((ctx) => ctx.get('authorization') || undefined, state);
+    const router = new Router();
+    router.post('/orders', koaAtomic(config, r.orders));
+    router.post('/refunds', koaAtomic(config, r.refunds));
+    router.get('/orders', koaAtomic(config, r.read));
+    router.put('/orders', koaAtomic(config, r.read));
+    return startKoa(router, state.errors, contractErrors);
+  },
+};
+
+export const adapters: readonly AdapterFactory[] = [expressAdapter, fastifyAdapter, honoAdapter, koaAdapter, ...nestAdapters];

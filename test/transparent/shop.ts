@@ -6,13 +6,18 @@ import { createAdaptorServer } from '@hono/node-server';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { type Context, Hono } from 'hono';
+import Router from '@koa/router';
+import type { Context as KoaContext } from 'koa';
 import { transparent as expressTransparent } from '../../src/adapters/express.js';
 import { transparent as fastifyTransparent } from '../../src/adapters/fastify.js';
 import { type FetchRequest, transparent as fetchTransparent } from '../../src/adapters/fetch.js';
+import { transparent as koaTransparent } from '../../src/adapters/koa.js';
 import type { Idempotency } from '../../src/core/idempotency.js';
 import type { RouteDefinition } from '../../src/core/route.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
+import { startKoa } from '../support/koa-app.js';
 import { listen } from '../support/listen.js';
+import { nestShops } from './nest-shop.js';
 
 /**
  * `POST /orders` (`orders.create@1`) written the usual way for each
@@ -68,12 +73,12 @@ type Outcome =
 
 const TOKENS: Readonly<Record<string, string>> = { 'token-a': 'tenant-a', 'token-b': 'tenant-b' };
 
-function tenantOf(authorization: string | undefined | null): string | undefined {
+export function tenantOf(authorization: string | undefined | null): string | undefined {
   return TOKENS[/^Bearer (\S+)$/.exec(authorization ?? '')?.[1] ?? ''];
 }
 
 /** What the route does, whatever the framework; each framework then answers in its own way. */
-async function takeOrder(effects: Effects, state: ShopState, tenant: string, key: string, body: unknown): Promise<Outcome> {
+export async function takeOrder(effects: Effects, state: ShopState, tenant: string, key: string, body: unknown): Promise<Outcome> {
   const { sku = '' } = (body ?? {}) as { sku?: string };
   const first = !state.runs.includes(key);
   state.runs.push(key);
@@ -85,12 +90,12 @@ async function takeOrder(effects: Effects, state: ShopState, tenant: string, key
   return { kind: sku === 'STREAM' ? 'streamed' : 'created', order };
 }
 
-function statusOf(error: unknown): number {
+export function statusOf(error: unknown): number {
   const { status } = error as { status?: unknown };
   return typeof status === 'number' ? status : 500;
 }
 
-function route<Req>(authorization: (request: Req) => string | undefined | null): RouteDefinition<Req, unknown> {
+export function route<Req>(authorization: (request: Req) => string | undefined | null): RouteDefinition<Req, unknown> {
   return { operation: 'orders.create@1', tenant: (request) => tenantOf(authorization(request)), keyRequired: false };
 }
 
@@ -190,4 +195,37 @@ export const honoShop: Framework = {
   },
 };
 
-export const frameworks: readonly Framework[] = [expressShop, fastifyShop, honoShop];
+export const koaShop: Framework = {
+  name: 'koa',
+  start(config, effects, state) {
+    const router = new Router();
+    router.post(
+      '/orders',
+      koaTransparent(
+        config,
+        route<KoaContext>((ctx) => ctx.get('authorization')),
+      ),
+      async (ctx) => {
+        const outcome = await takeOrder(effects, state, tenantOf(ctx.get('authorization')) ?? '', ctx.get('idempotency-key'), ctx.request.body);
+        if (outcome.kind === 'thrown') throw outcome.error;
+        if (outcome.kind === 'server-error') {
+          ctx.status = 500;
+          ctx.body = { error: 'upstream failed' };
+          return;
+        }
+        ctx.status = 201;
+        ctx.set('location', `/orders/${outcome.order.id}`);
+        ctx.cookies.set('session', 'secret');
+        ctx.set('x-debug', '1');
+        if (outcome.kind === 'created') ctx.body = outcome.order;
+        else {
+          ctx.type = 'text/plain';
+          ctx.body = Readable.from(STREAM_CHUNKS);
+        }
+      },
+    );
+    return startKoa(router, state.errors, (error) => ({ status: statusOf(error), body: { error: 'handled' } }));
+  },
+};
+
+export const frameworks: readonly Framework[] = [expressShop, fastifyShop, honoShop, koaShop, ...nestShops];

@@ -1,0 +1,83 @@
+import type { Context, Middleware } from 'koa';
+import { defineRoute, type Idempotency } from '../core/idempotency.js';
+import type { Reply } from '../core/reply.js';
+import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
+import type { LeasedRoute } from '../leases/leased-route.js';
+import { beginTransparent, capturedReply } from '../leases/run-transparent.js';
+import { payloadBytes } from './payload-bytes.js';
+import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
+import { sendReply } from './send-reply.js';
+
+/**
+ * A Koa middleware that answers an atomic route. Put a body parser
+ * (`@koa/bodyparser`) and your authentication before it; handler errors are
+ * thrown to the middleware above, as Koa does.
+ */
+export function atomic<Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<Context, Input, Tx>): Middleware {
+  return handler(atomicRunner(config, route));
+}
+
+/** A Koa middleware that answers a leased route, whose steps call the outside world. */
+export function leased<Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Context, Input, Tx>): Middleware {
+  return handler(leasedRunner(config, route));
+}
+
+/**
+ * A Koa middleware that makes the middleware after it transparent: that one is
+ * written the usual way (`ctx.status = 201; ctx.body = …`, a stream too),
+ * without steps. Its answer is read in full and stored before it goes out; a
+ * retry never runs it again. A throw drops the record and goes up.
+ */
+export function transparent<Input>(config: Idempotency<unknown>, route: RouteDefinition<Context, Input>): Middleware {
+  defineRoute(route);
+  return async function retrysafe(ctx, next) {
+    const start = await beginTransparent(config, route, incoming(ctx));
+    if (start.kind === 'answered') return send(ctx, start.reply);
+    if (start.kind === 'unkeyed') {
+      await next();
+      return;
+    }
+    const { reply } = await start.attempt.capture(async () => {
+      await next();
+      return { reply: capturedReply(ctx.status, ctx.response.headers, await bodyBytes(ctx.body)) };
+    });
+    // The body may have been a stream, read once above: the same bytes go out.
+    ctx.body = Buffer.from(reply.body.buffer, reply.body.byteOffset, reply.body.byteLength);
+    ctx.status = reply.status;
+  };
+}
+
+function handler(run: RouteRunner<Context>): Middleware {
+  return async function retrysafe(ctx) {
+    send(ctx, await run(incoming(ctx)));
+  };
+}
+
+function incoming(ctx: Context): IncomingRequest<Context> {
+  return { raw: ctx, method: ctx.method, path: ctx.originalUrl, header: (name) => ctx.req.headersDistinct[name], body: (ctx.request as { body?: unknown }).body };
+}
+
+function send(ctx: Context, reply: Reply): void {
+  sendReply(
+    {
+      head(status, headers) {
+        ctx.status = status;
+        ctx.set(headers);
+      },
+      end(body) {
+        ctx.body = body;
+        // Koa labels bytes application/octet-stream; the answer goes out with exactly its own headers.
+        if (reply.headers['content-type'] === undefined) ctx.remove('Content-Type');
+      },
+    },
+    reply,
+  );
+}
+
+/** The bytes Koa would send for `body`: a `Blob` or a `Response` read, an object as JSON. */
+async function bodyBytes(body: unknown): Promise<Buffer> {
+  if (body instanceof Blob) return Buffer.from(await body.arrayBuffer());
+  if (body instanceof Response) return payloadBytes(body.body);
+  const json = typeof body === 'object' && body !== null && !(body instanceof Uint8Array) && !(Symbol.asyncIterator in body);
+  return payloadBytes(json ? JSON.stringify(body) : body);
+}

@@ -1,0 +1,82 @@
+import { type CallHandler, type ExecutionContext, Inject, Injectable, type NestInterceptor, StreamableFile } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { from, lastValueFrom, type Observable } from 'rxjs';
+import { RetrysafeError } from '../../core/errors.js';
+import { toReply, type Reply } from '../../core/reply.js';
+import type { RouteDefinition } from '../../core/route.js';
+import { runAtomic } from '../../core/run-atomic.js';
+import { runLeased } from '../../leases/run-leased.js';
+import { beginTransparent, capturedReply } from '../../leases/run-transparent.js';
+import { toResponse } from '../fetch.js';
+import { payloadBytes } from '../payload-bytes.js';
+import { enterAtomic } from './atomic-context.js';
+import { idempotentRoute, type IdempotentOptions } from './idempotent-options.js';
+import { incoming, type NestHttpRequest, type NestHttpResponse } from './nest-request.js';
+import { RETRYSAFE_OPTIONS, type RetrysafeModuleOptions } from './retrysafe-options.js';
+
+/**
+ * Runs a route marked `@Idempotent` through retrysafe, on either Nest
+ * platform. The answer goes back to Nest as a web `Response` with its exact
+ * status, headers and bytes.
+ */
+export class IdempotencyInterceptor implements NestInterceptor {
+  constructor(
+    private readonly options: RetrysafeModuleOptions,
+    private readonly reflector: Reflector,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const route = this.reflector.getAllAndOverride(idempotentRoute, [context.getHandler(), context.getClass()]) as IdempotentOptions | undefined;
+    if (route === undefined) throw new RetrysafeError('misuse', 'IdempotencyInterceptor is bound by @Idempotent(...), which gives the route its options.');
+    const http = context.switchToHttp();
+    const request = http.getRequest<NestHttpRequest>();
+    const response = http.getResponse<NestHttpResponse>();
+    const definition: RouteDefinition<NestHttpRequest, unknown> = { tenant: this.options.tenant, authorize: this.options.authorize, ...route };
+    const config = this.options.idempotency;
+    if (route.mode === 'leased') return answer(runLeased(config, { ...definition, handler: route.handler }, incoming(request)), response);
+    const handle = (): Promise<unknown> => lastValueFrom(next.handle() as Observable<unknown>, { defaultValue: undefined });
+    const handled = async (): Promise<Reply> => answerOf(await handle(), response);
+    if (route.mode === 'atomic') {
+      const handler = (attempt: Parameters<typeof enterAtomic>[1]): Promise<Reply> => {
+        enterAtomic(request, attempt);
+        return handled();
+      };
+      return answer(runAtomic(config, { ...definition, handler }, incoming(request)), response);
+    }
+    return from(
+      beginTransparent(config, definition, incoming(request)).then(async (start) => {
+        if (start.kind === 'unkeyed') return handle();
+        const reply = start.kind === 'answered' ? start.reply : (await start.attempt.capture(async () => ({ reply: await handled() }))).reply;
+        return respond(reply, response);
+      }),
+    );
+  }
+}
+Injectable()(IdempotencyInterceptor);
+// Explicit tokens: the interceptor must not depend on emitted decorator metadata.
+Inject(RETRYSAFE_OPTIONS)(IdempotencyInterceptor, undefined, 0);
+Inject(Reflector)(IdempotencyInterceptor, undefined, 1);
+
+function answer(reply: Promise<Reply>, response: NestHttpResponse): Observable<Response> {
+  return from(reply.then((settled) => respond(settled, response)));
+}
+
+/**
+ * What the route method answered: a web `Response` as it is; anything else is
+ * the body (an object as JSON), with the status and headers Nest and the
+ * method set on the platform's response.
+ */
+async function answerOf(value: unknown, response: NestHttpResponse): Promise<Reply> {
+  if (value instanceof Response) return capturedReply(value.status, Object.fromEntries(value.headers), await payloadBytes(value.body));
+  const { status, headers } = capturedReply(response.statusCode, response.getHeaders(), new Uint8Array());
+  const body = value instanceof StreamableFile ? value.getStream() : value;
+  const streamed = typeof body === 'object' && body !== null && Symbol.asyncIterator in body;
+  return toReply({ status, headers, body: streamed ? await payloadBytes(body) : body });
+}
+
+/** The answer for Nest to send. Headers already on the platform's response with the same value stay as they are, in their own form. */
+function respond(reply: Reply, response: NestHttpResponse): Response {
+  const present = capturedReply(0, response.getHeaders(), new Uint8Array()).headers;
+  const headers = Object.fromEntries(Object.entries(reply.headers).filter(([name, value]) => present[name] !== value));
+  return toResponse({ ...reply, headers });
+}

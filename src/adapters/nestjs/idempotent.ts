@@ -1,0 +1,10 @@
+import { applyDecorators, UseInterceptors } from '@nestjs/common';
+import { defineRoute } from '../../core/idempotency.js';
+import { IdempotencyInterceptor } from './idempotency-interceptor.js';
+import { idempotentRoute, type IdempotentOptions } from './idempotent-options.js';
+
+/** Makes a route idempotent: `@Idempotent({ operation: 'orders.create@1', mode: 'atomic' })`. Needs `RetrysafeModule`. */
+export function Idempotent(options: IdempotentOptions): MethodDecorator & ClassDecorator {
+  defineRoute(options);
+  return applyDecorators(idempotentRoute(options), UseInterceptors(IdempotencyInterceptor));
+}

@@ -1,0 +1,31 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingRequest } from '../../core/route.js';
+import type { CapturedHeaders } from '../../leases/run-transparent.js';
+
+/**
+ * The request a route's callbacks receive, as both Nest platforms give it:
+ * Express's `Request` and Fastify's `FastifyRequest` each have these members.
+ */
+export interface NestHttpRequest {
+  readonly method: string;
+  readonly url: string;
+  /** Express only: the path before any router took part of it. */
+  readonly originalUrl?: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body?: unknown;
+  /** Express only: every value of every header. */
+  readonly headersDistinct?: NodeJS.Dict<string[]>;
+  /** Fastify only: Node's own request. */
+  readonly raw?: { readonly headersDistinct: NodeJS.Dict<string[]> };
+}
+
+/** The response as both Nest platforms give it: the status and headers set so far. */
+export interface NestHttpResponse {
+  readonly statusCode: number;
+  getHeaders(): CapturedHeaders;
+}
+
+export function incoming(request: NestHttpRequest): IncomingRequest<NestHttpRequest> {
+  const distinct = request.raw?.headersDistinct ?? request.headersDistinct ?? {};
+  return { raw: request, method: request.method, path: request.originalUrl ?? request.url, header: (name) => distinct[name], body: request.body };
+}

@@ -1,0 +1,21 @@
+import { defineRoute, type Idempotency } from '../core/idempotency.js';
+import type { Reply } from '../core/reply.js';
+import type { AtomicRoute, IncomingRequest } from '../core/route.js';
+import { runAtomic } from '../core/run-atomic.js';
+import type { LeasedRoute } from '../leases/leased-route.js';
+import { runLeased } from '../leases/run-leased.js';
+
+/** One request through a route, from the adapter's view: the request in, the answer to send out. */
+export type RouteRunner<Req> = (incoming: IncomingRequest<Req>) => Promise<Reply>;
+
+/** Checks an atomic route once, when it is defined, and runs it on each request. */
+export function atomicRunner<Req, Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<Req, Input, Tx>): RouteRunner<Req> {
+  defineRoute(route);
+  return (incoming) => runAtomic(config, route, incoming);
+}
+
+/** Checks a leased route once, when it is defined, and runs it on each request. */
+export function leasedRunner<Req, Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Req, Input, Tx>): RouteRunner<Req> {
+  defineRoute(route);
+  return (incoming) => runLeased(config, route, incoming);
+}

@@ -1,0 +1,79 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Router from '@koa/router';
+import { Controller, Module, Post } from '@nestjs/common';
+import express from 'express';
+import Fastify from 'fastify';
+import 'reflect-metadata';
+import { leased as expressLeased } from '../../src/adapters/express.js';
+import { leased as fastifyLeased } from '../../src/adapters/fastify.js';
+import { leased as koaLeased } from '../../src/adapters/koa.js';
+import { Idempotent, RetrysafeModule } from '../../src/adapters/nestjs/index.js';
+import type { Idempotency } from '../../src/core/idempotency.js';
+import type { LeasedOperation } from '../../src/leases/leased-route.js';
+import type { SqlClient } from '../../src/store/sql-client.js';
+import { startKoa } from '../support/koa-app.js';
+import { listen, type Listening } from '../support/listen.js';
+import { nestPlatforms, startNest } from '../support/nest-apps.js';
+import type { PaymentInput } from './payment-route.js';
+
+/** `POST /payments` served by a framework over real HTTP, for a leased operation; the tenant is the `x-tenant` header. */
+export interface PaymentServer {
+  readonly name: string;
+  start(config: Idempotency<SqlClient>, operation: LeasedOperation<PaymentInput, SqlClient>): Promise<Listening>;
+}
+
+const tenantHeader = (value: string | string[] | undefined): string | undefined => (typeof value === 'string' ? value : undefined);
+
+const expressServer: PaymentServer = {
+  name: 'express',
+  start(config, operation) {
+    const app = express();
+    app.post('/payments', express.json(), expressLeased(config, { ...operation, tenant: (req) => req.get('x-tenant') }));
+    return listen(createServer(app));
+  },
+};
+
+const fastifyServer: PaymentServer = {
+  name: 'fastify',
+  async start(config, operation) {
+    const app = Fastify();
+    app.post('/payments', fastifyLeased(config, { ...operation, tenant: (request) => tenantHeader(request.headers['x-tenant']) }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
+  },
+};
+
+const koaServer: PaymentServer = {
+  name: 'koa',
+  start(config, operation) {
+    const router = new Router();
+    router.post('/payments', koaLeased(config, { ...operation, tenant: (ctx) => ctx.get('x-tenant') || undefined }));
+    return startKoa(router, [], () => ({ status: 500, body: { error: 'internal' } }));
+  },
+};
+
+function paymentsModule(config: Idempotency<SqlClient>, operation: LeasedOperation<PaymentInput, SqlClient>): new () => unknown {
+  @Controller()
+  class PaymentsController {
+    /** The operation's handler answers: this body does not run. */
+    @Post('payments')
+    @Idempotent({ ...operation, mode: 'leased' })
+    pay(): void {}
+  }
+
+  @Module({
+    imports: [RetrysafeModule.forRootAsync({ useFactory: () => ({ idempotency: config, tenant: (request) => tenantHeader(request.headers['x-tenant']) }) })],
+    controllers: [PaymentsController],
+  })
+  class PaymentsModule {}
+  return PaymentsModule;
+}
+
+const nestServers: readonly PaymentServer[] = nestPlatforms.map((platform) => ({
+  name: platform.name,
+  start: (config, operation) => startNest(paymentsModule(config, operation), platform, [], () => ({ status: 500, body: { error: 'internal' } })),
+}));
+
+export const paymentServers: readonly PaymentServer[] = [expressServer, fastifyServer, koaServer, ...nestServers];
