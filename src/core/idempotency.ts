@@ -1,3 +1,4 @@
+import { publishDiagnostics } from './diagnostics.js';
 import { RetrysafeError } from './errors.js';
 import { notify, type Observer, type RetrysafeEvent } from './events.js';
 import { assertOperationName } from './identity.js';
@@ -7,6 +8,8 @@ import { type ReadBeforeClaim, type ReadFirst, readFirstPolicy } from './read-fi
 import { defaultProblemBase } from './problems.js';
 import { defaultRetention, type OperationStore, type Retention } from '../store/operation-store.js';
 import type { RouteDefinition } from './route.js';
+import type { Tracing } from './tracing.js';
+import { measuredStore } from '../store/measured-store.js';
 
 export interface IdempotencyOptions<Tx> {
   readonly store: OperationStore<Tx>;
@@ -33,6 +36,11 @@ export interface IdempotencyOptions<Tx> {
    * requests are replays (see `read-first.ts`).
    */
   readonly readBeforeClaim?: ReadBeforeClaim;
+  /**
+   * Traces every attempt, store call, lock wait and step, for example
+   * `openTelemetryTracing()` of `retrysafe/otel`. Default: none.
+   */
+  readonly tracing?: Tracing;
 }
 
 /** The configuration a store and its routes share, with every default applied. */
@@ -47,16 +55,31 @@ export interface Idempotency<Tx> {
   readonly keyLimits: KeyLimits;
   readonly retention: Retention;
   readonly problemBase: string;
+  /** The tracer, when the application gave one. */
+  readonly tracing: Tracing | undefined;
   /** Whether an atomic route reads before it claims, for this operation now. */
   readFirst(this: void, operation: string): ReadFirst;
   /** Announces an event to the observers. */
   emit(this: void, event: RetrysafeEvent): void;
 }
 
+/** Every store call as a span, child of the attempt's. */
+function tracedStore<Tx>(store: OperationStore<Tx>, tracing: Tracing): OperationStore<Tx> {
+  return measuredStore(store, (call) => {
+    const span = tracing.start(`retrysafe store ${call}`, { 'retrysafe.store.call': call });
+    return (error) => {
+      if (error !== undefined) span.fail(error);
+      span.end();
+    };
+  });
+}
+
 export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx> {
-  const observers = [...(options.observers ?? [])];
+  const observers = [...(options.observers ?? []), publishDiagnostics];
+  const { tracing } = options;
   return {
-    store: options.store,
+    store: tracing === undefined ? options.store : tracedStore(options.store, tracing),
+    tracing,
     lockTimeoutMs: positive('lockTimeoutMs', options.lockTimeoutMs ?? 3000),
     storeTimeoutMs: positive('storeTimeoutMs', options.storeTimeoutMs ?? 5000),
     retryAfterSeconds: positive('retryAfterSeconds', options.retryAfterSeconds ?? 1),

@@ -8,17 +8,18 @@ import { prepare } from './prepare.js';
 import { type Reply, toReply } from './reply.js';
 import type { AtomicRoute, IncomingRequest } from './route.js';
 import { StoreClock, withinStoreTimeout } from './store-clock.js';
+import { traceAttempt } from './traced-attempt.js';
 
 /**
  * Runs one attempt of an atomic route: the claim, the handler's writes and the
  * stored outcome commit in one transaction, or nothing does. Handler errors are
  * rethrown after the rollback, for the framework's error handling.
  */
-export async function runAtomic<Req, Input, Tx>(
-  config: Idempotency<Tx>,
-  route: AtomicRoute<Req, Input, Tx>,
-  incoming: IncomingRequest<Req>,
-): Promise<Reply> {
+export function runAtomic<Req, Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+  return traceAttempt(config, route.operation, 'atomic', (traced) => attemptAtomic(traced, route, incoming));
+}
+
+async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
   const prepared = await prepare(config, route, incoming);
   if (prepared.kind === 'answered') return prepared.reply;
   const { tenant, input } = prepared;

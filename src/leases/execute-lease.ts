@@ -4,6 +4,7 @@ import { completionOf, isStoredStatus } from '../core/policy.js';
 import { type Reply, toReply } from '../core/reply.js';
 import { withinStoreTimeout } from '../core/store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
+import { inSpan, type SpanAttributes } from '../core/tracing.js';
 import type { Lease } from '../store/operation-store.js';
 import { downstreamKey } from './downstream-key.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -43,6 +44,7 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
     done.set(name, result);
     return result;
   };
+  const stepAttributes = (name: string, kind: 'call' | 'local'): SpanAttributes => ({ 'retrysafe.operation': lease.identity.operation, 'retrysafe.step': name, 'retrysafe.step.kind': kind });
   const context: LeasedContext<Input, Tx> = {
     input: lease.input as Input,
     identity: lease.identity,
@@ -52,36 +54,44 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
     async step<T>(name: string, run: (call: StepCall) => Promise<T>, options: StepOptions<T> = {}): Promise<T> {
       keeper.assertHeld();
       if (done.has(name)) return done.get(name) as T;
-      if (lease.attempt > 1 && options.reconcile !== undefined) {
-        const found = await options.reconcile(call(name));
-        if (found.found) return record(name, found.result);
-      }
-      touched = true;
-      let result: T;
-      try {
-        result = await run(call(name));
-      } catch (error) {
-        // The call may have landed before it failed (a dropped connection): ask before giving up.
-        const found = options.reconcile === undefined ? undefined : await options.reconcile(call(name)).catch(() => undefined);
-        if (found?.found !== true) throw error;
-        result = found.result;
-      }
-      crashPoint('after-step-call');
-      const recorded = await record(name, result);
-      crashPoint('after-checkpoint');
-      return recorded;
+      return await inSpan(config.tracing, 'retrysafe step', stepAttributes(name, 'call'), () => runStep(name, run, options));
     },
     async local<T>(name: string, work: (tx: Tx) => Promise<T>): Promise<T> {
       keeper.assertHeld();
       if (done.has(name)) return done.get(name) as T;
-      const outcome = await bounded(store.checkpointWith(lease, name, leaseSeconds, work));
-      if (!outcome.owned) throw lost();
-      touched = true;
-      keeper.renewed();
-      done.set(name, outcome.value);
-      return outcome.value;
+      return await inSpan(config.tracing, 'retrysafe step', stepAttributes(name, 'local'), () => runLocal(name, work));
     },
   };
+
+  async function runStep<T>(name: string, run: (call: StepCall) => Promise<T>, options: StepOptions<T>): Promise<T> {
+    if (lease.attempt > 1 && options.reconcile !== undefined) {
+      const found = await options.reconcile(call(name));
+      if (found.found) return record(name, found.result);
+    }
+    touched = true;
+    let result: T;
+    try {
+      result = await run(call(name));
+    } catch (error) {
+      // The call may have landed before it failed (a dropped connection): ask before giving up.
+      const found = options.reconcile === undefined ? undefined : await options.reconcile(call(name)).catch(() => undefined);
+      if (found?.found !== true) throw error;
+      result = found.result;
+    }
+    crashPoint('after-step-call');
+    const recorded = await record(name, result);
+    crashPoint('after-checkpoint');
+    return recorded;
+  }
+
+  async function runLocal<T>(name: string, work: (tx: Tx) => Promise<T>): Promise<T> {
+    const outcome = await bounded(store.checkpointWith(lease, name, leaseSeconds, work));
+    if (!outcome.owned) throw lost();
+    touched = true;
+    keeper.renewed();
+    done.set(name, outcome.value);
+    return outcome.value;
+  }
 
   try {
     const reply = toReply(await operation.handler(context));

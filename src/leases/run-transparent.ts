@@ -10,6 +10,7 @@ import type { Reply } from '../core/reply.js';
 import type { IncomingRequest, RouteDefinition } from '../core/route.js';
 import { withinStoreTimeout } from '../core/store-clock.js';
 import type { Lease } from '../store/operation-store.js';
+import { traceAttempt } from '../core/traced-attempt.js';
 import { LeaseKeeper } from './lease-keeper.js';
 
 /**
@@ -27,11 +28,12 @@ export type TransparentStart =
   | { readonly kind: 'claimed'; readonly attempt: TransparentAttempt };
 
 /** Authenticates, reads the key and the input, and claims the identity; the adapter then runs the route or sends the answer. */
-export async function beginTransparent<Req, Input>(
-  config: Idempotency<unknown>,
-  route: RouteDefinition<Req, Input>,
-  incoming: IncomingRequest<Req>,
-): Promise<TransparentStart> {
+export function beginTransparent<Req, Input>(config: Idempotency<unknown>, route: RouteDefinition<Req, Input>, incoming: IncomingRequest<Req>): Promise<TransparentStart> {
+  // The span covers the claim: the route then runs in the framework's hands, and the answer's storing is a store span of its own.
+  return traceAttempt(config, route.operation, 'transparent', (traced) => claimTransparent(traced, route, incoming));
+}
+
+async function claimTransparent<Req, Input>(config: Idempotency<unknown>, route: RouteDefinition<Req, Input>, incoming: IncomingRequest<Req>): Promise<TransparentStart> {
   const prepared = await prepare(config, route, incoming);
   if (prepared.kind === 'answered') return prepared;
   if (prepared.kind === 'unkeyed') return { kind: 'unkeyed' };

@@ -1,3 +1,4 @@
+import { measuredStore } from '../store/measured-store.js';
 import type { OperationStore } from '../store/operation-store.js';
 import { ExposedHistogram, type RegistryLike } from './exposed-metric.js';
 
@@ -31,71 +32,9 @@ export function storeTimer(registry: RegistryLike, options: TimedStoreOptions = 
 }
 
 function timedStore<Tx>(store: OperationStore<Tx>, histogram: ExposedHistogram): OperationStore<Tx> {
-  const since = (call: string, started: number): void => histogram.observe({ call }, (performance.now() - started) / 1000);
-  const timed = async <T>(call: string, run: () => Promise<T>): Promise<T> => {
+  return measuredStore(store, (call) => {
     const started = performance.now();
-    try {
-      return await run();
-    } finally {
-      since(call, started);
-    }
-  };
-  /** Times `call` up to the moment the store hands over to `work`, or to its failure before that. */
-  const untilWork = async <T>(call: string, run: (enter: () => void) => Promise<T>): Promise<T> => {
-    const started = performance.now();
-    let entered = false;
-    const enter = (): void => {
-      entered = true;
-      since(call, started);
-    };
-    try {
-      return await run(enter);
-    } finally {
-      if (!entered) since(call, started);
-    }
-  };
-
-  return {
-    atomic: (request, work) => {
-      let settled: number | undefined;
-      return untilWork('claim', async (enter) => {
-        try {
-          return await store.atomic(request, async (transaction) => {
-            enter();
-            const settlement = await work({ ...transaction, complete: (completion) => timed('complete', () => transaction.complete(completion)) });
-            settled = performance.now();
-            return settlement;
-          });
-        } finally {
-          if (settled !== undefined) since('commit', settled);
-        }
-      });
-    },
-    transaction: (work) =>
-      untilWork('begin', (enter) =>
-        store.transaction((tx) => {
-          enter();
-          return work(tx);
-        }),
-      ),
-    checkpointWith: (lease, step, leaseSeconds, work) =>
-      untilWork('checkpoint-lock', (enter) =>
-        store.checkpointWith(lease, step, leaseSeconds, (tx) => {
-          enter();
-          return work(tx);
-        }),
-      ),
-    claimLease: (request) => timed('claim-lease', () => store.claimLease(request)),
-    takeOver: (identity, seen, owner, leaseSeconds) => timed('take-over', () => store.takeOver(identity, seen, owner, leaseSeconds)),
-    renew: (lease, leaseSeconds) => timed('renew', () => store.renew(lease, leaseSeconds)),
-    checkpoint: (lease, step, result, leaseSeconds) => timed('checkpoint', () => store.checkpoint(lease, step, result, leaseSeconds)),
-    steps: (lease) => timed('steps', () => store.steps(lease)),
-    finish: (lease, completion) => timed('finish', () => store.finish(lease, completion)),
-    abandon: (lease) => timed('abandon', () => store.abandon(lease)),
-    release: (lease, delaySeconds) => timed('release', () => store.release(lease, delaySeconds)),
-    markUnknown: (lease, reason) => timed('mark-unknown', () => store.markUnknown(lease, reason)),
-    expiredLeases: (limit, operations) => timed('expired-leases', () => store.expiredLeases(limit, operations)),
-    resolveUnknown: (identity, completion, reason) => timed('resolve-unknown', () => store.resolveUnknown(identity, completion, reason)),
-    read: (identity) => timed('read', () => store.read(identity)),
-  };
+    // Failed calls are timed too.
+    return () => histogram.observe({ call }, (performance.now() - started) / 1000);
+  });
 }

@@ -1,0 +1,92 @@
+import type { OperationStore } from './operation-store.js';
+
+/**
+ * Starts measuring one store call, by a fixed name; the returned function
+ * ends it, with the error when the call failed.
+ */
+export type StoreCallMeter = (call: string) => (error?: unknown) => void;
+
+/**
+ * Wraps a store so that every call is measured by `meter`: timed for
+ * metrics, or traced. Where a call runs the application's own work inside a
+ * transaction, only the store's part is measured: `claim` (BEGIN and the
+ * claim), `complete`, and `commit` for atomic requests; `begin` and
+ * `checkpoint-lock` for the others.
+ */
+export function measuredStore<Tx>(store: OperationStore<Tx>, meter: StoreCallMeter): OperationStore<Tx> {
+  const measured = async <T>(call: string, run: () => Promise<T>): Promise<T> => {
+    const end = meter(call);
+    try {
+      const value = await run();
+      end();
+      return value;
+    } catch (error) {
+      end(error);
+      throw error;
+    }
+  };
+  /** Measures `call` up to the moment the store hands over to `work`, or to its failure before that. */
+  const untilWork = async <T>(call: string, run: (enter: () => void) => Promise<T>): Promise<T> => {
+    const end = meter(call);
+    let entered = false;
+    const enter = (): void => {
+      entered = true;
+      end();
+    };
+    try {
+      const value = await run(enter);
+      if (!entered) end();
+      return value;
+    } catch (error) {
+      if (!entered) end(error);
+      throw error;
+    }
+  };
+
+  return {
+    atomic: (request, work) => {
+      let endCommit: ((error?: unknown) => void) | undefined;
+      return untilWork('claim', async (enter) => {
+        try {
+          const value = await store.atomic(request, async (transaction) => {
+            enter();
+            const settlement = await work({ ...transaction, complete: (completion) => measured('complete', () => transaction.complete(completion)) });
+            endCommit = meter('commit');
+            return settlement;
+          });
+          endCommit?.();
+          return value;
+        } catch (error) {
+          endCommit?.(error);
+          throw error;
+        }
+      });
+    },
+    transaction: (work) =>
+      untilWork('begin', (enter) =>
+        store.transaction((tx) => {
+          enter();
+          return work(tx);
+        }),
+      ),
+    checkpointWith: (lease, step, leaseSeconds, work) =>
+      untilWork('checkpoint-lock', (enter) =>
+        store.checkpointWith(lease, step, leaseSeconds, (tx) => {
+          enter();
+          return work(tx);
+        }),
+      ),
+    claimLease: (request) => measured('claim-lease', () => store.claimLease(request)),
+    takeOver: (identity, seen, owner, leaseSeconds) => measured('take-over', () => store.takeOver(identity, seen, owner, leaseSeconds)),
+    renew: (lease, leaseSeconds) => measured('renew', () => store.renew(lease, leaseSeconds)),
+    checkpoint: (lease, step, result, leaseSeconds) => measured('checkpoint', () => store.checkpoint(lease, step, result, leaseSeconds)),
+    steps: (lease) => measured('steps', () => store.steps(lease)),
+    finish: (lease, completion) => measured('finish', () => store.finish(lease, completion)),
+    abandon: (lease) => measured('abandon', () => store.abandon(lease)),
+    release: (lease, delaySeconds) => measured('release', () => store.release(lease, delaySeconds)),
+    markUnknown: (lease, reason) => measured('mark-unknown', () => store.markUnknown(lease, reason)),
+    expiredLeases: (limit, operations) => measured('expired-leases', () => store.expiredLeases(limit, operations)),
+    resolveUnknown: (identity, completion, reason) => measured('resolve-unknown', () => store.resolveUnknown(identity, completion, reason)),
+    read: (identity) => measured('read', () => store.read(identity)),
+  };
+}
