@@ -1,4 +1,5 @@
 import type { OperationIdentity } from './identity.js';
+import type { ProblemCode } from './problems.js';
 import type { OperationMode } from './record.js';
 
 /**
@@ -25,7 +26,7 @@ export type RetrysafeEvent =
   | { readonly type: 'taken-over'; readonly identity: OperationIdentity; readonly attempt: number; readonly by: 'retry' | 'recovery' }
   | { readonly type: 'unknown'; readonly identity: OperationIdentity; readonly reason: string }
   /** Every answer that retrysafe decided itself, by problem code. */
-  | { readonly type: 'problem'; readonly identity: OperationIdentity | undefined; readonly code: string };
+  | { readonly type: 'problem'; readonly identity: OperationIdentity | undefined; readonly code: ProblemCode };
 
 export type Observer = (event: RetrysafeEvent) => void;
 

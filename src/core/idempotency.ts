@@ -7,6 +7,8 @@ import { type OutcomePolicy, resolvePolicy } from './policy.js';
 import { type ReadBeforeClaim, type ReadFirst, readFirstPolicy } from './read-first.js';
 import { defaultProblemBase } from './problems.js';
 import { defaultRetention, type OperationStore, type Retention } from '../store/operation-store.js';
+import type { OperationIdentity } from './identity.js';
+import { assertDescribedBy, resolveRetention, type RetentionSetting } from './route-settings.js';
 import type { RouteDefinition } from './route.js';
 import type { Tracing } from './tracing.js';
 import { measuredStore } from '../store/measured-store.js';
@@ -25,7 +27,10 @@ export interface IdempotencyOptions<Tx> {
   readonly maxAttempts?: number;
   readonly policy?: Partial<OutcomePolicy>;
   readonly keyLimits?: Partial<KeyLimits>;
-  readonly retention?: Partial<Retention>;
+  /** How long answers and tombstones are kept; a function decides per operation (by tenant, say). Routes may set their own. */
+  readonly retention?: RetentionSetting;
+  /** The URL of the documented idempotency policy, for `Link: rel="describedby"` on retrysafe's 400, 409 and 422 answers; routes may set their own. */
+  readonly describedBy?: string;
   /** Base URI of problem `type`s. Default `https://retrysafe.dev/problems/`. */
   readonly problemBase?: string;
   /** Receive every event, for metrics and logs (see `retrysafe/observe`). */
@@ -53,7 +58,12 @@ export interface Idempotency<Tx> {
   readonly maxAttempts: number;
   readonly policy: OutcomePolicy;
   readonly keyLimits: KeyLimits;
+  /** The fixed part of the retention: the defaults and what the configuration set without a function. */
   readonly retention: Retention;
+  /** The retention of one operation. */
+  retentionFor(this: void, identity: OperationIdentity): Retention;
+  /** See `IdempotencyOptions.describedBy`; the route's when it has one. */
+  readonly describedBy: string | undefined;
   readonly problemBase: string;
   /** The tracer, when the application gave one. */
   readonly tracing: Tracing | undefined;
@@ -75,6 +85,7 @@ function tracedStore<Tx>(store: OperationStore<Tx>, tracing: Tracing): Operation
 }
 
 export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx> {
+  assertDescribedBy(options.describedBy);
   const observers = [...(options.observers ?? []), publishDiagnostics];
   const { tracing } = options;
   return {
@@ -87,7 +98,9 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     maxAttempts: positive('maxAttempts', options.maxAttempts ?? 5),
     policy: resolvePolicy(options.policy),
     keyLimits: { ...defaultKeyLimits, ...options.keyLimits },
-    retention: { ...defaultRetention, ...options.retention },
+    retention: typeof options.retention === 'function' ? defaultRetention : { ...defaultRetention, ...options.retention },
+    retentionFor: (identity) => resolveRetention(options.retention, identity),
+    describedBy: options.describedBy,
     problemBase: options.problemBase ?? defaultProblemBase,
     readFirst: readFirstPolicy(oneOf('readBeforeClaim', options.readBeforeClaim ?? 'auto', ['auto', 'always', 'never'])),
     emit: (event) => notify(observers, event),
@@ -95,8 +108,9 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
 }
 
 /** Checks a route once, when it is defined, rather than on every request. */
-export function defineRoute<R extends Pick<RouteDefinition<unknown, unknown>, 'operation'>>(route: R): R {
+export function defineRoute<R extends Pick<RouteDefinition<unknown, unknown>, 'operation' | 'describedBy'>>(route: R): R {
   assertOperationName(route.operation);
+  assertDescribedBy(route.describedBy);
   return route;
 }
 

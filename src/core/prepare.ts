@@ -2,9 +2,10 @@ import { isRetrysafeError } from './errors.js';
 import { type Fingerprint, fingerprint } from './fingerprint.js';
 import type { Idempotency } from './idempotency.js';
 import type { OperationIdentity } from './identity.js';
-import { parseIdempotencyKey } from './key.js';
-import { problem } from './problems.js';
-import { problemReply, type Reply, toReply } from './reply.js';
+import { answerProblem } from './answers.js';
+import { checkKey, type KeyLimits, type ParsedKey, parseIdempotencyKey } from './key.js';
+import { type Problem, problem } from './problems.js';
+import { type Reply, toReply } from './reply.js';
 import type { IncomingRequest, RouteDefinition } from './route.js';
 
 /** Methods whose retries retrysafe deduplicates; on the others a key is ignored. */
@@ -34,19 +35,17 @@ export async function prepare<Req, Input>(
   incoming: IncomingRequest<Req>,
 ): Promise<Prepared<Input>> {
   const answer = (reply: Reply): Prepared<Input> => ({ kind: 'answered', reply });
+  const refuse = (p: Problem): Prepared<Input> => answer(answerProblem(config, undefined, p));
   const tenant = await route.tenant(incoming.raw);
-  if (tenant === undefined || tenant === '') {
-    return answer(problemReply(problem('unauthenticated', 'This request must be authenticated.'), config.problemBase));
-  }
+  if (tenant === undefined || tenant === '') return refuse(problem('unauthenticated', 'This request must be authenticated.'));
   if (route.authorize !== undefined && !(await route.authorize(incoming.raw, tenant))) {
-    return answer(problemReply(problem('forbidden', 'The caller may not perform this operation.'), config.problemBase));
+    return refuse(problem('forbidden', 'The caller may not perform this operation.'));
   }
   const keyed = KEYED_METHODS.has(incoming.method.toUpperCase());
-  const header = keyed ? incoming.header('idempotency-key') : undefined;
-  const parsed = header === undefined && !(keyed && (route.keyRequired ?? true)) ? undefined : parseIdempotencyKey(header, config.keyLimits);
+  const given = keyed ? await keyOf(route, incoming) : undefined;
+  const parsed = given === undefined && !(keyed && (route.keyRequired ?? true)) ? undefined : readKey(route, given, config.keyLimits);
   if (parsed !== undefined && !parsed.ok) {
-    const code = parsed.defect === 'missing' ? 'idempotency-key-missing' : 'idempotency-key-invalid';
-    return answer(problemReply(problem(code, parsed.detail), config.problemBase));
+    return refuse(problem(parsed.defect === 'missing' ? 'idempotency-key-missing' : 'idempotency-key-invalid', parsed.detail));
   }
   const validation = route.input === undefined ? { valid: true as const, value: incoming.body as Input } : await route.input(incoming.raw, incoming.body);
   if (!validation.valid) return answer(toReply(validation.reply));
@@ -56,9 +55,20 @@ export async function prepare<Req, Input>(
   const hashed = fingerprintOf(selected);
   if (hashed === undefined) {
     // JSON.parse accepts what canonical JSON cannot hold, such as a lone surrogate.
-    return answer(problemReply(problem('request-body-invalid', 'The request holds a value that has no canonical JSON form.'), config.problemBase));
+    return refuse(problem('request-body-invalid', 'The request holds a value that has no canonical JSON form.'));
   }
   return { kind: 'keyed', tenant, input, identity: { tenant, operation: route.operation, key: parsed.key }, fingerprint: hashed };
+}
+
+/** The key as the request carries it: the route's `key` function, or the `Idempotency-Key` header. */
+function keyOf<Req>(route: RouteDefinition<Req, unknown>, incoming: IncomingRequest<Req>): Promise<string | readonly string[] | undefined> | string | readonly string[] | undefined {
+  return route.key === undefined ? incoming.header('idempotency-key') : route.key(incoming.raw, incoming.body);
+}
+
+function readKey<Req>(route: RouteDefinition<Req, unknown>, given: string | readonly string[] | undefined, limits: KeyLimits): ParsedKey {
+  if (route.key === undefined) return parseIdempotencyKey(given, limits);
+  if (typeof given !== 'string') return { ok: false, defect: 'missing', detail: 'This request must carry an idempotency key.' };
+  return checkKey(given, limits, 'The idempotency key');
 }
 
 function fingerprintOf(selected: unknown): Fingerprint | undefined {

@@ -8,7 +8,7 @@ import { prepare } from './prepare.js';
 import { type Reply, toReply } from './reply.js';
 import type { AtomicRoute, IncomingRequest } from './route.js';
 import { StoreClock, withinStoreTimeout } from './store-clock.js';
-import { traceAttempt } from './traced-attempt.js';
+import { routeAttempt } from './route-attempt.js';
 
 /**
  * Runs one attempt of an atomic route: the claim, the handler's writes and the
@@ -16,7 +16,7 @@ import { traceAttempt } from './traced-attempt.js';
  * rethrown after the rollback, for the framework's error handling.
  */
 export function runAtomic<Req, Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
-  return traceAttempt(config, route.operation, 'atomic', (traced) => attemptAtomic(traced, route, incoming));
+  return routeAttempt(config, route, incoming.raw, 'atomic', (own) => attemptAtomic(own, route, incoming));
 }
 
 async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
@@ -43,7 +43,7 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx>, route: Ato
     clock.enterStore(config.storeTimeoutMs + config.lockTimeoutMs);
     const started = performance.now();
     const reply = await clock.race(
-      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, lockTimeoutMs: config.lockTimeoutMs, retention: config.retention }, async ({ claim, tx, complete }) => {
+      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, lockTimeoutMs: config.lockTimeoutMs, retention: config.retentionFor(claimed) }, async ({ claim, tx, complete }) => {
         clock.leaveStore();
         if (claim.kind !== 'busy') readFirst.observe(claim.kind === 'existing' && claim.record.state !== 'in_progress');
         if (claim.kind !== 'claimed') {
@@ -61,7 +61,7 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx>, route: Ato
         config.emit({ type: 'finished', identity: claimed, mode: 'atomic', status: reply.status, stored });
         if (!stored) return { commit: false, value: reply };
         clock.enterStore(config.storeTimeoutMs);
-        await complete(completionOf(reply, config.policy, config.retention));
+        await complete(completionOf(reply, config.policy, config.retentionFor(claimed)));
         crashPoint('before-commit');
         return { commit: true, value: reply };
       }),

@@ -4,8 +4,10 @@ import type { OperationMode } from './record.js';
 
 /**
  * What an attempt came to, as the `retrysafe.outcome` span attribute. A
- * bounded set: `unclaimed` is an attempt answered before any claim (refused
- * authentication or key, invalid input, or a request that carries no key).
+ * bounded set: `refused` is any other answer retrysafe gave on its own
+ * behalf (a bad key, no authentication, an expired response…); `unclaimed`
+ * is an attempt that claimed nothing and was not refused: a request without
+ * a key where none is needed, or input the route found invalid.
  */
 export type AttemptOutcome = 'new' | 'resumed' | 'replayed' | 'conflict' | 'mismatch' | 'refused' | 'store-unavailable' | 'unknown' | 'fenced' | 'unclaimed';
 

@@ -5,6 +5,7 @@ import { type Reply, toReply } from '../core/reply.js';
 import { withinStoreTimeout } from '../core/store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
 import { inSpan, type SpanAttributes } from '../core/tracing.js';
+import { forRoute } from '../core/route-settings.js';
 import type { Lease } from '../store/operation-store.js';
 import { downstreamKey } from './downstream-key.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -29,7 +30,9 @@ export type LeaseRun =
  * unfinished ones are reconciled first when an earlier attempt may have
  * started them, and every write is fenced by the lease.
  */
-export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation: LeasedOperation<Input, Tx>, lease: Lease): Promise<LeaseRun> {
+export async function executeLease<Input, Tx>(given: Idempotency<Tx>, operation: LeasedOperation<Input, Tx>, lease: Lease): Promise<LeaseRun> {
+  // A recovery worker applies the route's own settings too.
+  const config = forRoute(given, operation);
   const { store, leaseSeconds } = config;
   const bounded = <T>(call: Promise<T>): Promise<T> => withinStoreTimeout(call, config.storeTimeoutMs);
   const keeper = new LeaseKeeper(store, lease, leaseSeconds);
@@ -100,7 +103,7 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
     config.emit({ type: 'finished', identity: lease.identity, mode: 'leased', status: reply.status, stored });
     if (!stored) return (await giveUp(`The handler answered ${reply.status}.`)) ?? { kind: 'not-stored', reply };
     crashPoint('before-finish');
-    const finished = await bounded(store.finish(lease, completionOf(reply, config.policy, config.retention)));
+    const finished = await bounded(store.finish(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))));
     crashPoint('after-finish');
     return finished ? { kind: 'finished', reply } : fenced();
   } catch (error) {

@@ -11,7 +11,7 @@ import { answerExisting, answerProblem, answerStoreUnavailable } from '../core/a
 import type { IncomingRequest } from '../core/route.js';
 import { withinStoreTimeout } from '../core/store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
-import { traceAttempt } from '../core/traced-attempt.js';
+import { routeAttempt } from '../core/route-attempt.js';
 import type { Lease } from '../store/operation-store.js';
 import { executeLease } from './execute-lease.js';
 import type { LeasedRoute } from './leased-route.js';
@@ -22,7 +22,7 @@ import type { LeasedRoute } from './leased-route.js';
  * recovery points. Handler errors are rethrown for the framework.
  */
 export function runLeased<Req, Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
-  return traceAttempt(config, route.operation, 'leased', (traced) => attemptLeased(traced, route, incoming));
+  return routeAttempt(config, route, incoming.raw, 'leased', (own) => attemptLeased(own, route, incoming));
 }
 
 async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {

@@ -78,13 +78,16 @@ describe.each(engines)('OpenTelemetry spans over HTTP on $name', (engine) => {
       expect((await t.post({ key, body: { sku: 'A' } })).status).toBe(201);
       expect((await t.post({ key, body: { sku: 'B' } })).status).toBe(422);
       expect((await t.post({ key: '' })).status).toBe(400);
+      expect((await t.send('GET', '/orders')).status).toBe(200);
       const spans = attempts(otel.spans());
       expect(spans.map((s) => [s.attributes['retrysafe.operation'], s.attributes['retrysafe.mode'], outcomeOf(s)])).toEqual([
         ['orders.create@1', 'atomic', 'new'],
         ['orders.create@1', 'atomic', 'replayed'],
         ['orders.create@1', 'atomic', 'mismatch'],
-        ['orders.create@1', 'atomic', 'unclaimed'],
+        ['orders.create@1', 'atomic', 'refused'],
+        ['orders.read@1', 'atomic', 'unclaimed'],
       ]);
+      expect(spans[3]?.attributes['retrysafe.problem']).toBe('idempotency-key-invalid');
       expect(JSON.stringify(otel.spans().map((s) => s.attributes))).not.toContain(key);
     });
   });
