@@ -73,6 +73,20 @@ describe.each(engines)('idempotent() for work that is not HTTP, on $name', (fact
     expect(await sent()).toBe(3);
   });
 
+  it('keeps the result as long as the configuration retention function and the operation retention decide', async () => {
+    const byTenant = idempotency({ store: postgresStore(engine.database), retention: ({ tenant }) => ({ tombstoneSeconds: tenant === 'gold' ? 9000 : 3000 }) });
+    await idempotent(byTenant, send('A'), { operation: 'invoices.send@1', key: 'k1', tenant: 'gold' });
+    await idempotent(byTenant, send('B'), { operation: 'invoices.send@1', key: 'k2', tenant: 'free', retention: { responseSeconds: 60 } });
+    const { rows } = await engine.database.query<{ key: string; response: number; tombstone: number }>(
+      `SELECT key, extract(epoch FROM response_expires_at - finished_at)::int AS response, extract(epoch FROM expires_at - finished_at)::int AS tombstone
+         FROM retrysafe_operations ORDER BY key`,
+    );
+    expect(rows).toEqual([
+      { key: 'k1', response: 86_400, tombstone: 9000 },
+      { key: 'k2', response: 60, tombstone: 3000 },
+    ]);
+  });
+
   it('tells a concurrent delivery that the work is in progress, with when to retry', async (context) => {
     if (!engine.concurrent) context.skip();
     const key = randomUUID();
