@@ -9,8 +9,10 @@ export { defaultPolicy, isStoredStatus, type OutcomePolicy } from './core/policy
 export { problemCatalogue, problemDocument, defaultProblemBase, type Problem, type ProblemCode } from './core/problems.js';
 export type { OperationRecord, RecordState } from './core/record.js';
 export { REPLAYED_HEADER, problemReply, toReply, type HandlerReply, type Reply } from './core/reply.js';
-export { invalid, valid, type AtomicContext, type AtomicRoute, type IncomingRequest, type RouteDefinition, type Validation } from './core/route.js';
+export { invalid, valid, type AtomicContext, type AtomicRoute, type IncomingRequest, type RouteDefinition, type RouteEvent, type RouteRefusal, type Validation } from './core/route.js';
 export { runAtomic } from './core/run-atomic.js';
+export { idempotent, type IdempotentOptions, type IdempotentOutcome } from './core/idempotent.js';
+export type { RetentionSetting, RouteSettings } from './core/route-settings.js';
 export { defaultRetention, type OperationStore, type Retention } from './store/operation-store.js';
 export type { SqlClient, SqlDatabase } from './store/sql-client.js';
 export {

@@ -22,6 +22,8 @@ export interface AttemptPlan {
   readonly deadline: Deadline;
   /** Stay linked to a returned response, so the caller can still abort reading its body. */
   readonly callerSignals: readonly AbortSignal[];
+  /** Writes the trace context into the attempt's headers, when the call is traced. */
+  readonly inject?: (headers: Headers) => void;
 }
 
 /**
@@ -40,6 +42,7 @@ export async function sendAttempt(plan: AttemptPlan): Promise<AttemptResult> {
   const unlinkCaller = linkAbort(controller, plan.callerSignals);
   const headers = new Headers(plan.request.headers);
   if (plan.idempotencyKey !== undefined) headers.set(IDEMPOTENCY_KEY_HEADER, plan.idempotencyKey);
+  plan.inject?.(headers);
   try {
     const response = await plan.fetch(plan.request.url, {
       ...plan.request.settings,

@@ -1,4 +1,6 @@
+import type { ClientTracing } from './client-tracing.js';
 import { type AttemptResult, sendAttempt } from './attempt.js';
+import { inAttemptSpan } from './attempt-span.js';
 import { backoffDelay } from './backoff.js';
 import { Deadline } from './deadline.js';
 import { IdempotentFetchError } from './fetch-error.js';
@@ -22,6 +24,12 @@ export interface IdempotentFetchInit extends RequestInit {
   readonly retry?: RetryOptions;
   /** The fetch to send each attempt with. Default `globalThis.fetch`. */
   readonly fetch?: typeof globalThis.fetch;
+  /**
+   * Traces each attempt as an HTTP client span, with `http.request.resend_count`
+   * on retries, and sends the trace context: `openTelemetryTracing()` of
+   * `retrysafe/otel`. Default: none.
+   */
+  readonly tracing?: ClientTracing;
 }
 
 /** The answer the call ended with, and how it got there. */
@@ -72,7 +80,7 @@ export interface IdempotentResult {
  * });
  */
 export async function idempotentFetch(input: RequestInfo | URL, init: IdempotentFetchInit = {}): Promise<IdempotentResult> {
-  const { idempotencyKey: givenKey, retry, fetch = globalThis.fetch, ...requestInit } = init;
+  const { idempotencyKey: givenKey, retry, fetch = globalThis.fetch, tracing, ...requestInit } = init;
   const options = resolveRetryOptions(retry);
   const request = await replayableRequest(input, requestInit, givenKey);
   const idempotencyKey = operationKey(request.method, givenKey, request.headers);
@@ -97,7 +105,9 @@ export async function idempotentFetch(input: RequestInfo | URL, init: Idempotent
   try {
     for (let attempt = 1; ; attempt += 1) {
       if (deadline.signal.aborted) throw stopped(attempt - 1);
-      const result = await sendAttempt({ request, idempotencyKey, fetch, timeoutMs: options.attemptTimeoutMs, deadline, callerSignals });
+      const result = await inAttemptSpan(tracing, request, attempt, () =>
+        sendAttempt({ request, idempotencyKey, fetch, timeoutMs: options.attemptTimeoutMs, deadline, callerSignals, inject: tracing?.inject }),
+      );
       if (result.kind === 'stopped') throw stopped(attempt);
       if (result.kind === 'answered' && !result.verdict.retry) return finish(result, attempt, undefined);
       if (attempt >= maxAttempts) {

@@ -5,3 +5,4 @@ export type { RetryEvent, RetryReason } from './retry-event.js';
 export { backoffCeiling, backoffDelay, type BackoffOptions } from './backoff.js';
 export { parseRetryAfter } from './retry-after.js';
 export { classifyStatus, IDEMPOTENT_METHODS, KEYED_METHODS, RETRYABLE_STATUSES, type AnswerSummary, type Verdict } from './retry-policy.js';
+export type { ClientSpan, ClientTracing } from './client-tracing.js';

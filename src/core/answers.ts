@@ -10,7 +10,7 @@ export function answerProblem(config: Idempotency<unknown>, identity: OperationI
   if (identity !== undefined && p.code === 'fingerprint-mismatch') config.emit({ type: 'fingerprint-mismatch', identity });
   if (identity !== undefined && p.code === 'operation-in-progress') config.emit({ type: 'conflict', identity });
   config.emit({ type: 'problem', identity, operation, code: p.code });
-  return problemReply(p, config.problemBase);
+  return problemReply(p, config.problemBase, config.describedBy);
 }
 
 export function answerExisting(config: Idempotency<unknown>, identity: OperationIdentity, outcome: Outcome): Reply {

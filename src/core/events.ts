@@ -1,4 +1,5 @@
 import type { OperationIdentity } from './identity.js';
+import type { ProblemCode } from './problems.js';
 import type { OperationMode } from './record.js';
 
 /**
@@ -35,7 +36,7 @@ export type RetrysafeEvent =
    * before the store (key, authentication, input) included: they have an
    * `operation` but no identity yet.
    */
-  | { readonly type: 'problem'; readonly identity: OperationIdentity | undefined; readonly operation: string | undefined; readonly code: string };
+  | { readonly type: 'problem'; readonly identity: OperationIdentity | undefined; readonly operation: string | undefined; readonly code: ProblemCode };
 
 export type Observer = (event: RetrysafeEvent) => void;
 

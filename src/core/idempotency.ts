@@ -1,4 +1,5 @@
 import type { BackoffOptions } from '../client/backoff.js';
+import { publishDiagnostics } from './diagnostics.js';
 import { RetrysafeError } from './errors.js';
 import { notify, type Observer, type RetrysafeEvent } from './events.js';
 import { assertOperationName } from './identity.js';
@@ -7,7 +8,11 @@ import { type OutcomePolicy, resolvePolicy } from './policy.js';
 import { type ReadBeforeClaim, type ReadFirst, readFirstPolicy } from './read-first.js';
 import { defaultProblemBase } from './problems.js';
 import { defaultRetention, type OperationStore, type Retention } from '../store/operation-store.js';
+import type { OperationIdentity } from './identity.js';
+import { assertDescribedBy, resolveRetention, type RetentionSetting } from './route-settings.js';
 import type { RouteDefinition } from './route.js';
+import type { Tracing } from './tracing.js';
+import { measuredStore } from '../store/measured-store.js';
 
 export interface IdempotencyOptions<Tx> {
   readonly store: OperationStore<Tx>;
@@ -47,7 +52,10 @@ export interface IdempotencyOptions<Tx> {
   readonly keyLimits?: Partial<KeyLimits>;
   /** Deepest nesting of arrays and objects accepted in a request body, checked before anything reads it. Default 64. */
   readonly maxInputDepth?: number;
-  readonly retention?: Partial<Retention>;
+  /** How long answers and tombstones are kept; a function decides per operation (by tenant, say). Routes may set their own. */
+  readonly retention?: RetentionSetting;
+  /** The URL of the documented idempotency policy, for `Link: rel="describedby"` on retrysafe's 400, 409 and 422 answers; routes may set their own. */
+  readonly describedBy?: string;
   /** Base URI of problem `type`s. Default `https://retrysafe.dev/problems/`. */
   readonly problemBase?: string;
   /** Receive every event, for metrics and logs (see `retrysafe/observe`). */
@@ -58,6 +66,11 @@ export interface IdempotencyOptions<Tx> {
    * requests are replays (see `read-first.ts`).
    */
   readonly readBeforeClaim?: ReadBeforeClaim;
+  /**
+   * Traces every attempt, store call, lock wait and step, for example
+   * `openTelemetryTracing()` of `retrysafe/otel`. Default: none.
+   */
+  readonly tracing?: Tracing;
 }
 
 /** The configuration a store and its routes share, with every default applied. */
@@ -74,21 +87,42 @@ export interface Idempotency<Tx> {
   readonly policy: OutcomePolicy;
   readonly keyLimits: KeyLimits;
   readonly maxInputDepth: number;
+  /** The fixed part of the retention: the defaults and what the configuration set without a function. */
   readonly retention: Retention;
+  /** The retention of one operation. */
+  retentionFor(this: void, identity: OperationIdentity): Retention;
+  /** See `IdempotencyOptions.describedBy`; the route's when it has one. */
+  readonly describedBy: string | undefined;
   readonly problemBase: string;
+  /** The tracer, when the application gave one. */
+  readonly tracing: Tracing | undefined;
   /** Whether an atomic route reads before it claims, for this operation now. */
   readFirst(this: void, operation: string): ReadFirst;
   /** Announces an event to the observers. */
   emit(this: void, event: RetrysafeEvent): void;
 }
 
+/** Every store call as a span, child of the attempt's. */
+function tracedStore<Tx>(store: OperationStore<Tx>, tracing: Tracing): OperationStore<Tx> {
+  return measuredStore(store, (call) => {
+    const span = tracing.start(`retrysafe store ${call}`, { 'retrysafe.store.call': call });
+    return (error) => {
+      if (error !== undefined) span.fail(error);
+      span.end();
+    };
+  });
+}
+
 export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx> {
-  const observers = [...(options.observers ?? [])];
+  assertDescribedBy(options.describedBy);
+  const observers = [...(options.observers ?? []), publishDiagnostics];
+  const { tracing } = options;
   const lockTimeoutMs = positive('lockTimeoutMs', options.lockTimeoutMs ?? 3000);
   const storeTimeoutMs = positive('storeTimeoutMs', options.storeTimeoutMs ?? 5000);
   fitsTransactionLimit(options.store.transactionTimeoutMs, lockTimeoutMs, storeTimeoutMs);
   return {
-    store: options.store,
+    store: tracing === undefined ? options.store : tracedStore(options.store, tracing),
+    tracing,
     lockTimeoutMs,
     storeTimeoutMs,
     statementTimeoutMs: positive('statementTimeoutMs', options.statementTimeoutMs ?? 30_000),
@@ -100,7 +134,9 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     policy: resolvePolicy(options.policy),
     keyLimits: { ...defaultKeyLimits, ...options.keyLimits },
     maxInputDepth: positive('maxInputDepth', options.maxInputDepth ?? 64),
-    retention: { ...defaultRetention, ...options.retention },
+    retention: typeof options.retention === 'function' ? defaultRetention : { ...defaultRetention, ...options.retention },
+    retentionFor: (identity) => resolveRetention(options.retention, identity),
+    describedBy: options.describedBy,
     problemBase: options.problemBase ?? defaultProblemBase,
     readFirst: readFirstPolicy(oneOf('readBeforeClaim', options.readBeforeClaim ?? 'auto', ['auto', 'always', 'never'])),
     emit: (event) => notify(observers, event),
@@ -108,8 +144,9 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
 }
 
 /** Checks a route once, when it is defined, rather than on every request. */
-export function defineRoute<R extends Pick<RouteDefinition<unknown, unknown>, 'operation'>>(route: R): R {
+export function defineRoute<R extends Pick<RouteDefinition<unknown, unknown>, 'operation' | 'describedBy'>>(route: R): R {
   assertOperationName(route.operation);
+  assertDescribedBy(route.describedBy);
   return route;
 }
 

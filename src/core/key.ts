@@ -94,14 +94,18 @@ function looksRepeated(value: string): boolean {
   return /^"(?:[^"\\]|\\.)*"[^,]*,/.test(value);
 }
 
-function checkKey(key: string, limits: KeyLimits): ParsedKey {
-  if (key === '') return fail('empty', 'The Idempotency-Key header is empty.');
+/**
+ * Checks a key however it was read: visible ASCII, within the limits. The
+ * `subject` names where it came from in the refusal's detail.
+ */
+export function checkKey(key: string, limits: KeyLimits, subject = 'The Idempotency-Key'): ParsedKey {
+  if (key === '') return fail('empty', `${subject} is empty.`);
   if (!VISIBLE_ASCII.test(key)) {
-    return fail('not-visible-ascii', 'The Idempotency-Key may only contain visible ASCII characters (0x21 to 0x7E).');
+    return fail('not-visible-ascii', `${subject} may only contain visible ASCII characters (0x21 to 0x7E).`);
   }
   const bytes = key.length; // visible ASCII: one byte per character
-  if (bytes > limits.maxBytes) return fail('too-long', `The Idempotency-Key is longer than ${limits.maxBytes} bytes.`);
-  if (bytes < limits.minBytes) return fail('too-short', `The Idempotency-Key is shorter than ${limits.minBytes} bytes.`);
+  if (bytes > limits.maxBytes) return fail('too-long', `${subject} is longer than ${limits.maxBytes} bytes.`);
+  if (bytes < limits.minBytes) return fail('too-short', `${subject} is shorter than ${limits.minBytes} bytes.`);
   return { ok: true, key };
 }
 

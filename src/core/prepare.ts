@@ -2,9 +2,9 @@ import { isRetrysafeError } from './errors.js';
 import { type Fingerprint, fingerprint } from './fingerprint.js';
 import type { Idempotency } from './idempotency.js';
 import type { OperationIdentity } from './identity.js';
-import { parseIdempotencyKey } from './key.js';
 import { answerProblem } from './answers.js';
 import { inputDefect } from './input-shape.js';
+import { checkKey, type KeyLimits, type ParsedKey, parseIdempotencyKey } from './key.js';
 import { type Problem, problem } from './problems.js';
 import { type Reply, toReply } from './reply.js';
 import type { IncomingRequest, RouteDefinition } from './route.js';
@@ -46,8 +46,8 @@ export async function prepare<Req, Input>(
     return refuse(problem('forbidden', 'The caller may not perform this operation.'));
   }
   const keyed = KEYED_METHODS.has(incoming.method.toUpperCase());
-  const header = keyed ? incoming.header('idempotency-key') : undefined;
-  const parsed = header === undefined && !(keyed && (route.keyRequired ?? true)) ? undefined : parseIdempotencyKey(header, config.keyLimits);
+  const given = keyed ? await keyOf(route, incoming) : undefined;
+  const parsed = given === undefined && !(keyed && (route.keyRequired ?? true)) ? undefined : readKey(route, given, config.keyLimits);
   if (parsed !== undefined && !parsed.ok) {
     const code = parsed.defect === 'missing' ? 'idempotency-key-missing' : 'idempotency-key-invalid';
     return refuse(problem(code, parsed.detail));
@@ -69,6 +69,17 @@ export async function prepare<Req, Input>(
     return refuse(problem('request-body-invalid', 'The request holds a value that has no canonical JSON form.'));
   }
   return { kind: 'keyed', tenant, input, identity: { tenant, operation: route.operation, key: parsed.key }, fingerprint: hashed };
+}
+
+/** The key as the request carries it: the route's `key` function, or the `Idempotency-Key` header. */
+function keyOf<Req>(route: RouteDefinition<Req, unknown>, incoming: IncomingRequest<Req>): Promise<string | readonly string[] | undefined> | string | readonly string[] | undefined {
+  return route.key === undefined ? incoming.header('idempotency-key') : route.key(incoming.raw, incoming.body);
+}
+
+function readKey<Req>(route: RouteDefinition<Req, unknown>, given: string | readonly string[] | undefined, limits: KeyLimits): ParsedKey {
+  if (route.key === undefined) return parseIdempotencyKey(given, limits);
+  if (typeof given !== 'string') return { ok: false, defect: 'missing', detail: 'This request must carry an idempotency key.' };
+  return checkKey(given, limits, 'The idempotency key');
 }
 
 function fingerprintOf(selected: unknown): Fingerprint | undefined {

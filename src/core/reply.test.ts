@@ -1,10 +1,28 @@
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { isRetrysafeError } from './errors.js';
 import { problem, problemCatalogue } from './problems.js';
 import { problemReply, REPLAYED_HEADER, replayed, toReply } from './reply.js';
 
 const text = (body: Uint8Array): string => Buffer.from(body).toString('utf8');
 
 describe('toReply', () => {
+  it.each([
+    ['a web ReadableStream', () => new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('data: 1\n\n')) })],
+    ['a Node Readable', () => Readable.from(['data: 1\n\n'])],
+    ['an async iterable', () => ({ [Symbol.asyncIterator]: () => ['data: 1\n\n'].values() })],
+    ['a Blob', () => new Blob(['data: 1\n\n'])],
+  ])('refuses %s as a body: a stream can be neither stored nor replayed', (_name, body) => {
+    let thrown: unknown;
+    try {
+      toReply({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: body() });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isRetrysafeError(thrown, 'misuse')).toBe(true);
+    expect(String(thrown)).toMatch(/answered with a stream/);
+  });
+
   it('serialises a JSON body once, with a JSON content type', () => {
     let calls = 0;
     const order = { id: 7, toJSON: () => (calls++, { id: 7, total: '9.50' }) };

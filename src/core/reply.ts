@@ -1,3 +1,4 @@
+import { RetrysafeError } from './errors.js';
 import { type Problem, problemCatalogue, problemDocument } from './problems.js';
 
 /** What a route handler answers. A body that is not bytes or a string is sent as JSON. */
@@ -27,6 +28,12 @@ export function toReply(answer: HandlerReply): Reply {
   const { body } = answer;
   if (body === undefined || body === null) return { status: answer.status, headers, body: new Uint8Array() };
   if (body instanceof Uint8Array) return { status: answer.status, headers, body };
+  if (isStream(body)) {
+    throw new RetrysafeError(
+      'misuse',
+      'A handler answered with a stream. retrysafe stores and replays whole answers only: answer bytes, a string or JSON, or serve the stream from a route without retrysafe (see docs/recipes.md).',
+    );
+  }
   if (typeof body === 'string') {
     headers['content-type'] ??= 'text/plain; charset=utf-8';
     return { status: answer.status, headers, body: Buffer.from(body, 'utf8') };
@@ -35,8 +42,24 @@ export function toReply(answer: HandlerReply): Reply {
   return { status: answer.status, headers, body: Buffer.from(JSON.stringify(body), 'utf8') };
 }
 
-export function problemReply(p: Problem, base?: string): Reply {
+/** Statuses whose answers point at the idempotency policy, as the IETF Idempotency-Key draft recommends. */
+const DESCRIBED_STATUSES = new Set([400, 409, 422]);
+
+/** A problem's response; `describedBy`, the URL of the route's idempotency policy, is linked from 400, 409 and 422 answers. */
+/** A body that arrives over time: a web or Node stream, an async iterable, or a Blob read later. */
+function isStream(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null) return false;
+  return (
+    Symbol.asyncIterator in body ||
+    ('getReader' in body && typeof body.getReader === 'function') ||
+    ('pipe' in body && typeof body.pipe === 'function') ||
+    (typeof Blob !== 'undefined' && body instanceof Blob)
+  );
+}
+
+export function problemReply(p: Problem, base?: string, describedBy?: string): Reply {
   const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
+  if (describedBy !== undefined && DESCRIBED_STATUSES.has(problemCatalogue[p.code].status)) headers.link = `<${describedBy}>; rel="describedby"`;
   if (p.retryAfter !== undefined) headers['retry-after'] = String(p.retryAfter);
   if (p.resource !== undefined) headers.location = p.resource;
   return {

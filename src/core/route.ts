@@ -1,5 +1,7 @@
 import type { OperationIdentity } from './identity.js';
+import type { ProblemCode } from './problems.js';
 import type { HandlerReply } from './reply.js';
+import type { RouteSettings } from './route-settings.js';
 
 /** A request as the core sees it; adapters build one from their framework's request. */
 export interface IncomingRequest<Req> {
@@ -23,8 +25,21 @@ export type Validation<Input> =
 export const valid = <Input>(value: Input): Validation<Input> => ({ valid: true, value });
 export const invalid = (reply: HandlerReply): Validation<never> => ({ valid: false, reply });
 
+/** What a route's hooks receive: the framework's request and, once the key was read, the identity. */
+export interface RouteEvent<Req> {
+  readonly request: Req;
+  readonly operation: string;
+  readonly identity: OperationIdentity | undefined;
+}
+
+/** A refusal: retrysafe answered on its own behalf, with this problem. */
+export interface RouteRefusal<Req> extends RouteEvent<Req> {
+  readonly code: ProblemCode;
+  readonly status: number;
+}
+
 /** What the route's callbacks share, whatever the mode. */
-export interface RouteDefinition<Req, Input> {
+export interface RouteDefinition<Req, Input> extends RouteSettings {
   /** `name@version`, for example `orders.create@1`. Part of the identity. */
   readonly operation: string;
   /** The authenticated caller's tenant, or undefined to answer 401. Runs on every attempt. */
@@ -40,6 +55,19 @@ export interface RouteDefinition<Req, Input> {
   fingerprint?(request: Req, input: Input): unknown;
   /** Whether a request without a key is refused (default) or runs without deduplication. */
   readonly keyRequired?: boolean;
+  /**
+   * Takes the key from the request instead of the `Idempotency-Key` header:
+   * another header, a body field, or several joined. Undefined means no key.
+   * The value is checked like a header's (visible ASCII, within the key
+   * limits), without structured-field quoting.
+   */
+  key?(request: Req, body: unknown): string | undefined | Promise<string | undefined>;
+  /** Called on every retry answered with the stored response. Must not throw or block. */
+  onReplay?(event: RouteEvent<Req>): void;
+  /** Called when the key is in use by a running attempt (409) or was used for another request (422). Must not throw or block. */
+  onConflict?(event: RouteRefusal<Req>): void;
+  /** Called on every answer retrysafe gives on its own behalf (400, 401, 403, 409, 410, 422, 503), conflicts included. Must not throw or block. */
+  onRefusal?(event: RouteRefusal<Req>): void;
 }
 
 export interface AtomicContext<Req, Input, Tx> {

@@ -8,17 +8,18 @@ import { prepare } from './prepare.js';
 import { type Reply, toReply } from './reply.js';
 import type { AtomicRoute, IncomingRequest } from './route.js';
 import { StoreClock, withinStoreTimeout } from './store-clock.js';
+import { routeAttempt } from './route-attempt.js';
 
 /**
  * Runs one attempt of an atomic route: the claim, the handler's writes and the
  * stored outcome commit in one transaction, or nothing does. Handler errors are
  * rethrown after the rollback, for the framework's error handling.
  */
-export async function runAtomic<Req, Input, Tx>(
-  config: Idempotency<Tx>,
-  route: AtomicRoute<Req, Input, Tx>,
-  incoming: IncomingRequest<Req>,
-): Promise<Reply> {
+export function runAtomic<Req, Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+  return routeAttempt(config, route, incoming.raw, 'atomic', (own) => attemptAtomic(own, route, incoming));
+}
+
+async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
   const prepared = await prepare(config, route, incoming);
   if (prepared.kind === 'answered') return prepared.reply;
   const { tenant, input } = prepared;
@@ -67,7 +68,7 @@ export async function runAtomic<Req, Input, Tx>(
     clock.enterStore(config.storeTimeoutMs + config.lockTimeoutMs);
     const started = performance.now();
     const reply = await clock.race(
-      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, lockTimeoutMs: config.lockTimeoutMs, statementTimeoutMs: config.statementTimeoutMs, retention: config.retention }, async ({ claim, tx, complete }) => {
+      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, lockTimeoutMs: config.lockTimeoutMs, statementTimeoutMs: config.statementTimeoutMs, retention: config.retentionFor(claimed) }, async ({ claim, tx, complete }) => {
         clock.leaveStore();
         if (claim.kind !== 'busy') readFirst.observe(claim.kind === 'existing' && claim.record.state !== 'in_progress');
         if (claim.kind !== 'claimed') {
@@ -85,7 +86,7 @@ export async function runAtomic<Req, Input, Tx>(
         config.emit({ type: 'finished', identity: claimed, mode: 'atomic', status: reply.status, stored });
         if (!stored) return rollBack(reply);
         clock.enterStore(config.storeTimeoutMs);
-        await complete(completionOf(reply, config.policy, config.retention));
+        await complete(completionOf(reply, config.policy, config.retentionFor(claimed)));
         crashPoint('before-commit');
         return { commit: true, value: reply };
       }),

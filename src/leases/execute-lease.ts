@@ -4,6 +4,8 @@ import { completionOf, isStoredStatus } from '../core/policy.js';
 import { type Reply, toReply } from '../core/reply.js';
 import { withinStoreTimeout } from '../core/store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
+import { inSpan, type SpanAttributes } from '../core/tracing.js';
+import { forRoute } from '../core/route-settings.js';
 import type { Lease, StepProgress } from '../store/operation-store.js';
 import { downstreamKey } from './downstream-key.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -29,7 +31,9 @@ export type LeaseRun =
  * unfinished ones are reconciled first when an earlier attempt may have
  * started them, and every write is fenced by the lease.
  */
-export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation: LeasedOperation<Input, Tx>, lease: Lease): Promise<LeaseRun> {
+export async function executeLease<Input, Tx>(given: Idempotency<Tx>, operation: LeasedOperation<Input, Tx>, lease: Lease): Promise<LeaseRun> {
+  // A recovery worker applies the route's own settings too.
+  const config = forRoute(given, operation);
   const { store, leaseSeconds } = config;
   const bounded = <T>(call: Promise<T>): Promise<T> => withinStoreTimeout(call, config.storeTimeoutMs);
   const earlier = lease.attempt > 1 ? await bounded(store.steps(lease)) : new Map<string, StepProgress>();
@@ -65,6 +69,7 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
       'were the steps renamed or reordered between attempts? Step names are part of the operation; change its @version to change them.';
     throw new RetrysafeError('steps-changed', changed);
   };
+  const stepAttributes = (name: string, kind: 'call' | 'local'): SpanAttributes => ({ 'retrysafe.operation': lease.identity.operation, 'retrysafe.step': name, 'retrysafe.step.kind': kind });
   const context: LeasedContext<Input, Tx> = {
     input: lease.input as Input,
     identity: lease.identity,
@@ -74,50 +79,58 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
     async step<T>(name: string, run: (call: StepCall) => Promise<T>, options: StepOptions<T> = {}): Promise<T> {
       keeper.assertHeld();
       if (done.has(name)) return done.get(name) as T;
-      assertSameSteps(name);
-      if (lease.attempt > 1 && options.reconcile !== undefined) {
-        const found = await options.reconcile(call(name));
-        if (found.found) return record(name, found.result);
-      }
-      // Counted before the write: a start whose acknowledgement is lost may have committed.
-      touched = true;
-      if (!(await bounded(store.startStep(lease, name, leaseSeconds)))) throw lost();
-      keeper.renewed();
-      crashPoint('before-step-call');
-      let result: T;
-      try {
-        result = await run(call(name));
-      } catch (error) {
-        // The call may have landed before it failed (a dropped connection): ask before giving up.
-        const found = options.reconcile === undefined ? undefined : await options.reconcile(call(name)).catch(() => undefined);
-        if (found?.found === false) withoutEffect = error;
-        if (found?.found !== true) throw error;
-        result = found.result;
-      }
-      crashPoint('after-step-call');
-      const recorded = await record(name, result);
-      crashPoint('after-checkpoint');
-      return recorded;
+      return await inSpan(config.tracing, 'retrysafe step', stepAttributes(name, 'call'), () => runStep(name, run, options));
     },
     async local<T>(name: string, work: (tx: Tx) => Promise<T>): Promise<T> {
       keeper.assertHeld();
       if (done.has(name)) return done.get(name) as T;
-      assertSameSteps(name);
-      const outcome = await bounded(
-        store.checkpointWith(lease, name, leaseSeconds, async (tx) => {
-          const value = await work(tx);
-          crashPoint('before-local-commit');
-          return value;
-        }),
-      );
-      if (!outcome.owned) throw lost();
-      crashPoint('after-local-commit');
-      touched = true;
-      keeper.renewed();
-      done.set(name, outcome.value);
-      return outcome.value;
+      return await inSpan(config.tracing, 'retrysafe step', stepAttributes(name, 'local'), () => runLocal(name, work));
     },
   };
+
+  async function runStep<T>(name: string, run: (call: StepCall) => Promise<T>, options: StepOptions<T>): Promise<T> {
+    assertSameSteps(name);
+    if (lease.attempt > 1 && options.reconcile !== undefined) {
+      const found = await options.reconcile(call(name));
+      if (found.found) return record(name, found.result);
+    }
+    // Counted before the write: a start whose acknowledgement is lost may have committed.
+    touched = true;
+    if (!(await bounded(store.startStep(lease, name, leaseSeconds)))) throw lost();
+    keeper.renewed();
+    crashPoint('before-step-call');
+    let result: T;
+    try {
+      result = await run(call(name));
+    } catch (error) {
+      // The call may have landed before it failed (a dropped connection): ask before giving up.
+      const found = options.reconcile === undefined ? undefined : await options.reconcile(call(name)).catch(() => undefined);
+      if (found?.found === false) withoutEffect = error;
+      if (found?.found !== true) throw error;
+      result = found.result;
+    }
+    crashPoint('after-step-call');
+    const recorded = await record(name, result);
+    crashPoint('after-checkpoint');
+    return recorded;
+  }
+
+  async function runLocal<T>(name: string, work: (tx: Tx) => Promise<T>): Promise<T> {
+    assertSameSteps(name);
+    const outcome = await bounded(
+      store.checkpointWith(lease, name, leaseSeconds, async (tx) => {
+        const value = await work(tx);
+        crashPoint('before-local-commit');
+        return value;
+      }),
+    );
+    if (!outcome.owned) throw lost();
+    crashPoint('after-local-commit');
+    touched = true;
+    keeper.renewed();
+    done.set(name, outcome.value);
+    return outcome.value;
+  }
 
   try {
     const reply = toReply(await operation.handler(context));
@@ -127,7 +140,7 @@ export async function executeLease<Input, Tx>(config: Idempotency<Tx>, operation
     config.emit({ type: 'finished', identity: lease.identity, mode: 'leased', status: reply.status, stored });
     if (!stored) return (await giveUp(`The handler answered ${reply.status}.`, true)) ?? { kind: 'not-stored', reply };
     crashPoint('before-finish');
-    const finished = await bounded(store.finish(lease, completionOf(reply, config.policy, config.retention)));
+    const finished = await bounded(store.finish(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))));
     crashPoint('after-finish');
     return finished ? { kind: 'finished', reply } : fenced();
   } catch (error) {

@@ -1,6 +1,7 @@
 import type { OperationIdentity } from '../core/identity.js';
 import type { HandlerReply } from '../core/reply.js';
 import type { RouteDefinition } from '../core/route.js';
+import type { RouteSettings } from '../core/route-settings.js';
 
 /** What a step's `run` and `reconcile` receive: the same on every attempt, in every process. */
 export interface StepCall {
@@ -49,7 +50,7 @@ export interface LeasedContext<Input, Tx> {
 }
 
 /** The part of a leased route a recovery worker needs: its name and its handler. */
-export interface LeasedOperation<Input, Tx> {
+export interface LeasedOperation<Input, Tx> extends RouteSettings {
   /** `name@version`; part of the identity. */
   readonly operation: string;
   /** Must be deterministic given its input and its steps' results: a recovery worker runs it again. */

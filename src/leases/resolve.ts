@@ -17,7 +17,7 @@ export type ResolveResult = { readonly resolved: true } | { readonly resolved: f
 
 /** Settles an `unknown` operation after an operator has reconciled it by hand. */
 export async function resolveOperation<Tx>(config: Idempotency<Tx>, identity: OperationIdentity, resolution: Resolution): Promise<ResolveResult> {
-  const completion = { state: resolution.state, reply: storedPart(toReply(resolution.reply), config.policy), retention: config.retention };
+  const completion = { state: resolution.state, reply: storedPart(toReply(resolution.reply), config.policy), retention: config.retentionFor(identity) };
   const resolved = await config.store.resolveUnknown(identity, completion, resolution.reason);
   return resolved ? { resolved: true } : { resolved: false, why: 'not-unknown' };
 }

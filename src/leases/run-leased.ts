@@ -11,6 +11,7 @@ import { answerExisting, answerProblem, answerStoreUnavailable } from '../core/a
 import type { IncomingRequest } from '../core/route.js';
 import { withinStoreTimeout } from '../core/store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
+import { routeAttempt } from '../core/route-attempt.js';
 import type { Lease } from '../store/operation-store.js';
 import { executeLease } from './execute-lease.js';
 import type { LeasedRoute } from './leased-route.js';
@@ -20,7 +21,11 @@ import type { LeasedRoute } from './leased-route.js';
  * finds the lease expired takes the operation over and resumes it from its
  * recovery points. Handler errors are rethrown for the framework.
  */
-export async function runLeased<Req, Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+export function runLeased<Req, Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+  return routeAttempt(config, route, incoming.raw, 'leased', (own) => attemptLeased(own, route, incoming));
+}
+
+async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
   const prepared = await prepare(config, { ...route, keyRequired: true }, incoming);
   if (prepared.kind === 'answered') return prepared.reply;
   if (prepared.kind === 'unkeyed') {

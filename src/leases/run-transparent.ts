@@ -10,6 +10,7 @@ import type { Reply } from '../core/reply.js';
 import type { IncomingRequest, RouteDefinition } from '../core/route.js';
 import { withinStoreTimeout } from '../core/store-clock.js';
 import type { Lease } from '../store/operation-store.js';
+import { routeAttempt } from '../core/route-attempt.js';
 import { LeaseKeeper } from './lease-keeper.js';
 
 /**
@@ -27,11 +28,12 @@ export type TransparentStart =
   | { readonly kind: 'claimed'; readonly attempt: TransparentAttempt };
 
 /** Authenticates, reads the key and the input, and claims the identity; the adapter then runs the route or sends the answer. */
-export async function beginTransparent<Req, Input>(
-  config: Idempotency<unknown>,
-  route: RouteDefinition<Req, Input>,
-  incoming: IncomingRequest<Req>,
-): Promise<TransparentStart> {
+export function beginTransparent<Req, Input>(config: Idempotency<unknown>, route: RouteDefinition<Req, Input>, incoming: IncomingRequest<Req>): Promise<TransparentStart> {
+  // The span covers the claim: the route then runs in the framework's hands, and the answer's storing is a store span of its own.
+  return routeAttempt(config, route, incoming.raw, 'transparent', (own) => claimTransparent(own, route, incoming));
+}
+
+async function claimTransparent<Req, Input>(config: Idempotency<unknown>, route: RouteDefinition<Req, Input>, incoming: IncomingRequest<Req>): Promise<TransparentStart> {
   const prepared = await prepare(config, route, incoming);
   if (prepared.kind === 'answered') return prepared;
   if (prepared.kind === 'unkeyed') return { kind: 'unkeyed' };
@@ -97,7 +99,7 @@ export class TransparentAttempt {
     config.emit({ type: 'finished', identity: lease.identity, mode: 'transparent', status: reply.status, stored });
     if (!stored) return this.write(() => config.store.abandon(lease));
     crashPoint('before-finish');
-    await this.write(() => config.store.finish(lease, completionOf(reply, config.policy, config.retention)));
+    await this.write(() => config.store.finish(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))));
     crashPoint('after-finish');
   }
 

@@ -1,4 +1,4 @@
-import { decorate } from '../store/decorate.js';
+import { measuredStore } from '../store/measured-store.js';
 import type { OperationStore } from '../store/operation-store.js';
 import { ExposedHistogram, type RegistryLike } from './exposed-metric.js';
 
@@ -32,67 +32,9 @@ export function storeTimer(registry: RegistryLike, options: TimedStoreOptions = 
 }
 
 function timedStore<Tx>(store: OperationStore<Tx>, histogram: ExposedHistogram): OperationStore<Tx> {
-  const since = (call: string, started: number): void => histogram.observe({ call }, (performance.now() - started) / 1000);
-  const timed = async <T>(call: string, run: () => T): Promise<Awaited<T>> => {
+  return measuredStore(store, (call) => {
     const started = performance.now();
-    try {
-      return await run();
-    } finally {
-      since(call, started);
-    }
-  };
-  /** Times `call` up to the moment the store hands over to `work`, or to its failure before that. */
-  const untilWork = async <T>(call: string, run: (enter: () => void) => Promise<T>): Promise<T> => {
-    const started = performance.now();
-    let entered = false;
-    const enter = (): void => {
-      entered = true;
-      since(call, started);
-    };
-    try {
-      return await run(enter);
-    } finally {
-      if (!entered) since(call, started);
-    }
-  };
-
-  return decorate(store, {
-    // Every statement of the store, under its method's name in kebab case: `claim-lease`, `take-over`, ….
-    around: (method, call) => timed(kebabCase(method), call),
-    overrides: {
-      atomic: (request, work) => {
-        let settled: number | undefined;
-        return untilWork('claim', async (enter) => {
-          try {
-            return await store.atomic(request, async (transaction) => {
-              enter();
-              const settlement = await work({ ...transaction, complete: (completion) => timed('complete', () => transaction.complete(completion)) });
-              settled = performance.now();
-              return settlement;
-            });
-          } finally {
-            if (settled !== undefined) since('commit', settled);
-          }
-        });
-      },
-      transaction: (work) =>
-        untilWork('begin', (enter) =>
-          store.transaction((tx) => {
-            enter();
-            return work(tx);
-          }),
-        ),
-      checkpointWith: (lease, step, leaseSeconds, work) =>
-        untilWork('checkpoint-lock', (enter) =>
-          store.checkpointWith(lease, step, leaseSeconds, (tx) => {
-            enter();
-            return work(tx);
-          }),
-        ),
-    },
+    // Failed calls are timed too.
+    return () => histogram.observe({ call }, (performance.now() - started) / 1000);
   });
-}
-
-function kebabCase(name: string): string {
-  return name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
 }

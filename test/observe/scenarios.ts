@@ -5,6 +5,7 @@ import type { Observer } from '../../src/core/events.js';
 import { idempotency } from '../../src/core/idempotency.js';
 import type { OperationIdentity } from '../../src/core/identity.js';
 import type { AtomicRoute } from '../../src/core/route.js';
+import type { Tracing } from '../../src/core/tracing.js';
 import type { LeasedRoute } from '../../src/leases/leased-route.js';
 import { RecoveryWorker } from '../../src/leases/recovery-worker.js';
 import { fromPg, portable, postgresStore } from '../../src/postgres/index.js';
@@ -44,6 +45,7 @@ export async function runScenarios(
   database: SqlDatabase<SqlClient>,
   observers: readonly Observer[],
   wrap: (store: OperationStore<SqlClient>) => OperationStore<SqlClient> = (store) => store,
+  tracing?: Tracing,
 ): Promise<Secrets> {
   const secrets = { tenants: [] as string[], keys: [] as string[], bodyValues: [] as string[] };
   const fresh = (list: string[], prefix: string): string => {
@@ -52,7 +54,7 @@ export async function runScenarios(
     return value;
   };
   const config = (options: { maxAttempts?: number; database?: SqlDatabase<SqlClient> } = {}) =>
-    idempotency({ store: wrap(postgresStore(options.database ?? database)), observers, maxAttempts: options.maxAttempts });
+    idempotency({ store: wrap(postgresStore(options.database ?? database)), observers, maxAttempts: options.maxAttempts, tracing });
   const request = (tenant: string, key: string, body: Note): Request =>
     new Request('http://notes.test/notes', {
       method: 'POST',

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createAdaptorServer } from '@hono/node-server';
 import express, { type NextFunction, type Request as ExpressRequest, type Response as ExpressResponse } from 'express';
@@ -22,12 +23,17 @@ import { type ErrorAnswer, nestAdapters } from './nest-apps.js';
  * The app every adapter test runs: `POST /orders` (`orders.create@1`) and
  * `POST /refunds` (`refunds.create@1`) insert an order through `tx`;
  * `GET /orders` and `PUT /orders` (`orders.read@1`) only count themselves.
+ * `POST /imports` (`imports.create@1`) is `POST /orders` with the route
+ * options: its key is the body's `ref`, its policy is `IMPORTS_POLICY`, its
+ * retention depends on the tenant (`importsRetention`), and its hooks are
+ * recorded in `hooks`.
  *
  * The body steers the handler: `{ sku, qty, delayMs }`, where sku is
  * - `SLOW…`: sleep `delayMs` (default 1000) inside the transaction first;
  * - `…THROW…`, `…500…`, `RATE…`: insert, then throw, answer 500, answer 429;
  * - `…-ONCE`: fail that way only on the first invocation for the identity;
  * - `OUT-OF-STOCK`: insert nothing and answer a 422 business rejection;
+ * - `STREAM`: insert, then answer a server-sent-event stream as the body;
  * - anything else: insert and answer 201 `{ id, sku, qty }`.
  */
 export interface AppState {
@@ -37,6 +43,8 @@ export interface AppState {
   readonly errors: unknown[];
   /** Called when the handler has done its writes, just before it answers 201; tests set it to act at that moment. */
   beforeReply: (() => void | Promise<void>) | undefined;
+  /** The hooks of `POST /imports` as they were called: `replay`, `conflict:<code>`, `refusal:<code>`. */
+  readonly hooks: string[];
 }
 
 export interface RunningApp {
@@ -51,6 +59,13 @@ export interface AdapterFactory {
 }
 
 export const OUT_OF_STOCK_TYPE = 'https://shop.example/problems/out-of-stock';
+
+export const IMPORTS_POLICY = 'https://shop.example/docs/idempotency#imports';
+
+/** `POST /imports` keeps tenant-b's answers one minute, everyone else's two hours. */
+export function importsRetention(tenant: string): { responseSeconds: number } {
+  return { responseSeconds: tenant === 'tenant-b' ? 60 : 7200 };
+}
 
 const TOKENS: Readonly<Record<string, string>> = { 'token-a': 'tenant-a', 'token-b': 'tenant-b', 'token-revoked': 'tenant-a' };
 
@@ -68,7 +83,7 @@ export async function startApp(
   database: SqlDatabase<SqlClient>,
   options: Omit<IdempotencyOptions<SqlClient>, 'store'> = {},
 ): Promise<RunningApp> {
-  const state: AppState = { invocations: [], errors: [], beforeReply: undefined };
+  const state: AppState = { invocations: [], errors: [], beforeReply: undefined, hooks: [] };
   const config = idempotency({ ...options, store: postgresStore(database) });
   const server = await adapter.start(config, state);
   return { url: server.url, state, close: () => server.close() };
@@ -79,6 +94,7 @@ export async function resetApp(app: RunningApp, database: SqlDatabase<SqlClient>
   app.state.invocations.length = 0;
   app.state.errors.length = 0;
   app.state.beforeReply = undefined;
+  app.state.hooks.length = 0;
   await database.query('DELETE FROM orders');
   await database.query('DELETE FROM retrysafe_operations');
 }
@@ -104,6 +120,7 @@ export function routes<Req>(authorization: (request: Req) => string | undefined,
       if (fails && sku.includes('THROW')) throw new Error(`${sku}: the handler failed after its insert`);
       if (fails && sku.includes('500')) return { status: 500, body: { error: 'the handler answered 500 after its insert' } };
       if (fails && sku.startsWith('RATE')) return { status: 429, headers: { 'retry-after': '7' }, body: { error: 'slow down' } };
+      if (sku === 'STREAM') return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: Readable.from([`data: ${id}\n\n`]) };
       await state.beforeReply?.();
       return {
         status: 201,
@@ -120,7 +137,16 @@ export function routes<Req>(authorization: (request: Req) => string | undefined,
       return Promise.resolve({ status: 200, body: { invocation: state.invocations.length } });
     },
   };
-  return { orders: create('orders.create@1', '/orders'), refunds: create('refunds.create@1', '/refunds'), read };
+  const imports: AtomicRoute<Req, unknown, SqlClient> = {
+    ...create('imports.create@1', '/imports'),
+    describedBy: IMPORTS_POLICY,
+    key: (_request, body) => (body as { ref?: string } | undefined)?.ref,
+    retention: ({ tenant }) => importsRetention(tenant),
+    onReplay: () => state.hooks.push('replay'),
+    onConflict: ({ code }) => state.hooks.push(`conflict:${code}`),
+    onRefusal: ({ code }) => state.hooks.push(`refusal:${code}`),
+  };
+  return { orders: create('orders.create@1', '/orders'), refunds: create('refunds.create@1', '/refunds'), read, imports };
 }
 
 function outOfStock(): HandlerReply {
@@ -151,6 +177,7 @@ export const expressAdapter: AdapterFactory = {
     app.use(express.json());
     app.post('/orders', expressAtomic(config, r.orders));
     app.post('/refunds', expressAtomic(config, r.refunds));
+    app.post('/imports', expressAtomic(config, r.imports));
     app.get('/orders', expressAtomic(config, r.read));
     app.put('/orders', expressAtomic(config, r.read));
     app.use((error: unknown, _req: ExpressRequest, res: ExpressResponse, _next: NextFunction) => {
@@ -172,6 +199,7 @@ export const fastifyAdapter: AdapterFactory = {
     });
     app.post('/orders', fastifyAtomic(config, r.orders));
     app.post('/refunds', fastifyAtomic(config, r.refunds));
+    app.post('/imports', fastifyAtomic(config, r.imports));
     app.get('/orders', fastifyAtomic(config, r.read));
     app.put('/orders', fastifyAtomic(config, r.read));
     await app.listen({ port: 0, host: '127.0.0.1' });
@@ -187,9 +215,11 @@ export const honoAdapter: AdapterFactory = {
     const orders = fetchAtomic<unknown, SqlClient, Context>(config, r.orders);
     const refunds = fetchAtomic<unknown, SqlClient, Context>(config, r.refunds);
     const read = fetchAtomic<unknown, SqlClient, Context>(config, r.read);
+    const imports = fetchAtomic<unknown, SqlClient, Context>(config, r.imports);
     const app = new Hono();
     app.post('/orders', (c) => orders(c.req.raw, c));
     app.post('/refunds', (c) => refunds(c.req.raw, c));
+    app.post('/imports', (c) => imports(c.req.raw, c));
     app.get('/orders', (c) => read(c.req.raw, c));
     app.put('/orders', (c) => read(c.req.raw, c));
     app.onError((error, c) => {

@@ -1,0 +1,46 @@
+import type { OperationIdentity } from './identity.js';
+import type { Idempotency } from './idempotency.js';
+import { RetrysafeError } from './errors.js';
+import { defaultRetention, type Retention } from '../store/operation-store.js';
+
+/**
+ * How long an operation's answer and tombstone are kept: fixed, or decided
+ * per operation (by tenant, say) when the operation is stored.
+ */
+export type RetentionSetting = Partial<Retention> | ((identity: OperationIdentity) => Partial<Retention>);
+
+/** What a route may set for itself over the configuration's defaults; a recovery worker applies the same. */
+export interface RouteSettings {
+  /**
+   * The URL of this route's documented idempotency policy, sent as
+   * `Link: <url>; rel="describedby"` on retrysafe's own 400, 409 and 422
+   * answers, as the IETF Idempotency-Key draft recommends. Default: the
+   * configuration's `describedBy`.
+   */
+  readonly describedBy?: string;
+  /** This route's retention, over the configuration's. A function decides per operation, by tenant for example. */
+  readonly retention?: RetentionSetting;
+}
+
+/** A URL that fits between `<` and `>` of a Link header: no spaces, controls or angle brackets. */
+export function assertDescribedBy(url: string | undefined): void {
+  if (url !== undefined && !/^[\x21-\x7e]+$/.test(url.replace(/[<>]/g, ' '))) {
+    throw new RetrysafeError('misuse', `describedBy must be a URL without spaces or angle brackets, got ${JSON.stringify(url)}.`);
+  }
+}
+
+/** The retention of one operation under `setting`, over `base`. */
+export function resolveRetention(setting: RetentionSetting | undefined, identity: OperationIdentity, base: Retention = defaultRetention): Retention {
+  if (setting === undefined) return base;
+  return { ...base, ...(typeof setting === 'function' ? setting(identity) : setting) };
+}
+
+/** The configuration as one route sees it. */
+export function forRoute<Tx>(config: Idempotency<Tx>, route: RouteSettings): Idempotency<Tx> {
+  if (route.describedBy === undefined && route.retention === undefined) return config;
+  return {
+    ...config,
+    describedBy: route.describedBy ?? config.describedBy,
+    retentionFor: (identity) => resolveRetention(route.retention, identity, config.retentionFor(identity)),
+  };
+}
