@@ -7,9 +7,10 @@ import type { OperationMode } from './record.js';
  * bounded set: `refused` is any other answer retrysafe gave on its own
  * behalf (a bad key, no authentication, an expired response…); `unclaimed`
  * is an attempt that claimed nothing and was not refused: a request without
- * a key where none is needed, or input the route found invalid.
+ * a key where none is needed, or input the route found invalid; `released`
+ * is a leased attempt that failed after a step and was kept for a later one.
  */
-export type AttemptOutcome = 'new' | 'resumed' | 'replayed' | 'conflict' | 'mismatch' | 'refused' | 'store-unavailable' | 'unknown' | 'fenced' | 'unclaimed';
+export type AttemptOutcome = 'new' | 'resumed' | 'replayed' | 'conflict' | 'mismatch' | 'refused' | 'store-unavailable' | 'unknown' | 'fenced' | 'released' | 'unclaimed';
 
 /** The outcome after `event`; `problem` events only decide when nothing more precise did. */
 function outcomeAfter(event: RetrysafeEvent, current: AttemptOutcome): AttemptOutcome {
@@ -31,6 +32,9 @@ function outcomeAfter(event: RetrysafeEvent, current: AttemptOutcome): AttemptOu
       return 'unknown';
     case 'fenced':
       return 'fenced';
+    case 'released':
+      // Failed after a step and kept, to be resumed after its backoff.
+      return 'released';
     case 'problem':
       return current === 'unclaimed' ? 'refused' : current;
     case 'finished':

@@ -51,7 +51,7 @@ describe.each(engines)('a lost response on $name', (factory) => {
   });
 
   it('reports each lost answer to onRetry as a network retry with its error, until the replay ends the call', async () => {
-    proxy = await startFaultProxy(new URL(server.url), 2);
+    proxy = await startLossyProxy(new URL(server.url), firstResponses(2));
     const events: RetryEvent[] = [];
     const result = await idempotentFetch(`${proxy.url}/orders`, { ...order, retry: { ...quick, onRetry: (event) => events.push(event) } });
 

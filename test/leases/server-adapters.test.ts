@@ -9,7 +9,7 @@ import { useEngine, until } from '../adapters/harness.js';
 import { engines } from '../support/engines.js';
 import { send } from '../support/http.js';
 import type { Listening } from '../support/listen.js';
-import { type Calls, PAYMENTS_TABLE, paymentRoute } from './payment-route.js';
+import { type Calls, noCalls, PAYMENTS_TABLE, paymentRoute } from './payment-route.js';
 import { paymentServers } from './payment-servers.js';
 
 describe.each(engines)('leased mode through the server adapters on $name', (factory) => {
@@ -28,7 +28,7 @@ describe.each(engines)('leased mode through the server adapters on $name', (fact
     let calls: Calls;
     let app: Listening;
     beforeAll(async () => {
-      calls = { charge: 0, reconcile: 0, record: 0 };
+      calls = noCalls();
       const { operation, handler } = paymentRoute(provider.url, calls);
       app = await server.start(idempotency({ store: postgresStore(ref.engine.database), leaseSeconds: 20 }), { operation, handler });
     });
