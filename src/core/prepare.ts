@@ -4,7 +4,7 @@ import type { Idempotency } from './idempotency.js';
 import type { OperationIdentity } from './identity.js';
 import { parseIdempotencyKey } from './key.js';
 import { answerProblem } from './answers.js';
-import { nestedDeeperThan } from './input-depth.js';
+import { inputDefect } from './input-shape.js';
 import { type Problem, problem } from './problems.js';
 import { type Reply, toReply } from './reply.js';
 import type { IncomingRequest, RouteDefinition } from './route.js';
@@ -52,8 +52,11 @@ export async function prepare<Req, Input>(
     const code = parsed.defect === 'missing' ? 'idempotency-key-missing' : 'idempotency-key-invalid';
     return refuse(problem(code, parsed.detail));
   }
-  if (nestedDeeperThan(incoming.body, config.maxInputDepth)) {
-    return refuse(problem('request-body-too-deep', `The request body nests arrays and objects deeper than ${config.maxInputDepth} levels.`));
+  const defect = inputDefect(incoming.body, config.maxInputDepth);
+  if (defect?.kind === 'too-deep') return refuse(problem('request-body-too-deep', `The request body nests arrays and objects deeper than ${defect.max} levels.`));
+  if (defect?.kind === 'unsafe-integer') {
+    const detail = 'The request body holds an integer beyond ±9007199254740991, which cannot be compared exactly; send it as a string.';
+    return refuse(problem('request-body-number-unsafe', detail));
   }
   const validation = route.input === undefined ? { valid: true as const, value: incoming.body as Input } : await route.input(incoming.raw, incoming.body);
   if (!validation.valid) return answer(toReply(validation.reply));

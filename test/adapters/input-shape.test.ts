@@ -30,6 +30,30 @@ describe.each(engines.slice(0, 1))('the input nesting limit on $name', (factory)
       });
     });
 
+    describe('numbers', () => {
+      const h = useApp(ref, adapter);
+      const post = (key: string, ref: string) => h.post({ key, body: `{"sku":"A","qty":1,"ref":${ref}}`, headers: { 'Content-Type': 'application/json' } });
+
+      it('never lets two integers beyond 2^53 share a fingerprint: each is refused, not replayed', async () => {
+        const key = newKey();
+        expectProblem(await post(key, '9007199254740992'), 'request-body-number-unsafe', 400);
+        expectProblem(await post(key, '9007199254740993'), 'request-body-number-unsafe', 400);
+        expectProblem(await post(newKey(), '-9007199254740993'), 'request-body-number-unsafe', 400);
+        expectProblem(await post(newKey(), '1e300'), 'request-body-number-unsafe', 400);
+        expect(h.calls()).toBe(0);
+        expect(await h.records()).toBe(0);
+      });
+
+      it('accepts the safe integers, fractions, and big integers sent as strings, which compare exactly', async () => {
+        expect((await post(newKey(), '9007199254740991')).status).toBe(201);
+        expect((await post(newKey(), '-9007199254740991')).status).toBe(201);
+        expect((await post(newKey(), '12.5')).status).toBe(201);
+        const key = newKey();
+        expect((await post(key, '"9007199254740992"')).status).toBe(201);
+        expectProblem(await post(key, '"9007199254740993"'), 'fingerprint-mismatch', 422);
+      });
+    });
+
     describe('with maxInputDepth: 10', () => {
       const h = useApp(ref, adapter, { maxInputDepth: 10 });
       it('accepts 10 levels and refuses 11, keyed or not', async () => {

@@ -1,0 +1,28 @@
+/** What makes a parsed request body unusable before anything reads it. */
+export type InputDefect =
+  /** Arrays and objects nested deeper than the limit. */
+  | { readonly kind: 'too-deep'; readonly max: number }
+  /**
+   * An integer beyond ±(2^53 − 1): parsing rounded it to a neighbour
+   * (9007199254740993 reads as ...992), so two different requests would share
+   * one fingerprint.
+   */
+  | { readonly kind: 'unsafe-integer' };
+
+/**
+ * The first defect of `value` (parsed JSON), or undefined. A scalar is depth
+ * 0, `[]` and `{}` are 1, `[[1]]` is 2. Walked with a stack of its own, not by
+ * recursion: the body is the client's, and its depth must not decide the
+ * server's stack.
+ */
+export function inputDefect(value: unknown, maxDepth: number): InputDefect | undefined {
+  const pending: { readonly value: unknown; readonly depth: number }[] = [{ value, depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (typeof next.value === 'number' && Number.isInteger(next.value) && !Number.isSafeInteger(next.value)) return { kind: 'unsafe-integer' };
+    if (typeof next.value !== 'object' || next.value === null) continue;
+    const depth = next.depth + 1;
+    if (depth > maxDepth) return { kind: 'too-deep', max: maxDepth };
+    for (const child of Object.values(next.value)) pending.push({ value: child, depth });
+  }
+  return undefined;
+}
