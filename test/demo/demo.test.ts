@@ -19,4 +19,4 @@ it('npm run demo: duplicates without keys, none with retrysafe/client, counted b
   // The README's first screen shows the end of this output as it is.
   const shown = codeBlocks(`${root}README.md`).find((block) => block.language === 'text');
   for (const line of shown?.code.trimEnd().split('\n') ?? ['(no text block in the README)']) expect(stdout).toContain(line);
-});
+}, 120_000); // a fresh PGlite and two dozen orders: more than the default 30 s on a busy machine
