@@ -1,4 +1,3 @@
-import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import { integer, type PgDatabase, type PgQueryResultHKT, pgTable, serial, text } from 'drizzle-orm/pg-core';
@@ -16,9 +15,10 @@ import { drizzleRunner, fromDrizzle } from '../../src/postgres/clients/from-driz
 import { fromKysely, kyselyRunner } from '../../src/postgres/clients/from-kysely.js';
 import { fromPostgresJs, postgresJsRunner } from '../../src/postgres/clients/from-postgres-js.js';
 import { fromPrisma, prismaRunner } from '../../src/postgres/clients/from-prisma.js';
-import { fromPGlite, migrate, portable, postgresStore } from '../../src/postgres/index.js';
+import { migrate, portable, postgresStore } from '../../src/postgres/index.js';
 import { ORDERS_TABLE } from '../support/apps.js';
 import { createTestDatabase } from '../support/database.js';
+import { migratedPGlite } from '../support/engines.js';
 import { type Prisma, PrismaClient } from '../support/prisma/generated/client.js';
 
 /** One data layer under test: its database, and an order written through the library's own API in its transaction. */
@@ -111,10 +111,11 @@ const layers: readonly Factory[] = [
     const sql = postgres(url, { max: 4, onnotice: () => {} });
     return typed(fromDrizzle(drizzlePostgresJs({ client: sql })), { runner: drizzleRunner, insertOrder: drizzleInsert, end: () => sql.end() });
   }),
+  // Drizzle's PGlite driver runs one statement per query: its database comes migrated (by PGlite itself).
   layer(
     'drizzle (pglite)',
     async () => {
-      const lite = await drizzleReadyPGlite();
+      const lite = await migratedPGlite();
       return typed(fromDrizzle(drizzlePGlite({ client: lite })), { runner: drizzleRunner, insertOrder: drizzleInsert, end: () => lite.close() });
     },
     true,
@@ -130,13 +131,6 @@ const layers: readonly Factory[] = [
     });
   }),
 ];
-
-/** Drizzle's PGlite driver runs one statement per query, so the migration scripts run through PGlite itself. */
-async function drizzleReadyPGlite(): Promise<PGlite> {
-  const lite = await PGlite.create();
-  await migrate(fromPGlite(lite));
-  return lite;
-}
 
 /** Drizzle's query builder is the same on every driver: `PgDatabase` and `PgTransaction` share `insert`. */
 async function drizzleInsert(tx: Pick<PgDatabase<PgQueryResultHKT>, 'insert'>, tenant: string, sku: string): Promise<number> {
@@ -201,7 +195,7 @@ describe.each(layers)('atomic mode, the outbox and the inbox in $name transactio
 
 describe('Drizzle: tx.rollback() in a handler', () => {
   it('rolls back the operation record with the writes, and the request fails with Drizzle’s error', async () => {
-    const lite = await drizzleReadyPGlite();
+    const lite = await migratedPGlite();
     const database = fromDrizzle(drizzlePGlite({ client: lite }));
     await database.query(ORDERS_TABLE);
     const create = atomic(idempotency({ store: postgresStore(database) }), {

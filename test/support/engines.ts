@@ -65,11 +65,15 @@ function onServer(name: string, connect: (url: string) => ServerLayer): EngineFa
 }
 
 /** A copy of a migrated PGlite database created once per run: creating one from scratch takes seconds. */
+export async function migratedPGlite(): Promise<PGlite> {
+  return PGlite.create({ loadDataDir: new Blob([await readFile(inject('pgliteTemplate'))]) });
+}
+
 function onPGlite(name: string, wrap: (lite: PGlite) => SqlDatabase<unknown>): EngineFactory {
   return {
     name,
     async open() {
-      const lite = await PGlite.create({ loadDataDir: new Blob([await readFile(inject('pgliteTemplate'))]) });
+      const lite = await migratedPGlite();
       const database = portable(wrap(lite));
       await migrate(database);
       return { database, concurrent: false, close: () => lite.close() };
