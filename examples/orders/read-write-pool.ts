@@ -35,6 +35,7 @@ export class ReadWritePool {
   private current: { readonly host: HostUrl; readonly pool: pg.Pool } | undefined;
   private finding: Promise<{ readonly host: HostUrl; readonly pool: pg.Pool }> | undefined;
   private readonly listeners: ((error: Error) => void)[] = [];
+  private readonly acquireListeners: ((client: pg.PoolClient) => void)[] = [];
   private closed = false;
 
   constructor(
@@ -67,9 +68,12 @@ export class ReadWritePool {
     return (await this.primary()).host.url;
   }
 
-  /** Called with the errors of idle connections, which the pool discards. */
-  on(event: 'error', listener: (error: Error) => void): this {
-    this.listeners.push(listener);
+  /** `error`: the errors of idle connections, which the pool discards; `acquire`: each client as it is handed out. */
+  on(event: 'error', listener: (error: Error) => void): this;
+  on(event: 'acquire', listener: (client: pg.PoolClient) => void): this;
+  on(event: 'error' | 'acquire', listener: ((error: Error) => void) | ((client: pg.PoolClient) => void)): this {
+    if (event === 'error') this.listeners.push(listener as (error: Error) => void);
+    else this.acquireListeners.push(listener as (client: pg.PoolClient) => void);
     return this;
   }
 
@@ -94,6 +98,9 @@ export class ReadWritePool {
       pool.on('error', (error) => {
         this.forget(pool);
         for (const listener of this.listeners) listener(error);
+      });
+      pool.on('acquire', (client) => {
+        for (const listener of this.acquireListeners) listener(client);
       });
       try {
         const { rows } = await pool.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby');

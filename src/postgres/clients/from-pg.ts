@@ -12,6 +12,8 @@ export interface PgClientLike {
 export interface PgPoolLike<Client extends PgClientLike> {
   connect(): Promise<Client>;
   query(text: string | { name: string; text: string }, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  /** node-postgres emits `acquire` as it hands a client out, in the same turn, before `connect()` resolves. */
+  on?(event: 'acquire', listener: (client: Client) => void): unknown;
 }
 
 export interface FromPgOptions {
@@ -39,33 +41,41 @@ export type PgPoolClient<Pool> = Pool extends { connect(): Promise<infer Client 
 export function fromPg<Pool extends PgPoolLike<PgClientLike>>(pool: Pool, options?: FromPgOptions): SqlDatabase<PgPoolClient<Pool>>;
 export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, options: FromPgOptions = {}): SqlDatabase<Client> {
   const named = options.preparedStatements ?? true;
+  // node-postgres takes the pool's own 'error' listener off a client it hands out: a backend that goes away
+  // meanwhile (failover, restart, terminated) would emit an unhandled 'error' and end the process. The guard
+  // goes on as the pool hands the client out, since the error can come in the same socket read as the
+  // connection's readiness, before `connect()` resolves; it stays, and only marks the client as lost.
+  const lost = new WeakMap<Client, Error>();
+  const guarded = new WeakSet<Client>();
+  const guard = (client: Client): void => {
+    if (guarded.has(client)) return;
+    guarded.add(client);
+    client.on('error', (error) => {
+      if (!lost.has(client)) lost.set(client, error);
+    });
+  };
+  pool.on?.('acquire', guard);
   return {
     async transaction(work) {
       const client = await pool.connect();
-      let broken: Error | undefined;
-      // node-postgres takes the pool's own 'error' listener off a checked-out client: a backend that goes
-      // away meanwhile (failover, restart, terminated) would emit an unhandled 'error' and end the process.
-      // The statement in flight fails on its own; the listener only marks the client for destruction.
-      const onError = (error: Error): void => {
-        broken ??= error;
-      };
-      client.on('error', onError);
+      guard(client);
+      let rollbackFailed: Error | undefined;
       try {
         await client.query('BEGIN');
         const result = await work(pgSql(client, named), client);
         await client.query('COMMIT');
         return result;
       } catch (error) {
+        // The statement in flight fails on its own when the connection is lost; a rollback would only wait.
         // A connection whose rollback fails is in an unknown state: destroy it rather than reuse it.
-        if (broken === undefined) {
-          await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-            broken ??= rollbackError instanceof Error ? rollbackError : new Error('ROLLBACK failed');
+        if (!lost.has(client)) {
+          await client.query('ROLLBACK').catch((failure: unknown) => {
+            rollbackFailed = failure instanceof Error ? failure : new Error('ROLLBACK failed');
           });
         }
         throw error;
       } finally {
-        client.removeListener('error', onError);
-        client.release(broken ?? false);
+        client.release(lost.get(client) ?? rollbackFailed ?? false);
       }
     },
     query: pgSql(pool, named).query,
