@@ -45,9 +45,8 @@ export function toReply(answer: HandlerReply): Reply {
 /** Statuses whose answers point at the idempotency policy, as the IETF Idempotency-Key draft recommends. */
 const DESCRIBED_STATUSES = new Set([400, 409, 422]);
 
-/** A problem's response; `describedBy`, the URL of the route's idempotency policy, is linked from 400, 409 and 422 answers. */
 /** A body that arrives over time: a web or Node stream, an async iterable, or a Blob read later. */
-function isStream(body: unknown): boolean {
+export function isStream(body: unknown): boolean {
   if (typeof body !== 'object' || body === null) return false;
   return (
     Symbol.asyncIterator in body ||
@@ -57,6 +56,7 @@ function isStream(body: unknown): boolean {
   );
 }
 
+/** A problem's response; `describedBy`, the URL of the route's idempotency policy, is linked from 400, 409 and 422 answers. */
 export function problemReply(p: Problem, base?: string, describedBy?: string): Reply {
   const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
   if (describedBy !== undefined && DESCRIBED_STATUSES.has(problemCatalogue[p.code].status)) headers.link = `<${describedBy}>; rel="describedby"`;

@@ -237,6 +237,7 @@ export const koaAdapter: AdapterFactory = {
     const router = new Router();
     router.post('/orders', koaAtomic(config, r.orders));
     router.post('/refunds', koaAtomic(config, r.refunds));
+    router.post('/imports', koaAtomic(config, r.imports));
     router.get('/orders', koaAtomic(config, r.read));
     router.put('/orders', koaAtomic(config, r.read));
     return startKoa(router, state.errors, contractErrors);

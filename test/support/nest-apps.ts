@@ -6,7 +6,7 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import 'reflect-metadata';
 import { Attempt, Idempotent, type NestHttpRequest, RetrysafeModule } from '../../src/adapters/nestjs/index.js';
-import type { AtomicContext, HandlerReply } from '../../src/index.js';
+import type { AtomicContext, AtomicRoute } from '../../src/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { type AdapterFactory, type AppState, contractErrors, routes } from './apps.js';
 
@@ -17,12 +17,14 @@ export interface PassthroughResponse {
 }
 
 type Attempted = AtomicContext<NestHttpRequest, unknown, SqlClient>;
+type ContractRoute = AtomicRoute<NestHttpRequest, unknown, SqlClient>;
 
 /** The contract app as a Nest application: its routes answer the Nest way, a body with the status and headers set on the response. */
 function appModule(config: Parameters<AdapterFactory['start']>[0], state: AppState): new () => unknown {
+  // Each route is marked with the contract route's own options; in atomic mode the method runs in place of its handler, and calls it.
   const r = routes<NestHttpRequest>((request) => request.headers.authorization, state);
-  const answer = async (reply: Promise<HandlerReply>, res: PassthroughResponse): Promise<unknown> => {
-    const { status, headers = {}, body } = await reply;
+  const answer = async (route: ContractRoute, attempt: Attempted, res: PassthroughResponse): Promise<unknown> => {
+    const { status, headers = {}, body } = await route.handler(attempt);
     res.status(status);
     for (const [name, value] of Object.entries(headers)) res.header(name, value);
     return body;
@@ -31,27 +33,33 @@ function appModule(config: Parameters<AdapterFactory['start']>[0], state: AppSta
   @Controller()
   class OrdersController {
     @Post('orders')
-    @Idempotent({ operation: 'orders.create@1', mode: 'atomic' })
+    @Idempotent({ ...r.orders, mode: 'atomic' })
     create(@Attempt() attempt: Attempted, @Res({ passthrough: true }) res: PassthroughResponse): Promise<unknown> {
-      return answer(r.orders.handler(attempt), res);
+      return answer(r.orders, attempt, res);
     }
 
     @Post('refunds')
-    @Idempotent({ operation: 'refunds.create@1', mode: 'atomic' })
+    @Idempotent({ ...r.refunds, mode: 'atomic' })
     refund(@Attempt() attempt: Attempted, @Res({ passthrough: true }) res: PassthroughResponse): Promise<unknown> {
-      return answer(r.refunds.handler(attempt), res);
+      return answer(r.refunds, attempt, res);
+    }
+
+    @Post('imports')
+    @Idempotent({ ...r.imports, mode: 'atomic' })
+    import(@Attempt() attempt: Attempted, @Res({ passthrough: true }) res: PassthroughResponse): Promise<unknown> {
+      return answer(r.imports, attempt, res);
     }
 
     @Get('orders')
-    @Idempotent({ operation: 'orders.read@1', mode: 'atomic' })
+    @Idempotent({ ...r.read, mode: 'atomic' })
     read(@Attempt() attempt: Attempted, @Res({ passthrough: true }) res: PassthroughResponse): Promise<unknown> {
-      return answer(r.read.handler(attempt), res);
+      return answer(r.read, attempt, res);
     }
 
     @Put('orders')
-    @Idempotent({ operation: 'orders.read@1', mode: 'atomic' })
+    @Idempotent({ ...r.read, mode: 'atomic' })
     replace(@Attempt() attempt: Attempted, @Res({ passthrough: true }) res: PassthroughResponse): Promise<unknown> {
-      return answer(r.read.handler(attempt), res);
+      return answer(r.read, attempt, res);
     }
   }
 

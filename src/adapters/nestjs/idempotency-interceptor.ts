@@ -2,7 +2,7 @@ import { type CallHandler, type ExecutionContext, Inject, Injectable, type NestI
 import { Reflector } from '@nestjs/core';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { RetrysafeError } from '../../core/errors.js';
-import { toReply, type Reply } from '../../core/reply.js';
+import { type HandlerReply, isStream, toReply, type Reply } from '../../core/reply.js';
 import type { RouteDefinition } from '../../core/route.js';
 import { runAtomic } from '../../core/run-atomic.js';
 import { runLeased } from '../../leases/run-leased.js';
@@ -35,9 +35,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const config = this.options.idempotency;
     if (route.mode === 'leased') return answer(runLeased(config, { ...definition, handler: route.handler }, incoming(request)), response);
     const handle = (): Promise<unknown> => lastValueFrom(next.handle() as Observable<unknown>, { defaultValue: undefined });
-    const handled = async (): Promise<Reply> => answerOf(await handle(), response);
+    const handled = async (): Promise<HandlerReply> => answerOf(await handle(), response);
     if (route.mode === 'atomic') {
-      const handler = (attempt: Parameters<typeof enterAtomic>[1]): Promise<Reply> => {
+      // The answer goes to the core as the method gave it, so the core's rules apply to it (a stream is refused).
+      const handler = (attempt: Parameters<typeof enterAtomic>[1]): Promise<HandlerReply> => {
         enterAtomic(request, attempt);
         return handled();
       };
@@ -46,7 +47,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     return from(
       beginTransparent(config, definition, incoming(request)).then(async (start) => {
         if (start.kind === 'unkeyed') return handle();
-        const reply = start.kind === 'answered' ? start.reply : (await start.attempt.capture(async () => ({ reply: await handled() }))).reply;
+        const reply = start.kind === 'answered' ? start.reply : (await start.attempt.capture(async () => ({ reply: await captured(await handled()) }))).reply;
         return respond(reply, response);
       }),
     );
@@ -63,15 +64,18 @@ function answer(reply: Promise<Reply>, response: NestHttpResponse): Observable<R
 
 /**
  * What the route method answered: a web `Response` as it is; anything else is
- * the body (an object as JSON), with the status and headers Nest and the
- * method set on the platform's response.
+ * the body (an object as JSON, a `StreamableFile` as its stream), with the
+ * status and headers Nest and the method set on the platform's response.
  */
-async function answerOf(value: unknown, response: NestHttpResponse): Promise<Reply> {
+async function answerOf(value: unknown, response: NestHttpResponse): Promise<HandlerReply> {
   if (value instanceof Response) return capturedReply(value.status, Object.fromEntries(value.headers), await payloadBytes(value.body));
   const { status, headers } = capturedReply(response.statusCode, response.getHeaders(), new Uint8Array());
-  const body = value instanceof StreamableFile ? value.getStream() : value;
-  const streamed = typeof body === 'object' && body !== null && Symbol.asyncIterator in body;
-  return toReply({ status, headers, body: streamed ? await payloadBytes(body) : body });
+  return { status, headers, body: value instanceof StreamableFile ? value.getStream() : value };
+}
+
+/** A transparent route's answer, a stream read in full: it is stored, then sent, whatever its form. */
+async function captured(answer: HandlerReply): Promise<Reply> {
+  return toReply(isStream(answer.body) ? { ...answer, body: await payloadBytes(answer.body) } : answer);
 }
 
 /** The answer for Nest to send. Headers already on the platform's response with the same value stay as they are, in their own form. */
