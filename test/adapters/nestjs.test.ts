@@ -10,7 +10,7 @@ import { ORDERS_TABLE } from '../support/apps.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { send } from '../support/http.js';
 import type { Listening } from '../support/listen.js';
-import { nestPlatforms, startNest } from '../support/nest-apps.js';
+import { httpStatusAnswer, nestPlatforms, startNest } from '../support/nest-apps.js';
 
 /**
  * Nest written as its users write it: the transaction of node-postgres's own
@@ -78,10 +78,7 @@ describe.each(nestPlatforms)('NestJS on $name, with node-postgres', (platform) =
     })
     class AppModule {}
 
-    app = await startNest(AppModule, platform, errors, (error) => {
-      const status = (error as { getStatus?: () => number }).getStatus?.() ?? 500;
-      return { status, body: { error: status } };
-    });
+    app = await startNest(AppModule, platform, errors, httpStatusAnswer);
   });
   afterAll(async () => {
     await app.close();

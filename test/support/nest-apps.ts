@@ -74,6 +74,12 @@ function appModule(config: Parameters<AdapterFactory['start']>[0], state: AppSta
 /** What an application's error handler answers for `error`; it is also recorded there. */
 export type ErrorAnswer = (error: unknown) => { readonly status: number; readonly body: unknown };
 
+/** Nest's own answer for an `HttpException` (its status), 500 for anything else. */
+export const httpStatusAnswer: ErrorAnswer = (error) => {
+  const status = (error as { getStatus?: () => number }).getStatus?.() ?? 500;
+  return { status, body: { error: status } };
+};
+
 /** Nest on each of its platforms. */
 export const nestPlatforms = [
   { name: 'nest (express)', adapter: () => new ExpressAdapter() },
