@@ -9,6 +9,8 @@ import { fromPg, postgresStore, type PgClientLike } from '../../src/postgres/ind
 // Checked by `tsc` (npm run typecheck); nothing here runs.
 
 const database = fromPg(new pg.Pool());
+// The client type named explicitly, as code written for earlier versions does, still types the same.
+expectTypeOf(fromPg<pg.PoolClient>(new pg.Pool())).toEqualTypeOf<SqlDatabase<pg.PoolClient>>();
 expectTypeOf(database).toEqualTypeOf<SqlDatabase<pg.PoolClient>>();
 
 // A pool of one's own keeps its client type too.

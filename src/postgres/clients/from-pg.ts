@@ -39,6 +39,8 @@ export type PgPoolClient<Pool> = Pool extends { connect(): Promise<infer Client 
  * pool's own client: `pg.PoolClient` for a `pg.Pool`, without a type argument.
  */
 export function fromPg<Pool extends PgPoolLike<PgClientLike>>(pool: Pool, options?: FromPgOptions): SqlDatabase<PgPoolClient<Pool>>;
+/** The same, with the client type named: `fromPg<pg.PoolClient>(pool)`. */
+export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, options?: FromPgOptions): SqlDatabase<Client>;
 export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, options: FromPgOptions = {}): SqlDatabase<Client> {
   const named = options.preparedStatements ?? true;
   // node-postgres takes the pool's own 'error' listener off a client it hands out: a backend that goes away
