@@ -40,6 +40,8 @@ async function main(): Promise<void> {
     const onError = (error: unknown) => log.error({ err: error }, 'database not ready; trying again');
     void schema.untilPrepared({ signal: stopping.signal, onError }).then((prepared) => {
       if (!prepared || stopping.signal.aborted) return;
+      // Said only now: until the schema is prepared every route answers 503.
+      console.log(tryLine(config, url));
       background = startBackgroundWork({ database: opened.database, outboxListener: opened.outboxListener, transport: broker, provider: provider.client, webhooks: webhookSecret !== undefined, log });
     });
   } catch (error) {
@@ -93,7 +95,6 @@ function banner(config: ServiceConfig, { url, opened, payments, confirmations }:
   const tokens = config.demoTokens
     ? `demo tokens: ${[...config.tokens].map(([token, tenant]) => `${token} (${tenant})`).join(', ')}`
     : `${config.tokens.size} tokens from RETRYSAFE_TOKENS`;
-  const example = config.demoTokens ? [...config.tokens.keys()][0] : '<token>';
   const secret = config.webhookSecret === undefined ? 'signed with a secret made for this run' : 'signed with PROVIDER_WEBHOOK_SECRET';
   const webhooks = config.webhookSecret === undefined && config.provider.kind === 'remote' ? 'not received: set PROVIDER_WEBHOOK_SECRET' : `${url}/webhooks/provider, ${secret}`;
   return [
@@ -103,8 +104,12 @@ function banner(config: ServiceConfig, { url, opened, payments, confirmations }:
     `provider webhooks: ${webhooks}`,
     `order confirmations: ${confirmations}`,
     tokens,
-    `try: curl -X PUT ${url}/v1/carts/c1 -H 'Authorization: Bearer ${example}' -H 'Content-Type: application/json' -d '{"items":[{"sku":"WIDGET-1","qty":2}]}'`,
   ].join('\n');
+}
+
+function tryLine(config: ServiceConfig, url: string): string {
+  const example = config.demoTokens ? [...config.tokens.keys()][0] : '<token>';
+  return `ready; try: curl -X PUT ${url}/v1/carts/c1 -H 'Authorization: Bearer ${example}' -H 'Content-Type: application/json' -d '{"items":[{"sku":"WIDGET-1","qty":2}]}'`;
 }
 
 main().catch((error: unknown) => {
