@@ -27,8 +27,17 @@ const PROJECTS: Record<string, readonly string[]> = {
   fastify: ['fastify', 'pg', '@types/pg'],
   hono: ['hono', '@hono/node-server', 'pg', '@types/pg'],
   leased: ['fastify', 'pg', '@types/pg'],
-  docs: ['pg', '@types/pg', 'amqplib'],
+  // Every page of docs/: the data layers, Koa, NestJS (with the decorators Nest needs) and OpenTelemetry too.
+  docs: [
+    'pg', '@types/pg', 'amqplib', 'express', '@types/express', 'fastify', '@electric-sql/pglite', 'postgres', 'kysely', 'drizzle-orm',
+    'koa', '@types/koa', '@koa/router', '@koa/bodyparser', '@nestjs/common', '@nestjs/core', '@nestjs/platform-express',
+    '@nestjs/platform-fastify', 'reflect-metadata', 'rxjs', '@opentelemetry/api', 'prom-client',
+  ],
 };
+
+/** Compiler options a project adds to the strict defaults. */
+// skipLibCheck as `tsc --init` sets it: drizzle-orm's declarations name drivers a project does not install.
+const OPTIONS: Record<string, Readonly<Record<string, unknown>>> = { docs: { experimentalDecorators: true, skipLibCheck: true } };
 
 const documents = [join(root, 'README.md'), join(root, 'examples/orders/README.md'), ...(await readdir(join(root, 'docs'))).filter((file) => file.endsWith('.md')).map((file) => join(root, 'docs', file))];
 const blocks = documents.flatMap((path) => codeBlocks(path, path.slice(root.length)));
@@ -46,7 +55,7 @@ beforeAll(async () => {
   await Promise.all(
     Object.entries(PROJECTS).map(async ([project, packages]) => {
       const directory = join(scratch, project);
-      await createConsumer(directory, tarball, packages);
+      await createConsumer(directory, tarball, packages, OPTIONS[project]);
       for (const block of snippets.filter((snippet) => projectOf(snippet) === project)) await writeFile(join(directory, fileOf(block)), block.code);
     }),
   );
@@ -140,6 +149,11 @@ describe('the five-minute path, against the reference service', () => {
     const dataDir = join(scratch, 'orders-data');
     await mkdir(dataDir, { recursive: true });
     server = await startServer(root, ['--import', 'tsx', 'examples/orders/main.ts'], port, { DATABASE_URL: database.url, DATA_DIR: dataDir });
+    // What a newcomer waits for: the line that says it is ready and what to try.
+    for (let waited = 0; !server.output().includes('ready; try: curl'); waited += 100) {
+      if (waited > 60_000) throw new Error(`the service never said it was ready:\n${server.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     const requests = shellRequests('service', 'orders');
     expect(requests.length).toBeGreaterThan(0);
     await expectDocumentedAnswers(requests, new Map([[3000, port]]), [server]);

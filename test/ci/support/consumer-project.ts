@@ -31,10 +31,10 @@ const TSCONFIG = {
 };
 
 /** A fresh project that installs the packed package and the given packages, as a user would. */
-export async function createConsumer(directory: string, tarball: string, packages: readonly string[]): Promise<void> {
+export async function createConsumer(directory: string, tarball: string, packages: readonly string[], options: Readonly<Record<string, unknown>> = {}): Promise<void> {
   await mkdir(directory, { recursive: true });
   await writeFile(join(directory, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2));
-  await writeFile(join(directory, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
+  await writeFile(join(directory, 'tsconfig.json'), JSON.stringify({ ...TSCONFIG, compilerOptions: { ...TSCONFIG.compilerOptions, ...options } }, null, 2));
   const wanted = ['typescript', '@types/node', ...packages].map(locked);
   await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, ...wanted], { cwd: directory, maxBuffer: 16 * 1024 * 1024 });
 }
@@ -65,7 +65,8 @@ export function startSnippet(directory: string, file: string, port: number, env:
 export async function startServer(directory: string, args: readonly string[], port: number, env: Record<string, string>): Promise<Server> {
   const child = spawn(process.execPath, args, {
     cwd: directory,
-    env: { ...process.env, ...env, PORT: String(port) },
+    // A newcomer's shell, not this test run's: no broker or database settings it did not name.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
