@@ -1,9 +1,8 @@
+import { pruneInBatches, type PruneOptions } from '../background/prune-in-batches.js';
 import { RetrysafeError } from '../core/errors.js';
-import { PRUNE_INBOX, RECORD_MESSAGE } from '../postgres/sql/inbox.js';
-import { handlerPart, inTransaction, storePart } from '../postgres/transaction.js';
-import { type PruneOptions, checkPrune } from '../outbox/prune.js';
-import { pruneInBatches } from '../outbox/store-rows.js';
-import type { SqlClient, SqlDatabase } from '../store/sql-client.js';
+import { inboxStore } from '../postgres/inbox-store.js';
+import type { InboxKey, InboxStore } from '../store/inbox-store.js';
+import type { SqlDatabase } from '../store/sql-client.js';
 
 /**
  * Who processes a message: a name, or a name with a generation. A consumer
@@ -21,41 +20,35 @@ export type InboxResult<T> = { readonly kind: 'processed'; readonly value: T } |
  * finds the record and the handler does not run. Acknowledge the message to
  * the broker only after this resolves. If the handler throws, nothing is
  * recorded and the error is rethrown; store failures throw
- * `RetrysafeError('store-unavailable')`.
+ * `RetrysafeError('store-unavailable')`. The handler gets the data layer's own
+ * transaction (`Tx`), like an atomic route's.
  */
 export async function consume<Tx, T>(database: SqlDatabase<Tx>, consumer: InboxConsumer, messageId: string, handler: (tx: Tx) => Promise<T>): Promise<InboxResult<T>> {
   const key = inboxKey(consumer, messageId);
-  return inTransaction(database, async (sql, tx) => ({ commit: true, value: await consumeRecorded(sql, tx, key, handler) }));
+  const store = inboxStore(database);
+  return store.transaction((tx) => consumeIn(store, tx, key, handler));
 }
 
-/** `consume`'s work inside a transaction already opened with `inTransaction`, for the webhook worker, which writes more in it. */
-export async function consumeInTransaction<Tx, T>(
-  sql: SqlClient,
-  tx: Tx,
-  consumer: InboxConsumer,
-  messageId: string,
-  handler: (tx: Tx) => Promise<T>,
-): Promise<InboxResult<T>> {
-  return consumeRecorded(sql, tx, inboxKey(consumer, messageId), handler);
+/**
+ * `consume`'s work inside a transaction the inbox store opened: records the
+ * message in `tx`, then runs the handler there unless it was recorded before.
+ * The webhook worker writes more in the same transaction.
+ */
+export async function consumeIn<Tx, T>(store: InboxStore<Tx>, tx: Tx, key: InboxKey, handler: (tx: Tx) => Promise<T>): Promise<InboxResult<T>> {
+  if (!(await store.record(tx, key))) return { kind: 'duplicate' };
+  return { kind: 'processed', value: await handler(tx) };
 }
 
 /** Deletes inbox records older than the retention, in small batches. Keep them longer than any redelivery can come late. */
 export function pruneInbox<Tx>(database: SqlDatabase<Tx>, options: PruneOptions): Promise<number> {
-  return pruneInBatches(database, PRUNE_INBOX, checkPrune(options));
+  return pruneInBatches(inboxStore(database).pruneBatch, options);
 }
 
-type InboxKey = readonly [name: string, generation: number, messageId: string];
-
-async function consumeRecorded<Tx, T>(sql: SqlClient, tx: Tx, key: InboxKey, handler: (tx: Tx) => Promise<T>): Promise<InboxResult<T>> {
-  const { rows } = await storePart(() => sql.query(RECORD_MESSAGE, key));
-  if (rows.length === 0) return { kind: 'duplicate' };
-  return { kind: 'processed', value: await handlerPart(() => handler(tx)) };
-}
-
-function inboxKey(consumer: InboxConsumer, messageId: string): InboxKey {
+/** The inbox key of a consumer and a message id, checked. */
+export function inboxKey(consumer: InboxConsumer, messageId: string): InboxKey {
   const { name, generation } = typeof consumer === 'string' ? { name: consumer, generation: 1 } : consumer;
   if (name === '' || Buffer.byteLength(name) > 255) throw new RetrysafeError('misuse', 'A consumer name must be 1 to 255 bytes long.');
   if (!Number.isInteger(generation) || generation < 1) throw new RetrysafeError('misuse', `A consumer generation must be a positive integer, got ${generation}.`);
   if (messageId === '' || Buffer.byteLength(messageId) > 255) throw new RetrysafeError('misuse', 'A message id must be 1 to 255 bytes long.');
-  return [name, generation, messageId];
+  return { consumer: name, generation, messageId };
 }

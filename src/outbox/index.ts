@@ -1,9 +1,9 @@
 export { enqueue, isOutboxId, type NewOutboxMessage, type OutboxMessage, type OutboxTransaction } from './outbox.js';
 export { Relay, type RelayOptions, type RelayReport } from './relay.js';
 export type { PublishResult, Transport } from './transport.js';
-export { defaultRetryPolicy, type RetryPolicy } from './retry-policy.js';
-export { pgListener, pgliteListener, type PGliteListenLike, type PgListenClientLike } from './listeners.js';
-export type { Listener } from './poll-loop.js';
+export { defaultRetryPolicy, type RetryPolicy } from '../background/retry-policy.js';
+export { pgListener, pgliteListener, type PGliteListenLike, type PgListenClientLike } from '../postgres/outbox-listeners.js';
+export type { Listener } from '../background/poll-loop.js';
 export { deadLetters, retryDeadLetter, type DeadLetter } from './dead-letters.js';
 export { outboxBacklog, type OutboxBacklog } from './backlog.js';
 export { pruneOutbox, type PruneOptions } from './prune.js';

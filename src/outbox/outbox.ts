@@ -1,17 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { RetrysafeError } from '../core/errors.js';
-import { ENQUEUE } from '../postgres/sql/outbox.js';
+import { outboxStore, queryableOutbox } from '../postgres/outbox-store.js';
+import type { OutboxMessage } from '../store/outbox-store.js';
+import type { SqlDatabase } from '../store/sql-client.js';
 
-/** A message as the relay hands it to a transport. */
-export interface OutboxMessage {
-  /** A uuid, the same on every publish of this message: consumers deduplicate by it. */
-  readonly id: string;
-  /** Routing key, subject or webhook event name, as the transport reads it. */
-  readonly topic: string;
-  readonly headers: Readonly<Record<string, string>>;
-  /** Any JSON value. */
-  readonly payload: unknown;
-}
+export type { OutboxMessage } from '../store/outbox-store.js';
 
 /** What a handler enqueues. Without an id, a new uuid is used. */
 export interface NewOutboxMessage {
@@ -26,8 +19,8 @@ export interface NewOutboxMessage {
 }
 
 /**
- * The one member `enqueue` needs from the handler's transaction: node-postgres'
- * client, PGlite's transaction and retrysafe's `SqlClient` all have it.
+ * The one member `enqueue(tx, message)` needs from the handler's transaction:
+ * node-postgres' client, PGlite's transaction and retrysafe's `SqlClient` all have it.
  */
 export interface OutboxTransaction {
   query(text: string, values?: unknown[]): Promise<unknown>;
@@ -40,14 +33,18 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * atomic route handler's `tx`: it is published only if the transaction
  * commits, and then at least once. Returns the message id.
  */
-export async function enqueue(tx: OutboxTransaction, message: NewOutboxMessage): Promise<string> {
-  const id = message.id ?? randomUUID();
-  if (!isOutboxId(id)) throw new RetrysafeError('misuse', `An outbox message id must be a uuid, got "${id}".`);
-  if (message.topic === '' || Buffer.byteLength(message.topic) > 255) {
-    throw new RetrysafeError('misuse', 'An outbox topic must be 1 to 255 bytes long.');
-  }
-  await tx.query(ENQUEUE, [id, message.topic, JSON.stringify(message.headers ?? {}), jsonText(message.payload)]);
-  return id;
+export function enqueue(tx: OutboxTransaction, message: NewOutboxMessage): Promise<string>;
+/**
+ * The same in any data layer's own transaction (Kysely's `Transaction<DB>`,
+ * Drizzle's `tx`, Prisma's transaction client, postgres.js' `sql.begin`
+ * scope): `database` is the one that handed out `tx`.
+ */
+export function enqueue<Tx>(database: SqlDatabase<Tx>, tx: Tx, message: NewOutboxMessage): Promise<string>;
+export async function enqueue<Tx>(...args: [OutboxTransaction, NewOutboxMessage] | [SqlDatabase<Tx>, Tx, NewOutboxMessage]): Promise<string> {
+  const message = outboxMessage(args.length === 2 ? args[1] : args[2]);
+  if (args.length === 2) await queryableOutbox.enqueue(args[0], message);
+  else await outboxStore(args[0]).enqueue(args[1], message);
+  return message.id;
 }
 
 /** Whether `id` has the form of an outbox message id: a uuid. */
@@ -55,7 +52,17 @@ export function isOutboxId(id: string): boolean {
   return UUID.test(id);
 }
 
-function jsonText(payload: unknown): string {
+function outboxMessage(message: NewOutboxMessage): OutboxMessage {
+  const id = message.id ?? randomUUID();
+  if (!isOutboxId(id)) throw new RetrysafeError('misuse', `An outbox message id must be a uuid, got "${id}".`);
+  if (message.topic === '' || Buffer.byteLength(message.topic) > 255) {
+    throw new RetrysafeError('misuse', 'An outbox topic must be 1 to 255 bytes long.');
+  }
+  checkJson(message.payload);
+  return { id, topic: message.topic, headers: message.headers ?? {}, payload: message.payload };
+}
+
+function checkJson(payload: unknown): void {
   let text: string | undefined;
   try {
     text = JSON.stringify(payload);
@@ -63,5 +70,4 @@ function jsonText(payload: unknown): string {
     throw new RetrysafeError('misuse', 'An outbox payload must be representable as JSON.', { cause });
   }
   if (text === undefined) throw new RetrysafeError('misuse', 'An outbox payload must be representable as JSON.');
-  return text;
 }

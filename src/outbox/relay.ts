@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { crashPoint } from '../core/crash-point.js';
 import { RetrysafeError } from '../core/errors.js';
-import { CLAIM, MARK_DELIVERED, PARK, PARK_ABANDONED, RESCHEDULE } from '../postgres/sql/outbox.js';
+import { type Listener, pollLoop } from '../background/poll-loop.js';
+import { afterFailure, errorText, resolveRetryPolicy, type RetryPolicy } from '../background/retry-policy.js';
+import { outboxStore } from '../postgres/outbox-store.js';
+import type { ClaimedMessage, OutboxClaim, OutboxStore } from '../store/outbox-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
-import type { OutboxMessage } from './outbox.js';
-import { type Listener, pollLoop } from './poll-loop.js';
-import { afterFailure, errorText, resolveRetryPolicy, type RetryPolicy } from './retry-policy.js';
-import { storeRows } from './store-rows.js';
 import type { Transport } from './transport.js';
 
 export interface RelayOptions<Tx> {
@@ -43,14 +42,6 @@ export interface RelayReport {
   readonly parked: number;
 }
 
-interface ClaimedRow {
-  readonly id: string;
-  readonly topic: string;
-  readonly headers: Record<string, string>;
-  readonly payload: unknown;
-  readonly attempts: number;
-}
-
 type Tally = { -readonly [K in keyof RelayReport]: RelayReport[K] };
 
 /**
@@ -65,6 +56,7 @@ export class Relay<Tx> {
   private readonly batchSize: number;
   private readonly topics: string[] | null;
   private readonly leaseSeconds: number;
+  private readonly store: OutboxStore<Tx>;
 
   constructor(private readonly options: RelayOptions<Tx>) {
     this.retry = resolveRetryPolicy(options.retry);
@@ -73,16 +65,16 @@ export class Relay<Tx> {
     this.leaseSeconds = options.leaseSeconds ?? 30;
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1) throw new RetrysafeError('misuse', 'batchSize must be a positive integer.');
     if (!(this.leaseSeconds > 0)) throw new RetrysafeError('misuse', 'leaseSeconds must be a positive number.');
+    this.store = outboxStore(options.database);
   }
 
   /** One pass: park abandoned messages, claim a batch, publish it. Tests and the command line call this. */
   async runOnce(): Promise<RelayReport> {
-    const { database } = this.options;
-    const token = randomUUID();
-    const abandoned = await storeRows(database, PARK_ABANDONED, [this.retry.maxAttempts, this.batchSize, this.topics]);
-    const claimed = await storeRows<ClaimedRow>(database, CLAIM, [this.batchSize, this.leaseSeconds, token, this.topics, this.retry.maxAttempts]);
-    const tally: Tally = { claimed: claimed.length, delivered: 0, duplicates: 0, failed: 0, parked: abandoned.length };
-    for (const row of claimed) await this.relay(row, token, tally);
+    const claim: OutboxClaim = { batchSize: this.batchSize, leaseSeconds: this.leaseSeconds, token: randomUUID(), topics: this.topics, maxAttempts: this.retry.maxAttempts };
+    const parked = await this.store.parkAbandoned(claim);
+    const claimed = await this.store.claim(claim);
+    const tally: Tally = { claimed: claimed.length, delivered: 0, duplicates: 0, failed: 0, parked };
+    for (const message of claimed) await this.relay(message, claim.token, tally);
     return tally;
   }
 
@@ -97,20 +89,20 @@ export class Relay<Tx> {
     return pollLoop({ pass, idleMs, listen, onError }, signal);
   }
 
-  private async relay(row: ClaimedRow, token: string, tally: Tally): Promise<void> {
-    const message: OutboxMessage = { id: row.id, topic: row.topic, headers: row.headers, payload: row.payload };
+  private async relay(claimed: ClaimedMessage, token: string, tally: Tally): Promise<void> {
+    const { attempts, ...message } = claimed;
     let result;
     try {
       result = await this.options.transport.publish(message);
     } catch (error) {
-      const next = afterFailure(this.retry, row.attempts);
-      if (next.kind === 'park') await storeRows(this.options.database, PARK, [row.id, token, errorText(error)]);
-      else await storeRows(this.options.database, RESCHEDULE, [row.id, token, next.delaySeconds, errorText(error)]);
+      const next = afterFailure(this.retry, attempts);
+      if (next.kind === 'park') await this.store.park(message.id, token, errorText(error));
+      else await this.store.reschedule(message.id, token, next.delaySeconds, errorText(error));
       tally[next.kind === 'park' ? 'parked' : 'failed'] += 1;
       return;
     }
     crashPoint('relay-after-publish');
-    await storeRows(this.options.database, MARK_DELIVERED, [row.id]);
+    await this.store.markDelivered(message.id);
     tally.delivered += 1;
     if (result === 'duplicate') tally.duplicates += 1;
   }

@@ -74,3 +74,8 @@ export function unavailable(error: unknown): RetrysafeError {
   const cause = error instanceof StoreFailure ? error.cause : error;
   return new RetrysafeError('store-unavailable', 'The operation store failed.', { cause });
 }
+
+/** Runs `work` with the data layer's `tx` in one transaction that commits when it resolves; failures are sorted as in `inTransaction`. */
+export function plainTransaction<Tx, T>(database: SqlDatabase<Tx>, work: (tx: Tx) => Promise<T>): Promise<T> {
+  return inTransaction(database, (_sql, tx) => handlerPart(async () => ({ commit: true, value: await work(tx) })));
+}

@@ -22,6 +22,12 @@ export interface SqlClient {
 export interface SqlDatabase<Tx> {
   /** Commits when `work` resolves, rolls back when it throws. */
   transaction<T>(work: (sql: SqlClient, tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * retrysafe's statement runner inside a transaction this database handed
+   * out: what `transaction` passes `work` beside `tx`. Statements that join a
+   * caller's transaction (the outbox's enqueue, the inbox's record) run through it.
+   */
+  runner(this: void, tx: Tx): SqlClient;
   /** One statement outside any transaction. */
   query: SqlClient['query'];
   /**
@@ -37,5 +43,10 @@ export interface SqlDatabase<Tx> {
  * node-postgres in production and PGlite in development.
  */
 export function portable<Tx>(database: SqlDatabase<Tx>): SqlDatabase<SqlClient> {
-  return { transaction: (work) => database.transaction((sql) => work(sql, sql)), query: database.query, transactionTimeoutMs: database.transactionTimeoutMs };
+  return {
+    transaction: (work) => database.transaction((sql) => work(sql, sql)),
+    runner: (sql) => sql,
+    query: database.query,
+    transactionTimeoutMs: database.transactionTimeoutMs,
+  };
 }

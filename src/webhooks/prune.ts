@@ -1,6 +1,5 @@
-import { PRUNE_WEBHOOK_EVENTS } from '../postgres/sql/inbox.js';
-import { checkPrune, type PruneOptions } from '../outbox/prune.js';
-import { pruneInBatches } from '../outbox/store-rows.js';
+import { pruneInBatches, type PruneOptions } from '../background/prune-in-batches.js';
+import { webhookStore } from '../postgres/webhook-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 
 /**
@@ -9,5 +8,5 @@ import type { SqlDatabase } from '../store/sql-client.js';
  * (kept at least as long) keeps it from being processed twice.
  */
 export function pruneWebhookEvents<Tx>(database: SqlDatabase<Tx>, options: PruneOptions): Promise<number> {
-  return pruneInBatches(database, PRUNE_WEBHOOK_EVENTS, checkPrune(options));
+  return pruneInBatches(webhookStore(database).pruneBatch, options);
 }

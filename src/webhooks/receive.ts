@@ -1,8 +1,7 @@
 import { problem, type ProblemCode } from '../core/problems.js';
 import { problemReply, type Reply } from '../core/reply.js';
 import { readJsonPayload } from '../inbox/json-payload.js';
-import { RECORD_WEBHOOK_EVENT } from '../postgres/sql/inbox.js';
-import { sqlState } from '../postgres/sqlstate.js';
+import { webhookStore } from '../postgres/webhook-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import { type VerificationFailure, verifyWebhook, type VerifyOptions, type WebhookHeaders } from './verify.js';
 
@@ -51,16 +50,16 @@ export async function receiveWebhook<Tx>(database: SqlDatabase<Tx>, options: Web
   const payload = readJsonPayload(delivery.rawBody);
   if (!payload.ok) return reject('webhook-payload-invalid', 'The webhook body is not UTF-8 JSON.');
   if (Buffer.byteLength(id) > 255) return reject('webhook-payload-invalid', 'The webhook-id is longer than 255 bytes.');
+  let recording;
   try {
-    const { rows } = await database.query(RECORD_WEBHOOK_EVENT, [options.receiver, id, payload.text, timestamp]);
-    return { ...ACCEPTED, kind: rows.length > 0 ? 'recorded' : 'duplicate', id };
+    recording = await webhookStore(database).record({ receiver: options.receiver, id, payloadText: payload.text, sentAtSeconds: timestamp });
   } catch (error) {
-    // Class 22 is bad data (JSON that jsonb refuses, such as \u0000): the same bytes will never store.
-    if (sqlState(error)?.startsWith('22')) return reject('webhook-payload-invalid', 'The webhook body cannot be stored as JSON.');
     const retryAfter = options.retryAfterSeconds ?? 1;
     const detail = 'The webhook could not be recorded; nothing was accepted. Retry later.';
     return { ...problemReply(problem('store-unavailable', detail, { retryAfter }), options.problemBase), kind: 'unavailable', error };
   }
+  if (recording === 'unstorable') return reject('webhook-payload-invalid', 'The webhook body cannot be stored as JSON.');
+  return { ...ACCEPTED, kind: recording, id };
 }
 
 function rejectUnverified(reason: VerificationFailure, reject: (code: ProblemCode, detail: string) => WebhookReceipt): WebhookReceipt {

@@ -1,11 +1,11 @@
-import { consumeInTransaction, type InboxResult } from '../inbox/inbox.js';
-import { pollLoop } from '../outbox/poll-loop.js';
-import { afterFailure, errorText, resolveRetryPolicy, type RetryPolicy } from '../outbox/retry-policy.js';
-import { storeRows } from '../outbox/store-rows.js';
-import { MARK_WEBHOOK_PROCESSED, NEXT_WEBHOOK_EVENT, PARK_WEBHOOK_EVENT, RESCHEDULE_WEBHOOK_EVENT } from '../postgres/sql/inbox.js';
-import { inTransaction, storePart } from '../postgres/transaction.js';
-import type { Settlement } from '../store/operation-store.js';
+import { pollLoop } from '../background/poll-loop.js';
+import { afterFailure, errorText, resolveRetryPolicy, type RetryPolicy } from '../background/retry-policy.js';
+import { consumeIn, inboxKey, type InboxResult } from '../inbox/inbox.js';
+import { inboxStore } from '../postgres/inbox-store.js';
+import { webhookStore } from '../postgres/webhook-store.js';
+import type { InboxStore } from '../store/inbox-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
+import type { StoredWebhookEvent, WebhookStore } from '../store/webhook-store.js';
 
 /** A recorded webhook, as the handler sees it. */
 export interface ReceivedWebhook {
@@ -53,15 +53,10 @@ export interface WebhookWorkerReport {
   readonly parked: number;
 }
 
-interface EventRow {
-  readonly id: string;
-  readonly payload: unknown;
-  readonly sent_at: Date;
-  readonly received_at: Date;
-  readonly attempts: number;
-}
-
-type Step = { readonly kind: 'idle' } | { readonly kind: 'done'; readonly result: InboxResult<void> } | { readonly kind: 'threw'; readonly row: EventRow; readonly error: unknown };
+type Step =
+  | { readonly kind: 'idle' }
+  | { readonly kind: 'done'; readonly result: InboxResult<void> }
+  | { readonly kind: 'threw'; readonly event: StoredWebhookEvent; readonly error: unknown };
 
 /**
  * Processes recorded webhooks through the inbox. Each event gets its own
@@ -71,9 +66,13 @@ type Step = { readonly kind: 'idle' } | { readonly kind: 'done'; readonly result
  */
 export class WebhookWorker<Tx> {
   private readonly retry: RetryPolicy;
+  private readonly inbox: InboxStore<Tx>;
+  private readonly events: WebhookStore<Tx>;
 
   constructor(private readonly options: WebhookWorkerOptions<Tx>) {
     this.retry = resolveRetryPolicy(options.retry);
+    this.inbox = inboxStore(options.database);
+    this.events = webhookStore(options.database);
   }
 
   /** Up to `batchSize` due events, one transaction each. Tests and the command line call this. */
@@ -85,7 +84,7 @@ export class WebhookWorker<Tx> {
       const step = await this.processNext(tried);
       if (step.kind === 'idle') break;
       if (step.kind === 'done') tally[step.result.kind === 'processed' ? 'processed' : 'duplicates'] += 1;
-      else tally[await this.recordFailure(step.row, step.error)] += 1;
+      else tally[await this.recordFailure(step.event, step.error)] += 1;
     }
     return tally;
   }
@@ -102,31 +101,32 @@ export class WebhookWorker<Tx> {
   }
 
   private async processNext(tried: string[]): Promise<Step> {
-    const { database, receiver, handler } = this.options;
-    let taken: EventRow | undefined;
+    const { receiver, handler } = this.options;
+    let taken: StoredWebhookEvent | undefined;
     try {
-      return await inTransaction(database, async (sql, tx): Promise<Settlement<Step>> => {
-        [taken] = (await storePart(() => sql.query<EventRow>(NEXT_WEBHOOK_EVENT, [receiver, tried]))).rows;
-        const row = taken;
-        if (row === undefined) return { commit: false, value: { kind: 'idle' } };
-        tried.push(row.id);
-        const event: ReceivedWebhook = { id: row.id, payload: row.payload, sentAt: row.sent_at, receivedAt: row.received_at, attempt: row.attempts + 1 };
-        const result = await consumeInTransaction(sql, tx, receiver, row.id, (handlerTx) => handler(event, handlerTx));
-        await storePart(() => sql.query(MARK_WEBHOOK_PROCESSED, [receiver, row.id]));
-        return { commit: true, value: { kind: 'done', result } };
+      return await this.inbox.transaction(async (tx): Promise<Step> => {
+        taken = await this.events.next(tx, receiver, tried);
+        const stored = taken;
+        // Nothing due: the transaction only read, so committing it is as good as rolling back.
+        if (stored === undefined) return { kind: 'idle' };
+        tried.push(stored.id);
+        const event: ReceivedWebhook = { id: stored.id, payload: stored.payload, sentAt: stored.sentAt, receivedAt: stored.receivedAt, attempt: stored.attempts + 1 };
+        const result = await consumeIn(this.inbox, tx, inboxKey(receiver, stored.id), (handlerTx) => handler(event, handlerTx));
+        await this.events.markProcessed(tx, receiver, stored.id);
+        return { kind: 'done', result };
       });
     } catch (error) {
       // Without an event in hand it was the store that failed: let the pass fail.
       if (taken === undefined) throw error;
-      return { kind: 'threw', row: taken, error };
+      return { kind: 'threw', event: taken, error };
     }
   }
 
-  private async recordFailure(row: EventRow, error: unknown): Promise<'failed' | 'parked'> {
-    const { database, receiver } = this.options;
-    const next = afterFailure(this.retry, row.attempts + 1);
-    if (next.kind === 'park') await storeRows(database, PARK_WEBHOOK_EVENT, [receiver, row.id, errorText(error)]);
-    else await storeRows(database, RESCHEDULE_WEBHOOK_EVENT, [receiver, row.id, next.delaySeconds, errorText(error)]);
+  private async recordFailure(event: StoredWebhookEvent, error: unknown): Promise<'failed' | 'parked'> {
+    const { receiver } = this.options;
+    const next = afterFailure(this.retry, event.attempts + 1);
+    if (next.kind === 'park') await this.events.park(receiver, event.id, errorText(error));
+    else await this.events.reschedule(receiver, event.id, next.delaySeconds, errorText(error));
     return next.kind === 'park' ? 'parked' : 'failed';
   }
 }

@@ -13,6 +13,7 @@ function counted(database: SqlDatabase<SqlClient>) {
       counts.transactions += 1;
       return database.transaction(work);
     },
+    runner: database.runner,
     query: (text, values) => {
       counts.reads += 1;
       return database.query(text, values);

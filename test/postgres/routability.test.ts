@@ -26,6 +26,10 @@ function recording(database: SqlDatabase<SqlClient>): SqlDatabase<SqlClient> {
   };
   return {
     transaction: (work) => database.transaction((sql, tx) => work({ ...sql, query: record(sql.query) }, tx)),
+    runner: (tx) => {
+      const sql = database.runner(tx);
+      return { ...sql, query: record(sql.query) };
+    },
     query: record(database.query),
   };
 }

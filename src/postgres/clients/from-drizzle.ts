@@ -46,6 +46,7 @@ export interface DrizzleLike<Tx extends DrizzleQueryable> extends DrizzleQueryab
 export function fromDrizzle<Tx extends DrizzleQueryable>(db: DrizzleLike<Tx>): SqlDatabase<Tx> {
   return {
     transaction: (work) => db.transaction((tx) => work(drizzleRunner(tx), tx)),
+    runner: drizzleRunner,
     query: drizzleRunner(db).query,
   };
 }

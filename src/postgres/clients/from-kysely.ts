@@ -27,6 +27,7 @@ export interface KyselyLike<Tx extends KyselyQueryable> extends KyselyQueryable 
 export function fromKysely<Tx extends KyselyQueryable>(db: KyselyLike<Tx>): SqlDatabase<Tx> {
   return {
     transaction: (work) => db.transaction().execute((tx) => work(kyselyRunner(tx), tx)),
+    runner: kyselyRunner,
     query: kyselyRunner(db).query,
   };
 }

@@ -80,6 +80,7 @@ export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, op
         client.release(lost.get(client) ?? rollbackFailed ?? false);
       }
     },
+    runner: (client) => pgSql(client, named),
     query: pgSql(pool, named).query,
   };
 }

@@ -18,6 +18,7 @@ export interface PGliteLike<Tx extends PGliteQueryable> extends PGliteQueryable 
 export function fromPGlite<Tx extends PGliteQueryable>(db: PGliteLike<Tx>): SqlDatabase<Tx> {
   return {
     transaction: (work) => db.transaction((tx) => work(pgliteSql(tx), tx)),
+    runner: pgliteSql,
     query: pgliteSql(db).query,
   };
 }

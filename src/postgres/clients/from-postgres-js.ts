@@ -26,6 +26,7 @@ export function fromPostgresJs<Tx extends PostgresJsQueryable>(sql: PostgresJsLi
       if (result === undefined) throw new Error('postgres.js committed a transaction whose work did not finish.');
       return result.value;
     },
+    runner: postgresJsRunner,
     query: postgresJsRunner(sql).query,
   };
 }

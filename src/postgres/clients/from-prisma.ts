@@ -34,6 +34,7 @@ export function fromPrisma<Tx extends PrismaQueryable>(prisma: PrismaLike<Tx>, o
   const limits = { ...options, timeout: options.timeout ?? DEFAULT_TIMEOUT_MS };
   return {
     transaction: async (work) => prisma.$transaction((tx) => work(prismaRunner(tx), tx), limits),
+    runner: prismaRunner,
     query: prismaRunner(prisma).query,
     transactionTimeoutMs: limits.timeout,
   };

@@ -1,5 +1,5 @@
-import { OUTBOX_CHANNEL } from '../postgres/sql/outbox.js';
-import type { Listener } from './poll-loop.js';
+import type { Listener } from '../background/poll-loop.js';
+import { OUTBOX_CHANNEL } from './sql/outbox.js';
 
 type Notification = { readonly channel: string };
 
