@@ -148,14 +148,16 @@ describe.each(layers)('atomic mode, the outbox and the inbox in $name transactio
   const count = async (table: string): Promise<number> =>
     (await under.database.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]?.n ?? -1;
 
-  function route(fail: boolean) {
+  /** `enqueue` through the data layer's runner, or through the database that handed out `tx`. */
+  function route(fail: boolean, through: 'runner' | 'database' = 'runner') {
     const config = idempotency({ store: postgresStore(under.database) });
     return atomic(config, {
       operation: `orders.create@${fail ? 2 : 1}`,
       tenant: () => 'tenant-a',
       async handler({ tx, tenant }) {
         const id = await under.insertOrder(tx, tenant, 'SKU-1');
-        await enqueue(under.enqueueIn(tx), { topic: 'order.created', payload: { id } });
+        const message = { topic: 'order.created', payload: { id } };
+        await (through === 'runner' ? enqueue(under.enqueueIn(tx), message) : enqueue(under.database, tx, message));
         if (fail) throw new Error('the handler failed after its writes');
         return { status: 201, body: { id } };
       },
@@ -181,6 +183,13 @@ describe.each(layers)('atomic mode, the outbox and the inbox in $name transactio
     const create = route(true);
     await expect(create(post('key-rollback'), undefined)).rejects.toThrow('the handler failed after its writes');
     expect([await count('orders'), await count('retrysafe_outbox'), await count('retrysafe_operations')]).toEqual([before, messages, records]);
+  });
+
+  it('enqueues through the database that handed out tx, committed and rolled back with the handler', async () => {
+    const [before, messages] = [await count('orders'), await count('retrysafe_outbox')];
+    expect((await route(false, 'database')(post('key-database'), undefined)).status).toBe(201);
+    await expect(route(true, 'database')(post('key-database-rollback'), undefined)).rejects.toThrow('the handler failed after its writes');
+    expect([await count('orders'), await count('retrysafe_outbox')]).toEqual([before + 1, messages + 1]);
   });
 
   it('runs an inbox handler once per message, in the same transaction as its writes', async () => {

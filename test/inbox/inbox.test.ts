@@ -38,6 +38,28 @@ describe.each(engines)('the inbox on $name', (factory) => {
     expect(await records()).toEqual([{ consumer: 'emails', generation: 1, message_id: id }]);
   });
 
+  it("runs the handler in the data layer's own transaction, once per message, and records nothing when it throws", async () => {
+    const { native } = engine;
+    const [id, failing] = [randomUUID(), randomUUID()];
+    const calls: string[] = [];
+    const send = async (tx: unknown, messageId: string) => {
+      calls.push(messageId);
+      await native.runner(tx).query('INSERT INTO emails (consumer, message_id, recipient) VALUES ($1, $2, $3)', ['emails', messageId, 'ada@example.test']);
+    };
+    expect(await consume(native, 'emails', id, (tx) => send(tx, id))).toEqual({ kind: 'processed', value: undefined });
+    expect(await consume(native, 'emails', id, (tx) => send(tx, id))).toEqual({ kind: 'duplicate' });
+    const failure = new Error('the mail server said no');
+    await expect(
+      consume(native, 'emails', failing, async (tx) => {
+        await send(tx, failing);
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    expect(calls).toEqual([id, failing]);
+    expect(await emailsByMessage(engine.database)).toEqual({ [id]: 1 });
+    expect(await records()).toEqual([{ consumer: 'emails', generation: 1, message_id: id }]);
+  });
+
   it('runs once for each consumer of the same message', async () => {
     const id = randomUUID();
     expect((await email('emails', id)).kind).toBe('processed');

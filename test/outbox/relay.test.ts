@@ -59,6 +59,20 @@ describe.each(engines)('the outbox relay on $name', (factory) => {
     expect((await relay().runOnce()).claimed).toBe(0);
   });
 
+  it("enqueues in the data layer's own transaction, through the database that handed it out, and publishes what committed", async () => {
+    const { native } = engine;
+    const id = await native.transaction((_sql, tx) => enqueue(native, tx, { topic: 'orders.created', payload: { order: 8 } }));
+    await expect(
+      native.transaction(async (_sql, tx) => {
+        await enqueue(native, tx, { topic: 'orders.created', payload: { order: 9 } });
+        throw new Error('the business change failed');
+      }),
+    ).rejects.toThrow('the business change failed');
+    expect(await relay().runOnce()).toEqual({ claimed: 1, delivered: 1, duplicates: 0, failed: 0, parked: 0 });
+    expect(deliveredIds()).toEqual([id]);
+    expect(JSON.parse(sink.deliveries[0]!.body.toString('utf8'))).toEqual({ order: 8 });
+  });
+
   it('keeps one message when the same id is enqueued twice', async () => {
     const id = randomUUID();
     await add('orders.created', { first: true }, id);

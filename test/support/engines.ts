@@ -20,6 +20,8 @@ import { PrismaClient } from './prisma/generated/client.js';
 /** A migrated database under test, on one engine. Every test file loops over `engines`. */
 export interface Engine {
   readonly database: SqlDatabase<SqlClient>;
+  /** The same database handing out the data layer's own transaction (a Kysely `Transaction`, Prisma's client, …). */
+  readonly native: SqlDatabase<unknown>;
   /** Whether concurrent transactions really run side by side (PGlite runs them one at a time). */
   readonly concurrent: boolean;
   close(): Promise<void>;
@@ -54,6 +56,7 @@ function onServer(name: string, connect: (url: string) => ServerLayer): EngineFa
       await migrate(database);
       return {
         database,
+        native: layer.database,
         concurrent: true,
         async close() {
           await layer.end();
@@ -74,9 +77,10 @@ function onPGlite(name: string, wrap: (lite: PGlite) => SqlDatabase<unknown>): E
     name,
     async open() {
       const lite = await migratedPGlite();
-      const database = portable(wrap(lite));
+      const native = wrap(lite);
+      const database = portable(native);
       await migrate(database);
-      return { database, concurrent: false, close: () => lite.close() };
+      return { database, native, concurrent: false, close: () => lite.close() };
     },
   };
 }

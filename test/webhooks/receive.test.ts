@@ -99,6 +99,16 @@ describe.each(engines)('the webhook receiver and its worker on $name', (factory)
     ]);
   });
 
+  it("processes events in the data layer's own transaction, with the inbox record and the processed mark", async () => {
+    const { native } = engine;
+    expect((await receive(delivery('evt_native', { type: 'payment.succeeded', charge: 'ch_9', version: 1 }))).kind).toBe('recorded');
+    const worker = new WebhookWorker({ database: native, receiver: RECEIVER, handler: (event, tx) => applyPaymentEvent(event, native.runner(tx)) });
+    expect(await worker.runOnce()).toEqual({ processed: 1, duplicates: 0, failed: 0, parked: 0 });
+    expect(await worker.runOnce()).toEqual({ processed: 0, duplicates: 0, failed: 0, parked: 0 });
+    expect((await engine.database.query('SELECT charge, status FROM payments')).rows).toEqual([{ charge: 'ch_9', status: 'succeeded' }]);
+    expect(await events()).toEqual([{ id: 'evt_native', state: 'processed', attempts: 0 }]);
+  });
+
   it('does not process again an event delivered after its record was pruned: the inbox remembers it', async () => {
     const event = delivery('evt_late', { type: 'payment.succeeded', charge: 'ch_2', version: 1 });
     const calls: string[] = [];
