@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import { defaultPolicy, type Idempotency, idempotency, type IdempotencyOptions } from '../../src/index.js';
-import { type OperationStore, postgresStore, type SqlClient, type SqlDatabase } from '../../src/postgres/index.js';
+import { defaultPolicy, type Idempotency, idempotency, type IdempotencyOptions } from 'retrysafe';
+import { type OperationStore, postgresStore, type SqlClient, type SqlDatabase } from 'retrysafe/postgres';
 import type { ProviderClient } from '../provider/client.js';
 import type { Tokens } from './auth.js';
 import { cartRoutes } from './carts.js';

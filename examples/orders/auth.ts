@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest, RouteGenericInterface } from 'fastify';
-import type { HandlerReply } from '../../src/index.js';
+import type { HandlerReply } from 'retrysafe';
 import { orderProblem } from './problem.js';
 import { respond } from './respond.js';
 

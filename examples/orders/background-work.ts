@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { RecoveryWorker } from '../../src/index.js';
-import { type Listener, Relay, type Transport } from '../../src/outbox/index.js';
-import { postgresStore, type SqlClient, type SqlDatabase } from '../../src/postgres/index.js';
+import { RecoveryWorker } from 'retrysafe';
+import { type Listener, Relay, type Transport } from 'retrysafe/outbox';
+import { postgresStore, type SqlClient, type SqlDatabase } from 'retrysafe/postgres';
 import type { ProviderClient } from '../provider/client.js';
 import { paymentIdempotency } from './app.js';
 import { paymentOperation } from './create-payment.js';

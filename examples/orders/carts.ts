@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { SqlClient, SqlDatabase } from '../../src/postgres/index.js';
+import type { SqlClient, SqlDatabase } from 'retrysafe/postgres';
 import { authenticated, type Tokens } from './auth.js';
 import { checkCartId, checkCartItems, failed } from './input.js';
 import { orderProblem } from './problem.js';

@@ -1,5 +1,5 @@
-import { consumeAmqp, consumeJetStream, type DeliveryOutcome, type InboxMessage, type InboxSubscription } from '../../src/inbox/index.js';
-import type { SqlClient, SqlDatabase } from '../../src/postgres/index.js';
+import { consumeAmqp, consumeJetStream, type DeliveryOutcome, type InboxMessage, type InboxSubscription } from 'retrysafe/inbox';
+import type { SqlClient, SqlDatabase } from 'retrysafe/postgres';
 import { type AmqpBroker, declareAmqpRoute, declareDurable, declareStream, type NatsBroker } from './broker-topology.js';
 import { CONFIRMATION_CONSUMER, sendOrderConfirmation } from './order-confirmation.js';
 

@@ -2,13 +2,13 @@
  * The order-confirmation consumer, as a process of its own for a deployment
  * with a broker (see README.md):
  *
- *   DATABASE_URL=postgres://… AMQP_URL=amqp://… node --import tsx examples/orders/consumer.ts
+ *   DATABASE_URL=postgres://… AMQP_URL=amqp://… node --conditions=retrysafe-source --import tsx examples/orders/consumer.ts
  *
  * Each settled delivery is printed as one JSON line. SIGTERM or SIGINT stops
  * it cleanly; if the broker connection is lost for good it exits with 1, for
  * its supervisor to restart it.
  */
-import type { DeliveryOutcome } from '../../src/inbox/index.js';
+import type { DeliveryOutcome } from 'retrysafe/inbox';
 import { loadConfig } from './config.js';
 import { subscribeConfirmations } from './confirmation-subscription.js';
 import { openDatabase } from './open-database.js';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { type AtomicRoute, type HandlerReply, invalid, valid } from '../../src/index.js';
-import { enqueue } from '../../src/outbox/index.js';
-import type { SqlClient } from '../../src/postgres/index.js';
+import { type AtomicRoute, type HandlerReply, invalid, valid } from 'retrysafe';
+import { enqueue } from 'retrysafe/outbox';
+import type { SqlClient } from 'retrysafe/postgres';
 import { type Tokens, tenantOf } from './auth.js';
 import { priceCart } from './catalogue.js';
 import { checkOrderRequest, type OrderRequest } from './input.js';

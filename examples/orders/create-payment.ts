@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { type HandlerReply, invalid, type LeasedRoute, type StepCall, valid } from '../../src/index.js';
-import type { SqlClient } from '../../src/postgres/index.js';
+import { type HandlerReply, invalid, type LeasedRoute, type StepCall, valid } from 'retrysafe';
+import type { SqlClient } from 'retrysafe/postgres';
 import type { ProviderClient } from '../provider/client.js';
 import { type Tokens, tenantOf } from './auth.js';
 import { orderLocation } from './order-view.js';

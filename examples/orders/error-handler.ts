@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { HandlerReply } from '../../src/index.js';
+import type { HandlerReply } from 'retrysafe';
 import { orderProblem } from './problem.js';
 import { respond } from './respond.js';
 

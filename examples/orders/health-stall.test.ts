@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fromPg, portable } from '../../src/postgres/index.js';
+import { fromPg, portable } from 'retrysafe/postgres';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import { type SlowProxy, startSlowProxy } from '../../test/support/slow-proxy.js';
 import { HEALTH_CHECK_TIMEOUT_MS } from './health.js';

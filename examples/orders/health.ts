@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { SqlClient, SqlDatabase } from '../../src/postgres/index.js';
+import type { SqlClient, SqlDatabase } from 'retrysafe/postgres';
 import { orderProblem } from './problem.js';
 import { respond } from './respond.js';
 import type { SchemaReadiness } from './schema-readiness.js';

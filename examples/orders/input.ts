@@ -1,4 +1,4 @@
-import type { HandlerReply } from '../../src/index.js';
+import type { HandlerReply } from 'retrysafe';
 import { type CartItem, catalogue, type DeliveryOption, deliveryOptions } from './catalogue.js';
 import { orderProblem } from './problem.js';
 

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OUTBOX_CHANNEL } from '../../src/postgres/sql/outbox.js';
 import { until } from '../../test/outbox/support/until.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.js';
 import { startProcess } from './testing/child.js';
@@ -28,11 +27,11 @@ describe('the service as a process without a broker: its own relay, consumer, pr
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  /** Sessions of the service whose last statement subscribed to the outbox channel. */
+  /** Sessions of the service whose last statement subscribed to the outbox channel (`retrysafe_outbox`, docs/messaging.md). */
   const listeners = async (): Promise<number> =>
     (
       await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query = $1", [
-        `LISTEN ${OUTBOX_CHANNEL}`,
+        'LISTEN retrysafe_outbox',
       ])
     ).rows[0]?.n ?? -1;
 

@@ -1,4 +1,4 @@
-import type { OutboxMessage, PublishResult, Transport } from '../../src/outbox/index.js';
+import type { OutboxMessage, PublishResult, Transport } from 'retrysafe/outbox';
 
 /** A consumer in this process that applies a message through its inbox: `duplicate` when it had applied it before. */
 export type LocalConsumer = (message: OutboxMessage) => Promise<{ readonly kind: 'processed' | 'duplicate' }>;

@@ -1,8 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import type pgModule from 'pg';
 import { join, resolve } from 'node:path';
-import { type Listener, pgListener, pgliteListener } from '../../src/outbox/index.js';
-import { fromPg, fromPGlite, portable, type SqlClient, type SqlDatabase } from '../../src/postgres/index.js';
+import { type Listener, pgListener, pgliteListener } from 'retrysafe/outbox';
+import { fromPg, fromPGlite, portable, type SqlClient, type SqlDatabase } from 'retrysafe/postgres';
 import type { DatabaseConfig } from './config.js';
 import { ReadWritePool, splitHosts } from './read-write-pool.js';
 

@@ -1,6 +1,6 @@
 import type { ChannelModel } from 'amqplib';
-import { amqpTransport, jetStreamTransport, type Transport } from '../../src/outbox/index.js';
-import type { SqlClient, SqlDatabase } from '../../src/postgres/index.js';
+import { amqpTransport, jetStreamTransport, type Transport } from 'retrysafe/outbox';
+import type { SqlClient, SqlDatabase } from 'retrysafe/postgres';
 import { type AmqpBroker, declareAmqpRoute, declareStream, natsSubject } from './broker-topology.js';
 import type { BrokerConfig } from './config.js';
 import { localTransport } from './local-transport.js';

@@ -1,6 +1,6 @@
-import { consume, type InboxResult } from '../../src/inbox/index.js';
-import type { OutboxMessage } from '../../src/outbox/index.js';
-import type { SqlClient, SqlDatabase } from '../../src/postgres/index.js';
+import { consume, type InboxResult } from 'retrysafe/inbox';
+import type { OutboxMessage } from 'retrysafe/outbox';
+import type { SqlClient, SqlDatabase } from 'retrysafe/postgres';
 import { readOrderCreated } from './order-created.js';
 import { INSERT_ORDER_CONFIRMATION } from './queries.js';
 

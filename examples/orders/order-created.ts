@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { NewOutboxMessage } from '../../src/outbox/index.js';
+import type { NewOutboxMessage } from 'retrysafe/outbox';
 
 /** The topic (AMQP routing key, NATS subject) of the message every new order sends. */
 export const ORDER_CREATED = 'order.created';

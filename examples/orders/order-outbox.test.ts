@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type OutboxMessage, Relay } from '../../src/outbox/index.js';
+import { type OutboxMessage, Relay } from 'retrysafe/outbox';
 import { engines } from '../../test/support/engines.js';
 import { localTransport } from './local-transport.js';
 import { CONFIRMATION_CONSUMER, confirmOrders } from './order-confirmation.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { atomic } from '../../src/adapters/fastify.js';
-import type { Idempotency } from '../../src/index.js';
-import type { SqlClient, SqlDatabase } from '../../src/postgres/index.js';
+import { atomic } from 'retrysafe/fastify';
+import type { Idempotency } from 'retrysafe';
+import type { SqlClient, SqlDatabase } from 'retrysafe/postgres';
 import { authenticated, type Tokens } from './auth.js';
 import { createOrderRoute } from './create-order.js';
 import { checkCartId, failed } from './input.js';

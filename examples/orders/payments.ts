@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { leased } from '../../src/adapters/fastify.js';
-import type { Idempotency } from '../../src/index.js';
-import type { SqlClient, SqlDatabase } from '../../src/postgres/index.js';
+import { leased } from 'retrysafe/fastify';
+import type { Idempotency } from 'retrysafe';
+import type { SqlClient, SqlDatabase } from 'retrysafe/postgres';
 import type { ProviderClient } from '../provider/client.js';
 import { authenticated, type Tokens } from './auth.js';
 import { createPaymentRoute, paymentView } from './create-payment.js';

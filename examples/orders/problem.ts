@@ -1,4 +1,4 @@
-import type { HandlerReply } from '../../src/index.js';
+import type { HandlerReply } from 'retrysafe';
 
 /**
  * Every problem the orders service answers on its own behalf (retrysafe's own

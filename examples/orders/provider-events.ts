@@ -1,5 +1,5 @@
-import type { SqlClient, SqlDatabase } from '../../src/postgres/index.js';
-import { type ReceivedWebhook, WebhookWorker, type WebhookWorkerOptions } from '../../src/webhooks/index.js';
+import type { SqlClient, SqlDatabase } from 'retrysafe/postgres';
+import { type ReceivedWebhook, WebhookWorker, type WebhookWorkerOptions } from 'retrysafe/webhooks';
 import { CHARGED_ORDER_TENANT, MARK_ORDER_PAID } from './queries.js';
 
 /** The receiver the provider's webhooks are recorded under; also their consumer name in the inbox. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { SqlClient, SqlDatabase } from '../../src/postgres/index.js';
-import { receiveWebhook } from '../../src/webhooks/index.js';
+import type { SqlClient, SqlDatabase } from 'retrysafe/postgres';
+import { receiveWebhook } from 'retrysafe/webhooks';
 import { PROVIDER_RECEIVER } from './provider-events.js';
 
 export interface ProviderWebhookRouteOptions {

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signWebhook } from '../../src/webhooks/index.js';
+import { signWebhook } from 'retrysafe/webhooks';
 import { type Engine, engines } from '../../test/support/engines.js';
 import { until } from '../../test/outbox/support/until.js';
 import { type OpenProvider, openProvider } from './open-provider.js';

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SqlClient, SqlDatabase } from '../../src/postgres/index.js';
+import type { SqlClient, SqlDatabase } from 'retrysafe/postgres';
 import { prepareDatabase } from './schema.js';
 
 /** Whether the service's schema is in place; until it is, requests other than /healthz get 503. */

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { migrate, type SqlClient, type SqlDatabase } from '../../src/postgres/index.js';
+import { migrate, type SqlClient, type SqlDatabase } from 'retrysafe/postgres';
 
 const directory = new URL('./schema/', import.meta.url);
 

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
 import type { Engine, EngineFactory } from '../../../test/support/engines.js';
-import type { SqlClient, SqlDatabase } from '../../../src/postgres/index.js';
+import type { SqlClient, SqlDatabase } from 'retrysafe/postgres';
 import { type AppOptions, buildApp } from '../app.js';
 import { demoTokens } from '../config.js';
 import { prepareDatabase } from '../schema.js';
