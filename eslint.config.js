@@ -16,6 +16,13 @@ export default tseslint.config(
     },
   },
   {
+    // The examples are models to copy: they use retrysafe as a user does, by its package name.
+    files: ['examples/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/*'], message: 'Import retrysafe by its package name (retrysafe, retrysafe/postgres, …).' }] }],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },

@@ -1,6 +1,9 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // The examples import retrysafe by name; this condition resolves it to src/ (package.json "exports"),
+  // added to Vitest's own server conditions.
+  ssr: { resolve: { conditions: ['retrysafe-source'] } },
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'],
     // Minutes each: `.ci/run` runs them with their own configs (clusters, a pooler, failover and killed

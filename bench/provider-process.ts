@@ -10,7 +10,7 @@ export interface ProviderProcess {
 }
 
 export async function startProvider(): Promise<ProviderProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/provider/main.ts'], {
+  const child = spawn(process.execPath, ['--conditions=retrysafe-source', '--import', 'tsx', 'examples/provider/main.ts'], {
     cwd: repoRoot,
     env: { ...process.env, PORT: '0' },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
-import { idempotentFetch } from '../../src/client/index.js';
-import { fromPGlite, migrate, portable } from '../../src/postgres/index.js';
+import { idempotentFetch } from 'retrysafe/client';
+import { fromPGlite, migrate, portable } from 'retrysafe/postgres';
 import { everyNth, startLossyProxy } from './lossy-proxy.js';
 import { countOrders, startShop } from './shop.js';
 

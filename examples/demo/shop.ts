@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
-import { atomic } from '../../src/adapters/fastify.js';
-import { idempotency, invalid, valid, type Validation } from '../../src/index.js';
-import { postgresStore, type SqlClient, type SqlDatabase } from '../../src/postgres/index.js';
+import { atomic } from 'retrysafe/fastify';
+import { idempotency, invalid, valid, type Validation } from 'retrysafe';
+import { postgresStore, type SqlClient, type SqlDatabase } from 'retrysafe/postgres';
 
 export interface Shop {
   readonly url: string;

@@ -1,19 +1,19 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import { defaultPolicy, type Idempotency, idempotency, type IdempotencyOptions } from '../../src/index.js';
-import { type OperationStore, postgresStore, type SqlClient, type SqlDatabase } from '../../src/postgres/index.js';
+import { defaultPolicy, type Idempotency, idempotency, type IdempotencyOptions } from 'retrysafe';
+import { type OperationStore, postgresStore, type SqlClient, type SqlDatabase } from 'retrysafe/postgres';
 import type { ProviderClient } from '../provider/client.js';
-import type { Tokens } from './auth.js';
-import { cartRoutes } from './carts.js';
-import { renderError, useProblemErrors } from './error-handler.js';
-import { orderRoutes } from './orders.js';
-import { paymentRoutes } from './payments.js';
-import { orderProblem } from './problem.js';
-import { healthRoute } from './health.js';
-import { providerWebhookRoute } from './provider-webhook-route.js';
-import { refuseAmbiguousRequests } from './request-guards.js';
-import { respond } from './respond.js';
-import { schemaReady, type SchemaReadiness } from './schema-readiness.js';
-import { defaultServerTimeouts, type ServerTimeouts, serverLimits } from './server-limits.js';
+import { schemaReady, type SchemaReadiness } from './data/schema-readiness.js';
+import type { Tokens } from './infrastructure/auth.js';
+import { renderError, useProblemErrors } from './infrastructure/error-handler.js';
+import { healthRoute } from './infrastructure/health.js';
+import { orderProblem } from './infrastructure/problem.js';
+import { refuseAmbiguousRequests } from './infrastructure/request-guards.js';
+import { respond } from './infrastructure/respond.js';
+import { defaultServerTimeouts, type ServerTimeouts, serverLimits } from './infrastructure/server-limits.js';
+import { cartRoutes } from './routes/carts.js';
+import { orderRoutes } from './routes/orders.js';
+import { paymentRoutes } from './routes/payments.js';
+import { providerWebhookRoute } from './routes/provider-webhook-route.js';
 
 export interface AppOptions {
   /** A database already prepared by `prepareDatabase`. */

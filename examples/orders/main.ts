@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { type BackgroundWork, startBackgroundWork } from './background-work.js';
-import { loadConfig, type ServiceConfig } from './config.js';
-import { type OpenDatabase, openDatabase } from './open-database.js';
-import { openProvider } from './open-provider.js';
-import { type OpenTransport, openTransport } from './open-transport.js';
-import { SchemaPreparation } from './schema-readiness.js';
+import { SchemaPreparation } from './data/schema-readiness.js';
+import { loadConfig, type ServiceConfig } from './infrastructure/config.js';
+import { type OpenDatabase, openDatabase } from './infrastructure/open-database.js';
+import { openProvider } from './infrastructure/open-provider.js';
+import { type BackgroundWork, startBackgroundWork } from './messaging/background-work.js';
+import { type OpenTransport, openTransport } from './messaging/open-transport.js';
 
 /** `npm start`: the orders service, on PostgreSQL when DATABASE_URL is set, otherwise on PGlite in DATA_DIR. */
 async function main(): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * Runs the fake payment provider on its own:
  *
- *   node --import tsx examples/provider/main.ts
+ *   node --conditions=retrysafe-source --import tsx examples/provider/main.ts
  *
  * PORT (default 4010; 0 picks a free one), HOST (default 127.0.0.1),
  * PROVIDER_STATE_FILE (keep charges across restarts),

@@ -324,7 +324,7 @@ describe('provider as a child process', () => {
 
   /** Starts main.ts and resolves with the URL it prints. */
   function run(env: Record<string, string>): Promise<{ child: ChildProcessWithoutNullStreams; url: string }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', mainPath], {
+    const child = spawn(process.execPath, ['--conditions=retrysafe-source', '--import', 'tsx', mainPath], {
       cwd: repoRoot,
       env: { ...process.env, PORT: '0', ...env },
     });

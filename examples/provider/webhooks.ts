@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { signWebhook } from '../../src/webhooks/sign.js';
+import { signWebhook } from 'retrysafe/webhooks';
 import type { Charge } from './charges.js';
 
 export interface PaymentSucceeded {

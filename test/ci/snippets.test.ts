@@ -148,7 +148,7 @@ describe('the five-minute path, against the reference service', () => {
     const port = await freePort();
     const dataDir = join(scratch, 'orders-data');
     await mkdir(dataDir, { recursive: true });
-    server = await startServer(root, ['--import', 'tsx', 'examples/orders/main.ts'], port, { DATABASE_URL: database.url, DATA_DIR: dataDir });
+    server = await startServer(root, ['--conditions=retrysafe-source', '--import', 'tsx', 'examples/orders/main.ts'], port, { DATABASE_URL: database.url, DATA_DIR: dataDir });
     // What a newcomer waits for: the line that says it is ready and what to try.
     for (let waited = 0; !server.output().includes('ready; try: curl'); waited += 100) {
       if (waited > 60_000) throw new Error(`the service never said it was ready:\n${server.output()}`);

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HEALTH_CHECK_TIMEOUT_MS } from '../../examples/orders/health.js';
+import { HEALTH_CHECK_TIMEOUT_MS } from '../../examples/orders/infrastructure/health.js';
 import { type ServiceProcess, startProcess } from '../../examples/orders/testing/child.js';
 import { call, type HttpAnswer } from '../../examples/orders/testing/http.js';
 import { type SlowProxy, startSlowProxy } from '../support/slow-proxy.js';

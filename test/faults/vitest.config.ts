@@ -6,6 +6,8 @@ import { defineConfig } from 'vitest/config';
  * they need; kept out of `npm test` for their run time.
  */
 export default defineConfig({
+  // As in vitest.config.ts: `retrysafe` imported by name resolves to src/.
+  ssr: { resolve: { conditions: ['retrysafe-source'] } },
   test: {
     include: ['test/faults/**/*.test.ts'],
     globalSetup: ['test/faults/support/global-setup.ts'],

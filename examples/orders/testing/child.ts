@@ -4,7 +4,7 @@ import { freePort } from '../../../test/support/free-port.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** `npm start` as a real child process: `node --import tsx examples/orders/main.ts`. */
+/** `npm start` as a real child process: `node --conditions=retrysafe-source --import tsx examples/orders/main.ts`. */
 export interface ServiceProcess {
   readonly url: string;
   /** Everything it printed so far, for assertions and for diagnosing a failed start. */
@@ -63,7 +63,7 @@ function spawnService(env: Readonly<Record<string, string>>, launch: Launch = 'n
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !SETTINGS.has(name)));
   const options: SpawnOptions = { cwd: root, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] };
   if (launch === 'npm') return spawn('npm', ['start', '--silent'], { ...options, detached: true });
-  return spawn(process.execPath, ['--import', 'tsx', 'examples/orders/main.ts'], options);
+  return spawn(process.execPath, ['--conditions=retrysafe-source', '--import', 'tsx', 'examples/orders/main.ts'], options);
 }
 
 /** Whether any process is left in the group `pid` leads (a child started with `detached: true`). */

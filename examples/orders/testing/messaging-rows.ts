@@ -1,4 +1,4 @@
-import type { SqlClient, SqlDatabase } from '../../../src/postgres/index.js';
+import type { SqlClient, SqlDatabase } from 'retrysafe/postgres';
 
 /** What the tests read through; a node-postgres pool or a test engine's database. */
 type Rows = Pick<SqlDatabase<SqlClient>, 'query'>;

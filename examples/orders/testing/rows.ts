@@ -1,4 +1,4 @@
-import type { SqlClient, SqlDatabase } from '../../../src/postgres/index.js';
+import type { SqlClient, SqlDatabase } from 'retrysafe/postgres';
 
 export interface OperationRow {
   readonly state: string;

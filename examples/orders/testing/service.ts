@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
 import type { Engine, EngineFactory } from '../../../test/support/engines.js';
-import type { SqlClient, SqlDatabase } from '../../../src/postgres/index.js';
+import type { SqlClient, SqlDatabase } from 'retrysafe/postgres';
 import { type AppOptions, buildApp } from '../app.js';
-import { demoTokens } from '../config.js';
-import { prepareDatabase } from '../schema.js';
+import { demoTokens } from '../infrastructure/config.js';
+import { prepareDatabase } from '../data/schema.js';
 
 /** The service listening on a free port of 127.0.0.1, over a database of the test's. */
 export interface RunningService {

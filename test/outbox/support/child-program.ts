@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** A test program running as a real child process (`node --import tsx <file>`). */
+/** A test program running as a real child process (`node --conditions=retrysafe-source --import tsx <file>`). */
 export interface ChildProgram {
   /** What it printed so far, stdout and stderr, for assertions and diagnosis. */
   output(): string;
@@ -17,7 +17,7 @@ export interface ChildProgram {
 /** Starts `file` (relative to the repository) with `env` on top of this process's environment. */
 export function startProgram(file: string, env: Readonly<Record<string, string>>): ChildProgram {
   const { RETRYSAFE_CRASH_AT: _armed, ...inherited } = process.env;
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', file], { cwd: root, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, ['--conditions=retrysafe-source', '--import', 'tsx', file], { cwd: root, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
