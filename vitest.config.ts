@@ -1,6 +1,10 @@
+import { defaultServerConditions } from 'vite';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // Tests import the package by its name; this condition points those imports at the TypeScript sources.
+  resolve: { conditions: ['retrysafe-source', ...defaultServerConditions] },
+  ssr: { resolve: { conditions: ['retrysafe-source', ...defaultServerConditions] } },
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'],
     // Minutes each: `.ci/run` runs them with their own configs (clusters, a pooler, failover and killed
