@@ -1,9 +1,10 @@
 import { defineConfig } from 'vitest/config';
+import { conditions } from './vitest.config.js';
 
 // The slow suites `.ci/run` adds to `npm test`: the packed package in fresh projects, the demo.
 export default defineConfig({
-  // As in vitest.config.ts: `retrysafe` imported by name resolves to src/.
-  ssr: { resolve: { conditions: ['retrysafe-source'] } },
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
   test: {
     include: ['test/ci/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],

@@ -1,14 +1,20 @@
+import { defaultServerConditions } from 'vite';
 import { configDefaults, defineConfig } from 'vitest/config';
 
+// Tests import the package by its name; `retrysafe-source` points those imports at the TypeScript sources.
+// The rest is Vitest's default: Vite's server conditions without `module`, which would hand Node bundler-only builds.
+export const conditions = ['retrysafe-source', ...defaultServerConditions.filter((condition) => condition !== 'module')];
+
 export default defineConfig({
-  // The examples import retrysafe by name; this condition resolves it to src/ (package.json "exports"),
-  // added to Vitest's own server conditions.
-  ssr: { resolve: { conditions: ['retrysafe-source'] } },
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'],
     // Minutes each: `.ci/run` runs them with their own configs (clusters, a pooler, failover and killed
     // processes in test/faults; packed-package consumers in test/ci).
     exclude: [...configDefaults.exclude, 'test/faults/**', 'test/ci/**'],
+    // Type tests (`expectTypeOf` in test/types/*.test-d.ts) are compiled, never run.
+    typecheck: { enabled: true, include: ['test/types/**/*.test-d.ts'] },
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -1,26 +1,25 @@
 export { RetrysafeError, isRetrysafeError, type RetrysafeErrorCode } from './core/errors.js';
-export { fingerprint, sameFingerprint, type Fingerprint } from './core/fingerprint.js';
+export type { Fingerprint } from './core/fingerprint.js';
 export { identityHash, type OperationIdentity } from './core/identity.js';
 export { idempotency, defineRoute, type Idempotency, type IdempotencyOptions } from './core/idempotency.js';
-export type { ReadBeforeClaim } from './core/read-first.js';
-export { parseIdempotencyKey, defaultKeyLimits, type KeyDefect, type KeyLimits, type ParsedKey } from './core/key.js';
-export { decideExisting, type Outcome } from './core/outcome.js';
-export { defaultPolicy, isStoredStatus, type OutcomePolicy } from './core/policy.js';
-export { problemCatalogue, problemDocument, defaultProblemBase, type Problem, type ProblemCode } from './core/problems.js';
-export type { OperationRecord, RecordState } from './core/record.js';
-export { REPLAYED_HEADER, problemReply, toReply, type HandlerReply, type Reply } from './core/reply.js';
-export { invalid, valid, type AtomicContext, type AtomicRoute, type IncomingRequest, type RouteDefinition, type RouteEvent, type RouteRefusal, type Validation } from './core/route.js';
-export { runAtomic } from './core/run-atomic.js';
+export type { ReadBeforeClaim, ReadFirst } from './core/read-first.js';
+export { defaultKeyLimits, type KeyLimits } from './core/key.js';
+export { defaultPolicy, type OutcomePolicy } from './core/policy.js';
+export { defaultProblemBase, type Problem, type ProblemCode } from './core/problems.js';
+export type { FinishedRecord, InProgressRecord, OperationMode, OperationRecord, RecordState, TombstoneRecord, UnknownRecord } from './core/record.js';
+export { REPLAYED_HEADER, type HandlerReply, type Reply } from './core/reply.js';
+export { invalid, valid, type AtomicContext, type AtomicRoute, type RouteDefinition, type RouteEvent, type RouteRefusal, type Validation } from './core/route.js';
+export type { Observer, RetrysafeEvent, RetrysafeEventOf } from './core/events.js';
+export type { Tracing } from './core/tracing.js';
 export { idempotent, type IdempotentOptions, type IdempotentOutcome } from './core/idempotent.js';
 export type { RetentionSetting, RouteSettings } from './core/route-settings.js';
-export { defaultRetention, type OperationStore, type Retention } from './store/operation-store.js';
-export type { SqlClient, SqlDatabase } from './store/sql-client.js';
+export type { BackoffOptions } from './client/backoff.js';
+export type { SqlClient, SqlDatabase, Statement } from './store/sql-client.js';
 export {
   downstreamKey,
   RecoveryWorker,
   resolveOperation,
   retryOperation,
-  runLeased,
   type LeasedContext,
   type LeasedOperation,
   type LeasedRoute,
@@ -33,4 +32,22 @@ export {
   type StepCall,
   type StepOptions,
 } from './leases/index.js';
-export type { Lease, LeaseStore, Release, StepProgress } from './store/operation-store.js';
+// The store seam, for a store of one's own (its contract suite is `retrysafe/testing`) and for decorators.
+export {
+  defaultRetention,
+  type AtomicClaim,
+  type AtomicTransaction,
+  type ClaimRequest,
+  type Completion,
+  type ExpiredLease,
+  type Lease,
+  type LeaseClaim,
+  type LeaseRequest,
+  type LeaseStore,
+  type OperationStore,
+  type Owned,
+  type Release,
+  type Retention,
+  type Settlement,
+  type StepProgress,
+} from './store/operation-store.js';

@@ -6,7 +6,7 @@ import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/rout
 import type { LeasedRoute } from '../leases/leased-route.js';
 import { beginTransparent, capturedReply } from '../leases/run-transparent.js';
 import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
-import { type ResponseSink, sendReply } from './send-reply.js';
+import { toResponse } from './send-reply.js';
 
 /** What the route's callbacks receive: the web-standard request and whatever the caller passes along (Hono's context, say). */
 export interface FetchRequest<Context = undefined> {
@@ -102,17 +102,4 @@ async function readBody(request: Request): Promise<Body> {
   } catch {
     return { ok: false };
   }
-}
-
-/** A web-standard `Response` carrying `reply` exactly. */
-export function toResponse(reply: Reply): Response {
-  return sendReply(webResponse(), reply);
-}
-
-function webResponse(): ResponseSink<Response> {
-  let init: ResponseInit = {};
-  return {
-    head: (status, headers) => (init = { status, headers }),
-    end: (body) => new Response(body.byteLength === 0 || init.status === 204 || init.status === 304 ? null : (body as Uint8Array<ArrayBuffer>), init),
-  };
 }

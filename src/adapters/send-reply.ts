@@ -18,3 +18,16 @@ export function sendBody<Sent>(end: (body: Buffer) => Sent, body: Uint8Array): S
   crashPoint('while-serialising');
   return end(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
 }
+
+/** A web-standard `Response` carrying `reply` exactly. */
+export function toResponse(reply: Reply): Response {
+  return sendReply(webResponse(), reply);
+}
+
+function webResponse(): ResponseSink<Response> {
+  let init: ResponseInit = {};
+  return {
+    head: (status, headers) => (init = { status, headers }),
+    end: (body) => new Response(body.byteLength === 0 || init.status === 204 || init.status === 304 ? null : (body as Uint8Array<ArrayBuffer>), init),
+  };
+}

@@ -38,6 +38,9 @@ export type RetrysafeEvent =
    */
   | { readonly type: 'problem'; readonly identity: OperationIdentity | undefined; readonly operation: string | undefined; readonly code: ProblemCode };
 
+/** One kind of event, by its `type`: `RetrysafeEventOf<'finished'>` has `status` and `stored`. */
+export type RetrysafeEventOf<Type extends RetrysafeEvent['type']> = Extract<RetrysafeEvent, { readonly type: Type }>;
+
 export type Observer = (event: RetrysafeEvent) => void;
 
 /** Calls every observer, keeping a faulty one from breaking the request. */

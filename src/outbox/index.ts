@@ -1,4 +1,4 @@
-export { enqueue, isOutboxId, type NewOutboxMessage, type OutboxMessage, type OutboxTransaction } from './outbox.js';
+export { enqueue, type NewOutboxMessage, type OutboxMessage, type OutboxTransaction } from './outbox.js';
 export { Relay, type RelayOptions, type RelayReport } from './relay.js';
 export type { PublishResult, Transport } from './transport.js';
 export { defaultRetryPolicy, type RetryPolicy } from '../background/retry-policy.js';

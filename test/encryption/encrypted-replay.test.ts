@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { keyring } from '../../src/encryption/index.js';
-import { fingerprint, resolveOperation } from '../../src/index.js';
+import { fingerprint } from '../../src/core/fingerprint.js';
+import { resolveOperation } from '../../src/index.js';
 import { engines } from '../support/engines.js';
 import { TENANT, useEncryptionHarness } from './harness.js';
 

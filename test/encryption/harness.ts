@@ -1,6 +1,9 @@
 import { afterAll, beforeAll } from 'vitest';
 import { type EncryptedStoreOptions, encryptedStore, type Keyring } from '../../src/encryption/index.js';
-import { idempotency, type Idempotency, type IncomingRequest, type Reply, runAtomic, runLeased } from '../../src/index.js';
+import { idempotency, type Idempotency, type Reply } from '../../src/index.js';
+import type { IncomingRequest } from '../../src/adapters/index.js';
+import { runAtomic } from '../../src/core/run-atomic.js';
+import { runLeased } from '../../src/leases/run-leased.js';
 import type { RetrysafeEvent } from '../../src/core/events.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';

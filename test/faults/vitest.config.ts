@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { conditions } from '../../vitest.config.js';
 
 /**
  * The fault suites: clusters, a pooler and service processes of their own,
@@ -7,7 +8,8 @@ import { defineConfig } from 'vitest/config';
  */
 export default defineConfig({
   // As in vitest.config.ts: `retrysafe` imported by name resolves to src/.
-  ssr: { resolve: { conditions: ['retrysafe-source'] } },
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
   test: {
     include: ['test/faults/**/*.test.ts'],
     globalSetup: ['test/faults/support/global-setup.ts'],

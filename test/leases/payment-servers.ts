@@ -15,6 +15,8 @@ import type { SqlClient } from '../../src/store/sql-client.js';
 import { startKoa } from '../support/koa-app.js';
 import { listen, type Listening } from '../support/listen.js';
 import { nestPlatforms, startNest } from '../support/nest-apps.js';
+import { leased as httpLeased } from '../support/node-http-adapter.js';
+import { serveHttp } from '../support/node-http-app.js';
 import type { PaymentInput } from './payment-route.js';
 
 /** `POST /payments` served by a framework over real HTTP, for a leased operation; the tenant is the `x-tenant` header. */
@@ -76,4 +78,13 @@ const nestServers: readonly PaymentServer[] = nestPlatforms.map((platform) => ({
   start: (config, operation) => startNest(paymentsModule(config, operation), platform, [], () => ({ status: 500, body: { error: 'internal' } })),
 }));
 
-export const paymentServers: readonly PaymentServer[] = [expressServer, fastifyServer, koaServer, ...nestServers];
+/** Node's own `http` server, through an adapter built from the public `retrysafe/adapter` only. */
+const nodeHttpServer: PaymentServer = {
+  name: 'node:http (retrysafe/adapter)',
+  start(config, operation) {
+    const payments = httpLeased(config, { ...operation, tenant: (req) => tenantHeader(req.headers['x-tenant']) });
+    return serveHttp({ 'POST /payments': payments }, [], () => ({ status: 500, body: { error: 'internal' } }));
+  },
+};
+
+export const paymentServers: readonly PaymentServer[] = [expressServer, fastifyServer, koaServer, nodeHttpServer, ...nestServers];

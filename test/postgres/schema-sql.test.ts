@@ -1,7 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fromPg, migrate, migrations, portable, schemaSql } from '../../src/postgres/index.js';
+import { fromPg, migrate, portable, schemaSql } from '../../src/postgres/index.js';
+import { migrations } from '../../src/postgres/migrations/index.js';
 import { expectOneLineError, retrysafe } from '../cli/run-cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 

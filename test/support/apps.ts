@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,6 +17,8 @@ import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { listen } from './listen.js';
 import { startKoa } from './koa-app.js';
+import { atomic as httpAtomic } from './node-http-adapter.js';
+import { serveHttp } from './node-http-app.js';
 import { type ErrorAnswer, nestAdapters } from './nest-apps.js';
 
 /**
@@ -244,4 +246,24 @@ export const koaAdapter: AdapterFactory = {
   },
 };
 
-export const adapters: readonly AdapterFactory[] = [expressAdapter, fastifyAdapter, honoAdapter, koaAdapter, ...nestAdapters];
+/** Node's own `http` server, through an adapter built from the public `retrysafe/adapter` only (node-http-adapter.ts). */
+export const nodeHttpAdapter: AdapterFactory = {
+  name: 'node:http (retrysafe/adapter)',
+  start(config, state) {
+    const r = routes<IncomingMessage>((req) => req.headers.authorization, state);
+    const read = httpAtomic(config, r.read);
+    return serveHttp(
+      {
+        'POST /orders': httpAtomic(config, r.orders),
+        'POST /refunds': httpAtomic(config, r.refunds),
+        'POST /imports': httpAtomic(config, r.imports),
+        'GET /orders': read,
+        'PUT /orders': read,
+      },
+      state.errors,
+      contractErrors,
+    );
+  },
+};
+
+export const adapters: readonly AdapterFactory[] = [expressAdapter, fastifyAdapter, honoAdapter, koaAdapter, nodeHttpAdapter, ...nestAdapters];

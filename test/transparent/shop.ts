@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -16,6 +16,8 @@ import type { Idempotency } from '../../src/core/idempotency.js';
 import type { RouteDefinition } from '../../src/core/route.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { startKoa } from '../support/koa-app.js';
+import { transparent as httpTransparent } from '../support/node-http-adapter.js';
+import { serveHttp } from '../support/node-http-app.js';
 import { listen } from '../support/listen.js';
 import { nestShops } from './nest-shop.js';
 
@@ -228,4 +230,25 @@ export const koaShop: Framework = {
   },
 };
 
-export const frameworks: readonly Framework[] = [expressShop, fastifyShop, honoShop, koaShop, ...nestShops];
+/** Node's own `http` server, through an adapter built from the public `retrysafe/adapter` only. */
+export const nodeHttpShop: Framework = {
+  name: 'node:http (retrysafe/adapter)',
+  start(config, effects, state) {
+    const orders = httpTransparent(
+      config,
+      route<IncomingMessage>((req) => req.headers.authorization),
+      async (req, body) => {
+        const key = req.headers['idempotency-key'];
+        const outcome = await takeOrder(effects, state, tenantOf(req.headers.authorization) ?? '', typeof key === 'string' ? key : '', body);
+        if (outcome.kind === 'thrown') throw outcome.error;
+        if (outcome.kind === 'server-error') return { status: 500, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'upstream failed' }) };
+        const headers = { location: `/orders/${outcome.order.id}`, 'set-cookie': 'session=secret; Path=/', 'x-debug': '1' };
+        if (outcome.kind === 'created') return { status: 201, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(outcome.order) };
+        return { status: 201, headers: { ...headers, 'content-type': 'text/plain' }, body: Readable.from(STREAM_CHUNKS) };
+      },
+    );
+    return serveHttp({ 'POST /orders': orders }, state.errors, (error) => ({ status: statusOf(error), body: { error: 'handled' } }));
+  },
+};
+
+export const frameworks: readonly Framework[] = [expressShop, fastifyShop, honoShop, koaShop, nodeHttpShop, ...nestShops];

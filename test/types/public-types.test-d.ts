@@ -2,11 +2,11 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import pg from 'pg';
 import { expectTypeOf } from 'vitest';
-import { idempotency, type LeasedOperation, type SqlDatabase } from '../../src/index.js';
-import { atomic, type FetchRequest } from '../../src/adapters/fetch.js';
-import { fromPg, postgresStore, type PgClientLike } from '../../src/postgres/index.js';
+import { idempotency, type LeasedOperation, type SqlDatabase } from 'retrysafe';
+import { atomic, type FetchRequest } from 'retrysafe/fetch';
+import { fromPg, postgresStore, type PgClientLike } from 'retrysafe/postgres';
 
-// Checked by `tsc` (npm run typecheck); nothing here runs.
+// Checked by `tsc` and `vitest --typecheck` (both part of npm test); nothing here runs.
 
 const database = fromPg(new pg.Pool());
 // The client type named explicitly, as code written for earlier versions does, still types the same.

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { type HandlerReply, toReply } from 'retrysafe';
+import { type HandlerReply, toReply } from 'retrysafe/adapter';
 
 /** Sends a handler reply through the same serialisation retrysafe uses, so every answer is built one way. */
 export function respond(reply: FastifyReply, answer: HandlerReply): FastifyReply {

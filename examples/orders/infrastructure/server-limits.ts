@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { toReply } from 'retrysafe';
+import { toReply } from 'retrysafe/adapter';
 import { type OrderProblemCode, orderProblem } from './problem.js';
 
 /** How long the HTTP server waits on a client. README.md documents the defaults. */

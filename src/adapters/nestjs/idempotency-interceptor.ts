@@ -7,7 +7,7 @@ import type { RouteDefinition } from '../../core/route.js';
 import { runAtomic } from '../../core/run-atomic.js';
 import { runLeased } from '../../leases/run-leased.js';
 import { beginTransparent, capturedReply } from '../../leases/run-transparent.js';
-import { toResponse } from '../fetch.js';
+import { toResponse } from '../send-reply.js';
 import { payloadBytes } from '../payload-bytes.js';
 import { enterAtomic } from './atomic-context.js';
 import { idempotentRoute, type IdempotentOptions } from './idempotent-options.js';

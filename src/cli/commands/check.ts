@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError } from 'commander';
-import { check, CheckError, checkDefaults, type CheckReport, formatReport, isCheckError, MAX_CONCURRENCY, notApplicable, UUID_TOKEN } from '../../check/index.js';
+import { UUID_TOKEN } from '../../check/body-template.js';
+import { check, CheckError, type CheckReport, formatReport, isCheckError } from '../../check/index.js';
+import { checkDefaults, MAX_CONCURRENCY } from '../../check/check-options.js';
+import { notApplicable } from '../../check/check-report.js';
 
 interface CheckFlags {
   readonly method: string;

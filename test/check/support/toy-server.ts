@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fingerprint, type Fingerprint, parseIdempotencyKey, sameFingerprint } from '../../../src/index.js';
+import { fingerprint, type Fingerprint, sameFingerprint } from '../../../src/core/fingerprint.js';
+import { parseIdempotencyKey } from '../../../src/core/key.js';
 import { type Listening, listen, tenantTokens } from './listen.js';
 
 /**

@@ -1,0 +1,11 @@
+/**
+ * What a framework adapter is built from (`retrysafe/adapter`): turn the
+ * framework's request into an `IncomingRequest`, run the route, and send the
+ * `Reply` back exactly. See docs/api.md for a whole adapter in one page.
+ */
+export { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
+export { beginTransparent, capturedReply, type CapturedHeaders, type TransparentAttempt, type TransparentStart } from '../leases/run-transparent.js';
+export { payloadBytes } from './payload-bytes.js';
+export { sendReply, toResponse, type ResponseSink } from './send-reply.js';
+export { toReply, type HandlerReply, type Reply } from '../core/reply.js';
+export type { IncomingRequest } from '../core/route.js';

@@ -1,0 +1,77 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type AtomicRoute, defineRoute, type Idempotency, type LeasedRoute, type RouteDefinition } from 'retrysafe';
+import { atomicRunner, beginTransparent, capturedReply, type IncomingRequest, leasedRunner, payloadBytes, type Reply, type RouteRunner, sendReply } from 'retrysafe/adapter';
+
+/**
+ * A framework adapter written as a third party would: for Node's own `http`
+ * server, from the package's public subpaths only. The contract suites run
+ * it beside the shipped adapters, so `retrysafe/adapter` is proven enough.
+ */
+
+/** A request handler of Node's `http` server; a rejection is the server's to answer. */
+export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+/** What a transparent route written for plain `http` answers. */
+export interface HttpAnswer {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string | readonly string[]>>;
+  readonly body?: string | Uint8Array | AsyncIterable<string | Uint8Array>;
+}
+
+/** A body that is not valid JSON: answered 400 by the server, as a framework's body parser would. */
+export class BodyError extends Error {
+  readonly status = 400;
+}
+
+export function atomic<Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<IncomingMessage, Input, Tx>): HttpHandler {
+  return handler(atomicRunner(config, route));
+}
+
+export function leased<Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<IncomingMessage, Input, Tx>): HttpHandler {
+  return handler(leasedRunner(config, route));
+}
+
+/** `route` answers as plain `http` code would, here as a value; its answer is stored before it is sent, and a retry never runs it again. */
+export function transparent<Input>(
+  config: Idempotency<unknown>,
+  route: RouteDefinition<IncomingMessage, Input>,
+  answer: (req: IncomingMessage, body: unknown) => Promise<HttpAnswer>,
+): HttpHandler {
+  defineRoute(route);
+  return async (req, res) => {
+    const request = await incoming(req);
+    const start = await beginTransparent(config, route, request);
+    if (start.kind === 'answered') return send(res, start.reply);
+    const run = async (): Promise<{ reply: Reply }> => {
+      const { status, headers = {}, body } = await answer(req, request.body);
+      return { reply: capturedReply(status, headers, await payloadBytes(body)) };
+    };
+    const { reply } = start.kind === 'unkeyed' ? await run() : await start.attempt.capture(run);
+    send(res, reply);
+  };
+}
+
+function handler(run: RouteRunner<IncomingMessage>): HttpHandler {
+  return async (req, res) => send(res, await run(await incoming(req)));
+}
+
+async function incoming(req: IncomingMessage): Promise<IncomingRequest<IncomingMessage>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return { raw: req, method: req.method ?? 'GET', path: req.url ?? '/', header: (name) => req.headersDistinct[name], body: parse(text, req.headers['content-type']) };
+}
+
+function parse(text: string, contentType: string | undefined): unknown {
+  if (text === '') return undefined;
+  if (!/[/+]json\b/i.test(contentType ?? '')) return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new BodyError('The request body is not valid JSON.');
+  }
+}
+
+function send(res: ServerResponse, reply: Reply): void {
+  sendReply({ head: (status, headers) => res.writeHead(status, headers), end: (body) => void res.end(body) }, reply);
+}

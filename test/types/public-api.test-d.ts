@@ -1,0 +1,221 @@
+import type { PGlite, Transaction as PGliteTransaction } from '@electric-sql/pglite';
+import type { Request as ExpressRequest, RequestHandler } from 'express';
+import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
+import type { FastifyRequest } from 'fastify';
+import type { Kysely, Transaction } from 'kysely';
+import type pg from 'pg';
+import type { Sql, TransactionSql } from 'postgres';
+import { describe, expectTypeOf, it } from 'vitest';
+import {
+  type AtomicRoute,
+  type IdempotentOutcome,
+  type Observer,
+  type ProblemCode,
+  type RetrysafeErrorCode,
+  type RetrysafeEvent,
+  type RetrysafeEventOf,
+  type SqlClient,
+  type SqlDatabase,
+  idempotency,
+  idempotent,
+  invalid,
+  isRetrysafeError,
+  valid,
+} from 'retrysafe';
+import { atomicRunner, beginTransparent, type IncomingRequest, type Reply, type RouteRunner, type TransparentStart } from 'retrysafe/adapter';
+import { type IdempotentFetchErrorCode, idempotentFetch, type IdempotentResult, isIdempotentFetchError, type RetryEvent } from 'retrysafe/client';
+import { drizzleRunner, fromDrizzle } from 'retrysafe/drizzle';
+import { atomic as expressAtomic, leased as expressLeased, transparent as expressTransparent } from 'retrysafe/express';
+import { atomic as fastifyAtomic } from 'retrysafe/fastify';
+import { consume, type InboxResult } from 'retrysafe/inbox';
+import { fromKysely, kyselyRunner } from 'retrysafe/kysely';
+import { enqueue } from 'retrysafe/outbox';
+import { fromPg, fromPGlite, postgresStore } from 'retrysafe/postgres';
+import { fromPostgresJs, postgresJsRunner } from 'retrysafe/postgres-js';
+import { fromPrisma, prismaRunner } from 'retrysafe/prisma';
+import { receiveWebhook, type VerificationFailure, verifyWebhook, type WebhookReceipt } from 'retrysafe/webhooks';
+import type { Prisma, PrismaClient } from '../support/prisma/generated/client.js';
+
+// Checked by `vitest --typecheck` (part of `npm test`); nothing here runs. Every import is by package name, as a user writes it.
+
+interface Orders {
+  orders: { id: number; sku: string };
+}
+
+declare const pool: pg.Pool;
+declare const lite: PGlite;
+declare const sql: Sql;
+declare const kysely: Kysely<Orders>;
+declare const drizzle: NodePgDatabase;
+declare const prisma: PrismaClient;
+
+type DrizzleTx = Parameters<Parameters<NodePgDatabase['transaction']>[0]>[0];
+type PrismaTx = Prisma.TransactionClient;
+
+describe('data layers hand routes their own transaction', () => {
+  it('types the transaction of each driver and data layer', () => {
+    expectTypeOf(fromPg(pool)).toEqualTypeOf<SqlDatabase<pg.PoolClient>>();
+    expectTypeOf(fromPGlite(lite)).toEqualTypeOf<SqlDatabase<PGliteTransaction>>();
+    expectTypeOf(fromPostgresJs(sql)).toEqualTypeOf<SqlDatabase<TransactionSql>>();
+    expectTypeOf(fromKysely(kysely)).toEqualTypeOf<SqlDatabase<Transaction<Orders>>>();
+    expectTypeOf(fromDrizzle(drizzle)).toEqualTypeOf<SqlDatabase<DrizzleTx>>();
+    expectTypeOf(fromPrisma(prisma)).toEqualTypeOf<SqlDatabase<PrismaTx>>();
+  });
+
+  it('turns each transaction into the statement runner that enqueue takes', () => {
+    expectTypeOf<Transaction<Orders>>().toExtend<Parameters<typeof kyselyRunner>[0]>();
+    expectTypeOf(kyselyRunner).returns.toEqualTypeOf<SqlClient>();
+    expectTypeOf(postgresJsRunner).returns.toEqualTypeOf<SqlClient>();
+    expectTypeOf(drizzleRunner).returns.toEqualTypeOf<SqlClient>();
+    expectTypeOf(prismaRunner).returns.toEqualTypeOf<SqlClient>();
+  });
+});
+
+describe('routes infer their input and transaction in each mode', () => {
+  const kyselyConfig = idempotency({ store: postgresStore(fromKysely(kysely)) });
+
+  it('atomic: the handler gets the validated input and the data layer transaction', () => {
+    expressAtomic(kyselyConfig, {
+      operation: 'orders.create@1',
+      tenant: (req) => req.get('x-tenant'),
+      input: (_req, body) => (typeof body === 'object' && body !== null && 'sku' in body && typeof body.sku === 'string' ? valid({ sku: body.sku }) : invalid({ status: 400 })),
+      async handler({ input, tx, tenant, request }) {
+        expectTypeOf(input).toEqualTypeOf<{ sku: string }>();
+        expectTypeOf(tx).toEqualTypeOf<Transaction<Orders>>();
+        expectTypeOf(tenant).toEqualTypeOf<string>();
+        expectTypeOf(request).toEqualTypeOf<ExpressRequest>();
+        const row = await tx.insertInto('orders').values({ id: 1, sku: input.sku }).returning('id').executeTakeFirstOrThrow();
+        return { status: 201, body: row };
+      },
+    });
+    expectTypeOf(expressAtomic<unknown, Transaction<Orders>>).returns.toEqualTypeOf<RequestHandler>();
+  });
+
+  it('atomic through Drizzle, Prisma and PGlite', () => {
+    fastifyAtomic(idempotency({ store: postgresStore(fromDrizzle(drizzle)) }), {
+      operation: 'orders.create@1',
+      tenant: (request) => String(request.headers['x-tenant']),
+      handler: ({ tx, request }) => {
+        expectTypeOf(tx).toEqualTypeOf<DrizzleTx>();
+        expectTypeOf(request).toEqualTypeOf<FastifyRequest>();
+        return Promise.resolve({ status: 204 });
+      },
+    });
+    const prismaRoute: AtomicRoute<unknown, unknown, PrismaTx> = {
+      operation: 'orders.create@1',
+      tenant: () => 'tenant-a',
+      handler: ({ tx }) => {
+        expectTypeOf(tx).toHaveProperty('$executeRaw');
+        return Promise.resolve({ status: 204 });
+      },
+    };
+    expressAtomic(idempotency({ store: postgresStore(fromPrisma(prisma)) }), prismaRoute);
+    expressAtomic(idempotency({ store: postgresStore(fromPGlite(lite)) }), {
+      operation: 'orders.create@1',
+      tenant: () => 'tenant-a',
+      handler: ({ tx }) => {
+        expectTypeOf(tx).toEqualTypeOf<PGliteTransaction>();
+        return Promise.resolve({ status: 204 });
+      },
+    });
+  });
+
+  it('leased: steps are typed by their call, the input by the route', () => {
+    expressLeased(idempotency({ store: postgresStore(fromPg(pool)) }), {
+      operation: 'payments.create@1',
+      tenant: () => 'tenant-a',
+      input: (_req, body) => valid(body as { amount: number }),
+      async handler({ input, step }) {
+        expectTypeOf(input).toEqualTypeOf<{ amount: number }>();
+        const charge = await step('charge', (call) => Promise.resolve({ id: call.idempotencyKey, amount: input.amount }));
+        expectTypeOf(charge).toEqualTypeOf<{ id: string; amount: number }>();
+        return { status: 201, body: charge };
+      },
+    });
+  });
+
+  it('transparent: the route has no handler of its own and no transaction', () => {
+    const handler: RequestHandler = (_req, res) => void res.status(201).json({});
+    expectTypeOf(expressTransparent(idempotency({ store: postgresStore(fromPg(pool)) }), { operation: 'orders.create@1', tenant: () => 'tenant-a' }, handler)).toEqualTypeOf<RequestHandler>();
+  });
+});
+
+describe('observers and errors', () => {
+  it('narrows an event by its type', () => {
+    const observer: Observer = (event) => {
+      expectTypeOf(event).toEqualTypeOf<RetrysafeEvent>();
+      if (event.type === 'finished') {
+        expectTypeOf(event).toEqualTypeOf<RetrysafeEventOf<'finished'>>();
+        expectTypeOf(event.status).toEqualTypeOf<number>();
+        expectTypeOf(event.mode).toEqualTypeOf<'atomic' | 'leased' | 'transparent'>();
+      }
+      if (event.type === 'problem') expectTypeOf(event.code).toEqualTypeOf<ProblemCode>();
+      if (event.type === 'lock-wait') expectTypeOf(event.ms).toEqualTypeOf<number>();
+      // @ts-expect-error a replay carries no status
+      void (event.type === 'replayed' && event.status);
+    };
+    idempotency({ store: postgresStore(fromPg(pool)), observers: [observer] });
+  });
+
+  it('names error and problem codes as unions of literals', () => {
+    expectTypeOf<'misuse'>().toExtend<RetrysafeErrorCode>();
+    expectTypeOf<'store-unavailable'>().toExtend<RetrysafeErrorCode>();
+    expectTypeOf<'fingerprint-mismatch'>().toExtend<ProblemCode>();
+    expectTypeOf<'no-such-code'>().not.toExtend<ProblemCode>();
+    expectTypeOf<string>().not.toExtend<RetrysafeErrorCode>();
+    expectTypeOf<IdempotentFetchErrorCode>().not.toEqualTypeOf<string>();
+    const error: unknown = new Error('x');
+    if (isRetrysafeError(error, 'misuse')) expectTypeOf(error.code).toEqualTypeOf<RetrysafeErrorCode>();
+    if (isIdempotentFetchError(error)) expectTypeOf(error.code).toEqualTypeOf<IdempotentFetchErrorCode>();
+  });
+});
+
+describe('the client, messaging and jobs', () => {
+  it('types the client options and result', () => {
+    expectTypeOf(idempotentFetch).returns.resolves.toEqualTypeOf<IdempotentResult>();
+    void idempotentFetch('https://api.example/orders', {
+      method: 'POST',
+      retry: { attempts: 3, onRetry: (event) => expectTypeOf(event).toEqualTypeOf<RetryEvent>() },
+    });
+  });
+
+  it('enqueues in any data layer transaction through its runner', () => {
+    expressAtomic(idempotency({ store: postgresStore(fromKysely(kysely)) }), {
+      operation: 'orders.create@1',
+      tenant: () => 'tenant-a',
+      async handler({ tx }) {
+        const id = await enqueue(kyselyRunner(tx), { topic: 'orders.created', payload: { id: 1 } });
+        expectTypeOf(id).toEqualTypeOf<string>();
+        return { status: 201 };
+      },
+    });
+  });
+
+  it('consumes a message once, in the data layer transaction', () => {
+    expectTypeOf(consume(fromPostgresJs(sql), 'billing', 'msg-1', (tx) => Promise.resolve(tx))).resolves.toEqualTypeOf<InboxResult<TransactionSql>>();
+  });
+
+  it('verifies and receives webhooks', () => {
+    const verification = verifyWebhook({ secrets: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }, { 'webhook-id': 'msg_1' }, '{}');
+    if (verification.ok) expectTypeOf(verification.id).toEqualTypeOf<string>();
+    else expectTypeOf(verification.reason).toEqualTypeOf<VerificationFailure>();
+    const receipt = receiveWebhook(fromPg(pool), { receiver: 'payments', secrets: 'whsec_x' }, { headers: new Headers(), rawBody: '{}' });
+    expectTypeOf(receipt).resolves.toEqualTypeOf<WebhookReceipt>();
+  });
+
+  it('runs a job once under a key, outside HTTP', () => {
+    const config = idempotency({ store: postgresStore(fromPg(pool)) });
+    expectTypeOf(idempotent(config, (tx) => Promise.resolve(tx.escapeLiteral('x')), { operation: 'jobs.nightly@1', key: 'job-1' })).resolves.toEqualTypeOf<IdempotentOutcome<string>>();
+  });
+});
+
+describe('the adapter building blocks', () => {
+  it('runs a route from a request the adapter builds, and hands back the reply to send', () => {
+    const config = idempotency({ store: postgresStore(fromPg(pool)) });
+    const run = atomicRunner(config, { operation: 'orders.create@1', tenant: (req: { token: string }) => req.token, handler: () => Promise.resolve({ status: 204 }) });
+    expectTypeOf(run).toEqualTypeOf<RouteRunner<{ token: string }>>();
+    expectTypeOf(run).parameter(0).toEqualTypeOf<IncomingRequest<{ token: string }>>();
+    expectTypeOf(run).returns.resolves.toEqualTypeOf<Reply>();
+    expectTypeOf(beginTransparent<{ token: string }, unknown>).returns.resolves.toEqualTypeOf<TransparentStart>();
+  });
+});
