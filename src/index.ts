@@ -1,8 +1,9 @@
 export { RetrysafeError, isRetrysafeError, type RetrysafeErrorCode } from './core/errors.js';
 export { fingerprint, sameFingerprint, type Fingerprint } from './core/fingerprint.js';
 export { identityHash, type OperationIdentity } from './core/identity.js';
-export { idempotency, defineRoute, type Idempotency, type IdempotencyOptions } from './core/idempotency.js';
-export type { ReadBeforeClaim } from './core/read-first.js';
+export { idempotency, type Idempotency, type IdempotencyOptions } from './modes/idempotency.js';
+export { defineRoute } from './core/route.js';
+export type { ReadBeforeClaim } from './modes/read-first.js';
 export { parseIdempotencyKey, defaultKeyLimits, type KeyDefect, type KeyLimits, type ParsedKey } from './core/key.js';
 export { decideExisting, type Outcome } from './core/outcome.js';
 export { defaultPolicy, isStoredStatus, type OutcomePolicy } from './core/policy.js';
@@ -10,10 +11,11 @@ export { problemCatalogue, problemDocument, defaultProblemBase, type Problem, ty
 export type { OperationRecord, RecordState } from './core/record.js';
 export { REPLAYED_HEADER, problemReply, toReply, type HandlerReply, type Reply } from './core/reply.js';
 export { invalid, valid, type AtomicContext, type AtomicRoute, type IncomingRequest, type RouteDefinition, type RouteEvent, type RouteRefusal, type Validation } from './core/route.js';
-export { runAtomic } from './core/run-atomic.js';
-export { idempotent, type IdempotentOptions, type IdempotentOutcome } from './core/idempotent.js';
+export { runAtomic } from './modes/run-atomic.js';
+export { idempotent, type IdempotentOptions, type IdempotentOutcome } from './modes/idempotent.js';
 export type { RetentionSetting, RouteSettings } from './core/route-settings.js';
-export { defaultRetention, type OperationStore, type Retention } from './store/operation-store.js';
+export type { OperationStore } from './store/operation-store.js';
+export { defaultRetention, type Retention } from './core/retention.js';
 export type { SqlClient, SqlDatabase } from './store/sql-client.js';
 export {
   downstreamKey,

@@ -4,7 +4,7 @@ import { toReply } from '../../src/core/reply.js';
 import { claimAtomicValues } from '../../src/postgres/sql/claim-atomic.js';
 import { ids } from '../../src/postgres/sql/record-row.js';
 import { outcomeValues } from '../../src/postgres/sql/outcome.js';
-import { defaultRetention } from '../../src/store/operation-store.js';
+import { defaultRetention } from '../../src/core/retention.js';
 import { ORDER_BODY, TENANT } from '../request.js';
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Engine, engines } from '../../test/support/engines.js';
-import { downstreamKey } from '../../src/leases/downstream-key.js';
+import { downstreamKey } from '../../src/modes/downstream-key.js';
 import { providerAdmin, providerClient } from '../provider/client.js';
 import { type Provider, startProvider } from '../provider/provider.js';
 import { call, json } from './testing/http.js';

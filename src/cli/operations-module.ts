@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
-import { idempotency, type Idempotency } from '../core/idempotency.js';
-import type { LeasedOperation } from '../leases/leased-route.js';
+import { idempotency, type Idempotency } from '../modes/idempotency.js';
+import type { LeasedOperation } from '../modes/leased-route.js';
 import { postgresStore } from '../postgres/postgres-store.js';
 import type { SqlClient, SqlDatabase } from '../store/sql-client.js';
 import { describeError, usageError } from './database-command.js';

@@ -1,6 +1,7 @@
 import { RetrysafeError } from './errors.js';
 import type { Reply } from './reply.js';
-import type { Completion, Retention } from '../store/operation-store.js';
+import type { Completion } from './completion.js';
+import type { Retention } from './retention.js';
 
 /** What retrysafe keeps of an operation's answer. */
 export interface OutcomePolicy {

@@ -2,7 +2,8 @@ import { RetrysafeError } from '../core/errors.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationRecord } from '../core/record.js';
 import { decorate } from '../store/decorate.js';
-import type { Completion, OperationStore } from '../store/operation-store.js';
+import type { OperationStore } from '../store/operation-store.js';
+import type { Completion } from '../core/completion.js';
 import type { Keyring } from './keyring.js';
 import { openBody, sealBody, type Unreadable } from './response-cipher.js';
 

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Idempotency } from '../core/idempotency.js';
+import type { Idempotency } from '../modes/idempotency.js';
 import type { ExpiredLease } from '../store/operation-store.js';
-import { executeLease } from './execute-lease.js';
-import type { LeasedOperation } from './leased-route.js';
+import { runWithLease } from '../modes/run-with-lease.js';
+import type { LeasedOperation } from '../modes/leased-route.js';
 
 export interface RecoveryWorkerOptions<Tx> {
   readonly config: Idempotency<Tx>;
@@ -80,7 +80,7 @@ export class RecoveryWorker<Tx> {
       config.emit({ type: 'unknown', identity: lease.identity, reason });
       return 'unknown';
     }
-    const run = await executeLease(config, operation, lease);
+    const run = await runWithLease(config, operation, lease);
     return run.kind === 'threw' || run.kind === 'not-stored' ? 'unfinished' : run.kind;
   }
 }

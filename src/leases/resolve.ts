@@ -1,4 +1,4 @@
-import type { Idempotency } from '../core/idempotency.js';
+import type { Idempotency } from '../modes/idempotency.js';
 import type { OperationIdentity } from '../core/identity.js';
 import { storedPart } from '../core/policy.js';
 import { type HandlerReply, toReply } from '../core/reply.js';

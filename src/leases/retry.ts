@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Idempotency } from '../core/idempotency.js';
+import type { Idempotency } from '../modes/idempotency.js';
 import type { OperationIdentity } from '../core/identity.js';
 
 export type RetryResult =

@@ -1,4 +1,5 @@
-import type { AtomicClaim, ClaimRequest, Completion, OperationStore } from '../store/operation-store.js';
+import type { AtomicClaim, ClaimRequest, OperationStore } from '../store/operation-store.js';
+import type { Completion } from '../core/completion.js';
 import type { SqlClient, SqlDatabase } from '../store/sql-client.js';
 import { leaseStore } from './lease-store.js';
 import { outcomeValues } from './sql/outcome.js';

@@ -1,17 +1,8 @@
 import type { Fingerprint } from '../core/fingerprint.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode, OperationRecord } from '../core/record.js';
-import type { Reply } from '../core/reply.js';
-
-/** How long a finished operation keeps its response, then its tombstone. */
-export interface Retention {
-  /** Seconds the response body is kept and replayed. Default 24 hours. */
-  readonly responseSeconds: number;
-  /** Seconds the tombstone (identity, fingerprint, status, resource) is kept. Default 30 days. */
-  readonly tombstoneSeconds: number;
-}
-
-export const defaultRetention: Retention = { responseSeconds: 24 * 3600, tombstoneSeconds: 30 * 24 * 3600 };
+import type { Completion } from '../core/completion.js';
+import type { Retention } from '../core/retention.js';
 
 export interface ClaimRequest {
   readonly identity: OperationIdentity;
@@ -39,15 +30,6 @@ export type AtomicClaim =
   | { readonly kind: 'existing'; readonly record: OperationRecord; readonly waited: boolean }
   /** Another transaction holds the identity and did not finish within the lock wait. */
   | { readonly kind: 'busy' };
-
-export interface Completion {
-  readonly state: 'completed' | 'failed';
-  /** The stored part of the reply: status, allowed headers and body bytes. */
-  readonly reply: Reply;
-  readonly retention: Retention;
-  /** The body was too large to keep; `reply.body` is then empty. */
-  readonly omitted?: boolean;
-}
 
 /** One transaction that starts with a claim; see `OperationStore.atomic`. */
 export interface AtomicTransaction<Tx> {

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { OperationIdentity } from '../core/identity.js';
-import type { AtomicClaim, ClaimRequest, Completion, OperationStore } from '../store/operation-store.js';
+import type { AtomicClaim, ClaimRequest, OperationStore } from '../store/operation-store.js';
+import type { Completion } from '../core/completion.js';
 import { completion, type ContractSubject, expectFinished, FINGERPRINT, gate } from './contract-fixtures.js';
 
 const request = (identity: OperationIdentity, lockTimeoutMs = 5000): ClaimRequest => ({ identity, fingerprint: FINGERPRINT, lockTimeoutMs });

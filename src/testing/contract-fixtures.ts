@@ -3,7 +3,9 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { fingerprint } from '../core/fingerprint.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { FinishedRecord, OperationRecord } from '../core/record.js';
-import { type Completion, defaultRetention, type OperationStore } from '../store/operation-store.js';
+import { type OperationStore } from '../store/operation-store.js';
+import { type Completion } from '../core/completion.js';
+import { defaultRetention } from '../core/retention.js';
 
 /** A store opened for the contract suite, on a database of its own. */
 export interface StoreUnderTest<Tx> {

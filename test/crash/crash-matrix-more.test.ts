@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { CrashPoint } from '../../src/core/crash-point.js';
-import { downstreamKey } from '../../src/leases/downstream-key.js';
+import { downstreamKey } from '../../src/modes/downstream-key.js';
 import { runProgram } from '../support/child.js';
 import { retrysafe } from '../cli/run-cli.js';
 import { RECOVER, crashLayers, useCrashRig } from './crash-rig.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { CrashPoint } from '../../src/core/crash-point.js';
-import { downstreamKey } from '../../src/leases/downstream-key.js';
+import { downstreamKey } from '../../src/modes/downstream-key.js';
 import { crashLayers, useCrashRig } from './crash-rig.js';
 
 describe.each(crashLayers)('crash matrix through %s: a leased payment killed with SIGKILL at each named point', (layer) => {

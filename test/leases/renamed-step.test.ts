@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { downstreamKey } from '../../src/leases/downstream-key.js';
+import { downstreamKey } from '../../src/modes/downstream-key.js';
 import { RecoveryWorker } from '../../src/leases/recovery-worker.js';
 import { engines } from '../support/engines.js';
 import { OPERATION, useLeasedHarness } from './harness.js';

@@ -4,7 +4,7 @@ import { fingerprint } from '../../src/core/fingerprint.js';
 import { RetrysafeError } from '../../src/core/errors.js';
 import { maintenanceStore } from '../../src/postgres/maintenance-store.js';
 import { postgresStore } from '../../src/postgres/index.js';
-import { defaultRetention } from '../../src/store/operation-store.js';
+import { defaultRetention } from '../../src/core/retention.js';
 import { type Engine, engines } from '../support/engines.js';
 import { insertRecord } from './records.js';
 

@@ -1,4 +1,4 @@
-import type { Completion } from '../../store/operation-store.js';
+import type { Completion } from '../../core/completion.js';
 import { jsonText } from './statement.js';
 
 /**

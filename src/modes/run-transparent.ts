@@ -2,15 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { answerExisting, answerStoreUnavailable } from '../core/answers.js';
 import { crashPoint } from '../core/crash-point.js';
 import { isRetrysafeError } from '../core/errors.js';
-import type { Idempotency } from '../core/idempotency.js';
+import type { Idempotency } from './idempotency.js';
 import { decideExisting } from '../core/outcome.js';
 import { completionOf, isStoredStatus } from '../core/policy.js';
-import { prepare } from '../core/prepare.js';
+import { prepare } from './prepare.js';
 import type { Reply } from '../core/reply.js';
 import type { IncomingRequest, RouteDefinition } from '../core/route.js';
-import { withinStoreTimeout } from '../core/store-clock.js';
+import { withinStoreTimeout } from './store-clock.js';
 import type { Lease } from '../store/operation-store.js';
-import { routeAttempt } from '../core/route-attempt.js';
+import { routeAttempt } from './route-attempt.js';
 import { LeaseKeeper } from './lease-keeper.js';
 
 /**

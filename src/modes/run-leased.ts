@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { isRetrysafeError, RetrysafeError } from '../core/errors.js';
 import { type Fingerprint, sameFingerprint } from '../core/fingerprint.js';
-import type { Idempotency } from '../core/idempotency.js';
+import type { Idempotency } from './idempotency.js';
 import { decideExisting, inProgress } from '../core/outcome.js';
-import { prepare } from '../core/prepare.js';
+import { prepare } from './prepare.js';
 import { problem } from '../core/problems.js';
 import type { InProgressRecord, OperationRecord } from '../core/record.js';
 import type { Reply } from '../core/reply.js';
 import { answerExisting, answerProblem, answerStoreUnavailable } from '../core/answers.js';
 import type { IncomingRequest } from '../core/route.js';
-import { withinStoreTimeout } from '../core/store-clock.js';
+import { withinStoreTimeout } from './store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
-import { routeAttempt } from '../core/route-attempt.js';
+import { routeAttempt } from './route-attempt.js';
 import type { Lease } from '../store/operation-store.js';
-import { executeLease } from './execute-lease.js';
+import { runWithLease } from './run-with-lease.js';
 import type { LeasedRoute } from './leased-route.js';
 
 /**
@@ -61,7 +61,7 @@ async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx>, route: Lea
       lease = taken;
     }
     crashPoint('after-claim');
-    const run = await executeLease(config, route, lease);
+    const run = await runWithLease(config, route, lease);
     switch (run.kind) {
       case 'finished':
       case 'not-stored':

@@ -1,12 +1,12 @@
-import { answerExisting, answerProblem, answerStatementTimeout, answerStoreUnavailable } from './answers.js';
-import { crashPoint } from './crash-point.js';
-import { isRetrysafeError } from './errors.js';
+import { answerExisting, answerProblem, answerStatementTimeout, answerStoreUnavailable } from '../core/answers.js';
+import { crashPoint } from '../core/crash-point.js';
+import { isRetrysafeError } from '../core/errors.js';
 import type { Idempotency } from './idempotency.js';
-import { decideExisting, inProgress } from './outcome.js';
-import { completionOf, isStoredStatus } from './policy.js';
+import { decideExisting, inProgress } from '../core/outcome.js';
+import { completionOf, isStoredStatus } from '../core/policy.js';
 import { prepare } from './prepare.js';
-import { type Reply, toReply } from './reply.js';
-import type { AtomicRoute, IncomingRequest } from './route.js';
+import { type Reply, toReply } from '../core/reply.js';
+import type { AtomicRoute, IncomingRequest } from '../core/route.js';
 import { StoreClock, withinStoreTimeout } from './store-clock.js';
 import { routeAttempt } from './route-attempt.js';
 

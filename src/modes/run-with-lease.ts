@@ -1,11 +1,11 @@
 import { isRetrysafeError, RetrysafeError } from '../core/errors.js';
-import type { Idempotency } from '../core/idempotency.js';
+import type { Idempotency } from './idempotency.js';
 import { completionOf, isStoredStatus } from '../core/policy.js';
 import { type Reply, toReply } from '../core/reply.js';
-import { withinStoreTimeout } from '../core/store-clock.js';
+import { withinStoreTimeout } from './store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
 import { inSpan, type SpanAttributes } from '../core/tracing.js';
-import { forRoute } from '../core/route-settings.js';
+import { forRoute } from './route-attempt.js';
 import type { Lease, StepProgress } from '../store/operation-store.js';
 import { downstreamKey } from './downstream-key.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -31,7 +31,7 @@ export type LeaseRun =
  * unfinished ones are reconciled first when an earlier attempt may have
  * started them, and every write is fenced by the lease.
  */
-export async function executeLease<Input, Tx>(given: Idempotency<Tx>, operation: LeasedOperation<Input, Tx>, lease: Lease): Promise<LeaseRun> {
+export async function runWithLease<Input, Tx>(given: Idempotency<Tx>, operation: LeasedOperation<Input, Tx>, lease: Lease): Promise<LeaseRun> {
   // A recovery worker applies the route's own settings too.
   const config = forRoute(given, operation);
   const { store, leaseSeconds } = config;

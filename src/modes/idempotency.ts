@@ -1,17 +1,16 @@
 import type { BackoffOptions } from '../client/backoff.js';
-import { publishDiagnostics } from './diagnostics.js';
-import { RetrysafeError } from './errors.js';
-import { notify, type Observer, type RetrysafeEvent } from './events.js';
-import { assertOperationName } from './identity.js';
-import { defaultKeyLimits, type KeyLimits } from './key.js';
-import { type OutcomePolicy, resolvePolicy } from './policy.js';
+import { publishDiagnostics } from '../core/diagnostics.js';
+import { RetrysafeError } from '../core/errors.js';
+import { notify, type Observer, type RetrysafeEvent } from '../core/events.js';
+import { defaultKeyLimits, type KeyLimits } from '../core/key.js';
+import { type OutcomePolicy, resolvePolicy } from '../core/policy.js';
 import { type ReadBeforeClaim, type ReadFirst, readFirstPolicy } from './read-first.js';
-import { defaultProblemBase } from './problems.js';
-import { defaultRetention, type OperationStore, type Retention } from '../store/operation-store.js';
-import type { OperationIdentity } from './identity.js';
-import { assertDescribedBy, resolveRetention, type RetentionSetting } from './route-settings.js';
-import type { RouteDefinition } from './route.js';
-import type { Tracing } from './tracing.js';
+import { defaultProblemBase } from '../core/problems.js';
+import type { OperationStore } from '../store/operation-store.js';
+import { defaultRetention, type Retention } from '../core/retention.js';
+import type { OperationIdentity } from '../core/identity.js';
+import { assertDescribedBy, resolveRetention, type RetentionSetting } from '../core/route-settings.js';
+import type { Tracing } from '../core/tracing.js';
 import { measuredStore } from '../store/measured-store.js';
 
 export interface IdempotencyOptions<Tx> {
@@ -141,13 +140,6 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     readFirst: readFirstPolicy(oneOf('readBeforeClaim', options.readBeforeClaim ?? 'auto', ['auto', 'always', 'never'])),
     emit: (event) => notify(observers, event),
   };
-}
-
-/** Checks a route once, when it is defined, rather than on every request. */
-export function defineRoute<R extends Pick<RouteDefinition<unknown, unknown>, 'operation' | 'describedBy'>>(route: R): R {
-  assertOperationName(route.operation);
-  assertDescribedBy(route.describedBy);
-  return route;
 }
 
 function oneOf<T extends string>(name: string, value: T, allowed: readonly T[]): T {

@@ -1,6 +1,6 @@
-import type { RetrysafeEvent } from './events.js';
+import type { RetrysafeEvent } from '../core/events.js';
 import type { Idempotency } from './idempotency.js';
-import type { OperationMode } from './record.js';
+import type { OperationMode } from '../core/record.js';
 
 /**
  * What an attempt came to, as the `retrysafe.outcome` span attribute. A

@@ -1,7 +1,8 @@
-import { defineRoute, type Idempotency } from './idempotency.js';
-import type { ProblemCode } from './problems.js';
-import type { AtomicRoute, IncomingRequest } from './route.js';
-import type { RetentionSetting } from './route-settings.js';
+import { type Idempotency } from './idempotency.js';
+import { defineRoute } from '../core/route.js';
+import type { ProblemCode } from '../core/problems.js';
+import type { AtomicRoute, IncomingRequest } from '../core/route.js';
+import type { RetentionSetting } from '../core/route-settings.js';
 import { runAtomic } from './run-atomic.js';
 
 export interface IdempotentOptions<Input> {

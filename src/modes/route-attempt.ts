@@ -1,9 +1,9 @@
-import { notify, type Observer, type RetrysafeEvent } from './events.js';
+import { notify, type Observer, type RetrysafeEvent } from '../core/events.js';
 import type { Idempotency } from './idempotency.js';
-import { problemCatalogue } from './problems.js';
-import type { OperationMode } from './record.js';
-import type { RouteDefinition } from './route.js';
-import { forRoute, type RouteSettings } from './route-settings.js';
+import { problemCatalogue } from '../core/problems.js';
+import type { OperationMode } from '../core/record.js';
+import type { RouteDefinition } from '../core/route.js';
+import { resolveRetention, type RouteSettings } from '../core/route-settings.js';
 import { traceAttempt } from './traced-attempt.js';
 
 /** The parts of a route that shape its attempts. */
@@ -34,5 +34,15 @@ function routeHooks<Req>(route: AttemptRoute<Req>, request: Req): Observer {
     const refusal = { request, operation, identity: event.identity, code, status: problemCatalogue[code].status };
     if (code === 'operation-in-progress' || code === 'fingerprint-mismatch') notify([() => route.onConflict?.(refusal)], event);
     route.onRefusal?.(refusal);
+  };
+}
+
+/** The configuration as one route sees it. */
+export function forRoute<Tx>(config: Idempotency<Tx>, route: RouteSettings): Idempotency<Tx> {
+  if (route.describedBy === undefined && route.retention === undefined) return config;
+  return {
+    ...config,
+    describedBy: route.describedBy ?? config.describedBy,
+    retentionFor: (identity) => resolveRetention(route.retention, identity, config.retentionFor(identity)),
   };
 }
