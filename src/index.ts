@@ -15,6 +15,8 @@ export { runAtomic } from './modes/run-atomic.js';
 export { idempotent, type IdempotentOptions, type IdempotentOutcome } from './modes/idempotent.js';
 export type { RetentionSetting, RouteSettings } from './core/route-settings.js';
 export type { OperationStore } from './store/operation-store.js';
+export type { AtomicStore } from './store/atomic-store.js';
+export type { RecordReader } from './store/record-reader.js';
 export { defaultRetention, type Retention } from './core/retention.js';
 export type { SqlClient, SqlDatabase } from './store/sql-client.js';
 export {
@@ -35,4 +37,4 @@ export {
   type StepCall,
   type StepOptions,
 } from './leases/index.js';
-export type { Lease, LeaseStore, Release, StepProgress } from './store/operation-store.js';
+export type { Lease, LeaseStore, Release, StepProgress } from './store/lease-store.js';

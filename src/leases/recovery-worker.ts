@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Idempotency } from '../modes/idempotency.js';
-import type { ExpiredLease } from '../store/operation-store.js';
+import type { ExpiredLease, LeaseStore } from '../store/lease-store.js';
 import { runWithLease } from '../modes/run-with-lease.js';
 import type { LeasedOperation } from '../modes/leased-route.js';
 
 export interface RecoveryWorkerOptions<Tx> {
-  readonly config: Idempotency<Tx>;
+  readonly config: Idempotency<Tx, LeaseStore<Tx>>;
   /** The leased operations this worker can finish; others are left for a worker that knows them. */
   readonly operations: readonly LeasedOperation<unknown, Tx>[];
   /** Expired leases taken per pass. Default 20. */

@@ -11,7 +11,7 @@ import { defaultRetention, type Retention } from '../core/retention.js';
 import type { OperationIdentity } from '../core/identity.js';
 import { assertDescribedBy, resolveRetention, type RetentionSetting } from '../core/route-settings.js';
 import type { Tracing } from '../core/tracing.js';
-import { measuredStore } from '../store/measured-store.js';
+import { tracedStore } from '../store/traced-store.js';
 
 export interface IdempotencyOptions<Tx> {
   readonly store: OperationStore<Tx>;
@@ -72,9 +72,12 @@ export interface IdempotencyOptions<Tx> {
   readonly tracing?: Tracing;
 }
 
-/** The configuration a store and its routes share, with every default applied. */
-export interface Idempotency<Tx> {
-  readonly store: OperationStore<Tx>;
+/**
+ * The configuration a store and its routes share, with every default applied.
+ * `S` is the part of the store a caller uses: a mode asks only for its seam.
+ */
+export interface Idempotency<Tx, S = OperationStore<Tx>> {
+  readonly store: S;
   readonly lockTimeoutMs: number;
   readonly storeTimeoutMs: number;
   readonly statementTimeoutMs: number;
@@ -99,17 +102,6 @@ export interface Idempotency<Tx> {
   readFirst(this: void, operation: string): ReadFirst;
   /** Announces an event to the observers. */
   emit(this: void, event: RetrysafeEvent): void;
-}
-
-/** Every store call as a span, child of the attempt's. */
-function tracedStore<Tx>(store: OperationStore<Tx>, tracing: Tracing): OperationStore<Tx> {
-  return measuredStore(store, (call) => {
-    const span = tracing.start(`retrysafe store ${call}`, { 'retrysafe.store.call': call });
-    return (error) => {
-      if (error !== undefined) span.fail(error);
-      span.end();
-    };
-  });
 }
 
 export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx> {

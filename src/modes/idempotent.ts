@@ -4,6 +4,8 @@ import type { ProblemCode } from '../core/problems.js';
 import type { AtomicRoute, IncomingRequest } from '../core/route.js';
 import type { RetentionSetting } from '../core/route-settings.js';
 import { runAtomic } from './run-atomic.js';
+import type { AtomicStore } from '../store/atomic-store.js';
+import type { RecordReader } from '../store/record-reader.js';
 
 export interface IdempotentOptions<Input> {
   /** `name@version`, for example `invoices.send@1`. Part of the identity. */
@@ -46,7 +48,7 @@ export type IdempotentOutcome<T> =
  * });
  * if (outcome.kind === 'refused' && outcome.code === 'operation-in-progress') return nackLater(outcome.retryAfterSeconds);
  */
-export async function idempotent<T, Input, Tx>(config: Idempotency<Tx>, work: (tx: Tx, input: Input | undefined) => Promise<T>, options: IdempotentOptions<Input>): Promise<IdempotentOutcome<T>> {
+export async function idempotent<T, Input, Tx>(config: Idempotency<Tx, AtomicStore<Tx> & RecordReader>, work: (tx: Tx, input: Input | undefined) => Promise<T>, options: IdempotentOptions<Input>): Promise<IdempotentOutcome<T>> {
   let replayed = false;
   let refused: ProblemCode | undefined;
   const route: AtomicRoute<undefined, Input | undefined, Tx> = defineRoute({

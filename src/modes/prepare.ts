@@ -31,7 +31,7 @@ export type Prepared<Input> =
  * authenticate, authorise, read the key, validate the input, fingerprint it.
  */
 export async function prepare<Req, Input>(
-  config: Idempotency<unknown>,
+  config: Idempotency<unknown, unknown>,
   route: RouteDefinition<Req, Input>,
   incoming: IncomingRequest<Req>,
 ): Promise<Prepared<Input>> {

@@ -14,7 +14,7 @@ type AttemptRoute<Req> = Pick<RouteDefinition<Req, unknown>, 'operation' | 'onRe
  * its own settings, its hooks called from the events the attempt emits, and
  * its span. Every mode starts its attempts here.
  */
-export function routeAttempt<Req, Tx, T>(config: Idempotency<Tx>, route: AttemptRoute<Req>, request: Req, mode: OperationMode, work: (config: Idempotency<Tx>) => Promise<T>): Promise<T> {
+export function routeAttempt<Req, C extends Idempotency<unknown, unknown>, T>(config: C, route: AttemptRoute<Req>, request: Req, mode: OperationMode, work: (config: C) => Promise<T>): Promise<T> {
   const own = forRoute(config, route);
   const withHooks = hasHooks(route) ? { ...own, emit: (event: RetrysafeEvent) => notify([own.emit, routeHooks(route, request)], event) } : own;
   return traceAttempt(withHooks, route.operation, mode, work);
@@ -38,7 +38,7 @@ function routeHooks<Req>(route: AttemptRoute<Req>, request: Req): Observer {
 }
 
 /** The configuration as one route sees it. */
-export function forRoute<Tx>(config: Idempotency<Tx>, route: RouteSettings): Idempotency<Tx> {
+export function forRoute<C extends Idempotency<unknown, unknown>>(config: C, route: RouteSettings): C {
   if (route.describedBy === undefined && route.retention === undefined) return config;
   return {
     ...config,

@@ -9,17 +9,19 @@ import { type Reply, toReply } from '../core/reply.js';
 import type { AtomicRoute, IncomingRequest } from '../core/route.js';
 import { StoreClock, withinStoreTimeout } from './store-clock.js';
 import { routeAttempt } from './route-attempt.js';
+import type { AtomicStore } from '../store/atomic-store.js';
+import type { RecordReader } from '../store/record-reader.js';
 
 /**
  * Runs one attempt of an atomic route: the claim, the handler's writes and the
  * stored outcome commit in one transaction, or nothing does. Handler errors are
  * rethrown after the rollback, for the framework's error handling.
  */
-export function runAtomic<Req, Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+export function runAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore<Tx> & RecordReader>, route: AtomicRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
   return routeAttempt(config, route, incoming.raw, 'atomic', (own) => attemptAtomic(own, route, incoming));
 }
 
-async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore<Tx> & RecordReader>, route: AtomicRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
   const prepared = await prepare(config, route, incoming);
   if (prepared.kind === 'answered') return prepared.reply;
   const { tenant, input } = prepared;

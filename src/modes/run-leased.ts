@@ -12,7 +12,7 @@ import type { IncomingRequest } from '../core/route.js';
 import { withinStoreTimeout } from './store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
 import { routeAttempt } from './route-attempt.js';
-import type { Lease } from '../store/operation-store.js';
+import type { Lease, LeaseStore } from '../store/lease-store.js';
 import { runWithLease } from './run-with-lease.js';
 import type { LeasedRoute } from './leased-route.js';
 
@@ -21,11 +21,11 @@ import type { LeasedRoute } from './leased-route.js';
  * finds the lease expired takes the operation over and resumes it from its
  * recovery points. Handler errors are rethrown for the framework.
  */
-export function runLeased<Req, Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+export function runLeased<Req, Input, Tx>(config: Idempotency<Tx, LeaseStore<Tx>>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
   return routeAttempt(config, route, incoming.raw, 'leased', (own) => attemptLeased(own, route, incoming));
 }
 
-async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx, LeaseStore<Tx>>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
   const prepared = await prepare(config, { ...route, keyRequired: true }, incoming);
   if (prepared.kind === 'answered') return prepared.reply;
   if (prepared.kind === 'unkeyed') {

@@ -6,7 +6,7 @@ import { withinStoreTimeout } from './store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
 import { inSpan, type SpanAttributes } from '../core/tracing.js';
 import { forRoute } from './route-attempt.js';
-import type { Lease, StepProgress } from '../store/operation-store.js';
+import type { Lease, LeaseStore, StepProgress } from '../store/lease-store.js';
 import { downstreamKey } from './downstream-key.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { retryDelaySeconds } from './retry-delay.js';
@@ -31,7 +31,7 @@ export type LeaseRun =
  * unfinished ones are reconciled first when an earlier attempt may have
  * started them, and every write is fenced by the lease.
  */
-export async function runWithLease<Input, Tx>(given: Idempotency<Tx>, operation: LeasedOperation<Input, Tx>, lease: Lease): Promise<LeaseRun> {
+export async function runWithLease<Input, Tx>(given: Idempotency<Tx, LeaseStore<Tx>>, operation: LeasedOperation<Input, Tx>, lease: Lease): Promise<LeaseRun> {
   // A recovery worker applies the route's own settings too.
   const config = forRoute(given, operation);
   const { store, leaseSeconds } = config;

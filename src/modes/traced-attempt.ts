@@ -57,7 +57,7 @@ function unchanged(_event: never, current: AttemptOutcome): AttemptOutcome {
  * active context, and a lock wait becomes a child span dated back from its
  * event. `work` gets the configuration whose `emit` also feeds the span.
  */
-export function traceAttempt<Tx, T>(config: Idempotency<Tx>, operation: string, mode: OperationMode, work: (config: Idempotency<Tx>) => Promise<T>): Promise<T> {
+export function traceAttempt<C extends Idempotency<unknown, unknown>, T>(config: C, operation: string, mode: OperationMode, work: (config: C) => Promise<T>): Promise<T> {
   const { tracing } = config;
   if (tracing === undefined) return work(config);
   const base = { 'retrysafe.operation': operation, 'retrysafe.mode': mode };

@@ -1,7 +1,9 @@
-import type { AtomicClaim, ClaimRequest, OperationStore } from '../store/operation-store.js';
+import type { OperationStore } from '../store/operation-store.js';
+import type { AtomicClaim, ClaimRequest } from '../store/atomic-store.js';
 import type { Completion } from '../core/completion.js';
 import type { SqlClient, SqlDatabase } from '../store/sql-client.js';
 import { leaseStore } from './lease-store.js';
+import { recordReader } from './record-reader.js';
 import { outcomeValues } from './sql/outcome.js';
 import { CLAIM_ATOMIC, claimAtomicValues, READ_RECORD } from './sql/claim-atomic.js';
 import { COMPLETE_ATOMIC } from './sql/complete-atomic.js';
@@ -13,6 +15,7 @@ import { handlerPart, inTransaction, storePart } from './transaction.js';
 export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx> {
   return {
     ...leaseStore(database),
+    ...recordReader(database),
     transactionTimeoutMs: database.transactionTimeoutMs,
     atomic(request, work) {
       return inTransaction(database, async (sql, tx) => {

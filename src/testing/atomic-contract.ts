@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { OperationIdentity } from '../core/identity.js';
-import type { AtomicClaim, ClaimRequest, OperationStore } from '../store/operation-store.js';
+import type { OperationStore } from '../store/operation-store.js';
+import type { AtomicClaim, ClaimRequest } from '../store/atomic-store.js';
 import type { Completion } from '../core/completion.js';
 import { completion, type ContractSubject, expectFinished, FINGERPRINT, gate } from './contract-fixtures.js';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode } from '../core/record.js';
-import type { Lease, LeaseStore, StepProgress } from '../store/operation-store.js';
+import type { Lease, LeaseStore, StepProgress } from '../store/lease-store.js';
 import { completion, type ContractSubject, expectFinished, FINGERPRINT } from './contract-fixtures.js';
 
 const LEASE_SECONDS = 60;

@@ -4,7 +4,7 @@ import { afterFailure, errorText, resolveRetryPolicy, type RetryPolicy } from '.
 import { storeRows } from '../outbox/store-rows.js';
 import { MARK_WEBHOOK_PROCESSED, NEXT_WEBHOOK_EVENT, PARK_WEBHOOK_EVENT, RESCHEDULE_WEBHOOK_EVENT } from '../postgres/sql/inbox.js';
 import { inTransaction, storePart } from '../postgres/transaction.js';
-import type { Settlement } from '../store/operation-store.js';
+import type { Settlement } from '../store/atomic-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 
 /** A recorded webhook, as the handler sees it. */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprint } from '../../src/core/fingerprint.js';
 import type { OperationIdentity } from '../../src/core/identity.js';
 import { postgresStore } from '../../src/postgres/index.js';
-import { type Lease } from '../../src/store/operation-store.js';
+import { type Lease } from '../../src/store/lease-store.js';
 import { defaultRetention } from '../../src/core/retention.js';
 import { unreachableDatabaseUrl } from '../observe/unreachable-database.js';
 import { type CliDatabase, openCliDatabase } from './cli-database.js';
