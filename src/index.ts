@@ -5,11 +5,11 @@ export { idempotency, type Idempotency, type IdempotencyOptions } from './modes/
 export { defineRoute } from './core/route.js';
 export type { ReadBeforeClaim } from './modes/read-first.js';
 export { parseIdempotencyKey, defaultKeyLimits, type KeyDefect, type KeyLimits, type ParsedKey } from './core/key.js';
-export { decideExisting, type Outcome } from './core/outcome.js';
-export { defaultPolicy, isStoredStatus, type OutcomePolicy } from './core/policy.js';
-export { problemCatalogue, problemDocument, defaultProblemBase, type Problem, type ProblemCode } from './core/problems.js';
+export { decideExisting, type Decision } from './core/answer/decision.js';
+export { defaultPolicy, isStoredStatus, type StoragePolicy } from './core/storage-policy.js';
+export { problemCatalogue, problemDocument, defaultProblemBase, type Problem, type ProblemCode } from './core/answer/problems.js';
 export type { OperationRecord, RecordState } from './core/record.js';
-export { REPLAYED_HEADER, problemReply, toReply, type HandlerReply, type Reply } from './core/reply.js';
+export { REPLAYED_HEADER, problemReply, toReply, type HandlerReply, type Reply } from './core/answer/reply.js';
 export { invalid, valid, type AtomicContext, type AtomicRoute, type IncomingRequest, type RouteDefinition, type RouteEvent, type RouteRefusal, type Validation } from './core/route.js';
 export { runAtomic } from './modes/run-atomic.js';
 export { idempotent, type IdempotentOptions, type IdempotentOutcome } from './modes/idempotent.js';

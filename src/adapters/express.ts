@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { type Idempotency } from '../modes/idempotency.js';
 import { defineRoute } from '../core/route.js';
-import type { Reply } from '../core/reply.js';
+import type { Reply } from '../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
 import type { LeasedRoute } from '../modes/leased-route.js';
 import { beginTransparent, capturedReply, type TransparentAttempt } from '../modes/run-transparent.js';

@@ -8,7 +8,7 @@ import type {
 } from 'fastify';
 import { type Idempotency } from '../modes/idempotency.js';
 import { defineRoute } from '../core/route.js';
-import type { Reply } from '../core/reply.js';
+import type { Reply } from '../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
 import type { LeasedRoute } from '../modes/leased-route.js';
 import { beginTransparent, capturedReply, type TransparentAttempt } from '../modes/run-transparent.js';

@@ -1,6 +1,6 @@
 import { type Idempotency } from '../modes/idempotency.js';
 import { defineRoute } from '../core/route.js';
-import type { Reply } from '../core/reply.js';
+import type { Reply } from '../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest } from '../core/route.js';
 import { runAtomic } from '../modes/run-atomic.js';
 import type { LeasedRoute } from '../modes/leased-route.js';

@@ -8,9 +8,9 @@ import type { SqlClient, SqlDatabase } from '../store/sql-client.js';
 import { describeError, usageError } from './database-command.js';
 
 /**
- * What `--module <path>` gives the commands that finish or settle leased
+ * What `--module <path>` gives the commands that complete or settle leased
  * operations. The module's named exports, both optional:
- * - `operations`: the leased operations this process may finish (a
+ * - `operations`: the leased operations this process may complete (a
  *   `LeasedRoute` is one). Their handlers get retrysafe's `SqlClient` as `tx`.
  * - `config(database)`: builds the same configuration as the application
  *   (lease length, attempts, retention, policy, observers) on the command's

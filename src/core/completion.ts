@@ -1,4 +1,4 @@
-import type { Reply } from './reply.js';
+import type { Reply } from './answer/reply.js';
 import type { Retention } from './retention.js';
 
 /** The final outcome of an operation, as completing it writes it into the record. */

@@ -1,6 +1,6 @@
 import { assertOperationName, type OperationIdentity } from './identity.js';
-import type { ProblemCode } from './problems.js';
-import type { HandlerReply } from './reply.js';
+import type { ProblemCode } from './answer/problems.js';
+import type { HandlerReply } from './answer/reply.js';
 import { assertDescribedBy, type RouteSettings } from './route-settings.js';
 
 /** A request as the core sees it; adapters build one from their framework's request. */

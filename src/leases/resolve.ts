@@ -1,7 +1,7 @@
 import type { Idempotency } from '../modes/idempotency.js';
 import type { OperationIdentity } from '../core/identity.js';
-import { storedPart } from '../core/policy.js';
-import { type HandlerReply, toReply } from '../core/reply.js';
+import { storedPart } from '../core/storage-policy.js';
+import { type HandlerReply, toReply } from '../core/answer/reply.js';
 import type { LeaseStore } from '../store/lease-store.js';
 
 /** An operator's verdict on an operation whose outcome was unknown. */

@@ -3,9 +3,9 @@ import { publishDiagnostics } from '../core/diagnostics.js';
 import { RetrysafeError } from '../core/errors.js';
 import { notify, type Observer, type RetrysafeEvent } from '../core/events.js';
 import { defaultKeyLimits, type KeyLimits } from '../core/key.js';
-import { type OutcomePolicy, resolvePolicy } from '../core/policy.js';
+import { type StoragePolicy, resolvePolicy } from '../core/storage-policy.js';
 import { type ReadBeforeClaim, type ReadFirst, readFirstPolicy } from './read-first.js';
-import { defaultProblemBase } from '../core/problems.js';
+import { defaultProblemBase } from '../core/answer/problems.js';
 import type { OperationStore } from '../store/operation-store.js';
 import { defaultRetention, type Retention } from '../core/retention.js';
 import type { OperationIdentity } from '../core/identity.js';
@@ -47,7 +47,7 @@ export interface IdempotencyOptions<Tx> {
    * operation `unknown` whatever the count of failures. Default 3600.
    */
   readonly giveUpAfterSeconds?: number;
-  readonly policy?: Partial<OutcomePolicy>;
+  readonly policy?: Partial<StoragePolicy>;
   readonly keyLimits?: Partial<KeyLimits>;
   /** Deepest nesting of arrays and objects accepted in a request body, checked before anything reads it. Default 64. */
   readonly maxInputDepth?: number;
@@ -60,7 +60,7 @@ export interface IdempotencyOptions<Tx> {
   /** Receive every event, for metrics and logs (see `retrysafe/observe`). */
   readonly observers?: readonly Observer[];
   /**
-   * Atomic mode: answer finished operations from one read before the
+   * Atomic mode: answer completed operations from one read before the
    * transaction. Default `auto`: when about a third of an operation's keyed
    * requests are replays (see `read-first.ts`).
    */
@@ -86,7 +86,7 @@ export interface Idempotency<Tx, S = OperationStore<Tx>> {
   readonly maxAttempts: number;
   readonly retryDelay: BackoffOptions;
   readonly giveUpAfterSeconds: number;
-  readonly policy: OutcomePolicy;
+  readonly policy: StoragePolicy;
   readonly keyLimits: KeyLimits;
   readonly maxInputDepth: number;
   /** The fixed part of the retention: the defaults and what the configuration set without a function. */

@@ -1,6 +1,6 @@
 import { type Idempotency } from './idempotency.js';
 import { defineRoute } from '../core/route.js';
-import type { ProblemCode } from '../core/problems.js';
+import type { ProblemCode } from '../core/answer/problems.js';
 import type { AtomicRoute, IncomingRequest } from '../core/route.js';
 import type { RetentionSetting } from '../core/route-settings.js';
 import { runAtomic } from './run-atomic.js';

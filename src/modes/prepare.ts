@@ -2,11 +2,11 @@ import { isRetrysafeError } from '../core/errors.js';
 import { type Fingerprint, fingerprint } from '../core/fingerprint.js';
 import type { Idempotency } from './idempotency.js';
 import type { OperationIdentity } from '../core/identity.js';
-import { answerProblem } from '../core/answers.js';
+import { answerProblem } from '../core/answer/answers.js';
 import { inputDefect } from '../core/input-shape.js';
 import { checkKey, type KeyLimits, type ParsedKey, parseIdempotencyKey } from '../core/key.js';
-import { type Problem, problem } from '../core/problems.js';
-import { type Reply, toReply } from '../core/reply.js';
+import { type Problem, problem } from '../core/answer/problems.js';
+import { type Reply, toReply } from '../core/answer/reply.js';
 import type { IncomingRequest, RouteDefinition } from '../core/route.js';
 
 /** Methods whose retries retrysafe deduplicates; on the others a key is ignored. */

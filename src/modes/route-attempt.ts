@@ -1,6 +1,6 @@
 import { notify, type Observer, type RetrysafeEvent } from '../core/events.js';
 import type { Idempotency } from './idempotency.js';
-import { problemCatalogue } from '../core/problems.js';
+import { problemCatalogue } from '../core/answer/problems.js';
 import type { OperationMode } from '../core/record.js';
 import type { RouteDefinition } from '../core/route.js';
 import { resolveRetention, type RouteSettings } from '../core/route-settings.js';

@@ -1,11 +1,11 @@
-import { answerExisting, answerProblem, answerStatementTimeout, answerStoreUnavailable } from '../core/answers.js';
+import { answerExisting, answerProblem, answerStatementTimeout, answerStoreUnavailable } from '../core/answer/answers.js';
 import { crashPoint } from '../core/crash-point.js';
 import { isRetrysafeError } from '../core/errors.js';
 import type { Idempotency } from './idempotency.js';
-import { decideExisting, inProgress } from '../core/outcome.js';
-import { completionOf, isStoredStatus } from '../core/policy.js';
+import { decideExisting, inProgress } from '../core/answer/decision.js';
+import { completionOf, isStoredStatus } from '../core/storage-policy.js';
 import { prepare } from './prepare.js';
-import { type Reply, toReply } from '../core/reply.js';
+import { type Reply, toReply } from '../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest } from '../core/route.js';
 import { StoreClock, withinStoreTimeout } from './store-clock.js';
 import { routeAttempt } from './route-attempt.js';
@@ -60,7 +60,7 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore
     crashPoint('before-claim');
     const readFirst = config.readFirst(claimed.operation);
     if (readFirst.now) {
-      // A finished record only ever changes into a tombstone, so it answers a retry in one read, without a transaction.
+      // A completed record only ever changes into a tombstone, so it answers a retry in one read, without a transaction.
       const known = await withinStoreTimeout(config.store.read(claimed), config.storeTimeoutMs);
       if (known !== undefined && known.state !== 'in_progress') {
         readFirst.observe(true);

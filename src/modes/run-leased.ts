@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { isRetrysafeError, RetrysafeError } from '../core/errors.js';
 import { type Fingerprint, sameFingerprint } from '../core/fingerprint.js';
 import type { Idempotency } from './idempotency.js';
-import { decideExisting, inProgress } from '../core/outcome.js';
+import { decideExisting, inProgress } from '../core/answer/decision.js';
 import { prepare } from './prepare.js';
-import { problem } from '../core/problems.js';
+import { problem } from '../core/answer/problems.js';
 import type { InProgressRecord, OperationRecord } from '../core/record.js';
-import type { Reply } from '../core/reply.js';
-import { answerExisting, answerProblem, answerStoreUnavailable } from '../core/answers.js';
+import type { Reply } from '../core/answer/reply.js';
+import { answerExisting, answerProblem, answerStoreUnavailable } from '../core/answer/answers.js';
 import type { IncomingRequest } from '../core/route.js';
 import { withinStoreTimeout } from './store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
@@ -63,7 +63,7 @@ async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx, LeaseStore<
     crashPoint('after-claim');
     const run = await runWithLease(config, route, lease);
     switch (run.kind) {
-      case 'finished':
+      case 'completed':
       case 'not-stored':
         return run.reply;
       case 'lost':

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { answerExisting, answerStoreUnavailable } from '../core/answers.js';
+import { answerExisting, answerStoreUnavailable } from '../core/answer/answers.js';
 import { crashPoint } from '../core/crash-point.js';
 import { isRetrysafeError } from '../core/errors.js';
 import type { Idempotency } from './idempotency.js';
-import { decideExisting } from '../core/outcome.js';
-import { completionOf, isStoredStatus } from '../core/policy.js';
+import { decideExisting } from '../core/answer/decision.js';
+import { completionOf, isStoredStatus } from '../core/storage-policy.js';
 import { prepare } from './prepare.js';
-import type { Reply } from '../core/reply.js';
+import type { Reply } from '../core/answer/reply.js';
 import type { IncomingRequest, RouteDefinition } from '../core/route.js';
 import { withinStoreTimeout } from './store-clock.js';
 import type { Lease, LeaseStore } from '../store/lease-store.js';
@@ -98,9 +98,9 @@ export class TransparentAttempt {
     const stored = isStoredStatus(reply.status, config.policy);
     config.emit({ type: 'finished', identity: lease.identity, mode: 'transparent', status: reply.status, stored });
     if (!stored) return this.write(() => config.store.abandon(lease));
-    crashPoint('before-finish');
-    await this.write(() => config.store.finish(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))));
-    crashPoint('after-finish');
+    crashPoint('before-complete');
+    await this.write(() => config.store.completeLease(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))));
+    crashPoint('after-complete');
   }
 
   /**

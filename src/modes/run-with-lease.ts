@@ -1,7 +1,7 @@
 import { isRetrysafeError, RetrysafeError } from '../core/errors.js';
 import type { Idempotency } from './idempotency.js';
-import { completionOf, isStoredStatus } from '../core/policy.js';
-import { type Reply, toReply } from '../core/reply.js';
+import { completionOf, isStoredStatus } from '../core/storage-policy.js';
+import { type Reply, toReply } from '../core/answer/reply.js';
 import { withinStoreTimeout } from './store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
 import { inSpan, type SpanAttributes } from '../core/tracing.js';
@@ -14,8 +14,8 @@ import type { LeasedContext, LeasedOperation, StepCall, StepOptions } from './le
 
 /** How one run of a leased handler ended. */
 export type LeaseRun =
-  /** Finished and stored. */
-  | { readonly kind: 'finished'; readonly reply: Reply }
+  /** Completed: the final answer is stored. */
+  | { readonly kind: 'completed'; readonly reply: Reply }
   /** A transient or server-error answer: not stored; the operation was given up or left to resume. */
   | { readonly kind: 'not-stored'; readonly reply: Reply }
   /** The handler threw; the operation was given up or left to resume. */
@@ -139,10 +139,10 @@ export async function runWithLease<Input, Tx>(given: Idempotency<Tx, LeaseStore<
     const stored = isStoredStatus(reply.status, config.policy);
     config.emit({ type: 'finished', identity: lease.identity, mode: 'leased', status: reply.status, stored });
     if (!stored) return (await giveUp(`The handler answered ${reply.status}.`, true)) ?? { kind: 'not-stored', reply };
-    crashPoint('before-finish');
-    const finished = await bounded(store.finish(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))));
-    crashPoint('after-finish');
-    return finished ? { kind: 'finished', reply } : fenced();
+    crashPoint('before-complete');
+    const completed = await bounded(store.completeLease(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))));
+    crashPoint('after-complete');
+    return completed ? { kind: 'completed', reply } : fenced();
   } catch (error) {
     keeper.stop();
     if (isRetrysafeError(error, 'lease-lost')) return fenced();

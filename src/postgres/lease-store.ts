@@ -10,7 +10,7 @@ import {
   CHECKPOINT,
   CLAIM_LEASE,
   EXPIRED_LEASES,
-  FINISH_LEASE,
+  COMPLETE_LEASE,
   LOCK_OWNED,
   MARK_UNKNOWN,
   READ_STEPS,
@@ -21,7 +21,7 @@ import {
   START_STEP,
   TAKE_OVER,
 } from './sql/lease.js';
-import { outcomeValues } from './sql/outcome.js';
+import { completionValues } from './sql/completion.js';
 import { ids, type RecordRow, toRecord } from './sql/record-row.js';
 import { recordReader } from './record-reader.js';
 import { queryStore } from './store-query.js';
@@ -82,7 +82,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
       const rows = await run<{ step: string; result: unknown; finished: boolean }>(READ_STEPS, ids(lease.identity));
       return new Map(rows.map((row): [string, StepProgress] => [row.step, row.finished ? { state: 'finished', result: row.result } : { state: 'started' }]));
     },
-    finish: (lease, completion) => changed(FINISH_LEASE, [...owned(lease), ...outcomeValues(completion)]),
+    completeLease: (lease, completion) => changed(COMPLETE_LEASE, [...owned(lease), ...completionValues(completion)]),
     abandon: (lease) => changed(ABANDON, owned(lease)),
     release: (lease, release) => changed(RELEASE, [...owned(lease), release.delaySeconds, release.counted ? 1 : 0]),
     markUnknown: (lease, reason) => changed(MARK_UNKNOWN, [...owned(lease), reason]),
@@ -94,7 +94,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
       return rows.map((row) => ({ identity: { tenant: row.tenant, operation: row.operation, key: row.key }, fencingToken: row.fencing_token, mode: row.mode }));
     },
     retryUnknown: (identity, ownerToken, reason) => changed(RETRY_UNKNOWN, [...ids(identity), ownerToken, reason]),
-    resolveUnknown: (identity, completion, reason) => changed(RESOLVE_UNKNOWN, [...ids(identity), ...outcomeValues(completion), reason]),
+    resolveUnknown: (identity, completion, reason) => changed(RESOLVE_UNKNOWN, [...ids(identity), ...completionValues(completion), reason]),
   };
 }
 

@@ -4,7 +4,7 @@ import type { Completion } from '../core/completion.js';
 import type { SqlClient, SqlDatabase } from '../store/sql-client.js';
 import { leaseStore } from './lease-store.js';
 import { recordReader } from './record-reader.js';
-import { outcomeValues } from './sql/outcome.js';
+import { completionValues } from './sql/completion.js';
 import { CLAIM_ATOMIC, claimAtomicValues, READ_RECORD } from './sql/claim-atomic.js';
 import { COMPLETE_ATOMIC } from './sql/complete-atomic.js';
 import { ids, type RecordRow, toRecord } from './sql/record-row.js';
@@ -45,5 +45,5 @@ async function claimAtomic(sql: SqlClient, request: ClaimRequest): Promise<Atomi
 }
 
 async function completeAtomic(sql: SqlClient, request: ClaimRequest, completion: Completion): Promise<void> {
-  await sql.query(COMPLETE_ATOMIC, [...ids(request.identity), ...outcomeValues(completion)]);
+  await sql.query(COMPLETE_ATOMIC, [...ids(request.identity), ...completionValues(completion)]);
 }

@@ -72,7 +72,8 @@ export interface LeaseStore<Tx> {
   checkpointWith<T>(lease: Lease, step: string, leaseSeconds: number, work: (tx: Tx) => Promise<T>): Promise<Owned<T>>;
   /** The steps started or finished so far by any attempt, by step name, with the recovery points of the finished ones. */
   steps(lease: Lease): Promise<ReadonlyMap<string, StepProgress>>;
-  finish(lease: Lease, completion: Completion): Promise<boolean>;
+  /** Writes the final outcome and ends the lease, only while the lease is held. */
+  completeLease(lease: Lease, completion: Completion): Promise<boolean>;
   /** Deletes the record: nothing of the operation reached the outside world, so a retry may start afresh. */
   abandon(lease: Lease): Promise<boolean>;
   /** Ends the lease after a failed attempt: a retry or a recovery worker may resume it once the backoff has passed. */

@@ -27,7 +27,7 @@ describe('retrysafe inspect', () => {
     const lease = await claim(finished);
     await store.checkpoint(lease, 'charge', { id: 'ch_1' }, 300);
     await store.checkpoint(lease, 'record-payment', { order: 'o-1' }, 300);
-    await store.finish(lease, {
+    await store.completeLease(lease, {
       state: 'completed',
       reply: { status: 201, headers: { 'content-type': 'application/json', location: '/payments/ch_1' }, body: Buffer.from('{"card":"4242-secret"}') },
       retention: defaultRetention,

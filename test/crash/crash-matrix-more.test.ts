@@ -29,8 +29,8 @@ describe.each(crashLayers)('crash matrix through %s: atomic orders, racing and p
     const body = { order: `ord-${key}`, amount: 800 };
     await crashAt('after-step-call', '/payments', key, body);
     await sleep(2500);
-    const reports = (await Promise.all([runProgram(RECOVER, env()), runProgram(RECOVER, env())])).map((out) => JSON.parse(out) as { finished: number; lost: number });
-    expect(reports.reduce((n, report) => n + report.finished, 0)).toBe(1);
+    const reports = (await Promise.all([runProgram(RECOVER, env()), runProgram(RECOVER, env())])).map((out) => JSON.parse(out) as { completed: number; lost: number });
+    expect(reports.reduce((n, report) => n + report.completed, 0)).toBe(1);
     expect((await record('payments.create@1', key))?.state).toBe('completed');
     expect(await admin.count(downstreamKey({ tenant: 'tenant-a', operation: 'payments.create@1', key }, 'charge'))).toBe(1);
     expect(await count('SELECT count(*)::int AS n FROM payments WHERE order_id = $1', body.order)).toBe(1);
@@ -46,8 +46,8 @@ describe.each(crashLayers)('crash matrix through %s: atomic orders, racing and p
     while ((await admin.stats()).requests === before) await sleep(20);
     paused.child.process.kill('SIGSTOP');
     await sleep(2500);
-    const report = JSON.parse(await runProgram(RECOVER, env())) as { finished: number };
-    expect(report.finished).toBe(1);
+    const report = JSON.parse(await runProgram(RECOVER, env())) as { completed: number };
+    expect(report.completed).toBe(1);
     paused.child.process.kill('SIGCONT');
     const staleAnswer = await answer;
     expect(staleAnswer.status).toBe(409);

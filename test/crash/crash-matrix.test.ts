@@ -15,8 +15,8 @@ describe.each(crashLayers)('crash matrix through %s: a leased payment killed wit
     'after-checkpoint',
     'before-local-commit',
     'after-local-commit',
-    'before-finish',
-    'after-finish',
+    'before-complete',
+    'after-complete',
     'while-serialising',
   ];
   it.each(leasedPoints)('leased payment killed at %s: one charge, one payment, a terminal record equal to the final answer', async (point) => {

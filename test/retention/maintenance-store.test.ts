@@ -22,7 +22,7 @@ describe.each(engines)('the maintenance store on $name', (factory) => {
     const claim = await store.claimLease({ identity, fingerprint: fingerprint({ amount: 5 }), input: { amount: 5 }, mode: 'leased', ownerToken: randomUUID(), leaseSeconds: 60 });
     if (claim.kind !== 'claimed') throw new Error('not claimed');
     await store.checkpoint(claim.lease, 'charge', { id: 'ch_1' }, 60);
-    await store.finish(claim.lease, { state: 'completed', reply: { status: 201, headers: { location: '/payments/ch_1' }, body: Buffer.from('paid') }, retention: defaultRetention });
+    await store.completeLease(claim.lease, { state: 'completed', reply: { status: 201, headers: { location: '/payments/ch_1' }, body: Buffer.from('paid') }, retention: defaultRetention });
     const maintenance = maintenanceStore(engine.database);
 
     const details = await maintenance.inspect(identity);

@@ -1,6 +1,6 @@
-import type { RetrysafeEvent } from './events.js';
-import type { OperationIdentity } from './identity.js';
-import type { Outcome } from './outcome.js';
+import type { RetrysafeEvent } from '../events.js';
+import type { OperationIdentity } from '../identity.js';
+import type { Decision } from './decision.js';
 import { type Problem, problem } from './problems.js';
 import { problemReply, type Reply, replayed } from './reply.js';
 
@@ -21,10 +21,10 @@ export function answerProblem(config: AnswerSettings, identity: OperationIdentit
   return problemReply(p, config.problemBase, config.describedBy);
 }
 
-export function answerExisting(config: AnswerSettings, identity: OperationIdentity, outcome: Outcome): Reply {
-  if (outcome.kind === 'problem') return answerProblem(config, identity, outcome.problem);
+export function answerExisting(config: AnswerSettings, identity: OperationIdentity, decision: Decision): Reply {
+  if (decision.kind === 'problem') return answerProblem(config, identity, decision.problem);
   config.emit({ type: 'replayed', identity });
-  return replayed(outcome.reply);
+  return replayed(decision.reply);
 }
 
 /** A handler statement the server cut (statement_timeout or its own lock_timeout): nothing was stored, a retry may run. */
