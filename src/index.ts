@@ -1,17 +1,18 @@
 export { RetrysafeError, isRetrysafeError, type RetrysafeErrorCode } from './core/errors.js';
 export type { Fingerprint } from './core/fingerprint.js';
 export { identityHash, type OperationIdentity } from './core/identity.js';
-export { idempotency, defineRoute, type Idempotency, type IdempotencyOptions } from './core/idempotency.js';
-export type { ReadBeforeClaim, ReadFirst } from './core/read-first.js';
+export { idempotency, type Idempotency, type IdempotencyOptions } from './modes/idempotency.js';
+export { defineRoute } from './core/route.js';
+export type { ReadBeforeClaim, ReadFirst } from './modes/read-first.js';
 export { defaultKeyLimits, type KeyLimits } from './core/key.js';
-export { defaultPolicy, type OutcomePolicy } from './core/policy.js';
-export { defaultProblemBase, type Problem, type ProblemCode } from './core/problems.js';
-export type { FinishedRecord, InProgressRecord, OperationMode, OperationRecord, RecordState, TombstoneRecord, UnknownRecord } from './core/record.js';
-export { REPLAYED_HEADER, type HandlerReply, type Reply } from './core/reply.js';
+export { defaultPolicy, type StoragePolicy } from './core/storage-policy.js';
+export { defaultProblemBase, type Problem, type ProblemCode } from './core/answer/problems.js';
+export type { CompletedRecord, InProgressRecord, OperationMode, OperationRecord, RecordState, TombstoneRecord, UnknownRecord } from './core/record.js';
+export { REPLAYED_HEADER, type HandlerReply, type Reply } from './core/answer/reply.js';
 export { invalid, valid, type AtomicContext, type AtomicRoute, type RouteDefinition, type RouteEvent, type RouteRefusal, type Validation } from './core/route.js';
 export type { Observer, RetrysafeEvent, RetrysafeEventOf } from './core/events.js';
 export type { Tracing } from './core/tracing.js';
-export { idempotent, type IdempotentOptions, type IdempotentOutcome } from './core/idempotent.js';
+export { idempotent, type IdempotentOptions, type IdempotentOutcome } from './modes/idempotent.js';
 export type { RetentionSetting, RouteSettings } from './core/route-settings.js';
 export type { BackoffOptions } from './client/backoff.js';
 export type { SqlClient, SqlDatabase, Statement } from './store/sql-client.js';
@@ -32,22 +33,10 @@ export {
   type StepCall,
   type StepOptions,
 } from './leases/index.js';
-// The store seam, for a store of one's own (its contract suite is `retrysafe/testing`) and for decorators.
-export {
-  defaultRetention,
-  type AtomicClaim,
-  type AtomicTransaction,
-  type ClaimRequest,
-  type Completion,
-  type ExpiredLease,
-  type Lease,
-  type LeaseClaim,
-  type LeaseRequest,
-  type LeaseStore,
-  type OperationStore,
-  type Owned,
-  type Release,
-  type Retention,
-  type Settlement,
-  type StepProgress,
-} from './store/operation-store.js';
+// The store seams, for a store of one's own (its contract suite is `retrysafe/testing`) and for decorators.
+export { defaultRetention, type Retention } from './core/retention.js';
+export type { Completion } from './core/completion.js';
+export type { AtomicClaim, AtomicStore, AtomicTransaction, ClaimRequest, Settlement } from './store/atomic-store.js';
+export type { ExpiredLease, Lease, LeaseClaim, LeaseRequest, LeaseStore, Owned, Release, StepProgress } from './store/lease-store.js';
+export type { RecordReader } from './store/record-reader.js';
+export type { OperationStore } from './store/operation-store.js';

@@ -1,10 +1,10 @@
 import { fingerprint } from '../../src/core/fingerprint.js';
-import { completionOf, resolvePolicy } from '../../src/core/policy.js';
-import { toReply } from '../../src/core/reply.js';
+import { completionOf, resolvePolicy } from '../../src/core/storage-policy.js';
+import { toReply } from '../../src/core/answer/reply.js';
 import { claimAtomicValues } from '../../src/postgres/sql/claim-atomic.js';
 import { ids } from '../../src/postgres/sql/record-row.js';
-import { outcomeValues } from '../../src/postgres/sql/outcome.js';
-import { defaultRetention } from '../../src/store/operation-store.js';
+import { completionValues } from '../../src/postgres/sql/completion.js';
+import { defaultRetention } from '../../src/core/retention.js';
 import { ORDER_BODY, TENANT } from '../request.js';
 
 /**
@@ -27,5 +27,5 @@ export function claimValues(key: string): unknown[] {
 
 /** The values of COMPLETE_ATOMIC; $3 is the key. */
 export function completeValues(key: string): unknown[] {
-  return [...ids({ tenant: TENANT, operation: ORDER_OPERATION, key }), ...outcomeValues(ORDER_COMPLETION)];
+  return [...ids({ tenant: TENANT, operation: ORDER_OPERATION, key }), ...completionValues(ORDER_COMPLETION)];
 }

@@ -1,9 +1,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { defineRoute, type Idempotency } from '../core/idempotency.js';
-import type { Reply } from '../core/reply.js';
+import { type Idempotency } from '../modes/idempotency.js';
+import { defineRoute } from '../core/route.js';
+import type { Reply } from '../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
-import type { LeasedRoute } from '../leases/leased-route.js';
-import { beginTransparent, capturedReply, type TransparentAttempt } from '../leases/run-transparent.js';
+import type { LeasedRoute } from '../modes/leased-route.js';
+import { beginTransparent, capturedReply, type TransparentAttempt } from '../modes/run-transparent.js';
 import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
 import { holdBack } from './express-hold-back.js';
 import { sendReply } from './send-reply.js';

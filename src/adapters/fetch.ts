@@ -1,10 +1,11 @@
-import { defineRoute, type Idempotency } from '../core/idempotency.js';
-import { answerProblem } from '../core/answers.js';
-import { problem } from '../core/problems.js';
-import type { Reply } from '../core/reply.js';
+import { type Idempotency } from '../modes/idempotency.js';
+import { defineRoute } from '../core/route.js';
+import { answerProblem } from '../core/answer/answers.js';
+import { problem } from '../core/answer/problems.js';
+import type { Reply } from '../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
-import type { LeasedRoute } from '../leases/leased-route.js';
-import { beginTransparent, capturedReply } from '../leases/run-transparent.js';
+import type { LeasedRoute } from '../modes/leased-route.js';
+import { beginTransparent, capturedReply } from '../modes/run-transparent.js';
 import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
 import { toResponse } from './send-reply.js';
 

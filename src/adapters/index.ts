@@ -4,8 +4,8 @@
  * `Reply` back exactly. See docs/api.md for a whole adapter in one page.
  */
 export { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
-export { beginTransparent, capturedReply, type CapturedHeaders, type TransparentAttempt, type TransparentStart } from '../leases/run-transparent.js';
+export { beginTransparent, capturedReply, type CapturedHeaders, type TransparentAttempt, type TransparentStart } from '../modes/run-transparent.js';
 export { payloadBytes } from './payload-bytes.js';
 export { sendReply, toResponse, type ResponseSink } from './send-reply.js';
-export { toReply, type HandlerReply, type Reply } from '../core/reply.js';
+export { toReply, type HandlerReply, type Reply } from '../core/answer/reply.js';
 export type { IncomingRequest } from '../core/route.js';

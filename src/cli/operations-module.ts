@@ -1,16 +1,16 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
-import { idempotency, type Idempotency } from '../core/idempotency.js';
-import type { LeasedOperation } from '../leases/leased-route.js';
+import { idempotency, type Idempotency } from '../modes/idempotency.js';
+import type { LeasedOperation } from '../modes/leased-route.js';
 import { postgresStore } from '../postgres/postgres-store.js';
 import type { SqlClient, SqlDatabase } from '../store/sql-client.js';
 import { describeError, usageError } from './database-command.js';
 
 /**
- * What `--module <path>` gives the commands that finish or settle leased
+ * What `--module <path>` gives the commands that complete or settle leased
  * operations. The module's named exports, both optional:
- * - `operations`: the leased operations this process may finish (a
+ * - `operations`: the leased operations this process may complete (a
  *   `LeasedRoute` is one). Their handlers get retrysafe's `SqlClient` as `tx`.
  * - `config(database)`: builds the same configuration as the application
  *   (lease length, attempts, retention, policy, observers) on the command's

@@ -16,8 +16,8 @@ export type CrashPoint =
   | 'before-local-commit'
   /** A local step's writes and recovery point committed. */
   | 'after-local-commit'
-  | 'before-finish'
-  | 'after-finish'
+  | 'before-complete'
+  | 'after-complete'
   | 'while-serialising'
   /** The relay published a message and has not yet marked it delivered. */
   | 'relay-after-publish'

@@ -1,6 +1,6 @@
 /**
  * Stable codes for the failures retrysafe throws. Decisions about a request are
- * never thrown: they are `Outcome` values. Only misuse and store failures are.
+ * never thrown: they are `Decision` values. Only misuse and store failures are.
  */
 export type RetrysafeErrorCode =
   /** The library was configured or called in a way it does not support. */

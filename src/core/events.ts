@@ -1,5 +1,5 @@
 import type { OperationIdentity } from './identity.js';
-import type { ProblemCode } from './problems.js';
+import type { ProblemCode } from './answer/problems.js';
 import type { OperationMode } from './record.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Fingerprint } from './fingerprint.js';
 import type { OperationIdentity } from './identity.js';
-import type { Reply } from './reply.js';
+import type { Reply } from './answer/reply.js';
 
 /** The life of an operation record; see docs/architecture.md for the diagram. */
 export type RecordState = 'in_progress' | 'completed' | 'failed' | 'unknown' | 'tombstone';
@@ -31,8 +31,8 @@ export interface InProgressRecord extends RecordBase {
   readonly fencingToken: number;
 }
 
-/** A finished operation whose answer is kept: `completed`, or `failed` with a known outcome and no effect. */
-export interface FinishedRecord extends RecordBase {
+/** A completed operation whose answer is kept: `completed`, or `failed` with a known outcome and no effect. */
+export interface CompletedRecord extends RecordBase {
   readonly state: 'completed' | 'failed';
   readonly response: Reply;
   /** The body was too large to keep: only its status and headers were stored. */
@@ -46,11 +46,11 @@ export interface UnknownRecord extends RecordBase {
   readonly reason: string;
 }
 
-/** A finished operation whose body was pruned; the status and the resource reference remain. */
+/** A completed operation whose body was pruned; the status and the resource reference remain. */
 export interface TombstoneRecord extends RecordBase {
   readonly state: 'tombstone';
   readonly status: number;
   readonly resource: string | undefined;
 }
 
-export type OperationRecord = InProgressRecord | FinishedRecord | UnknownRecord | TombstoneRecord;
+export type OperationRecord = InProgressRecord | CompletedRecord | UnknownRecord | TombstoneRecord;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isRetrysafeError } from './errors.js';
-import { defineRoute } from './idempotency.js';
+import { defineRoute } from './route.js';
 import { resolveRetention } from './route-settings.js';
 
 const identity = { tenant: 't1', operation: 'orders.create@1', key: 'k' };

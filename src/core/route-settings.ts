@@ -1,7 +1,6 @@
 import type { OperationIdentity } from './identity.js';
-import type { Idempotency } from './idempotency.js';
 import { RetrysafeError } from './errors.js';
-import { defaultRetention, type Retention } from '../store/operation-store.js';
+import { defaultRetention, type Retention } from './retention.js';
 
 /**
  * How long an operation's answer and tombstone are kept: fixed, or decided
@@ -33,14 +32,4 @@ export function assertDescribedBy(url: string | undefined): void {
 export function resolveRetention(setting: RetentionSetting | undefined, identity: OperationIdentity, base: Retention = defaultRetention): Retention {
   if (setting === undefined) return base;
   return { ...base, ...(typeof setting === 'function' ? setting(identity) : setting) };
-}
-
-/** The configuration as one route sees it. */
-export function forRoute<Tx>(config: Idempotency<Tx>, route: RouteSettings): Idempotency<Tx> {
-  if (route.describedBy === undefined && route.retention === undefined) return config;
-  return {
-    ...config,
-    describedBy: route.describedBy ?? config.describedBy,
-    retentionFor: (identity) => resolveRetention(route.retention, identity, config.retentionFor(identity)),
-  };
 }

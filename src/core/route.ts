@@ -1,7 +1,7 @@
-import type { OperationIdentity } from './identity.js';
-import type { ProblemCode } from './problems.js';
-import type { HandlerReply } from './reply.js';
-import type { RouteSettings } from './route-settings.js';
+import { assertOperationName, type OperationIdentity } from './identity.js';
+import type { ProblemCode } from './answer/problems.js';
+import type { HandlerReply } from './answer/reply.js';
+import { assertDescribedBy, type RouteSettings } from './route-settings.js';
 
 /** A request as the core sees it; adapters build one from their framework's request. */
 export interface IncomingRequest<Req> {
@@ -83,4 +83,11 @@ export interface AtomicContext<Req, Input, Tx> {
 /** A route whose business effect is a write in the same PostgreSQL database. */
 export interface AtomicRoute<Req, Input, Tx> extends RouteDefinition<Req, Input> {
   handler(context: AtomicContext<Req, Input, Tx>): Promise<HandlerReply>;
+}
+
+/** Checks a route once, when it is defined, rather than on every request. */
+export function defineRoute<R extends Pick<RouteDefinition<unknown, unknown>, 'operation' | 'describedBy'>>(route: R): R {
+  assertOperationName(route.operation);
+  assertDescribedBy(route.describedBy);
+  return route;
 }

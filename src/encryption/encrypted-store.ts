@@ -2,7 +2,8 @@ import { RetrysafeError } from '../core/errors.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationRecord } from '../core/record.js';
 import { decorate } from '../store/decorate.js';
-import type { Completion, OperationStore } from '../store/operation-store.js';
+import type { OperationStore } from '../store/operation-store.js';
+import type { Completion } from '../core/completion.js';
 import type { Keyring } from './keyring.js';
 import { openBody, sealBody, type Unreadable } from './response-cipher.js';
 
@@ -18,7 +19,7 @@ export interface EncryptedStoreOptions {
 /**
  * Wraps a store so that response bodies are encrypted at rest (AES-256-GCM),
  * bound to their operation's identity. Every stored completion is sealed with
- * the keyring's current key; every finished record read back is opened with
+ * the keyring's current key; every completed record read back is opened with
  * the key its body names. Status, headers, input and step results stay as they
  * are; every other call is forwarded untouched. A body that cannot be opened
  * is never replayed: the call fails as the store would, with
@@ -52,7 +53,7 @@ export function encryptedStore<Tx>(store: OperationStore<Tx>, keys: Keyring, opt
         const claim = await store.claimLease(request);
         return claim.kind === 'existing' ? { kind: 'existing', record: open(request.identity, claim.record) } : claim;
       },
-      finish: async (lease, completion) => store.finish(lease, seal(lease.identity, completion)),
+      completeLease: async (lease, completion) => store.completeLease(lease, seal(lease.identity, completion)),
       resolveUnknown: async (identity, completion, reason) => store.resolveUnknown(identity, seal(identity, completion), reason),
       async read(identity) {
         const record = await store.read(identity);

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Idempotency } from '../core/idempotency.js';
-import type { ExpiredLease } from '../store/operation-store.js';
-import { executeLease } from './execute-lease.js';
-import type { LeasedOperation } from './leased-route.js';
+import type { Idempotency } from '../modes/idempotency.js';
+import type { ExpiredLease, LeaseStore } from '../store/lease-store.js';
+import { runWithLease } from '../modes/run-with-lease.js';
+import type { LeasedOperation } from '../modes/leased-route.js';
 
 export interface RecoveryWorkerOptions<Tx> {
-  readonly config: Idempotency<Tx>;
-  /** The leased operations this worker can finish; others are left for a worker that knows them. */
+  readonly config: Idempotency<Tx, LeaseStore<Tx>>;
+  /** The leased operations this worker can complete; others are left for a worker that knows them. */
   readonly operations: readonly LeasedOperation<unknown, Tx>[];
   /** Expired leases taken per pass. Default 20. */
   readonly batchSize?: number;
@@ -18,12 +18,12 @@ export interface RecoveryWorkerOptions<Tx> {
 /** What one pass did, by expired lease. */
 export interface RecoveryReport {
   readonly examined: number;
-  /** Finished with the response the handler gives. */
-  readonly finished: number;
+  /** Completed with the response the handler gives. */
+  readonly completed: number;
   /** Marked `unknown`: a transparent route, or the last attempt failed after a step may have taken effect. */
   readonly unknown: number;
-  /** Taken over and run, but not finished: given up (nothing happened) or left to resume later. */
-  readonly unfinished: number;
+  /** Taken over and run, but not completed: given up (nothing happened) or left to resume later. */
+  readonly incomplete: number;
   /** Another worker won the take-over or took the lease meanwhile. */
   readonly lost: number;
 }
@@ -31,9 +31,9 @@ export interface RecoveryReport {
 type Tally = { -readonly [K in keyof RecoveryReport]: RecoveryReport[K] };
 
 /**
- * Finishes operations whose worker stopped renewing its lease (a crash, a
+ * Completes operations whose worker stopped renewing its lease (a crash, a
  * pause): takes each over by compare-and-swap, so of several racing workers
- * exactly one proceeds, reconciles its unfinished steps and finishes it, or
+ * exactly one proceeds, reconciles its unfinished steps and completes it, or
  * marks it `unknown`. A route retrysafe cannot re-run (transparent mode)
  * becomes `unknown` at once, since it may or may not have had its effect.
  */
@@ -46,7 +46,7 @@ export class RecoveryWorker<Tx> {
 
   /** One pass over the expired leases; tests and the command line call this. */
   async runOnce(): Promise<RecoveryReport> {
-    const tally: Tally = { examined: 0, finished: 0, unknown: 0, unfinished: 0, lost: 0 };
+    const tally: Tally = { examined: 0, completed: 0, unknown: 0, incomplete: 0, lost: 0 };
     const expired = await this.options.config.store.expiredLeases(this.options.batchSize ?? 20, [...this.operations.keys()]);
     for (const candidate of expired) {
       tally.examined += 1;
@@ -80,7 +80,7 @@ export class RecoveryWorker<Tx> {
       config.emit({ type: 'unknown', identity: lease.identity, reason });
       return 'unknown';
     }
-    const run = await executeLease(config, operation, lease);
-    return run.kind === 'threw' || run.kind === 'not-stored' ? 'unfinished' : run.kind;
+    const run = await runWithLease(config, operation, lease);
+    return run.kind === 'threw' || run.kind === 'not-stored' ? 'incomplete' : run.kind;
   }
 }

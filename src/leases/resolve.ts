@@ -1,7 +1,8 @@
-import type { Idempotency } from '../core/idempotency.js';
+import type { Idempotency } from '../modes/idempotency.js';
 import type { OperationIdentity } from '../core/identity.js';
-import { storedPart } from '../core/policy.js';
-import { type HandlerReply, toReply } from '../core/reply.js';
+import { storedPart } from '../core/storage-policy.js';
+import { type HandlerReply, toReply } from '../core/answer/reply.js';
+import type { LeaseStore } from '../store/lease-store.js';
 
 /** An operator's verdict on an operation whose outcome was unknown. */
 export interface Resolution {
@@ -16,7 +17,7 @@ export interface Resolution {
 export type ResolveResult = { readonly resolved: true } | { readonly resolved: false; readonly why: 'not-unknown' };
 
 /** Settles an `unknown` operation after an operator has reconciled it by hand. */
-export async function resolveOperation<Tx>(config: Idempotency<Tx>, identity: OperationIdentity, resolution: Resolution): Promise<ResolveResult> {
+export async function resolveOperation<Tx>(config: Idempotency<Tx, Pick<LeaseStore<Tx>, 'resolveUnknown'>>, identity: OperationIdentity, resolution: Resolution): Promise<ResolveResult> {
   const completion = { state: resolution.state, reply: storedPart(toReply(resolution.reply), config.policy), retention: config.retentionFor(identity) };
   const resolved = await config.store.resolveUnknown(identity, completion, resolution.reason);
   return resolved ? { resolved: true } : { resolved: false, why: 'not-unknown' };

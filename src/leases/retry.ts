@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Idempotency } from '../core/idempotency.js';
+import type { Idempotency } from '../modes/idempotency.js';
 import type { OperationIdentity } from '../core/identity.js';
+import type { LeaseStore } from '../store/lease-store.js';
+import type { RecordReader } from '../store/record-reader.js';
 
 export type RetryResult =
   | { readonly retried: true }
@@ -14,7 +16,7 @@ export type RetryResult =
  * over at once; steps it finished keep their recovery points, steps it
  * started are reconciled first. Its failures and give-up horizon start again.
  */
-export async function retryOperation<Tx>(config: Idempotency<Tx>, identity: OperationIdentity, reason: string): Promise<RetryResult> {
+export async function retryOperation<Tx>(config: Idempotency<Tx, Pick<LeaseStore<Tx>, 'retryUnknown'> & RecordReader>, identity: OperationIdentity, reason: string): Promise<RetryResult> {
   // An owner token nobody holds: the lease is expired at once, so only a take-over can write.
   if (await config.store.retryUnknown(identity, randomUUID(), reason)) return { retried: true };
   const record = await config.store.read(identity);

@@ -1,7 +1,8 @@
 import { RetrysafeError } from '../core/errors.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode } from '../core/record.js';
-import type { Lease, LeaseStore, Owned, Settlement, StepProgress } from '../store/operation-store.js';
+import type { Lease, LeaseStore, Owned, StepProgress } from '../store/lease-store.js';
+import type { Settlement } from '../store/atomic-store.js';
 import type { SqlDatabase, Statement } from '../store/sql-client.js';
 import { handlerPart, inTransaction, storePart } from './transaction.js';
 import {
@@ -9,7 +10,7 @@ import {
   CHECKPOINT,
   CLAIM_LEASE,
   EXPIRED_LEASES,
-  FINISH_LEASE,
+  COMPLETE_LEASE,
   LOCK_OWNED,
   MARK_UNKNOWN,
   READ_STEPS,
@@ -20,9 +21,10 @@ import {
   START_STEP,
   TAKE_OVER,
 } from './sql/lease.js';
-import { READ_RECORD } from './sql/claim-atomic.js';
-import { outcomeValues } from './sql/outcome.js';
+import { completionValues } from './sql/completion.js';
 import { ids, type RecordRow, toRecord } from './sql/record-row.js';
+import { recordReader } from './record-reader.js';
+import { queryStore } from './store-query.js';
 
 interface LeaseRow {
   readonly owner_token: string;
@@ -35,14 +37,9 @@ interface LeaseRow {
 
 /** Leased mode on PostgreSQL. Each method is one statement in its own transaction, except `checkpointWith`. */
 export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
-  const run = async <Row>(text: Statement, values: readonly unknown[]): Promise<Row[]> => {
-    try {
-      return (await database.query<Row>(text, values)).rows;
-    } catch (error) {
-      throw new RetrysafeError('store-unavailable', 'The operation store failed.', { cause: error });
-    }
-  };
+  const run = <Row>(text: Statement, values: readonly unknown[]): Promise<Row[]> => queryStore<Row>(database, text, values);
   const changed = async (text: Statement, values: readonly unknown[]): Promise<boolean> => (await run(text, values)).length > 0;
+  const reader = recordReader(database);
   const owned = (lease: Lease): unknown[] => [...ids(lease.identity), lease.ownerToken, lease.fencingToken];
 
   return {
@@ -61,9 +58,9 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
       }
       if (row !== undefined) return { kind: 'existing', record: toRecord(request.identity, row) };
       // Another claim committed after this statement's snapshot: read it in a new one.
-      const [found] = await run<RecordRow>(READ_RECORD, ids(request.identity));
+      const found = await reader.read(request.identity);
       if (found === undefined) throw new RetrysafeError('store-unavailable', 'The conflicting operation record vanished meanwhile; retry.');
-      return { kind: 'existing', record: toRecord(request.identity, found) };
+      return { kind: 'existing', record: found };
     },
     async takeOver(identity, seenFencingToken, ownerToken, leaseSeconds) {
       const [row] = await run<LeaseRow>(TAKE_OVER, [...ids(identity), seenFencingToken, ownerToken, leaseSeconds]);
@@ -85,7 +82,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
       const rows = await run<{ step: string; result: unknown; finished: boolean }>(READ_STEPS, ids(lease.identity));
       return new Map(rows.map((row): [string, StepProgress] => [row.step, row.finished ? { state: 'finished', result: row.result } : { state: 'started' }]));
     },
-    finish: (lease, completion) => changed(FINISH_LEASE, [...owned(lease), ...outcomeValues(completion)]),
+    completeLease: (lease, completion) => changed(COMPLETE_LEASE, [...owned(lease), ...completionValues(completion)]),
     abandon: (lease) => changed(ABANDON, owned(lease)),
     release: (lease, release) => changed(RELEASE, [...owned(lease), release.delaySeconds, release.counted ? 1 : 0]),
     markUnknown: (lease, reason) => changed(MARK_UNKNOWN, [...owned(lease), reason]),
@@ -97,11 +94,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
       return rows.map((row) => ({ identity: { tenant: row.tenant, operation: row.operation, key: row.key }, fencingToken: row.fencing_token, mode: row.mode }));
     },
     retryUnknown: (identity, ownerToken, reason) => changed(RETRY_UNKNOWN, [...ids(identity), ownerToken, reason]),
-    resolveUnknown: (identity, completion, reason) => changed(RESOLVE_UNKNOWN, [...ids(identity), ...outcomeValues(completion), reason]),
-    async read(identity) {
-      const [row] = await run<RecordRow>(READ_RECORD, ids(identity));
-      return row === undefined ? undefined : toRecord(identity, row);
-    },
+    resolveUnknown: (identity, completion, reason) => changed(RESOLVE_UNKNOWN, [...ids(identity), ...completionValues(completion), reason]),
   };
 }
 

@@ -1,7 +1,10 @@
-import type { AtomicClaim, ClaimRequest, Completion, OperationStore } from '../store/operation-store.js';
+import type { OperationStore } from '../store/operation-store.js';
+import type { AtomicClaim, ClaimRequest } from '../store/atomic-store.js';
+import type { Completion } from '../core/completion.js';
 import type { SqlClient, SqlDatabase } from '../store/sql-client.js';
 import { leaseStore } from './lease-store.js';
-import { outcomeValues } from './sql/outcome.js';
+import { recordReader } from './record-reader.js';
+import { completionValues } from './sql/completion.js';
 import { CLAIM_ATOMIC, claimAtomicValues, READ_RECORD } from './sql/claim-atomic.js';
 import { COMPLETE_ATOMIC } from './sql/complete-atomic.js';
 import { ids, type RecordRow, toRecord } from './sql/record-row.js';
@@ -12,6 +15,7 @@ import { handlerPart, inTransaction, storePart } from './transaction.js';
 export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx> {
   return {
     ...leaseStore(database),
+    ...recordReader(database),
     transactionTimeoutMs: database.transactionTimeoutMs,
     atomic(request, work) {
       return inTransaction(database, async (sql, tx) => {
@@ -41,5 +45,5 @@ async function claimAtomic(sql: SqlClient, request: ClaimRequest): Promise<Atomi
 }
 
 async function completeAtomic(sql: SqlClient, request: ClaimRequest, completion: Completion): Promise<void> {
-  await sql.query(COMPLETE_ATOMIC, [...ids(request.identity), ...outcomeValues(completion)]);
+  await sql.query(COMPLETE_ATOMIC, [...ids(request.identity), ...completionValues(completion)]);
 }

@@ -1,5 +1,5 @@
 import { RetrysafeError } from '../core/errors.js';
-import type { Settlement } from '../store/operation-store.js';
+import type { Settlement } from '../store/atomic-store.js';
 import type { SqlClient, SqlDatabase } from '../store/sql-client.js';
 import { isTransientDatabaseError, LOCK_NOT_AVAILABLE, QUERY_CANCELED, sqlState } from './sqlstate.js';
 

@@ -16,7 +16,7 @@ export type PruneOutcome =
 
 /** How far a pass has come; reported after every batch. */
 export interface SweepProgress {
-  /** Finished records whose response expired, now tombstones. */
+  /** Completed records whose response expired, now tombstones. */
   readonly tombstoned: number;
   /** Expired tombstones deleted: their keys are new again. */
   readonly deleted: number;

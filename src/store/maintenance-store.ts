@@ -36,7 +36,7 @@ export interface OperationDetails {
   readonly resource: string | undefined;
   readonly reason: string | undefined;
   readonly responseOmitted: boolean;
-  /** Size of the stored body in bytes; undefined once it was pruned or before the operation finished. */
+  /** Size of the stored body in bytes; undefined once it was pruned or before the operation completed. */
   readonly bodyBytes: number | undefined;
   /** Only when asked for: bodies may hold personal data. */
   readonly body: Uint8Array | undefined;
@@ -71,7 +71,7 @@ export interface StuckQuery {
  * never holds locks for long; unfinished operations are never swept.
  */
 export interface MaintenanceStore {
-  /** Turns up to `limit` finished records whose response expired into tombstones; resolves to how many. */
+  /** Turns up to `limit` completed records whose response expired into tombstones; resolves to how many. */
   tombstoneExpired(limit: number): Promise<number>;
   /** Deletes up to `limit` tombstones that expired; resolves to how many. */
   deleteExpiredTombstones(limit: number): Promise<number>;

@@ -1,8 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { OperationIdentity } from '../core/identity.js';
-import type { AtomicClaim, ClaimRequest, Completion, OperationStore } from '../store/operation-store.js';
-import { completion, type ContractSubject, expectFinished, FINGERPRINT, gate } from './contract-fixtures.js';
+import type { OperationStore } from '../store/operation-store.js';
+import type { AtomicClaim, ClaimRequest } from '../store/atomic-store.js';
+import type { Completion } from '../core/completion.js';
+import { completion, type ContractSubject, expectCompleted, FINGERPRINT, gate } from './contract-fixtures.js';
 
 const request = (identity: OperationIdentity, lockTimeoutMs = 5000): ClaimRequest => ({ identity, fingerprint: FINGERPRINT, lockTimeoutMs });
 
@@ -26,18 +28,18 @@ export function describeAtomicContract<Tx>(subject: ContractSubject<Tx>, concurr
       await settle(subject.store, identity, true, completion());
       const claim = await settle(subject.store, identity, false);
       if (claim.kind !== 'existing') throw new Error(`Expected the existing record, got ${claim.kind}.`);
-      expect(expectFinished(claim.record, completion()).mode).toBe('atomic');
-      expectFinished(await subject.store.read(identity), completion());
+      expect(expectCompleted(claim.record, completion()).mode).toBe('atomic');
+      expectCompleted(await subject.store.read(identity), completion());
     });
 
     it('keeps a business refusal as failed, and an omitted body as omitted', async () => {
       const refused = subject.identity();
       await settle(subject.store, refused, true, completion('failed'));
-      expectFinished(await subject.store.read(refused), completion('failed'));
+      expectCompleted(await subject.store.read(refused), completion('failed'));
       const omitted = subject.identity();
       const withoutBody = { ...completion('completed', new Uint8Array()), omitted: true };
       await settle(subject.store, omitted, true, withoutBody);
-      expectFinished(await subject.store.read(omitted), withoutBody);
+      expectCompleted(await subject.store.read(omitted), withoutBody);
     });
 
     it('leaves nothing behind when the claim rolls back, so the next claim runs', async () => {
@@ -112,7 +114,7 @@ function describeConcurrentClaims<Tx>(subject: ContractSubject<Tx>): void {
       expect(await first.done).toEqual({ kind: 'claimed' });
       const claim = await answer;
       if (claim.kind !== 'existing') throw new Error(`Expected the existing record, got ${claim.kind}.`);
-      expectFinished(claim.record, completion());
+      expectCompleted(claim.record, completion());
     });
 
     it('claims the identity when the first rolls back', async () => {
@@ -130,7 +132,7 @@ function describeConcurrentClaims<Tx>(subject: ContractSubject<Tx>): void {
       expect(await settle(subject.store, identity, false, undefined, 50)).toEqual({ kind: 'busy' });
       first.release();
       expect(await first.done).toEqual({ kind: 'claimed' });
-      expectFinished(await subject.store.read(identity), completion());
+      expectCompleted(await subject.store.read(identity), completion());
     });
   });
 }

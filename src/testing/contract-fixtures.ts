@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { fingerprint } from '../core/fingerprint.js';
 import type { OperationIdentity } from '../core/identity.js';
-import type { FinishedRecord, OperationRecord } from '../core/record.js';
-import { type Completion, defaultRetention, type OperationStore } from '../store/operation-store.js';
+import type { CompletedRecord, OperationRecord } from '../core/record.js';
+import { type OperationStore } from '../store/operation-store.js';
+import { type Completion } from '../core/completion.js';
+import { defaultRetention } from '../core/retention.js';
 
 /** A store opened for the contract suite, on a database of its own. */
 export interface StoreUnderTest<Tx> {
@@ -63,10 +65,10 @@ export function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }
 
-/** Asserts that `record` is finished with exactly the stored part of `expected`. */
-export function expectFinished(record: OperationRecord | undefined, expected: Completion): FinishedRecord {
+/** Asserts that `record` is completed with exactly the stored part of `expected`. */
+export function expectCompleted(record: OperationRecord | undefined, expected: Completion): CompletedRecord {
   if (record === undefined || (record.state !== 'completed' && record.state !== 'failed')) {
-    throw new Error(`Expected a finished record, found ${record?.state ?? 'none'}.`);
+    throw new Error(`Expected a completed record, found ${record?.state ?? 'none'}.`);
   }
   expect(record.state).toBe(expected.state);
   expect(hex(record.fingerprint)).toBe(hex(FINGERPRINT));

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode } from '../core/record.js';
-import type { Lease, LeaseStore, StepProgress } from '../store/operation-store.js';
-import { completion, type ContractSubject, expectFinished, FINGERPRINT } from './contract-fixtures.js';
+import type { Lease, LeaseStore, StepProgress } from '../store/lease-store.js';
+import { completion, type ContractSubject, expectCompleted, FINGERPRINT } from './contract-fixtures.js';
 
 const LEASE_SECONDS = 60;
 const INPUT = { order: 'ord-7', amount: 1299, lines: [{ sku: 'W', quantity: 2 }] };
@@ -80,7 +80,7 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
       expect(await subject.store.checkpoint(stale, 'charge', { id: 'ch_stale' }, LEASE_SECONDS)).toBe(false);
       expect(await subject.store.checkpointWith(stale, 'record', LEASE_SECONDS, work)).toEqual({ owned: false });
       expect(ran).toBe(false);
-      expect(await subject.store.finish(stale, completion())).toBe(false);
+      expect(await subject.store.completeLease(stale, completion())).toBe(false);
       expect(await subject.store.release(stale, { delaySeconds: 0, counted: true })).toBe(false);
       expect(await subject.store.markUnknown(stale, 'stale')).toBe(false);
       expect(await subject.store.abandon(stale)).toBe(false);
@@ -101,8 +101,8 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
           ['record', { state: 'finished', result: ['payment', 7] }],
         ]),
       );
-      expect(await subject.store.finish(current, completion())).toBe(true);
-      expect(expectFinished(await subject.store.read(current.identity), completion()).mode).toBe('leased');
+      expect(await subject.store.completeLease(current, completion())).toBe(true);
+      expect(expectCompleted(await subject.store.read(current.identity), completion()).mode).toBe('leased');
       expect(await subject.store.renew(current, LEASE_SECONDS)).toBe(false);
     });
 
@@ -162,11 +162,11 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
       expect(await subject.store.resolveUnknown(lease.identity, completion(), 'too early')).toBe(false);
       expect(await subject.store.markUnknown(lease, 'the provider did not answer')).toBe(true);
       expect(await subject.store.read(lease.identity)).toMatchObject({ state: 'unknown', reason: 'the provider did not answer' });
-      expect(await subject.store.finish(lease, completion())).toBe(false);
+      expect(await subject.store.completeLease(lease, completion())).toBe(false);
       expect(await subject.store.resolveUnknown(lease.identity, completion('failed'), 'no charge found')).toBe(true);
-      expectFinished(await subject.store.read(lease.identity), completion('failed'));
+      expectCompleted(await subject.store.read(lease.identity), completion('failed'));
       expect(await subject.store.resolveUnknown(lease.identity, completion(), 'again')).toBe(false);
-      expectFinished(await subject.store.read(lease.identity), completion('failed'));
+      expectCompleted(await subject.store.read(lease.identity), completion('failed'));
     });
 
     it('puts an unknown leased operation back into recovery, with its steps, only while it is unknown', async () => {
@@ -195,11 +195,11 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
       const transparent = await claim(identity(), 'transparent');
       const running = await claim(identity());
       const unknown = await claim(identity());
-      const finished = await claim(identity());
-      for (const lease of [expired, transparent, unknown, finished]) await subject.expire(lease.identity);
+      const completed = await claim(identity());
+      for (const lease of [expired, transparent, unknown, completed]) await subject.expire(lease.identity);
       await subject.store.markUnknown(unknown, 'gave up');
-      await subject.store.finish(finished, completion());
-      const ours = new Set([expired, transparent, running, unknown, finished].map((lease) => lease.identity.key));
+      await subject.store.completeLease(completed, completion());
+      const ours = new Set([expired, transparent, running, unknown, completed].map((lease) => lease.identity.key));
       const listed = (await subject.store.expiredLeases(10_000)).filter((lease) => ours.has(lease.identity.key));
       expect(listed).toHaveLength(2);
       expect(listed).toEqual(

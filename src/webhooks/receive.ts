@@ -1,5 +1,5 @@
-import { problem, type ProblemCode } from '../core/problems.js';
-import { problemReply, type Reply } from '../core/reply.js';
+import { problem, type ProblemCode } from '../core/answer/problems.js';
+import { problemReply, type Reply } from '../core/answer/reply.js';
 import { readJsonPayload } from '../inbox/json-payload.js';
 import { webhookStore } from '../postgres/webhook-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprint } from '../../src/core/fingerprint.js';
 import type { OperationIdentity } from '../../src/core/identity.js';
 import { postgresStore } from '../../src/postgres/index.js';
-import { defaultRetention, type Lease } from '../../src/store/operation-store.js';
+import { type Lease } from '../../src/store/lease-store.js';
+import { defaultRetention } from '../../src/core/retention.js';
 import { unreachableDatabaseUrl } from '../observe/unreachable-database.js';
 import { type CliDatabase, openCliDatabase } from './cli-database.js';
 import { expectOneLineError, retrysafe } from './run-cli.js';
@@ -26,7 +27,7 @@ describe('retrysafe inspect', () => {
     const lease = await claim(finished);
     await store.checkpoint(lease, 'charge', { id: 'ch_1' }, 300);
     await store.checkpoint(lease, 'record-payment', { order: 'o-1' }, 300);
-    await store.finish(lease, {
+    await store.completeLease(lease, {
       state: 'completed',
       reply: { status: 201, headers: { 'content-type': 'application/json', location: '/payments/ch_1' }, body: Buffer.from('{"card":"4242-secret"}') },
       retention: defaultRetention,

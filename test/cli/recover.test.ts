@@ -34,13 +34,13 @@ describe('retrysafe recover', () => {
 
     const bare = await retrysafe(['recover', '--once', '--json', '--database-url', db.url]);
     expect(bare.code).toBe(0);
-    expect(JSON.parse(bare.stdout)).toEqual({ examined: 1, finished: 0, unknown: 1, unfinished: 0, lost: 0, skipped: { 'payments.create@1': 1 } });
+    expect(JSON.parse(bare.stdout)).toEqual({ examined: 1, completed: 0, unknown: 1, incomplete: 0, lost: 0, skipped: { 'payments.create@1': 1 } });
     expect((await record(transparentKey))?.state).toBe('unknown');
     expect((await record(leasedKey))?.state).toBe('in_progress');
 
     const withModule = await retrysafe(['recover', '--once', '--module', 'test/cli/recovery-module.ts', '--database-url', db.url]);
     expect(withModule.code).toBe(0);
-    expect(withModule.stdout).toBe('Examined 1 expired lease: 1 finished, 0 marked unknown, 0 unfinished, 0 taken by another worker.\n');
+    expect(withModule.stdout).toBe('Examined 1 expired lease: 1 completed, 0 marked unknown, 0 incomplete, 0 taken by another worker.\n');
     expect(await record(leasedKey)).toEqual({ state: 'completed', response_status: 201, attempt: 2 });
     expect(await payments(leasedKey)).toBe(1);
   });
@@ -50,14 +50,14 @@ describe('retrysafe recover', () => {
     const [bare, stuck] = await Promise.all([retrysafe(['recover', '--once', '--database-url', db.url]), retrysafe(['stuck', '--json', '--database-url', db.url])]);
     expect(bare.code).toBe(0);
     expect(bare.stdout).toBe(
-      'Examined 0 expired leases: 0 finished, 0 marked unknown, 0 unfinished, 0 taken by another worker.\n' +
-        'Skipped 2 expired leases of leased operations this worker has no handler for (payments.create@1: 2); pass --module with their handlers to finish them.\n',
+      'Examined 0 expired leases: 0 completed, 0 marked unknown, 0 incomplete, 0 taken by another worker.\n' +
+        'Skipped 2 expired leases of leased operations this worker has no handler for (payments.create@1: 2); pass --module with their handlers to complete them.\n',
     );
     const listed = (JSON.parse(stuck.stdout) as { kind: string; key: string }[]).filter((row) => row.kind === 'expired-lease').map((row) => row.key);
     expect(listed.sort()).toEqual([...keys].sort());
 
     const withModule = await retrysafe(['recover', '--once', '--json', '--module', 'test/cli/recovery-module.ts', '--database-url', db.url]);
-    expect(JSON.parse(withModule.stdout)).toMatchObject({ examined: 2, finished: 2, skipped: {} });
+    expect(JSON.parse(withModule.stdout)).toMatchObject({ examined: 2, completed: 2, skipped: {} });
   });
 
   it('runs as a daemon until SIGTERM, then stops cleanly', { timeout: 60_000 }, async () => {

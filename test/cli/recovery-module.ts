@@ -1,5 +1,5 @@
-import { idempotency, type Idempotency } from '../../src/core/idempotency.js';
-import type { LeasedOperation } from '../../src/leases/leased-route.js';
+import { idempotency, type Idempotency } from '../../src/modes/idempotency.js';
+import type { LeasedOperation } from '../../src/modes/leased-route.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 

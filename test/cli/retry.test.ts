@@ -47,7 +47,7 @@ describe('retrysafe retry', () => {
 
     const recovered = await retrysafe(['recover', '--once', '--json', '--module', 'test/cli/recovery-module.ts'], { DATABASE_URL: db.url });
     expect(recovered.code).toBe(0);
-    expect(JSON.parse(recovered.stdout)).toMatchObject({ examined: 1, finished: 1 });
+    expect(JSON.parse(recovered.stdout)).toMatchObject({ examined: 1, completed: 1 });
     expect(await record(key)).toMatchObject({ state: 'completed', attempt: 2 });
     expect((await db.database.query<{ n: number }>('SELECT count(*)::int AS n FROM recovered_payments WHERE key = $1', [key])).rows[0]?.n).toBe(1);
   });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { CrashPoint } from '../../src/core/crash-point.js';
-import { downstreamKey } from '../../src/leases/downstream-key.js';
+import { downstreamKey } from '../../src/modes/downstream-key.js';
 import { crashLayers, useCrashRig } from './crash-rig.js';
 
 describe.each(crashLayers)('crash matrix through %s: a leased payment killed with SIGKILL at each named point', (layer) => {
@@ -15,8 +15,8 @@ describe.each(crashLayers)('crash matrix through %s: a leased payment killed wit
     'after-checkpoint',
     'before-local-commit',
     'after-local-commit',
-    'before-finish',
-    'after-finish',
+    'before-complete',
+    'after-complete',
     'while-serialising',
   ];
   it.each(leasedPoints)('leased payment killed at %s: one charge, one payment, a terminal record equal to the final answer', async (point) => {

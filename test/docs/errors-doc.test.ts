@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { defaultProblemBase, problemCatalogue } from '../../src/core/problems.js';
+import { defaultProblemBase, problemCatalogue } from '../../src/core/answer/problems.js';
 
 const root = new URL('../../', import.meta.url);
 const doc = readFileSync(new URL('docs/errors.md', root), 'utf8');

@@ -6,7 +6,7 @@ import { providerAdmin } from '../../examples/provider/client.js';
 import { type Provider, startProvider } from '../../examples/provider/provider.js';
 import { type ServiceProcess, startProcess } from '../../examples/orders/testing/child.js';
 import { call, type HttpAnswer, json } from '../../examples/orders/testing/http.js';
-import { downstreamKey } from '../../src/leases/downstream-key.js';
+import { downstreamKey } from '../../src/modes/downstream-key.js';
 import { type Cluster, createCluster, waitFor } from './support/cluster.js';
 import { cartKeys, expectOrdersSettled } from './support/order-checks.js';
 import { afterFinals, placeOrder, putCarts, storm, successesByKey, unexpectedAnswers } from './support/storm.js';

@@ -109,7 +109,7 @@ describe.each(engines)('leased mode on $name', (factory) => {
     await expireLease(key);
     const recovery = new RecoveryWorker({ config: service.config, operations: [paymentRoute(service.providerUrl)] });
     const report = await recovery.runOnce();
-    expect(report).toMatchObject({ examined: 1, finished: 1 });
+    expect(report).toMatchObject({ examined: 1, completed: 1 });
     const staleAnswer = await stale;
     expect(staleAnswer.status).toBe(409);
     // The late call reached the provider, which refused it for its stale fencing token.
@@ -130,7 +130,7 @@ describe.each(engines)('leased mode on $name', (factory) => {
     await expireLease(key);
     const workers = [0, 1].map(() => new RecoveryWorker({ config: service.config, operations: [paymentRoute(service.providerUrl)] }));
     const reports = await Promise.all(workers.map((worker) => worker.runOnce()));
-    expect(reports.reduce((n, r) => n + r.finished, 0)).toBe(1);
+    expect(reports.reduce((n, r) => n + r.completed, 0)).toBe(1);
     expect(await admin.count(chargeKey(key))).toBe(1);
     expect(await payments(body.order)).toBe(1);
     expect((await state(key))?.state).toBe('completed');
@@ -149,7 +149,7 @@ describe.each(engines)('leased mode on $name', (factory) => {
     await expect(pay(key, body)).rejects.toThrow();
     await expireLease(key);
     const report = await new RecoveryWorker({ config: service.config, operations: [paymentRoute(service.providerUrl)], batchSize: 20 }).runOnce();
-    expect(report).toMatchObject({ examined: 1, finished: 1 });
+    expect(report).toMatchObject({ examined: 1, completed: 1 });
     expect((await state(key))?.state).toBe('completed');
     await service.engine.database.query("DELETE FROM retrysafe_operations WHERE operation = 'unknown.op@1'");
   });

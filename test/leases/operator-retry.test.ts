@@ -19,7 +19,7 @@ describe.each(engines)('an operator puts an unknown operation back into recovery
     expect(await retryOperation(service.config, { ...identity, key: randomUUID() }, 'no such key')).toEqual({ retried: false, why: 'not-unknown' });
 
     expect(await retryOperation(service.config, identity, 'the provider lookup answers again')).toEqual({ retried: true });
-    expect(await service.worker().runOnce()).toMatchObject({ examined: 1, finished: 1 });
+    expect(await service.worker().runOnce()).toMatchObject({ examined: 1, completed: 1 });
     expect(await service.state(key)).toMatchObject({ state: 'completed', attempt: 2 });
     expect(service.calls).toMatchObject({ charge: 1, reconcile: 2 });
     expect(await service.admin.count(service.chargeKey(key))).toBe(1);

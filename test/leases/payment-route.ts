@@ -1,6 +1,6 @@
 import { providerClient, type ProviderClient, staleFencingTokenType } from '../../examples/provider/client.js';
 import type { FetchRequest } from '../../src/adapters/fetch.js';
-import type { LeasedRoute } from '../../src/leases/leased-route.js';
+import type { LeasedRoute } from '../../src/modes/leased-route.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 
 export interface PaymentInput {

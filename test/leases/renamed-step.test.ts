@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { downstreamKey } from '../../src/leases/downstream-key.js';
+import { downstreamKey } from '../../src/modes/downstream-key.js';
 import { RecoveryWorker } from '../../src/leases/recovery-worker.js';
 import { engines } from '../support/engines.js';
 import { OPERATION, useLeasedHarness } from './harness.js';
@@ -43,7 +43,7 @@ describe.each(engines)('a step renamed between attempts on $name', (factory) => 
     await service.hideCharge(body.order);
     await expect(service.pay(key, body)).rejects.toThrow();
     await service.expireLease(key);
-    expect(await service.worker().runOnce()).toMatchObject({ examined: 1, finished: 1 });
+    expect(await service.worker().runOnce()).toMatchObject({ examined: 1, completed: 1 });
     expect(await service.state(key)).toMatchObject({ state: 'completed' });
     expect(await service.admin.count(service.chargeKey(key))).toBe(1);
   });

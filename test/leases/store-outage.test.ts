@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { providerAdmin } from '../../examples/provider/client.js';
 import { type Provider, startProvider } from '../../examples/provider/provider.js';
 import { leased } from '../../src/adapters/fetch.js';
-import { idempotency } from '../../src/core/idempotency.js';
+import { idempotency } from '../../src/modes/idempotency.js';
 import { fromPg, migrate, portable, postgresStore } from '../../src/postgres/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
 import { type SlowProxy, startSlowProxy } from '../support/slow-proxy.js';
-import { downstreamKey } from '../../src/leases/downstream-key.js';
+import { downstreamKey } from '../../src/modes/downstream-key.js';
 import { OPERATION } from './harness.js';
 import { noCalls, PAYMENTS_TABLE, paymentRoute } from './payment-route.js';
 

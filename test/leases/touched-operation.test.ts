@@ -22,13 +22,13 @@ describe.each(engines)('a started step keeps the operation on $name', (factory) 
 
     await service.expireLease(key);
     const report = await service.worker().runOnce();
-    expect(report).toMatchObject({ examined: 1, unfinished: 1 });
+    expect(report).toMatchObject({ examined: 1, incomplete: 1 });
     expect(await service.state(key)).toMatchObject({ state: 'in_progress', attempt: 2 });
     expect(service.events).toContainEqual(expect.objectContaining({ type: 'released', attempt: 2 }));
 
     // The lookup works again: the next attempt finds the charge and finishes without charging twice.
     await service.expireLease(key);
-    expect(await service.worker().runOnce()).toMatchObject({ examined: 1, finished: 1 });
+    expect(await service.worker().runOnce()).toMatchObject({ examined: 1, completed: 1 });
     expect(await service.state(key)).toMatchObject({ state: 'completed' });
     expect(await service.admin.count(service.chargeKey(key))).toBe(1);
     expect(await service.payments(body.order)).toBe(1);

@@ -62,7 +62,7 @@ describe.each(engines)('metrics on $name', (factory) => {
     expect(valueOf(series, 'retrysafe_problems_total', { code: 'outcome-unknown', operation: PAYMENTS })).toBe(1);
     // PGlite runs one transaction at a time: a duplicate waits before it reaches the database, never on a lock.
     if (engine.concurrent) expect(valueOf(series, 'retrysafe_lock_wait_seconds_count', { operation: NOTES })).toBeGreaterThanOrEqual(1);
-    for (const call of ['claim', 'complete', 'commit', 'claim-lease', 'take-over', 'checkpoint', 'finish', 'mark-unknown', 'expired-leases']) {
+    for (const call of ['claim', 'complete', 'commit', 'claim-lease', 'take-over', 'checkpoint', 'complete-lease', 'mark-unknown', 'expired-leases']) {
       expect(valueOf(series, 'retrysafe_store_call_seconds_count', { call }), call).toBeGreaterThanOrEqual(1);
     }
 

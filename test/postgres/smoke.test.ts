@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotency } from '../../src/index.js';
 import type { IncomingRequest } from '../../src/adapters/index.js';
-import { runAtomic } from '../../src/core/run-atomic.js';
+import { runAtomic } from '../../src/modes/run-atomic.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import { type Engine, engines } from '../support/engines.js';
 

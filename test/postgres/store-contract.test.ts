@@ -1,19 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import { encryptedStore, keyring } from '../../src/encryption/index.js';
 import { Registry } from 'prom-client';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { storeTimer } from '../../src/observe/index.js';
+import { openTelemetryTracing } from '../../src/otel/index.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { OperationStore } from '../../src/store/operation-store.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
+import { tracedStore } from '../../src/store/traced-store.js';
 import { describeStoreContract } from '../../src/testing/index.js';
 import { engines } from '../support/engines.js';
 
+const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())] }).getTracer('store-contract');
 const keys = keyring({ current: 'k2', keys: { k1: randomBytes(32), k2: randomBytes(32) } });
 
 const variants: readonly { readonly name: string; wrap(store: OperationStore<SqlClient>): OperationStore<SqlClient> }[] = [
   { name: 'postgresStore', wrap: (store) => store },
   { name: 'encryptedStore(postgresStore)', wrap: (store) => encryptedStore(store, keys, { requireEncryption: true }) },
   { name: 'storeTimer(postgresStore)', wrap: (store) => storeTimer(new Registry())(store) },
+  { name: 'tracedStore(postgresStore)', wrap: (store) => tracedStore(store, openTelemetryTracing({ tracer })) },
 ];
 
 for (const factory of engines) {

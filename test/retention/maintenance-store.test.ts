@@ -4,7 +4,7 @@ import { fingerprint } from '../../src/core/fingerprint.js';
 import { RetrysafeError } from '../../src/core/errors.js';
 import { maintenanceStore } from '../../src/postgres/maintenance-store.js';
 import { postgresStore } from '../../src/postgres/index.js';
-import { defaultRetention } from '../../src/store/operation-store.js';
+import { defaultRetention } from '../../src/core/retention.js';
 import { type Engine, engines } from '../support/engines.js';
 import { insertRecord } from './records.js';
 
@@ -22,7 +22,7 @@ describe.each(engines)('the maintenance store on $name', (factory) => {
     const claim = await store.claimLease({ identity, fingerprint: fingerprint({ amount: 5 }), input: { amount: 5 }, mode: 'leased', ownerToken: randomUUID(), leaseSeconds: 60 });
     if (claim.kind !== 'claimed') throw new Error('not claimed');
     await store.checkpoint(claim.lease, 'charge', { id: 'ch_1' }, 60);
-    await store.finish(claim.lease, { state: 'completed', reply: { status: 201, headers: { location: '/payments/ch_1' }, body: Buffer.from('paid') }, retention: defaultRetention });
+    await store.completeLease(claim.lease, { state: 'completed', reply: { status: 201, headers: { location: '/payments/ch_1' }, body: Buffer.from('paid') }, retention: defaultRetention });
     const maintenance = maintenanceStore(engine.database);
 
     const details = await maintenance.inspect(identity);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { atomic, type FetchRequest } from '../../src/adapters/fetch.js';
 import type { AtomicRoute } from '../../src/core/route.js';
-import { idempotency } from '../../src/core/idempotency.js';
+import { idempotency } from '../../src/modes/idempotency.js';
 import { maintenanceStore } from '../../src/postgres/maintenance-store.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import { Sweeper } from '../../src/retention/sweeper.js';

@@ -1,5 +1,5 @@
 import { beforeAll, afterAll, beforeEach } from 'vitest';
-import { idempotency, type Idempotency, type IdempotencyOptions } from '../../src/core/idempotency.js';
+import { idempotency, type Idempotency, type IdempotencyOptions } from '../../src/modes/idempotency.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import type { EngineRef } from '../adapters/harness.js';

@@ -3,7 +3,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Body, Controller, Headers, Module, Post, Res, StreamableFile } from '@nestjs/common';
 import 'reflect-metadata';
 import { Idempotent, type NestHttpRequest, RetrysafeModule } from '../../src/adapters/nestjs/index.js';
-import type { Idempotency } from '../../src/core/idempotency.js';
+import type { Idempotency } from '../../src/modes/idempotency.js';
 import { nestPlatforms, type PassthroughResponse, startNest } from '../support/nest-apps.js';
 import { type Effects, type Framework, route, type ShopState, STREAM_CHUNKS, statusOf, takeOrder, tenantOf } from './shop.js';
 

@@ -12,7 +12,7 @@ import { transparent as expressTransparent } from '../../src/adapters/express.js
 import { transparent as fastifyTransparent } from '../../src/adapters/fastify.js';
 import { type FetchRequest, transparent as fetchTransparent } from '../../src/adapters/fetch.js';
 import { transparent as koaTransparent } from '../../src/adapters/koa.js';
-import type { Idempotency } from '../../src/core/idempotency.js';
+import type { Idempotency } from '../../src/modes/idempotency.js';
 import type { RouteDefinition } from '../../src/core/route.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { startKoa } from '../support/koa-app.js';

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RetrysafeEvent } from '../../src/core/events.js';
-import { idempotency } from '../../src/core/idempotency.js';
+import { idempotency } from '../../src/modes/idempotency.js';
 import { RecoveryWorker } from '../../src/leases/recovery-worker.js';
 import { fromPg, migrate, portable, postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';

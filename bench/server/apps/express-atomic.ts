@@ -1,6 +1,6 @@
 import express, { type Request } from 'express';
 import { atomic } from '../../../src/adapters/express.js';
-import { idempotency } from '../../../src/core/idempotency.js';
+import { idempotency } from '../../../src/modes/idempotency.js';
 import { fromPg, postgresStore } from '../../../src/postgres/index.js';
 import type { AppEnv } from '../app-env.js';
 import { countedPool } from '../counted-pool.js';

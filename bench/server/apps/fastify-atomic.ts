@@ -1,8 +1,8 @@
 import Fastify, { type FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { atomic } from '../../../src/adapters/fastify.js';
-import { idempotency } from '../../../src/core/idempotency.js';
-import type { ReadBeforeClaim } from '../../../src/core/read-first.js';
+import { idempotency } from '../../../src/modes/idempotency.js';
+import type { ReadBeforeClaim } from '../../../src/modes/read-first.js';
 import { type AtomicRoute, invalid, valid } from '../../../src/core/route.js';
 import { fromPg, postgresStore } from '../../../src/postgres/index.js';
 import type { AppEnv } from '../app-env.js';

@@ -2,11 +2,11 @@ import { type CallHandler, type ExecutionContext, Inject, Injectable, type NestI
 import { Reflector } from '@nestjs/core';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { RetrysafeError } from '../../core/errors.js';
-import { type HandlerReply, isStream, toReply, type Reply } from '../../core/reply.js';
+import { type HandlerReply, isStream, toReply, type Reply } from '../../core/answer/reply.js';
 import type { RouteDefinition } from '../../core/route.js';
-import { runAtomic } from '../../core/run-atomic.js';
-import { runLeased } from '../../leases/run-leased.js';
-import { beginTransparent, capturedReply } from '../../leases/run-transparent.js';
+import { runAtomic } from '../../modes/run-atomic.js';
+import { runLeased } from '../../modes/run-leased.js';
+import { beginTransparent, capturedReply } from '../../modes/run-transparent.js';
 import { toResponse } from '../send-reply.js';
 import { payloadBytes } from '../payload-bytes.js';
 import { enterAtomic } from './atomic-context.js';

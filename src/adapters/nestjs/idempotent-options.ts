@@ -1,6 +1,6 @@
 import { Reflector } from '@nestjs/core';
 import type { RouteDefinition } from '../../core/route.js';
-import type { LeasedOperation } from '../../leases/leased-route.js';
+import type { LeasedOperation } from '../../modes/leased-route.js';
 import type { NestHttpRequest } from './nest-request.js';
 
 /** What a route may set for itself; `tenant` and `authorize` default to the module's. */

@@ -1,5 +1,5 @@
 import { applyDecorators, UseInterceptors } from '@nestjs/common';
-import { defineRoute } from '../../core/idempotency.js';
+import { defineRoute } from '../../core/route.js';
 import { IdempotencyInterceptor } from './idempotency-interceptor.js';
 import { idempotentRoute, type IdempotentOptions } from './idempotent-options.js';
 

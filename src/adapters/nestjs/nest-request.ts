@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { IncomingRequest } from '../../core/route.js';
-import type { CapturedHeaders } from '../../leases/run-transparent.js';
+import type { CapturedHeaders } from '../../modes/run-transparent.js';
 
 /**
  * The request a route's callbacks receive, as both Nest platforms give it:

@@ -1,4 +1,4 @@
-import type { Idempotency } from '../../core/idempotency.js';
+import type { Idempotency } from '../../modes/idempotency.js';
 import type { NestHttpRequest } from './nest-request.js';
 
 /** What `RetrysafeModule.forRoot` takes: the configuration, and how every idempotent route finds its caller. */

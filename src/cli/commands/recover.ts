@@ -15,7 +15,7 @@ interface RecoverFlags extends DatabaseFlags {
 export function registerRecover(program: Command): Command {
   return databaseCommand(program, 'recover')
     .description(
-      'Run the recovery worker: take over expired leases, finish leased operations whose handlers --module provides, and mark transparent ones unknown. Runs until SIGTERM or SIGINT unless --once.',
+      'Run the recovery worker: take over expired leases, complete leased operations whose handlers --module provides, and mark transparent ones unknown. Runs until SIGTERM or SIGINT unless --once.',
     )
     .option('--once', 'make one pass, print its report and exit')
     .option('--module <path>', 'a module exporting "operations" (leased operations) and optionally "config(database)"; see docs/operations.md')
@@ -53,7 +53,7 @@ async function untilStopped(loop: (signal: AbortSignal) => Promise<void>): Promi
 }
 
 function describeReport(report: RecoveryReport): string {
-  return `Examined ${report.examined} expired lease${report.examined === 1 ? '' : 's'}: ${report.finished} finished, ${report.unknown} marked unknown, ${report.unfinished} unfinished, ${report.lost} taken by another worker.`;
+  return `Examined ${report.examined} expired lease${report.examined === 1 ? '' : 's'}: ${report.completed} completed, ${report.unknown} marked unknown, ${report.incomplete} incomplete, ${report.lost} taken by another worker.`;
 }
 
 /** Empty when every expired lease had a handler here; otherwise a second line naming the operations left alone. */
@@ -62,5 +62,5 @@ function describeSkipped(skipped: Readonly<Record<string, number>>): string {
   const total = entries.reduce((sum, [, count]) => sum + count, 0);
   if (total === 0) return '';
   const byOperation = entries.map(([operation, count]) => `${operation}: ${count}`).join(', ');
-  return `\nSkipped ${total} expired lease${total === 1 ? '' : 's'} of leased operations this worker has no handler for (${byOperation}); pass --module with their handlers to finish them.`;
+  return `\nSkipped ${total} expired lease${total === 1 ? '' : 's'} of leased operations this worker has no handler for (${byOperation}); pass --module with their handlers to complete them.`;
 }

@@ -1,4 +1,4 @@
-import type { ClaimRequest } from '../../store/operation-store.js';
+import type { ClaimRequest } from '../../store/atomic-store.js';
 import { statement } from './statement.js';
 import { ids, RECORD_COLUMNS } from './record-row.js';
 

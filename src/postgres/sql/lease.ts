@@ -1,6 +1,6 @@
 import { jsonText, statement } from './statement.js';
 import { claimOrRead } from './record-row.js';
-import { outcomeAssignments } from './outcome.js';
+import { completionAssignments } from './completion.js';
 
 /**
  * Statements of leased mode. Every write by a worker names its owner token and
@@ -105,13 +105,13 @@ SELECT step, result, finished_at IS NOT NULL AS finished FROM retrysafe_steps
 WHERE tenant = $1 AND operation = $2 AND key = $3`);
 
 /**
- * Finishes an owned operation: stores the outcome and drops the lease.
+ * Completes an owned operation: stores its completion and drops the lease.
  * $4 owner, $5 fencing token, $6 state, $7 status, $8 headers, $9 body,
  * $10 resource, $11 response seconds, $12 tombstone seconds, $13 body omitted.
  */
-export const FINISH_LEASE = statement('retrysafe_finish_lease', `
+export const COMPLETE_LEASE = statement('retrysafe_complete_lease', `
 UPDATE retrysafe_operations
-SET ${outcomeAssignments(6)},
+SET ${completionAssignments(6)},
     owner_token = NULL,
     lease_expires_at = NULL,
     input = NULL
@@ -151,7 +151,7 @@ RETURNING 1`);
 
 /**
  * Expired leases past their backoff, oldest first: transparent ones and those of the operations
- * named, so that leases no worker here can finish do not crowd out the rest.
+ * named, so that leases no worker here can complete do not crowd out the rest.
  * $1 limit, $2 operation names, or null for all.
  */
 export const EXPIRED_LEASES = statement('retrysafe_expired_leases', `
@@ -169,7 +169,7 @@ LIMIT $1`);
  */
 export const RESOLVE_UNKNOWN = statement('retrysafe_resolve_unknown', `
 UPDATE retrysafe_operations
-SET ${outcomeAssignments(4)},
+SET ${completionAssignments(4)},
     reason = $12,
     input = NULL
 WHERE tenant = $1 AND operation = $2 AND key = $3 AND state = 'unknown'

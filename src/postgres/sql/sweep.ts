@@ -10,7 +10,7 @@
  */
 
 /**
- * Turns finished records whose response expired into tombstones: the body,
+ * Turns completed records whose response expired into tombstones: the body,
  * the headers and the recovery points go; identity, fingerprint, status and
  * resource reference stay, so a late retry is refused rather than run again.
  * $1 batch size.

@@ -1,4 +1,4 @@
-import { idempotency, type Idempotency } from '../../../src/core/idempotency.js';
+import { idempotency, type Idempotency } from '../../../src/modes/idempotency.js';
 import { postgresStore } from '../../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../../src/store/sql-client.js';
 import { paymentRoute } from '../../leases/payment-route.js';

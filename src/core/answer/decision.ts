@@ -1,10 +1,10 @@
-import { type Fingerprint, sameFingerprint } from './fingerprint.js';
+import { type Fingerprint, sameFingerprint } from '../fingerprint.js';
 import { type Problem, problem } from './problems.js';
-import type { OperationRecord } from './record.js';
+import type { OperationRecord } from '../record.js';
 import type { Reply } from './reply.js';
 
 /** What to answer for a request whose key already has a record. */
-export type Outcome =
+export type Decision =
   | { readonly kind: 'replay'; readonly reply: Reply }
   | { readonly kind: 'problem'; readonly problem: Problem };
 
@@ -13,7 +13,7 @@ export type Outcome =
  * first, so a reused key with another input is refused even while the first
  * attempt still runs.
  */
-export function decideExisting(record: OperationRecord, requestFingerprint: Fingerprint): Outcome {
+export function decideExisting(record: OperationRecord, requestFingerprint: Fingerprint): Decision {
   if (!sameFingerprint(record.fingerprint, requestFingerprint)) {
     return refuse(problem('fingerprint-mismatch', 'This Idempotency-Key was first used with a different request; use a new key for a new operation.'));
   }
@@ -50,7 +50,7 @@ function locationOf(reply: Reply): { resource?: string } {
   return location === undefined ? {} : { resource: location };
 }
 
-function refuse(p: Problem): Outcome {
+function refuse(p: Problem): Decision {
   return { kind: 'problem', problem: p };
 }
 

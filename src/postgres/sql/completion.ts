@@ -1,11 +1,11 @@
-import type { Completion } from '../../store/operation-store.js';
+import type { Completion } from '../../core/completion.js';
 import { jsonText } from './statement.js';
 
 /**
- * The assignments that store a finished operation's outcome, taking their
- * values from parameter $first on, in the order `outcomeValues` gives them.
+ * The assignments that store a completed operation's outcome, taking their
+ * values from parameter $first on, in the order `completionValues` gives them.
  */
-export function outcomeAssignments(first: number): string {
+export function completionAssignments(first: number): string {
   const p = (offset: number): `$${number}` => `$${first + offset}`;
   return `state = ${p(0)},
     response_status = ${p(1)},
@@ -18,8 +18,8 @@ export function outcomeAssignments(first: number): string {
     finished_at = now()`;
 }
 
-/** The values `outcomeAssignments` takes: state, status, headers, body, resource, response and tombstone seconds, omitted. */
-export function outcomeValues(completion: Completion): unknown[] {
+/** The values `completionAssignments` takes: state, status, headers, body, resource, response and tombstone seconds, omitted. */
+export function completionValues(completion: Completion): unknown[] {
   const { reply, retention } = completion;
   return [
     completion.state,

@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { isRetrysafeError, RetrysafeError } from '../core/errors.js';
 import { type Fingerprint, sameFingerprint } from '../core/fingerprint.js';
-import type { Idempotency } from '../core/idempotency.js';
-import { decideExisting, inProgress } from '../core/outcome.js';
-import { prepare } from '../core/prepare.js';
-import { problem } from '../core/problems.js';
+import type { Idempotency } from './idempotency.js';
+import { decideExisting, inProgress } from '../core/answer/decision.js';
+import { prepare } from './prepare.js';
+import { problem } from '../core/answer/problems.js';
 import type { InProgressRecord, OperationRecord } from '../core/record.js';
-import type { Reply } from '../core/reply.js';
-import { answerExisting, answerProblem, answerStoreUnavailable } from '../core/answers.js';
+import type { Reply } from '../core/answer/reply.js';
+import { answerExisting, answerProblem, answerStoreUnavailable } from '../core/answer/answers.js';
 import type { IncomingRequest } from '../core/route.js';
-import { withinStoreTimeout } from '../core/store-clock.js';
+import { withinStoreTimeout } from './store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
-import { routeAttempt } from '../core/route-attempt.js';
-import type { Lease } from '../store/operation-store.js';
-import { executeLease } from './execute-lease.js';
+import { routeAttempt } from './route-attempt.js';
+import type { Lease, LeaseStore } from '../store/lease-store.js';
+import { runWithLease } from './run-with-lease.js';
 import type { LeasedRoute } from './leased-route.js';
 
 /**
@@ -21,11 +21,11 @@ import type { LeasedRoute } from './leased-route.js';
  * finds the lease expired takes the operation over and resumes it from its
  * recovery points. Handler errors are rethrown for the framework.
  */
-export function runLeased<Req, Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+export function runLeased<Req, Input, Tx>(config: Idempotency<Tx, LeaseStore<Tx>>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
   return routeAttempt(config, route, incoming.raw, 'leased', (own) => attemptLeased(own, route, incoming));
 }
 
-async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx, LeaseStore<Tx>>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
   const prepared = await prepare(config, { ...route, keyRequired: true }, incoming);
   if (prepared.kind === 'answered') return prepared.reply;
   if (prepared.kind === 'unkeyed') {
@@ -61,9 +61,9 @@ async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx>, route: Lea
       lease = taken;
     }
     crashPoint('after-claim');
-    const run = await executeLease(config, route, lease);
+    const run = await runWithLease(config, route, lease);
     switch (run.kind) {
-      case 'finished':
+      case 'completed':
       case 'not-stored':
         return run.reply;
       case 'lost':

@@ -1,5 +1,5 @@
 import type { OperationIdentity } from '../core/identity.js';
-import type { HandlerReply } from '../core/reply.js';
+import type { HandlerReply } from '../core/answer/reply.js';
 import type { RouteDefinition } from '../core/route.js';
 import type { RouteSettings } from '../core/route-settings.js';
 

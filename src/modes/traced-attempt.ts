@@ -1,6 +1,6 @@
-import type { RetrysafeEvent } from './events.js';
+import type { RetrysafeEvent } from '../core/events.js';
 import type { Idempotency } from './idempotency.js';
-import type { OperationMode } from './record.js';
+import type { OperationMode } from '../core/record.js';
 
 /**
  * What an attempt came to, as the `retrysafe.outcome` span attribute. A
@@ -57,7 +57,7 @@ function unchanged(_event: never, current: AttemptOutcome): AttemptOutcome {
  * active context, and a lock wait becomes a child span dated back from its
  * event. `work` gets the configuration whose `emit` also feeds the span.
  */
-export function traceAttempt<Tx, T>(config: Idempotency<Tx>, operation: string, mode: OperationMode, work: (config: Idempotency<Tx>) => Promise<T>): Promise<T> {
+export function traceAttempt<C extends Idempotency<unknown, unknown>, T>(config: C, operation: string, mode: OperationMode, work: (config: C) => Promise<T>): Promise<T> {
   const { tracing } = config;
   if (tracing === undefined) return work(config);
   const base = { 'retrysafe.operation': operation, 'retrysafe.mode': mode };

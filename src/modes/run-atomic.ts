@@ -1,25 +1,27 @@
-import { answerExisting, answerProblem, answerStatementTimeout, answerStoreUnavailable } from './answers.js';
-import { crashPoint } from './crash-point.js';
-import { isRetrysafeError } from './errors.js';
+import { answerExisting, answerProblem, answerStatementTimeout, answerStoreUnavailable } from '../core/answer/answers.js';
+import { crashPoint } from '../core/crash-point.js';
+import { isRetrysafeError } from '../core/errors.js';
 import type { Idempotency } from './idempotency.js';
-import { decideExisting, inProgress } from './outcome.js';
-import { completionOf, isStoredStatus } from './policy.js';
+import { decideExisting, inProgress } from '../core/answer/decision.js';
+import { completionOf, isStoredStatus } from '../core/storage-policy.js';
 import { prepare } from './prepare.js';
-import { type Reply, toReply } from './reply.js';
-import type { AtomicRoute, IncomingRequest } from './route.js';
+import { type Reply, toReply } from '../core/answer/reply.js';
+import type { AtomicRoute, IncomingRequest } from '../core/route.js';
 import { StoreClock, withinStoreTimeout } from './store-clock.js';
 import { routeAttempt } from './route-attempt.js';
+import type { AtomicStore } from '../store/atomic-store.js';
+import type { RecordReader } from '../store/record-reader.js';
 
 /**
  * Runs one attempt of an atomic route: the claim, the handler's writes and the
  * stored outcome commit in one transaction, or nothing does. Handler errors are
  * rethrown after the rollback, for the framework's error handling.
  */
-export function runAtomic<Req, Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+export function runAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore<Tx> & RecordReader>, route: AtomicRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
   return routeAttempt(config, route, incoming.raw, 'atomic', (own) => attemptAtomic(own, route, incoming));
 }
 
-async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore<Tx> & RecordReader>, route: AtomicRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
   const prepared = await prepare(config, route, incoming);
   if (prepared.kind === 'answered') return prepared.reply;
   const { tenant, input } = prepared;
@@ -58,7 +60,7 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx>, route: Ato
     crashPoint('before-claim');
     const readFirst = config.readFirst(claimed.operation);
     if (readFirst.now) {
-      // A finished record only ever changes into a tombstone, so it answers a retry in one read, without a transaction.
+      // A completed record only ever changes into a tombstone, so it answers a retry in one read, without a transaction.
       const known = await withinStoreTimeout(config.store.read(claimed), config.storeTimeoutMs);
       if (known !== undefined && known.state !== 'in_progress') {
         readFirst.observe(true);

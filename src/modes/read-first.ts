@@ -11,7 +11,7 @@ export type ReadBeforeClaim = 'auto' | 'always' | 'never';
 /** The choice for one operation, and what it learns from each keyed request. */
 export interface ReadFirst {
   readonly now: boolean;
-  /** A keyed request found a finished operation (`true`) or claimed a new one (`false`). */
+  /** A keyed request found a completed operation (`true`) or claimed a new one (`false`). */
   observe(replay: boolean): void;
 }
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { isRetrysafeError, type RetrysafeError } from './errors.js';
+import { isRetrysafeError, type RetrysafeError } from '../core/errors.js';
 import { StoreClock } from './store-clock.js';
 
 /** Records how a promise settles; read it after `advanceTimersByTimeAsync`, which runs pending callbacks. */

@@ -1,9 +1,9 @@
-import { notify, type Observer, type RetrysafeEvent } from './events.js';
+import { notify, type Observer, type RetrysafeEvent } from '../core/events.js';
 import type { Idempotency } from './idempotency.js';
-import { problemCatalogue } from './problems.js';
-import type { OperationMode } from './record.js';
-import type { RouteDefinition } from './route.js';
-import { forRoute, type RouteSettings } from './route-settings.js';
+import { problemCatalogue } from '../core/answer/problems.js';
+import type { OperationMode } from '../core/record.js';
+import type { RouteDefinition } from '../core/route.js';
+import { resolveRetention, type RouteSettings } from '../core/route-settings.js';
 import { traceAttempt } from './traced-attempt.js';
 
 /** The parts of a route that shape its attempts. */
@@ -14,7 +14,7 @@ type AttemptRoute<Req> = Pick<RouteDefinition<Req, unknown>, 'operation' | 'onRe
  * its own settings, its hooks called from the events the attempt emits, and
  * its span. Every mode starts its attempts here.
  */
-export function routeAttempt<Req, Tx, T>(config: Idempotency<Tx>, route: AttemptRoute<Req>, request: Req, mode: OperationMode, work: (config: Idempotency<Tx>) => Promise<T>): Promise<T> {
+export function routeAttempt<Req, C extends Idempotency<unknown, unknown>, T>(config: C, route: AttemptRoute<Req>, request: Req, mode: OperationMode, work: (config: C) => Promise<T>): Promise<T> {
   const own = forRoute(config, route);
   const withHooks = hasHooks(route) ? { ...own, emit: (event: RetrysafeEvent) => notify([own.emit, routeHooks(route, request)], event) } : own;
   return traceAttempt(withHooks, route.operation, mode, work);
@@ -34,5 +34,15 @@ function routeHooks<Req>(route: AttemptRoute<Req>, request: Req): Observer {
     const refusal = { request, operation, identity: event.identity, code, status: problemCatalogue[code].status };
     if (code === 'operation-in-progress' || code === 'fingerprint-mismatch') notify([() => route.onConflict?.(refusal)], event);
     route.onRefusal?.(refusal);
+  };
+}
+
+/** The configuration as one route sees it. */
+export function forRoute<C extends Idempotency<unknown, unknown>>(config: C, route: RouteSettings): C {
+  if (route.describedBy === undefined && route.retention === undefined) return config;
+  return {
+    ...config,
+    describedBy: route.describedBy ?? config.describedBy,
+    retentionFor: (identity) => resolveRetention(route.retention, identity, config.retentionFor(identity)),
   };
 }

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isRetrysafeError } from './errors.js';
-import { defaultPolicy, isStoredStatus, resolvePolicy, storedPart } from './policy.js';
-import type { Reply } from './reply.js';
+import { defaultPolicy, isStoredStatus, resolvePolicy, storedPart } from './storage-policy.js';
+import type { Reply } from './answer/reply.js';
 
 function reply(headers: Record<string, string>, status = 201): Reply {
   return { status, headers, body: Buffer.from('{"id":1}') };

@@ -1,5 +1,5 @@
 import { RetrysafeError } from '../core/errors.js';
-import type { Lease, LeaseStore } from '../store/operation-store.js';
+import type { Lease, LeaseStore } from '../store/lease-store.js';
 
 /**
  * Renews a lease in the background while a handler runs. When renewal is

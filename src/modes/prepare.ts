@@ -1,13 +1,13 @@
-import { isRetrysafeError } from './errors.js';
-import { type Fingerprint, fingerprint } from './fingerprint.js';
+import { isRetrysafeError } from '../core/errors.js';
+import { type Fingerprint, fingerprint } from '../core/fingerprint.js';
 import type { Idempotency } from './idempotency.js';
-import type { OperationIdentity } from './identity.js';
-import { answerProblem } from './answers.js';
-import { inputDefect } from './input-shape.js';
-import { checkKey, type KeyLimits, type ParsedKey, parseIdempotencyKey } from './key.js';
-import { type Problem, problem } from './problems.js';
-import { type Reply, toReply } from './reply.js';
-import type { IncomingRequest, RouteDefinition } from './route.js';
+import type { OperationIdentity } from '../core/identity.js';
+import { answerProblem } from '../core/answer/answers.js';
+import { inputDefect } from '../core/input-shape.js';
+import { checkKey, type KeyLimits, type ParsedKey, parseIdempotencyKey } from '../core/key.js';
+import { type Problem, problem } from '../core/answer/problems.js';
+import { type Reply, toReply } from '../core/answer/reply.js';
+import type { IncomingRequest, RouteDefinition } from '../core/route.js';
 
 /** Methods whose retries retrysafe deduplicates; on the others a key is ignored. */
 const KEYED_METHODS = new Set(['POST', 'PATCH']);
@@ -31,7 +31,7 @@ export type Prepared<Input> =
  * authenticate, authorise, read the key, validate the input, fingerprint it.
  */
 export async function prepare<Req, Input>(
-  config: Idempotency<unknown>,
+  config: Idempotency<unknown, unknown>,
   route: RouteDefinition<Req, Input>,
   incoming: IncomingRequest<Req>,
 ): Promise<Prepared<Input>> {

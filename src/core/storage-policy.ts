@@ -1,9 +1,10 @@
 import { RetrysafeError } from './errors.js';
-import type { Reply } from './reply.js';
-import type { Completion, Retention } from '../store/operation-store.js';
+import type { Reply } from './answer/reply.js';
+import type { Completion } from './completion.js';
+import type { Retention } from './retention.js';
 
 /** What retrysafe keeps of an operation's answer. */
-export interface OutcomePolicy {
+export interface StoragePolicy {
   /** Response headers stored and replayed with the body. Default: Content-Type, Location, ETag, Last-Modified. */
   readonly storedHeaders: readonly string[];
   /**
@@ -22,13 +23,13 @@ export interface OutcomePolicy {
 /** Headers that carry credentials or session state: never stored, whatever the policy says. */
 const NEVER_STORED = new Set(['set-cookie', 'authorization', 'proxy-authorization', 'cookie', 'www-authenticate']);
 
-export const defaultPolicy: OutcomePolicy = {
+export const defaultPolicy: StoragePolicy = {
   storedHeaders: ['content-type', 'location', 'etag', 'last-modified'],
   transientStatuses: [408, 409, 425, 429],
   maxStoredBodyBytes: 1024 * 1024,
 };
 
-export function resolvePolicy(overrides: Partial<OutcomePolicy> = {}): OutcomePolicy {
+export function resolvePolicy(overrides: Partial<StoragePolicy> = {}): StoragePolicy {
   const storedHeaders = (overrides.storedHeaders ?? defaultPolicy.storedHeaders).map((h) => h.toLowerCase());
   const forbidden = storedHeaders.filter((h) => NEVER_STORED.has(h));
   if (forbidden.length > 0) {
@@ -42,12 +43,12 @@ export function resolvePolicy(overrides: Partial<OutcomePolicy> = {}): OutcomePo
 }
 
 /** Whether an answer with this status is the operation's outcome, to keep and replay. */
-export function isStoredStatus(status: number, policy: OutcomePolicy): boolean {
+export function isStoredStatus(status: number, policy: StoragePolicy): boolean {
   return status < 500 && !policy.transientStatuses.includes(status);
 }
 
 /** The part of a reply that is stored: status, body bytes and the allowed headers. */
-export function storedPart(reply: Reply, policy: OutcomePolicy): Reply {
+export function storedPart(reply: Reply, policy: StoragePolicy): Reply {
   const headers: Record<string, string> = {};
   for (const name of policy.storedHeaders) {
     const value = reply.headers[name];
@@ -61,7 +62,7 @@ export function storedPart(reply: Reply, policy: OutcomePolicy): Reply {
  * effect), `completed` otherwise; the allowed headers; the body unless it is
  * over the size limit.
  */
-export function completionOf(reply: Reply, policy: OutcomePolicy, retention: Retention): Completion {
+export function completionOf(reply: Reply, policy: StoragePolicy, retention: Retention): Completion {
   const stored = storedPart(reply, policy);
   const omitted = stored.body.byteLength > policy.maxStoredBodyBytes;
   return {

@@ -1,18 +1,17 @@
 import type { BackoffOptions } from '../client/backoff.js';
-import { publishDiagnostics } from './diagnostics.js';
-import { RetrysafeError } from './errors.js';
-import { notify, type Observer, type RetrysafeEvent } from './events.js';
-import { assertOperationName } from './identity.js';
-import { defaultKeyLimits, type KeyLimits } from './key.js';
-import { type OutcomePolicy, resolvePolicy } from './policy.js';
+import { publishDiagnostics } from '../core/diagnostics.js';
+import { RetrysafeError } from '../core/errors.js';
+import { notify, type Observer, type RetrysafeEvent } from '../core/events.js';
+import { defaultKeyLimits, type KeyLimits } from '../core/key.js';
+import { type StoragePolicy, resolvePolicy } from '../core/storage-policy.js';
 import { type ReadBeforeClaim, type ReadFirst, readFirstPolicy } from './read-first.js';
-import { defaultProblemBase } from './problems.js';
-import { defaultRetention, type OperationStore, type Retention } from '../store/operation-store.js';
-import type { OperationIdentity } from './identity.js';
-import { assertDescribedBy, resolveRetention, type RetentionSetting } from './route-settings.js';
-import type { RouteDefinition } from './route.js';
-import type { Tracing } from './tracing.js';
-import { measuredStore } from '../store/measured-store.js';
+import { defaultProblemBase } from '../core/answer/problems.js';
+import type { OperationStore } from '../store/operation-store.js';
+import { defaultRetention, type Retention } from '../core/retention.js';
+import type { OperationIdentity } from '../core/identity.js';
+import { assertDescribedBy, resolveRetention, type RetentionSetting } from '../core/route-settings.js';
+import type { Tracing } from '../core/tracing.js';
+import { tracedStore } from '../store/traced-store.js';
 
 export interface IdempotencyOptions<Tx> {
   readonly store: OperationStore<Tx>;
@@ -48,7 +47,7 @@ export interface IdempotencyOptions<Tx> {
    * operation `unknown` whatever the count of failures. Default 3600.
    */
   readonly giveUpAfterSeconds?: number;
-  readonly policy?: Partial<OutcomePolicy>;
+  readonly policy?: Partial<StoragePolicy>;
   readonly keyLimits?: Partial<KeyLimits>;
   /** Deepest nesting of arrays and objects accepted in a request body, checked before anything reads it. Default 64. */
   readonly maxInputDepth?: number;
@@ -61,7 +60,7 @@ export interface IdempotencyOptions<Tx> {
   /** Receive every event, for metrics and logs (see `retrysafe/observe`). */
   readonly observers?: readonly Observer[];
   /**
-   * Atomic mode: answer finished operations from one read before the
+   * Atomic mode: answer completed operations from one read before the
    * transaction. Default `auto`: when about a third of an operation's keyed
    * requests are replays (see `read-first.ts`).
    */
@@ -73,9 +72,12 @@ export interface IdempotencyOptions<Tx> {
   readonly tracing?: Tracing;
 }
 
-/** The configuration a store and its routes share, with every default applied. */
-export interface Idempotency<Tx> {
-  readonly store: OperationStore<Tx>;
+/**
+ * The configuration a store and its routes share, with every default applied.
+ * `S` is the part of the store a caller uses: a mode asks only for its seam.
+ */
+export interface Idempotency<Tx, S = OperationStore<Tx>> {
+  readonly store: S;
   readonly lockTimeoutMs: number;
   readonly storeTimeoutMs: number;
   readonly statementTimeoutMs: number;
@@ -84,7 +86,7 @@ export interface Idempotency<Tx> {
   readonly maxAttempts: number;
   readonly retryDelay: BackoffOptions;
   readonly giveUpAfterSeconds: number;
-  readonly policy: OutcomePolicy;
+  readonly policy: StoragePolicy;
   readonly keyLimits: KeyLimits;
   readonly maxInputDepth: number;
   /** The fixed part of the retention: the defaults and what the configuration set without a function. */
@@ -100,17 +102,6 @@ export interface Idempotency<Tx> {
   readFirst(this: void, operation: string): ReadFirst;
   /** Announces an event to the observers. */
   emit(this: void, event: RetrysafeEvent): void;
-}
-
-/** Every store call as a span, child of the attempt's. */
-function tracedStore<Tx>(store: OperationStore<Tx>, tracing: Tracing): OperationStore<Tx> {
-  return measuredStore(store, (call) => {
-    const span = tracing.start(`retrysafe store ${call}`, { 'retrysafe.store.call': call });
-    return (error) => {
-      if (error !== undefined) span.fail(error);
-      span.end();
-    };
-  });
 }
 
 export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx> {
@@ -141,13 +132,6 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     readFirst: readFirstPolicy(oneOf('readBeforeClaim', options.readBeforeClaim ?? 'auto', ['auto', 'always', 'never'])),
     emit: (event) => notify(observers, event),
   };
-}
-
-/** Checks a route once, when it is defined, rather than on every request. */
-export function defineRoute<R extends Pick<RouteDefinition<unknown, unknown>, 'operation' | 'describedBy'>>(route: R): R {
-  assertOperationName(route.operation);
-  assertDescribedBy(route.describedBy);
-  return route;
 }
 
 function oneOf<T extends string>(name: string, value: T, allowed: readonly T[]): T {

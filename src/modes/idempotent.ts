@@ -1,8 +1,11 @@
-import { defineRoute, type Idempotency } from './idempotency.js';
-import type { ProblemCode } from './problems.js';
-import type { AtomicRoute, IncomingRequest } from './route.js';
-import type { RetentionSetting } from './route-settings.js';
+import { type Idempotency } from './idempotency.js';
+import { defineRoute } from '../core/route.js';
+import type { ProblemCode } from '../core/answer/problems.js';
+import type { AtomicRoute, IncomingRequest } from '../core/route.js';
+import type { RetentionSetting } from '../core/route-settings.js';
 import { runAtomic } from './run-atomic.js';
+import type { AtomicStore } from '../store/atomic-store.js';
+import type { RecordReader } from '../store/record-reader.js';
 
 export interface IdempotentOptions<Input> {
   /** `name@version`, for example `invoices.send@1`. Part of the identity. */
@@ -45,7 +48,7 @@ export type IdempotentOutcome<T> =
  * });
  * if (outcome.kind === 'refused' && outcome.code === 'operation-in-progress') return nackLater(outcome.retryAfterSeconds);
  */
-export async function idempotent<T, Input, Tx>(config: Idempotency<Tx>, work: (tx: Tx, input: Input | undefined) => Promise<T>, options: IdempotentOptions<Input>): Promise<IdempotentOutcome<T>> {
+export async function idempotent<T, Input, Tx>(config: Idempotency<Tx, AtomicStore<Tx> & RecordReader>, work: (tx: Tx, input: Input | undefined) => Promise<T>, options: IdempotentOptions<Input>): Promise<IdempotentOutcome<T>> {
   let replayed = false;
   let refused: ProblemCode | undefined;
   const route: AtomicRoute<undefined, Input | undefined, Tx> = defineRoute({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { fingerprint } from './fingerprint.js';
-import { decideExisting, inProgress } from './outcome.js';
-import type { OperationRecord } from './record.js';
+import { fingerprint } from '../fingerprint.js';
+import { decideExisting, inProgress } from './decision.js';
+import type { OperationRecord } from '../record.js';
 import { toReply } from './reply.js';
 
 const identity = { tenant: 't1', operation: 'orders.create@1', key: 'k1' };
@@ -25,23 +25,23 @@ const allStates: OperationRecord[] = [
 
 describe('decideExisting', () => {
   it.each(allStates.map((r) => [r.state, r] as const))('refuses a %s record with another fingerprint as fingerprint-mismatch', (_state, record) => {
-    const outcome = decideExisting({ ...record, fingerprint: other }, mine);
-    expect(outcome).toMatchObject({ kind: 'problem', problem: { code: 'fingerprint-mismatch' } });
+    const decision = decideExisting({ ...record, fingerprint: other }, mine);
+    expect(decision).toMatchObject({ kind: 'problem', problem: { code: 'fingerprint-mismatch' } });
   });
 
   it('compares the fingerprint before the state: a mismatching in_progress record is not operation-in-progress', () => {
-    const outcome = decideExisting(inProgressFor(5000, other), mine);
-    expect(outcome.kind).toBe('problem');
-    if (outcome.kind === 'problem') {
-      expect(outcome.problem.code).toBe('fingerprint-mismatch');
-      expect(outcome.problem.retryAfter).toBeUndefined();
+    const decision = decideExisting(inProgressFor(5000, other), mine);
+    expect(decision.kind).toBe('problem');
+    if (decision.kind === 'problem') {
+      expect(decision.problem.code).toBe('fingerprint-mismatch');
+      expect(decision.problem.retryAfter).toBeUndefined();
     }
   });
 
   it('replays a completed record as stored', () => {
-    const outcome = decideExisting({ ...base, state: 'completed', response, responseOmitted: false, completedAt: readAt }, mine);
-    expect(outcome).toEqual({ kind: 'replay', reply: response });
-    if (outcome.kind === 'replay') expect(outcome.reply).toBe(response);
+    const decision = decideExisting({ ...base, state: 'completed', response, responseOmitted: false, completedAt: readAt }, mine);
+    expect(decision).toEqual({ kind: 'replay', reply: response });
+    if (decision.kind === 'replay') expect(decision.reply).toBe(response);
   });
 
   it('replays a failed record as stored', () => {
@@ -49,15 +49,15 @@ describe('decideExisting', () => {
     expect(decideExisting({ ...base, state: 'failed', response: failed, responseOmitted: false, completedAt: readAt }, mine)).toEqual({ kind: 'replay', reply: failed });
   });
 
-  it('answers a finished record whose body was too large to keep with response-not-stored, pointing at its Location', () => {
-    const outcome = decideExisting({ ...base, state: 'completed', response: { ...response, body: new Uint8Array() }, responseOmitted: true, completedAt: readAt }, mine);
-    expect(outcome).toMatchObject({ kind: 'problem', problem: { code: 'response-not-stored', resource: '/orders/1' } });
+  it('answers a completed record whose body was too large to keep with response-not-stored, pointing at its Location', () => {
+    const decision = decideExisting({ ...base, state: 'completed', response: { ...response, body: new Uint8Array() }, responseOmitted: true, completedAt: readAt }, mine);
+    expect(decision).toMatchObject({ kind: 'problem', problem: { code: 'response-not-stored', resource: '/orders/1' } });
   });
 
   it('answers an in_progress record with operation-in-progress and the seconds left on the lease', () => {
-    const outcome = decideExisting(inProgressFor(5000), mine);
-    expect(outcome).toEqual({ kind: 'problem', problem: inProgress(5) });
-    expect(outcome).toMatchObject({ problem: { code: 'operation-in-progress', retryAfter: 5 } });
+    const decision = decideExisting(inProgressFor(5000), mine);
+    expect(decision).toEqual({ kind: 'problem', problem: inProgress(5) });
+    expect(decision).toMatchObject({ problem: { code: 'operation-in-progress', retryAfter: 5 } });
   });
 
   it.each([
@@ -86,19 +86,19 @@ describe('decideExisting', () => {
   });
 
   it('answers an unknown record with outcome-unknown, without Retry-After', () => {
-    const outcome = decideExisting({ ...base, state: 'unknown', reason: 'lease expired' }, mine);
-    expect(outcome).toMatchObject({ kind: 'problem', problem: { code: 'outcome-unknown' } });
-    if (outcome.kind === 'problem') expect(outcome.problem.retryAfter).toBeUndefined();
+    const decision = decideExisting({ ...base, state: 'unknown', reason: 'lease expired' }, mine);
+    expect(decision).toMatchObject({ kind: 'problem', problem: { code: 'outcome-unknown' } });
+    if (decision.kind === 'problem') expect(decision.problem.retryAfter).toBeUndefined();
   });
 
   it('answers a tombstone with response-expired and the resource', () => {
-    const outcome = decideExisting({ ...base, state: 'tombstone', status: 201, resource: '/orders/1' }, mine);
-    expect(outcome).toMatchObject({ kind: 'problem', problem: { code: 'response-expired', resource: '/orders/1' } });
+    const decision = decideExisting({ ...base, state: 'tombstone', status: 201, resource: '/orders/1' }, mine);
+    expect(decision).toMatchObject({ kind: 'problem', problem: { code: 'response-expired', resource: '/orders/1' } });
   });
 
   it('answers a tombstone without a resource with response-expired and no resource member', () => {
-    const outcome = decideExisting({ ...base, state: 'tombstone', status: 204, resource: undefined }, mine);
-    expect(outcome).toMatchObject({ kind: 'problem', problem: { code: 'response-expired' } });
-    if (outcome.kind === 'problem') expect(outcome.problem).not.toHaveProperty('resource');
+    const decision = decideExisting({ ...base, state: 'tombstone', status: 204, resource: undefined }, mine);
+    expect(decision).toMatchObject({ kind: 'problem', problem: { code: 'response-expired' } });
+    if (decision.kind === 'problem') expect(decision.problem).not.toHaveProperty('resource');
   });
 });

@@ -1,12 +1,12 @@
 import { isRetrysafeError, RetrysafeError } from '../core/errors.js';
-import type { Idempotency } from '../core/idempotency.js';
-import { completionOf, isStoredStatus } from '../core/policy.js';
-import { type Reply, toReply } from '../core/reply.js';
-import { withinStoreTimeout } from '../core/store-clock.js';
+import type { Idempotency } from './idempotency.js';
+import { completionOf, isStoredStatus } from '../core/storage-policy.js';
+import { type Reply, toReply } from '../core/answer/reply.js';
+import { withinStoreTimeout } from './store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
 import { inSpan, type SpanAttributes } from '../core/tracing.js';
-import { forRoute } from '../core/route-settings.js';
-import type { Lease, StepProgress } from '../store/operation-store.js';
+import { forRoute } from './route-attempt.js';
+import type { Lease, LeaseStore, StepProgress } from '../store/lease-store.js';
 import { downstreamKey } from './downstream-key.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { retryDelaySeconds } from './retry-delay.js';
@@ -14,8 +14,8 @@ import type { LeasedContext, LeasedOperation, StepCall, StepOptions } from './le
 
 /** How one run of a leased handler ended. */
 export type LeaseRun =
-  /** Finished and stored. */
-  | { readonly kind: 'finished'; readonly reply: Reply }
+  /** Completed: the final answer is stored. */
+  | { readonly kind: 'completed'; readonly reply: Reply }
   /** A transient or server-error answer: not stored; the operation was given up or left to resume. */
   | { readonly kind: 'not-stored'; readonly reply: Reply }
   /** The handler threw; the operation was given up or left to resume. */
@@ -31,7 +31,7 @@ export type LeaseRun =
  * unfinished ones are reconciled first when an earlier attempt may have
  * started them, and every write is fenced by the lease.
  */
-export async function executeLease<Input, Tx>(given: Idempotency<Tx>, operation: LeasedOperation<Input, Tx>, lease: Lease): Promise<LeaseRun> {
+export async function runWithLease<Input, Tx>(given: Idempotency<Tx, LeaseStore<Tx>>, operation: LeasedOperation<Input, Tx>, lease: Lease): Promise<LeaseRun> {
   // A recovery worker applies the route's own settings too.
   const config = forRoute(given, operation);
   const { store, leaseSeconds } = config;
@@ -139,10 +139,10 @@ export async function executeLease<Input, Tx>(given: Idempotency<Tx>, operation:
     const stored = isStoredStatus(reply.status, config.policy);
     config.emit({ type: 'finished', identity: lease.identity, mode: 'leased', status: reply.status, stored });
     if (!stored) return (await giveUp(`The handler answered ${reply.status}.`, true)) ?? { kind: 'not-stored', reply };
-    crashPoint('before-finish');
-    const finished = await bounded(store.finish(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))));
-    crashPoint('after-finish');
-    return finished ? { kind: 'finished', reply } : fenced();
+    crashPoint('before-complete');
+    const completed = await bounded(store.completeLease(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))));
+    crashPoint('after-complete');
+    return completed ? { kind: 'completed', reply } : fenced();
   } catch (error) {
     keeper.stop();
     if (isRetrysafeError(error, 'lease-lost')) return fenced();

@@ -1,4 +1,4 @@
-import { RetrysafeError } from './errors.js';
+import { RetrysafeError } from '../errors.js';
 import { type Problem, problemCatalogue, problemDocument } from './problems.js';
 
 /** What a route handler answers. A body that is not bytes or a string is sent as JSON. */

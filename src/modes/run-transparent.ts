@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { answerExisting, answerStoreUnavailable } from '../core/answers.js';
+import { answerExisting, answerStoreUnavailable } from '../core/answer/answers.js';
 import { crashPoint } from '../core/crash-point.js';
 import { isRetrysafeError } from '../core/errors.js';
-import type { Idempotency } from '../core/idempotency.js';
-import { decideExisting } from '../core/outcome.js';
-import { completionOf, isStoredStatus } from '../core/policy.js';
-import { prepare } from '../core/prepare.js';
-import type { Reply } from '../core/reply.js';
+import type { Idempotency } from './idempotency.js';
+import { decideExisting } from '../core/answer/decision.js';
+import { completionOf, isStoredStatus } from '../core/storage-policy.js';
+import { prepare } from './prepare.js';
+import type { Reply } from '../core/answer/reply.js';
 import type { IncomingRequest, RouteDefinition } from '../core/route.js';
-import { withinStoreTimeout } from '../core/store-clock.js';
-import type { Lease } from '../store/operation-store.js';
-import { routeAttempt } from '../core/route-attempt.js';
+import { withinStoreTimeout } from './store-clock.js';
+import type { Lease, LeaseStore } from '../store/lease-store.js';
+import { routeAttempt } from './route-attempt.js';
 import { LeaseKeeper } from './lease-keeper.js';
 
 /**
@@ -28,12 +28,12 @@ export type TransparentStart =
   | { readonly kind: 'claimed'; readonly attempt: TransparentAttempt };
 
 /** Authenticates, reads the key and the input, and claims the identity; the adapter then runs the route or sends the answer. */
-export function beginTransparent<Req, Input>(config: Idempotency<unknown>, route: RouteDefinition<Req, Input>, incoming: IncomingRequest<Req>): Promise<TransparentStart> {
+export function beginTransparent<Req, Input>(config: Idempotency<unknown, LeaseStore<unknown>>, route: RouteDefinition<Req, Input>, incoming: IncomingRequest<Req>): Promise<TransparentStart> {
   // The span covers the claim: the route then runs in the framework's hands, and the answer's storing is a store span of its own.
   return routeAttempt(config, route, incoming.raw, 'transparent', (own) => claimTransparent(own, route, incoming));
 }
 
-async function claimTransparent<Req, Input>(config: Idempotency<unknown>, route: RouteDefinition<Req, Input>, incoming: IncomingRequest<Req>): Promise<TransparentStart> {
+async function claimTransparent<Req, Input>(config: Idempotency<unknown, LeaseStore<unknown>>, route: RouteDefinition<Req, Input>, incoming: IncomingRequest<Req>): Promise<TransparentStart> {
   const prepared = await prepare(config, route, incoming);
   if (prepared.kind === 'answered') return prepared;
   if (prepared.kind === 'unkeyed') return { kind: 'unkeyed' };
@@ -74,7 +74,7 @@ export class TransparentAttempt {
   private settled = false;
 
   constructor(
-    private readonly config: Idempotency<unknown>,
+    private readonly config: Idempotency<unknown, LeaseStore<unknown>>,
     private readonly lease: Lease,
   ) {
     this.keeper = new LeaseKeeper(config.store, lease, config.leaseSeconds);
@@ -98,9 +98,9 @@ export class TransparentAttempt {
     const stored = isStoredStatus(reply.status, config.policy);
     config.emit({ type: 'finished', identity: lease.identity, mode: 'transparent', status: reply.status, stored });
     if (!stored) return this.write(() => config.store.abandon(lease));
-    crashPoint('before-finish');
-    await this.write(() => config.store.finish(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))));
-    crashPoint('after-finish');
+    crashPoint('before-complete');
+    await this.write(() => config.store.completeLease(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))));
+    crashPoint('after-complete');
   }
 
   /**

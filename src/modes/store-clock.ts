@@ -1,4 +1,4 @@
-import { RetrysafeError } from './errors.js';
+import { RetrysafeError } from '../core/errors.js';
 
 /**
  * Bounds the time spent waiting on the store, not on the handler. A request

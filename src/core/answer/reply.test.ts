@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { isRetrysafeError } from './errors.js';
+import { isRetrysafeError } from '../errors.js';
 import { problem, problemCatalogue } from './problems.js';
 import { problemReply, REPLAYED_HEADER, replayed, toReply } from './reply.js';
 

@@ -1,0 +1,12 @@
+import type { Reply } from './answer/reply.js';
+import type { Retention } from './retention.js';
+
+/** The final outcome of an operation, as completing it writes it into the record. */
+export interface Completion {
+  readonly state: 'completed' | 'failed';
+  /** The stored part of the reply: status, allowed headers and body bytes. */
+  readonly reply: Reply;
+  readonly retention: Retention;
+  /** The body was too large to keep; `reply.body` is then empty. */
+  readonly omitted?: boolean;
+}

@@ -1,0 +1,65 @@
+import type { Completion } from '../core/completion.js';
+import type { Fingerprint } from '../core/fingerprint.js';
+import type { OperationIdentity } from '../core/identity.js';
+import type { OperationRecord } from '../core/record.js';
+import type { Retention } from '../core/retention.js';
+
+export interface ClaimRequest {
+  readonly identity: OperationIdentity;
+  readonly fingerprint: Fingerprint;
+  /** How long a duplicate waits for a running first attempt before giving up; the claim alone, not the handler. */
+  readonly lockTimeoutMs: number;
+  /** The server-side bound (`statement_timeout`) on every later statement of the transaction. Unset: the session's. */
+  readonly statementTimeoutMs?: number;
+  /**
+   * The retention the completion will write, written already by the claim:
+   * then the completion, in the same transaction, changes no indexed column
+   * and PostgreSQL can rewrite the row in place (a HOT update).
+   */
+  readonly retention?: Retention;
+}
+
+/** The result of claiming an identity inside a transaction. */
+export type AtomicClaim =
+  | { readonly kind: 'claimed' }
+  /**
+   * A record holds the identity. `waited`: it was written by a transaction
+   * still running when the claim began, so the claim waited for it (a lock
+   * wait, not a plain replay).
+   */
+  | { readonly kind: 'existing'; readonly record: OperationRecord; readonly waited: boolean }
+  /** Another transaction holds the identity and did not finish within the lock wait. */
+  | { readonly kind: 'busy' };
+
+/** One transaction that starts with a claim; see `OperationStore.atomic`. */
+export interface AtomicTransaction<Tx> {
+  readonly claim: AtomicClaim;
+  /** The application's own transaction handle, for the handler's writes. */
+  readonly tx: Tx;
+  /** Writes the outcome into the claimed record, in this transaction. */
+  complete(this: void, completion: Completion): Promise<void>;
+}
+
+/** What `work` decides: commit its writes, or roll everything back. */
+export interface Settlement<T> {
+  readonly commit: boolean;
+  readonly value: T;
+}
+
+/**
+ * Atomic mode's seam: the claim, the handler's writes and the completion in
+ * one transaction of the application's database, and a plain transaction for
+ * requests that carry no key.
+ */
+export interface AtomicStore<Tx> {
+  /**
+   * Opens one transaction, claims the identity in it, and runs `work`. The
+   * transaction commits only when `work` settles with `commit: true`, so an
+   * `in_progress` record is never committed.
+   */
+  atomic<T>(request: ClaimRequest, work: (transaction: AtomicTransaction<Tx>) => Promise<Settlement<T>>): Promise<T>;
+  /** Runs `work` in a plain transaction, for requests that carry no key. */
+  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /** The data layer's own limit on a transaction's life (`SqlDatabase.transactionTimeoutMs`); a decorator passes it on. */
+  readonly transactionTimeoutMs?: number | undefined;
+}
