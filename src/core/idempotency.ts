@@ -13,6 +13,7 @@ import { assertDescribedBy, resolveRetention, type RetentionSetting } from './ro
 import type { RouteDefinition } from './route.js';
 import type { Tracing } from './tracing.js';
 import { measuredStore } from '../store/measured-store.js';
+import { replayCached, type ReplayCacheOptions } from '../store/replay-cache.js';
 
 export interface IdempotencyOptions<Tx> {
   readonly store: OperationStore<Tx>;
@@ -71,6 +72,12 @@ export interface IdempotencyOptions<Tx> {
    * `openTelemetryTracing()` of `retrysafe/otel`. Default: none.
    */
   readonly tracing?: Tracing;
+  /**
+   * Keep finished records in this process, so a replay costs no round trip
+   * (`true` for the default bounds; see `replayCached`). Default: off, as a
+   * record deleted by hand would still be replayed for up to `maxAgeSeconds`.
+   */
+  readonly replayCache?: boolean | ReplayCacheOptions;
 }
 
 /** The configuration a store and its routes share, with every default applied. */
@@ -120,8 +127,10 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
   const lockTimeoutMs = positive('lockTimeoutMs', options.lockTimeoutMs ?? 3000);
   const storeTimeoutMs = positive('storeTimeoutMs', options.storeTimeoutMs ?? 5000);
   fitsTransactionLimit(options.store.transactionTimeoutMs, lockTimeoutMs, storeTimeoutMs);
+  const { replayCache = false } = options;
+  const store = replayCache === false ? options.store : replayCached(options.store, replayCache === true ? {} : replayCache);
   return {
-    store: tracing === undefined ? options.store : tracedStore(options.store, tracing),
+    store: tracing === undefined ? store : tracedStore(store, tracing),
     tracing,
     lockTimeoutMs,
     storeTimeoutMs,
