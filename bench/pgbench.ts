@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { CLAIM_ATOMIC } from '../src/postgres/sql/claim-atomic.js';
 import { COMPLETE_ATOMIC } from '../src/postgres/sql/complete-atomic.js';
 import type { CeilingPlan } from './ceiling/result.js';
-import { claimValues, completeValues } from './ceiling/statements.js';
+import { claimValues, completeValues, finishedValues, FINISHED_RECORD, LOCK_IDENTITY, lockValues } from './ceiling/statements.js';
 import { type LatencySummary, summariseLatencies } from './latency.js';
 import { ORDER_BODY, TENANT } from './request.js';
 import { INSERT_ORDER, type OrderInput } from './server/orders.js';
@@ -32,7 +32,7 @@ export async function hasPgbench(): Promise<boolean> {
  * turned into pgbench variables, sent as bound parameters of prepared
  * statements (`-M prepared`).
  */
-export async function pgbenchCeiling(plan: CeilingPlan, databaseUrl: string, clients: number, warmupSeconds: number, seconds: number): Promise<PgbenchResult> {
+export async function pgbenchCeiling(plan: PgbenchShape, databaseUrl: string, clients: number, warmupSeconds: number, seconds: number): Promise<PgbenchResult> {
   const dir = await mkdtemp(join(tmpdir(), 'retrysafe-pgbench-'));
   try {
     const script = join(dir, `${plan}.sql`);
@@ -70,7 +70,27 @@ const variables = (prefix: string, values: readonly unknown[], keyAt: number): s
 const order = JSON.parse(ORDER_BODY) as OrderInput;
 const DRAW_KEY = '\\set key random(1, 1000000000000000)';
 
-const SCRIPTS: Record<CeilingPlan, { readonly script: string; readonly variables: readonly string[] }> = {
+/**
+ * The transactions pgbench drives: the Node loop's plans, and the shapes a
+ * new key's transaction could take, each with the order INSERT, so that each
+ * one's rate over `bare-insert`'s is the most B/A can be with that shape.
+ */
+export type PgbenchShape =
+  | CeilingPlan
+  /** BEGIN, the order INSERT, the finished record written once with ON CONFLICT DO NOTHING, COMMIT. */
+  | 'insert-record'
+  /** The same, after a transaction-scoped advisory lock on the identity, taken in a statement that reads the record. */
+  | 'lock-insert-record'
+  /** The same, with the lock sent in one pipeline with BEGIN and the record in one with COMMIT. */
+  | 'pipelined-lock-insert-record';
+
+const orderInsert = `${withVariables(INSERT_ORDER, 'i', 4)};`;
+const orderVariables = variables('i', [TENANT, order.sku, order.quantity, ''], 4);
+const lockStatement = `${withVariables(LOCK_IDENTITY, 'l', 3)};`;
+const recordStatement = `${withVariables(FINISHED_RECORD, 'f', 3)};`;
+const recordVariables = [...variables('l', lockValues(''), 3), ...variables('f', finishedValues(''), 3)];
+
+const SCRIPTS: Record<PgbenchShape, { readonly script: string; readonly variables: readonly string[] }> = {
   'claim-complete': {
     script: `${DRAW_KEY}\nBEGIN;\n${withVariables(CLAIM_ATOMIC.text, 'c', 3)};\n${withVariables(COMPLETE_ATOMIC.text, 'u', 3)};\nCOMMIT;\n`,
     variables: [...variables('c', claimValues(''), 3), ...variables('u', completeValues(''), 3)],
@@ -80,7 +100,19 @@ const SCRIPTS: Record<CeilingPlan, { readonly script: string; readonly variables
     variables: [...variables('c', claimValues(''), 3), ...variables('i', [TENANT, order.sku, order.quantity, ''], 4), ...variables('u', completeValues(''), 3)],
   },
   'bare-insert': {
-    script: `${DRAW_KEY}\nBEGIN;\n${withVariables(INSERT_ORDER, 'i', 4)};\nCOMMIT;\n`,
-    variables: variables('i', [TENANT, order.sku, order.quantity, ''], 4),
+    script: `${DRAW_KEY}\nBEGIN;\n${orderInsert}\nCOMMIT;\n`,
+    variables: orderVariables,
+  },
+  'insert-record': {
+    script: `${DRAW_KEY}\nBEGIN;\n${orderInsert}\n${recordStatement}\nCOMMIT;\n`,
+    variables: [...orderVariables, ...variables('f', finishedValues(''), 3)],
+  },
+  'lock-insert-record': {
+    script: `${DRAW_KEY}\nBEGIN;\n${lockStatement}\n${orderInsert}\n${recordStatement}\nCOMMIT;\n`,
+    variables: [...orderVariables, ...recordVariables],
+  },
+  'pipelined-lock-insert-record': {
+    script: `${DRAW_KEY}\n\\startpipeline\nBEGIN;\n${lockStatement}\n\\endpipeline\n${orderInsert}\n\\startpipeline\n${recordStatement}\nCOMMIT;\n\\endpipeline\n`,
+    variables: [...orderVariables, ...recordVariables],
   },
 };

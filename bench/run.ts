@@ -45,7 +45,7 @@ if (!pgbench) console.log('pgbench is not installed: the G-pgbench ceiling is sk
 const startedAt = new Date();
 const source = describeSource();
 const loadBefore = loadAverage();
-const database = await freshDatabase(options.databaseUrl, 'retrysafe_bench');
+const database = await freshDatabase(options.databaseUrl, options.databaseName);
 const redis = await redisAdmin(options.redisUrl);
 const provider = scenarios.some((s) => s.kind === 'http' && s.needsProvider === true) ? await startProvider() : undefined;
 const olderSchemas = new Map<number, Promise<BenchDatabase>>();
@@ -55,7 +55,7 @@ const context: RunContext = {
   databaseAt(version) {
     let older = olderSchemas.get(version);
     if (older === undefined) {
-      older = freshDatabase(options.databaseUrl, `retrysafe_bench_v${version}`, migrations.filter((m) => m.version <= version));
+      older = freshDatabase(options.databaseUrl, `${options.databaseName}_v${version}`, migrations.filter((m) => m.version <= version));
       olderSchemas.set(version, older);
     }
     return older;
