@@ -1,4 +1,5 @@
 import type { CeilingPlan } from './ceiling/result.js';
+import type { Endpoint } from './database.js';
 import type { KeyPlan } from './keys.js';
 import type { PgbenchShape } from './pgbench.js';
 import type { AppName } from './server/apps/index.js';
@@ -21,6 +22,8 @@ export interface HttpScenario extends Common {
   readonly kind: 'http';
   readonly framework: 'Fastify 5' | 'Express 5';
   readonly app: AppName;
+  /** Default: the bench's one-INSERT `POST /orders`. */
+  readonly endpoint?: Endpoint;
   readonly keys: KeyPlan;
   readonly guarantee: Guarantee;
   readonly needsProvider?: boolean;
@@ -67,6 +70,8 @@ const express = (id: string, label: string, app: AppName, keys: KeyPlan, guarant
 /** Every scenario, in the order a round runs them: those compared with each other run next to each other. */
 export const SCENARIOS: readonly Scenario[] = [
   fastify('A', 'bare endpoint: BEGIN, INSERT, COMMIT', 'fastify-bare', 'fresh', 'none'),
+  { ...fastify('R-A', "the reference service's POST /v1/orders without retrysafe: cart read, order INSERT, outbox enqueue", 'service-bare', 'fresh', 'none'), endpoint: 'service' },
+  { ...fastify('R-B', 'the same route in retrysafe atomic mode, a new key each request', 'service-atomic', 'fresh', 'retrysafe'), endpoint: 'service' },
   fastify('B', 'retrysafe atomic, a new key each request', 'fastify-atomic', 'fresh', 'retrysafe'),
   fastify('C', 'retrysafe atomic, replays of completed keys', 'fastify-atomic', 'replay', 'retrysafe'),
   fastify('D', 'retrysafe atomic, storm: 200 clients, 20 keys', 'fastify-atomic', 'storm', 'retrysafe'),
@@ -124,6 +129,7 @@ const CLAIM_FIRST_BOUND = { numerator: 'GB-pgbench', denominator: 'GA-pgbench' }
 export const RATIOS: readonly Ratio[] = [
   { numerator: 'B', denominator: 'A', meaning: 'new keys: retrysafe against the bare endpoint', atLeast: 0.8, bound: CLAIM_FIRST_BOUND },
   { numerator: 'C', denominator: 'A', meaning: 'replays against the bare endpoint', atLeast: 1.5 },
+  { numerator: 'R-B', denominator: 'R-A', meaning: "new keys on the reference service's POST /v1/orders: retrysafe against the same route without it", atLeast: 0.9 },
   { numerator: 'B@200', denominator: 'A@200', metric: 'cpu', meaning: 'CPU per request at the same load: new keys against the bare endpoint' },
   { numerator: 'C@200', denominator: 'A@200', metric: 'cpu', meaning: 'CPU per request at the same load: replays against the bare endpoint' },
   { numerator: 'E', denominator: "A'", meaning: 'leased mode against the bare endpoint calling the provider' },

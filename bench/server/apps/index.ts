@@ -9,6 +9,7 @@ import { fastifyBareProvider } from './fastify-bare-provider.js';
 import { fastifyLeased } from './fastify-leased.js';
 import { fastifyNodeIdempotency } from './fastify-node-idempotency.js';
 import { fastifyPowertools } from './fastify-powertools.js';
+import { serviceAtomic, serviceBare } from './service-orders.js';
 
 /** Every server the bench can start, by name. */
 export const apps = {
@@ -23,6 +24,8 @@ export const apps = {
   'fastify-powertools': fastifyPowertools({ registerContext: true, validatePayload: false }),
   'fastify-powertools-no-context': fastifyPowertools({ registerContext: false, validatePayload: false }),
   'fastify-powertools-validated': fastifyPowertools({ registerContext: true, validatePayload: true }),
+  'service-bare': serviceBare,
+  'service-atomic': serviceAtomic,
   'express-bare': expressBare,
   'express-atomic': expressAtomic,
   'express-idempotency': expressIdempotency,
