@@ -1,3 +1,4 @@
+import type { ChartData } from './chart.js';
 import type { UpdateStats } from './database.js';
 import { median } from './latency.js';
 import type { Machine } from './machine.js';
@@ -64,6 +65,19 @@ export function ratioResults(measurements: readonly Measurement[]): RatioResult[
     }
   }
   return results;
+}
+
+/** The chart's figures: each scenario's median rate, and the database's bound on each ratio that has one, by its numerator. */
+export function chartData(report: RunReport): ChartData {
+  const throughput: Record<string, number> = {};
+  for (const scenario of report.scenarios) {
+    const rates = report.measurements.filter((m) => m.scenario === scenario.id).map((m) => m.throughput);
+    if (rates.length > 0) throughput[scenario.id] = median(rates);
+  }
+  const bounds: Record<string, number> = {};
+  for (const result of ratioResults(report.measurements)) if (result.bound !== undefined) bounds[result.ratio.numerator] = result.bound;
+  const caption = `Medians of ${report.options.rounds} rounds, ${report.startedAt.toISOString().slice(0, 10)}, ${report.machine.cores} cores shared by the server, PostgreSQL and the load; only ratios within a round are compared.`;
+  return { throughput, bounds, caption };
 }
 
 /** retrysafe scenarios whose correctness check failed in some round. */
