@@ -5,7 +5,7 @@ import { keyStream } from './keys.js';
 import { load, type LoadResult } from './load.js';
 import type { Measurement, Verdict } from './measurement.js';
 import type { BenchOptions } from './options.js';
-import { pgbenchCeiling } from './pgbench.js';
+import { PGBENCH_CARTS, pgbenchCeiling } from './pgbench.js';
 import { precreate } from './precreate.js';
 import type { RedisAdmin } from './redis.js';
 import type { HttpScenario, Scenario } from './scenarios.js';
@@ -67,6 +67,7 @@ export async function measure(scenario: Scenario, round: number, context: RunCon
     case 'pgbench': {
       const target = scenario.schemaVersion === undefined ? context.database : await context.databaseAt(scenario.schemaVersion);
       await target.reset();
+      if (scenario.plan.startsWith('service-')) await target.createCarts(PGBENCH_CARTS.prefix, PGBENCH_CARTS.count);
       const result = await pgbenchCeiling(scenario.plan, target.url, options.poolSize, options.warmupSeconds, options.seconds);
       return { scenario: scenario.id, round, throughput: result.transactions / result.seconds, latency: result.latency, errors: 0 };
     }

@@ -91,6 +91,8 @@ export const SCENARIOS: readonly Scenario[] = [
   { kind: 'pgbench', id: 'GB-pgbench', label: 'ceiling GB from pgbench, prepared (no Node)', plan: 'claim-insert-complete' },
   { kind: 'ceiling', id: 'GA', label: 'ceiling of A: BEGIN, INSERT, COMMIT (Node pg loop)', plan: 'bare-insert' },
   { kind: 'pgbench', id: 'GA-pgbench', label: 'ceiling GA from pgbench, prepared (no Node)', plan: 'bare-insert' },
+  { kind: 'pgbench', id: 'RA-pgbench', label: "pgbench: R-A's transaction: BEGIN, the cart locked, the order INSERT, the outbox message, COMMIT", plan: 'service-order' },
+  { kind: 'pgbench', id: 'RB-pgbench', label: "pgbench: R-B's transaction: RA with the claim first and the completion last", plan: 'service-claim-order-complete' },
   { kind: 'pgbench', id: 'GW-pgbench', label: 'pgbench: BEGIN, INSERT, the finished record written once, COMMIT', plan: 'insert-record' },
   { kind: 'pgbench', id: 'GL-pgbench', label: 'pgbench: BEGIN, advisory lock and read, INSERT, the record written once, COMMIT', plan: 'lock-insert-record' },
   { kind: 'pgbench', id: 'GP-pgbench', label: 'pgbench: GL pipelined: BEGIN with the lock, INSERT, the record with COMMIT', plan: 'pipelined-lock-insert-record' },
@@ -130,7 +132,7 @@ const CLAIM_FIRST_BOUND = { numerator: 'GB-pgbench', denominator: 'GA-pgbench' }
 export const RATIOS: readonly Ratio[] = [
   { numerator: 'B', denominator: 'A', meaning: 'new keys: retrysafe against the bare endpoint', atLeast: 0.8, bound: CLAIM_FIRST_BOUND },
   { numerator: 'C', denominator: 'A', meaning: 'replays against the bare endpoint', atLeast: 1.5 },
-  { numerator: 'R-B', denominator: 'R-A', meaning: "new keys on the reference service's POST /v1/orders: retrysafe against the same route without it", atLeast: 0.9 },
+  { numerator: 'R-B', denominator: 'R-A', meaning: "new keys on the reference service's POST /v1/orders: retrysafe against the same route without it", atLeast: 0.9, bound: { numerator: 'RB-pgbench', denominator: 'RA-pgbench' } },
   { numerator: 'B@200', denominator: 'A@200', metric: 'cpu', meaning: 'CPU per request at the same load: new keys against the bare endpoint' },
   { numerator: 'C@200', denominator: 'A@200', metric: 'cpu', meaning: 'CPU per request at the same load: replays against the bare endpoint' },
   { numerator: 'E', denominator: "A'", meaning: 'leased mode against the bare endpoint calling the provider' },
