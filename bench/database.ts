@@ -1,7 +1,12 @@
 import pg from 'pg';
-import { fromPg, migrate } from '../src/postgres/index.js';
+import { fromPg, migrate, portable } from '../src/postgres/index.js';
+import { prepareDatabase } from '../examples/orders/data/schema.js';
 import { type Migration, migrations } from '../src/postgres/migrations/index.js';
 import { ORDERS_TABLE } from './server/orders.js';
+import { INSERT_CARTS, SERVICE_TENANT } from './server/service.js';
+
+/** Which endpoint a scenario serves: the bench's one-INSERT `POST /orders`, or the reference service's `POST /v1/orders`. */
+export type Endpoint = 'orders' | 'service';
 
 /** The orders created under one key prefix: how many, for how many keys, and how many keys got more than one. */
 export interface OrderCensus {
@@ -24,13 +29,18 @@ export interface BenchDatabase {
   readonly serverVersion: string;
   /** Empties the orders and every retrysafe table, so each scenario starts from the same state. */
   reset(): Promise<void>;
-  census(keyPrefix: string): Promise<OrderCensus>;
+  census(keyPrefix: string, endpoint: Endpoint): Promise<OrderCensus>;
+  /** Carts `${prefix}0` … for the reference service to order, one per key of a load. */
+  createCarts(prefix: string, count: number): Promise<void>;
   /** Tables with updates: the completion of an atomic operation is an UPDATE of its record. */
   updateStats(): Promise<UpdateStats[]>;
   close(): Promise<void>;
 }
 
-/** A new database `name` on the server of `adminUrl`, migrated with `known` (every migration by default). */
+/**
+ * A new database `name` on the server of `adminUrl`, migrated with `known`;
+ * with every migration (the default), the reference service's tables too.
+ */
 export async function freshDatabase(adminUrl: string, name: string, known: readonly Migration[] = migrations): Promise<BenchDatabase> {
   await withClient(adminUrl, async (admin) => {
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -41,6 +51,7 @@ export async function freshDatabase(adminUrl: string, name: string, known: reado
   const url = target.toString();
   const pool = new pg.Pool({ connectionString: url, max: 2 });
   await migrate(fromPg(pool), known);
+  if (known === migrations) await prepareDatabase(portable(fromPg(pool)));
   await pool.query(ORDERS_TABLE);
   const tables = (await pool.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'retrysafe_migrations'")).rows.map((row) => row.name);
   const version = (await pool.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? 'unknown';
@@ -50,16 +61,21 @@ export async function freshDatabase(adminUrl: string, name: string, known: reado
     async reset() {
       await pool.query(`TRUNCATE ${tables.join(', ')}`);
     },
-    async census(keyPrefix) {
+    async census(keyPrefix, endpoint) {
+      // The service's orders name their key only through their cart, one per key.
+      const [table, column] = endpoint === 'orders' ? ['bench_orders', 'idem_key'] : ['orders', 'cart_id'];
       const { rows } = await pool.query<OrderCensus>(
         `SELECT coalesce(sum(n), 0)::int AS rows, count(*)::int AS keys,
                 count(*) FILTER (WHERE n > 1)::int AS "duplicatedKeys", coalesce(max(n), 0)::int AS "maxPerKey"
-         FROM (SELECT count(*) AS n FROM bench_orders WHERE left(idem_key, length($1)) = $1 GROUP BY idem_key) AS per_key`,
+         FROM (SELECT count(*) AS n FROM ${table} WHERE left(${column}, length($1)) = $1 GROUP BY ${column}) AS per_key`,
         [keyPrefix],
       );
       const [census] = rows;
       if (census === undefined) throw new Error('census returned no row');
       return census;
+    },
+    async createCarts(prefix, count) {
+      await pool.query(INSERT_CARTS, [SERVICE_TENANT, prefix, count]);
     },
     async updateStats() {
       const { rows } = await pool.query<UpdateStats>(

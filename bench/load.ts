@@ -1,9 +1,13 @@
 import autocannon from 'autocannon';
+import type { Endpoint } from './database.js';
 import { ORDER_BODY, ORDER_HEADERS } from './request.js';
+import { SERVICE_TOKEN, serviceOrderBody } from './server/service.js';
 
-/** One timed load against POST /orders. */
+/** One timed load against POST /orders, or the reference service's POST /v1/orders. */
 export interface LoadSpec {
   readonly url: string;
+  /** Default: the bench's own `POST /orders`. */
+  readonly endpoint?: Endpoint;
   readonly connections: number;
   readonly seconds: number;
   /** Requests per second for all connections together; as fast as the server answers when absent. */
@@ -27,7 +31,14 @@ export interface LoadResult {
   readonly errors: number;
 }
 
+/** What each endpoint is sent: the same request every time but for the key, and for the service the cart it names. */
+const REQUESTS: Record<Endpoint, { readonly path: string; readonly headers: Readonly<Record<string, string>>; readonly body: (key: string) => string }> = {
+  orders: { path: '/orders', headers: ORDER_HEADERS, body: () => ORDER_BODY },
+  service: { path: '/v1/orders', headers: { 'content-type': 'application/json', authorization: `Bearer ${SERVICE_TOKEN}` }, body: serviceOrderBody },
+};
+
 export async function load(spec: LoadSpec): Promise<LoadResult> {
+  const { path, headers, body } = REQUESTS[spec.endpoint ?? 'orders'];
   const result = await autocannon({
     url: spec.url,
     connections: spec.connections,
@@ -38,10 +49,13 @@ export async function load(spec: LoadSpec): Promise<LoadResult> {
     requests: [
       {
         method: 'POST',
-        path: '/orders',
-        headers: ORDER_HEADERS,
+        path,
+        headers,
         body: ORDER_BODY,
-        setupRequest: (request) => ({ ...request, headers: { ...ORDER_HEADERS, 'idempotency-key': spec.nextKey() } }),
+        setupRequest: (request) => {
+          const key = spec.nextKey();
+          return { ...request, headers: { ...headers, 'idempotency-key': key }, body: body(key) };
+        },
       },
     ],
   });

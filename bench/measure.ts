@@ -5,7 +5,7 @@ import { keyStream } from './keys.js';
 import { load, type LoadResult } from './load.js';
 import type { Measurement, Verdict } from './measurement.js';
 import type { BenchOptions } from './options.js';
-import { pgbenchCeiling } from './pgbench.js';
+import { PGBENCH_CARTS, pgbenchCeiling } from './pgbench.js';
 import { precreate } from './precreate.js';
 import type { RedisAdmin } from './redis.js';
 import type { HttpScenario, Scenario } from './scenarios.js';
@@ -25,6 +25,9 @@ export interface RunContext {
   readonly runTag: string;
   readonly logDir: string;
 }
+
+/** More new keys per second than the reference service answers here: each needs a cart made beforehand. */
+const SERVICE_CARTS_PER_SECOND = 8000;
 
 /** A name safe in keys and file names. */
 const slug = (id: string): string => id.replace(/[^A-Za-z0-9]+/g, '_');
@@ -64,6 +67,7 @@ export async function measure(scenario: Scenario, round: number, context: RunCon
     case 'pgbench': {
       const target = scenario.schemaVersion === undefined ? context.database : await context.databaseAt(scenario.schemaVersion);
       await target.reset();
+      if (scenario.plan.startsWith('service-')) await target.createCarts(PGBENCH_CARTS.prefix, PGBENCH_CARTS.count);
       const result = await pgbenchCeiling(scenario.plan, target.url, options.poolSize, options.warmupSeconds, options.seconds);
       return { scenario: scenario.id, round, throughput: result.transactions / result.seconds, latency: result.latency, errors: 0 };
     }
@@ -86,21 +90,30 @@ async function measureHttp(scenario: HttpScenario, round: number, tag: string, l
   });
   try {
     const measured = `${tag}-k-`;
+    const { endpoint = 'orders' } = scenario;
+    if (endpoint === 'service') {
+      await context.database.createCarts(`${tag}-w-`, Math.ceil(SERVICE_CARTS_PER_SECOND * options.warmupSeconds));
+      await context.database.createCarts(measured, Math.ceil(SERVICE_CARTS_PER_SECOND * options.seconds));
+    }
     const connections = scenario.keys === 'storm' ? options.stormConnections : options.connections;
     // The storm's keys must be new when it starts, so every warm-up sends fresh keys.
-    await load({ url: server.url, connections, seconds: options.warmupSeconds, rate: scenario.rate, nextKey: keyStream('fresh', `${tag}-w-`, options.replayKeys) });
-    if (scenario.keys === 'replay') await precreate(server.url, measured, options.replayKeys);
+    await load({ url: server.url, endpoint, connections, seconds: options.warmupSeconds, rate: scenario.rate, nextKey: keyStream('fresh', `${tag}-w-`, options.replayKeys) });
+    if (scenario.keys === 'replay') {
+      await precreate(server.url, measured, options.replayKeys);
+      // Each key replayed once before the window: every library is measured in its steady state, a cache warmed.
+      await precreate(server.url, measured, options.replayKeys, false);
+    }
     const storm = scenario.keys === 'storm' ? await openStorm(server.url, connections) : undefined;
     const stormKeys = Array.from({ length: options.stormKeys }, (_, index) => `${measured}${index}`);
     const keyPlan = scenario.keys === 'replay' ? 'replay' : 'fresh';
     const window = (): Promise<LoadResult> =>
       storm === undefined
-        ? load({ url: server.url, connections, seconds: options.seconds, rate: scenario.rate, nextKey: keyStream(keyPlan, measured, options.replayKeys) })
+        ? load({ url: server.url, endpoint, connections, seconds: options.seconds, rate: scenario.rate, nextKey: keyStream(keyPlan, measured, options.replayKeys) })
         : storm.run(stormKeys, options.seconds).finally(() => storm.close());
     const before = await server.settledSample();
     const result = await profiled(server, profileFile, window);
     const after = await server.settledSample();
-    const census = await context.database.census(measured);
+    const census = await context.database.census(measured, endpoint);
     return {
       scenario: scenario.id,
       round,

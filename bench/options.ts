@@ -3,6 +3,8 @@ import { parseArgs } from 'node:util';
 export interface BenchOptions {
   /** Any database on the PostgreSQL server; the run creates `retrysafe_bench` beside it. */
   readonly databaseUrl: string;
+  /** The database the run recreates on that server; `<name>_v4` beside it for the older schema. */
+  readonly databaseName: string;
   readonly redisUrl: string;
   readonly rounds: number;
   /** Measured seconds per scenario, after the warm-up. */
@@ -35,6 +37,7 @@ export const USAGE = `npm run bench [-- options]
 
   BENCH_DATABASE_URL  PostgreSQL server (postgres://postgres@127.0.0.1:5432/postgres);
                       the run recreates the database retrysafe_bench on it
+  BENCH_DATABASE_NAME another name for that database (retrysafe_bench)
   BENCH_REDIS_URL     Redis for the other libraries (redis://127.0.0.1:6379)`;
 
 export function benchOptions(args: readonly string[], env: NodeJS.ProcessEnv): BenchOptions | 'help' {
@@ -59,8 +62,11 @@ export function benchOptions(args: readonly string[], env: NodeJS.ProcessEnv): B
     if (!Number.isFinite(parsed) || parsed <= 0) throw new Error(`--${name} must be a positive number`);
     return parsed;
   };
+  const databaseName = env.BENCH_DATABASE_NAME ?? 'retrysafe_bench';
+  if (!/^[a-z_][a-z0-9_]{0,50}$/.test(databaseName)) throw new Error('BENCH_DATABASE_NAME must be a plain lower-case identifier');
   return {
     databaseUrl: env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    databaseName,
     redisUrl: env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
     rounds: Math.round(number(values.rounds, 3, 'rounds')),
     seconds: number(values.seconds, 3, 'seconds'),

@@ -3,13 +3,16 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { INSERT_ORDER as SERVICE_INSERT_ORDER, LOCK_CART } from '../examples/orders/data/queries.js';
 import { CLAIM_ATOMIC } from '../src/postgres/sql/claim-atomic.js';
+import { ENQUEUE } from '../src/postgres/sql/outbox.js';
 import { COMPLETE_ATOMIC } from '../src/postgres/sql/complete-atomic.js';
 import type { CeilingPlan } from './ceiling/result.js';
-import { claimValues, completeValues } from './ceiling/statements.js';
+import { claimValues, completeValues, finishedValues, FINISHED_RECORD, LOCK_IDENTITY, lockValues } from './ceiling/statements.js';
 import { type LatencySummary, summariseLatencies } from './latency.js';
 import { ORDER_BODY, TENANT } from './request.js';
 import { INSERT_ORDER, type OrderInput } from './server/orders.js';
+import { SERVICE_TENANT } from './server/service.js';
 
 const run = promisify(execFile);
 
@@ -32,7 +35,7 @@ export async function hasPgbench(): Promise<boolean> {
  * turned into pgbench variables, sent as bound parameters of prepared
  * statements (`-M prepared`).
  */
-export async function pgbenchCeiling(plan: CeilingPlan, databaseUrl: string, clients: number, warmupSeconds: number, seconds: number): Promise<PgbenchResult> {
+export async function pgbenchCeiling(plan: PgbenchShape, databaseUrl: string, clients: number, warmupSeconds: number, seconds: number): Promise<PgbenchResult> {
   const dir = await mkdtemp(join(tmpdir(), 'retrysafe-pgbench-'));
   try {
     const script = join(dir, `${plan}.sql`);
@@ -70,7 +73,52 @@ const variables = (prefix: string, values: readonly unknown[], keyAt: number): s
 const order = JSON.parse(ORDER_BODY) as OrderInput;
 const DRAW_KEY = '\\set key random(1, 1000000000000000)';
 
-const SCRIPTS: Record<CeilingPlan, { readonly script: string; readonly variables: readonly string[] }> = {
+/**
+ * The transactions pgbench drives: the Node loop's plans, and the shapes a
+ * new key's transaction could take, each with the order INSERT, so that each
+ * one's rate over `bare-insert`'s is the most B/A can be with that shape.
+ */
+export type PgbenchShape =
+  | CeilingPlan
+  /** BEGIN, the order INSERT, the finished record written once with ON CONFLICT DO NOTHING, COMMIT. */
+  | 'insert-record'
+  /** The same, after a transaction-scoped advisory lock on the identity, taken in a statement that reads the record. */
+  | 'lock-insert-record'
+  /** The same, with the lock sent in one pipeline with BEGIN and the record in one with COMMIT. */
+  | 'pipelined-lock-insert-record'
+  /** The reference service's order (scenario R-A): BEGIN, the cart locked, the order INSERT, the outbox message, COMMIT. */
+  | 'service-order'
+  /** The same with retrysafe's claim first and its completion last, as R-B sends it today. */
+  | 'service-claim-order-complete';
+
+/** Carts `cart0` … that the service shapes lock, one drawn at random per transaction. */
+export const PGBENCH_CARTS = { prefix: 'cart', count: 20_000 } as const;
+
+const orderInsert = `${withVariables(INSERT_ORDER, 'i', 4)};`;
+const orderVariables = variables('i', [TENANT, order.sku, order.quantity, ''], 4);
+const lockStatement = `${withVariables(LOCK_IDENTITY, 'l', 3)};`;
+const recordStatement = `${withVariables(FINISHED_RECORD, 'f', 3)};`;
+const recordVariables = [...variables('l', lockValues(''), 3), ...variables('f', finishedValues(''), 3)];
+
+/** `sql` with each `$n` that `fixed` names replaced by its text, then the others made variables as `withVariables` does. */
+const withFixed = (sql: string, prefix: string, fixed: Readonly<Record<number, string>>): string =>
+  withVariables(sql.replace(/\$(\d+)/g, (match, n: string) => fixed[Number(n)] ?? match), prefix, 0);
+
+const KEY_TEXT = 'CAST(:key AS text)';
+const serviceLines = [{ sku: 'GADGET-2', qty: 1, unit_price_cents: 4999 }, { sku: 'WIDGET-1', qty: 2, unit_price_cents: 1299 }];
+const serviceOrder = [
+  `${withFixed(LOCK_CART, 's', { 2: `'${PGBENCH_CARTS.prefix}' || CAST(:cart AS text)` })};`,
+  `${withFixed(SERVICE_INSERT_ORDER, 'o', { 2: `'ord_' || lpad(${KEY_TEXT}, 16, '0')`, 3: KEY_TEXT })};`,
+  `${withFixed(ENQUEUE, 'e', { 1: `md5(${KEY_TEXT})::uuid` })};`,
+].join('\n');
+const serviceVariables = [
+  '-D', `s1=${SERVICE_TENANT}`,
+  ...variables('o', [SERVICE_TENANT, '', '', 1, 'standard', JSON.stringify(serviceLines), 7597], 0).filter((_, index) => index < 2 || index > 5),
+  ...variables('e', ['', 'order.created', '{}', JSON.stringify({ order_id: 'ord_0000000000000001', tenant: SERVICE_TENANT, total_cents: 7597 })], 0).slice(2),
+];
+const DRAW_CART = `\\set cart random(0, ${PGBENCH_CARTS.count - 1})`;
+
+const SCRIPTS: Record<PgbenchShape, { readonly script: string; readonly variables: readonly string[] }> = {
   'claim-complete': {
     script: `${DRAW_KEY}\nBEGIN;\n${withVariables(CLAIM_ATOMIC.text, 'c', 3)};\n${withVariables(COMPLETE_ATOMIC.text, 'u', 3)};\nCOMMIT;\n`,
     variables: [...variables('c', claimValues(''), 3), ...variables('u', completeValues(''), 3)],
@@ -80,7 +128,27 @@ const SCRIPTS: Record<CeilingPlan, { readonly script: string; readonly variables
     variables: [...variables('c', claimValues(''), 3), ...variables('i', [TENANT, order.sku, order.quantity, ''], 4), ...variables('u', completeValues(''), 3)],
   },
   'bare-insert': {
-    script: `${DRAW_KEY}\nBEGIN;\n${withVariables(INSERT_ORDER, 'i', 4)};\nCOMMIT;\n`,
-    variables: variables('i', [TENANT, order.sku, order.quantity, ''], 4),
+    script: `${DRAW_KEY}\nBEGIN;\n${orderInsert}\nCOMMIT;\n`,
+    variables: orderVariables,
+  },
+  'insert-record': {
+    script: `${DRAW_KEY}\nBEGIN;\n${orderInsert}\n${recordStatement}\nCOMMIT;\n`,
+    variables: [...orderVariables, ...variables('f', finishedValues(''), 3)],
+  },
+  'lock-insert-record': {
+    script: `${DRAW_KEY}\nBEGIN;\n${lockStatement}\n${orderInsert}\n${recordStatement}\nCOMMIT;\n`,
+    variables: [...orderVariables, ...recordVariables],
+  },
+  'pipelined-lock-insert-record': {
+    script: `${DRAW_KEY}\n\\startpipeline\nBEGIN;\n${lockStatement}\n\\endpipeline\n${orderInsert}\n\\startpipeline\n${recordStatement}\nCOMMIT;\n\\endpipeline\n`,
+    variables: [...orderVariables, ...recordVariables],
+  },
+  'service-order': {
+    script: `${DRAW_KEY}\n${DRAW_CART}\nBEGIN;\n${serviceOrder}\nCOMMIT;\n`,
+    variables: serviceVariables,
+  },
+  'service-claim-order-complete': {
+    script: `${DRAW_KEY}\n${DRAW_CART}\nBEGIN;\n${withVariables(CLAIM_ATOMIC.text, 'c', 3)};\n${serviceOrder}\n${withVariables(COMPLETE_ATOMIC.text, 'u', 3)};\nCOMMIT;\n`,
+    variables: [...serviceVariables, ...variables('c', claimValues(''), 3), ...variables('u', completeValues(''), 3)],
   },
 };

@@ -1,8 +1,11 @@
 import { Pool } from 'undici';
 import { ORDER_BODY, TENANT } from './request.js';
 
-/** Creates `count` operations with keys `${prefix}0` … so that a later load only replays them. */
-export async function precreate(url: string, prefix: string, count: number, concurrency = 16): Promise<void> {
+/**
+ * Creates `count` operations with keys `${prefix}0` … so that a later load
+ * only replays them; with `created` false, sends each once more, whatever it is answered.
+ */
+export async function precreate(url: string, prefix: string, count: number, created = true, concurrency = 16): Promise<void> {
   const pool = new Pool(url, { connections: concurrency });
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -15,7 +18,7 @@ export async function precreate(url: string, prefix: string, count: number, conc
         body: ORDER_BODY,
       });
       await body.dump();
-      if (statusCode >= 300) throw new Error(`creating ${key} answered ${statusCode}`);
+      if (created && statusCode >= 300) throw new Error(`creating ${key} answered ${statusCode}`);
     }
   };
   try {

@@ -1,3 +1,4 @@
+import type { ChartData } from './chart.js';
 import type { UpdateStats } from './database.js';
 import { median } from './latency.js';
 import type { Machine } from './machine.js';
@@ -32,27 +33,51 @@ export interface RunReport {
 }
 
 /** A ratio computed per round and summarised by its median. */
-interface RatioResult {
+export interface RatioResult {
   readonly ratio: Ratio;
   readonly median: number;
   readonly min: number;
   readonly max: number;
   readonly rounds: number;
+  /** The median of the database's bound on it, when it has one and it was measured. */
+  readonly bound: number | undefined;
 }
 
-function ratioResults(measurements: readonly Measurement[]): RatioResult[] {
+/** `numerator`/`denominator` in each round where both ran, by `metric`. */
+function perRound(measurements: readonly Measurement[], numerator: string, denominator: string, metric: (m: Measurement) => number): number[] {
+  const values: number[] = [];
+  for (const top of measurements.filter((m) => m.scenario === numerator)) {
+    const bottom = measurements.find((m) => m.scenario === denominator && m.round === top.round);
+    const value = bottom === undefined ? Number.NaN : metric(top) / metric(bottom);
+    if (Number.isFinite(value)) values.push(value);
+  }
+  return values;
+}
+
+export function ratioResults(measurements: readonly Measurement[]): RatioResult[] {
   const results: RatioResult[] = [];
+  const throughput = (m: Measurement): number => m.throughput;
   for (const ratio of RATIOS) {
-    const values: number[] = [];
-    const metric = (m: Measurement): number => (ratio.metric === 'cpu' ? (m.cpuMicros ?? Number.NaN) : m.throughput);
-    for (const top of measurements.filter((m) => m.scenario === ratio.numerator)) {
-      const bottom = measurements.find((m) => m.scenario === ratio.denominator && m.round === top.round);
-      const value = bottom === undefined ? Number.NaN : metric(top) / metric(bottom);
-      if (Number.isFinite(value)) values.push(value);
+    const values = perRound(measurements, ratio.numerator, ratio.denominator, ratio.metric === 'cpu' ? (m) => m.cpuMicros ?? Number.NaN : throughput);
+    const bounds = ratio.bound === undefined ? [] : perRound(measurements, ratio.bound.numerator, ratio.bound.denominator, throughput);
+    if (values.length > 0) {
+      results.push({ ratio, median: median(values), min: Math.min(...values), max: Math.max(...values), rounds: values.length, bound: bounds.length > 0 ? median(bounds) : undefined });
     }
-    if (values.length > 0) results.push({ ratio, median: median(values), min: Math.min(...values), max: Math.max(...values), rounds: values.length });
   }
   return results;
+}
+
+/** The chart's figures: each scenario's median rate, and the database's bound on each ratio that has one, by its numerator. */
+export function chartData(report: RunReport): ChartData {
+  const throughput: Record<string, number> = {};
+  for (const scenario of report.scenarios) {
+    const rates = report.measurements.filter((m) => m.scenario === scenario.id).map((m) => m.throughput);
+    if (rates.length > 0) throughput[scenario.id] = median(rates);
+  }
+  const bounds: Record<string, number> = {};
+  for (const result of ratioResults(report.measurements)) if (result.bound !== undefined) bounds[result.ratio.numerator] = result.bound;
+  const caption = `Medians of ${report.options.rounds} rounds, ${report.startedAt.toISOString().slice(0, 10)}, ${report.machine.cores} cores shared by the server, PostgreSQL and the load; only ratios within a round are compared.`;
+  return { throughput, bounds, caption };
 }
 
 /** retrysafe scenarios whose correctness check failed in some round. */
@@ -80,11 +105,14 @@ export function renderMarkdown(report: RunReport): string {
     '',
     'Throughput of one scenario over another (CPU time per request where marked), computed in each round and summarised by the median (range over rounds).',
     '',
-    '| ratio | compares | median | range | goal |',
-    '| --- | --- | ---: | --- | --- |',
+    "The database's bound is the same ratio for the two transactions alone, driven by pgbench (8 clients, prepared): what the ratio can reach on this database whatever Node does.",
+    '',
+    "| ratio | compares | median | range | database's bound | goal |",
+    '| --- | --- | ---: | --- | ---: | --- |',
     ...ratioResults(report.measurements).map((r) => {
       const goal = r.ratio.atLeast === undefined ? '' : `≥ ${r.ratio.atLeast} ${r.median >= r.ratio.atLeast ? 'met' : '**missed**'}`;
-      return `| ${r.ratio.numerator}/${r.ratio.denominator}${r.ratio.metric === 'cpu' ? ' (CPU)' : ''} | ${r.ratio.meaning} | ${r.median.toFixed(2)} | ${r.min.toFixed(2)}–${r.max.toFixed(2)} | ${goal} |`;
+      const bound = r.bound === undefined ? '' : `${r.bound.toFixed(2)} (${r.ratio.bound?.numerator}/${r.ratio.bound?.denominator})`;
+      return `| ${r.ratio.numerator}/${r.ratio.denominator}${r.ratio.metric === 'cpu' ? ' (CPU)' : ''} | ${r.ratio.meaning} | ${r.median.toFixed(2)} | ${r.min.toFixed(2)}–${r.max.toFixed(2)} | ${bound} | ${goal} |`;
     }),
     '',
     '## Scenarios',

@@ -19,7 +19,8 @@ import { hasPgbench } from './pgbench.js';
 import { summariseProfile } from './profile-summary.js';
 import { startProvider } from './provider-process.js';
 import { redisAdmin } from './redis.js';
-import { failures, type ProfileReport, renderMarkdown, type RunReport } from './report.js';
+import { renderChart } from './chart.js';
+import { chartData, failures, type ProfileReport, renderMarkdown, type RunReport } from './report.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
 import { describeSource } from './source.js';
 
@@ -45,7 +46,7 @@ if (!pgbench) console.log('pgbench is not installed: the G-pgbench ceiling is sk
 const startedAt = new Date();
 const source = describeSource();
 const loadBefore = loadAverage();
-const database = await freshDatabase(options.databaseUrl, 'retrysafe_bench');
+const database = await freshDatabase(options.databaseUrl, options.databaseName);
 const redis = await redisAdmin(options.redisUrl);
 const provider = scenarios.some((s) => s.kind === 'http' && s.needsProvider === true) ? await startProvider() : undefined;
 const olderSchemas = new Map<number, Promise<BenchDatabase>>();
@@ -55,7 +56,7 @@ const context: RunContext = {
   databaseAt(version) {
     let older = olderSchemas.get(version);
     if (older === undefined) {
-      older = freshDatabase(options.databaseUrl, `retrysafe_bench_v${version}`, migrations.filter((m) => m.version <= version));
+      older = freshDatabase(options.databaseUrl, `${options.databaseName}_v${version}`, migrations.filter((m) => m.version <= version));
       olderSchemas.set(version, older);
     }
     return older;
@@ -118,6 +119,9 @@ const report: RunReport = {
 const markdown = renderMarkdown(report) + (broken.length > 0 ? `\n## Scenarios that could not run\n\n${broken.map((b) => `- ${b}`).join('\n')}\n` : '');
 mkdirSync(join(benchDir, 'results'), { recursive: true });
 writeFileSync(join(benchDir, 'results', options.only.length === 0 ? 'latest.md' : 'partial.md'), markdown);
+// Only a full run redraws the chart docs/performance.md opens with.
+const chart = renderChart(chartData(report));
+writeFileSync(options.only.length === 0 ? join(benchDir, '..', 'docs', 'performance.svg') : join(benchDir, 'results', 'partial.svg'), chart);
 console.log(`\n${markdown}`);
 const lost = failures(report);
 for (const m of lost) console.error(`retrysafe lost its guarantee in ${m.scenario}, round ${m.round}: ${m.verdict?.text}`);

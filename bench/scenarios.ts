@@ -1,5 +1,7 @@
 import type { CeilingPlan } from './ceiling/result.js';
+import type { Endpoint } from './database.js';
 import type { KeyPlan } from './keys.js';
+import type { PgbenchShape } from './pgbench.js';
 import type { AppName } from './server/apps/index.js';
 
 /** Whose promise a scenario's correctness check holds to. */
@@ -20,6 +22,8 @@ export interface HttpScenario extends Common {
   readonly kind: 'http';
   readonly framework: 'Fastify 5' | 'Express 5';
   readonly app: AppName;
+  /** Default: the bench's one-INSERT `POST /orders`. */
+  readonly endpoint?: Endpoint;
   readonly keys: KeyPlan;
   readonly guarantee: Guarantee;
   readonly needsProvider?: boolean;
@@ -36,7 +40,7 @@ export interface CeilingScenario extends Common {
 
 export interface PgbenchScenario extends Common {
   readonly kind: 'pgbench';
-  readonly plan: CeilingPlan;
+  readonly plan: PgbenchShape;
   /** Run against a database migrated only up to this schema version, to measure a later schema change. */
   readonly schemaVersion?: number;
 }
@@ -66,8 +70,11 @@ const express = (id: string, label: string, app: AppName, keys: KeyPlan, guarant
 /** Every scenario, in the order a round runs them: those compared with each other run next to each other. */
 export const SCENARIOS: readonly Scenario[] = [
   fastify('A', 'bare endpoint: BEGIN, INSERT, COMMIT', 'fastify-bare', 'fresh', 'none'),
+  { ...fastify('R-A', "the reference service's POST /v1/orders without retrysafe: cart read, order INSERT, outbox enqueue", 'service-bare', 'fresh', 'none'), endpoint: 'service' },
+  { ...fastify('R-B', 'the same route in retrysafe atomic mode, a new key each request', 'service-atomic', 'fresh', 'retrysafe'), endpoint: 'service' },
   fastify('B', 'retrysafe atomic, a new key each request', 'fastify-atomic', 'fresh', 'retrysafe'),
   fastify('C', 'retrysafe atomic, replays of completed keys', 'fastify-atomic', 'replay', 'retrysafe'),
+  fastify('Cm', 'C with the replay cache (replayCache: true)', 'fastify-atomic-cached', 'replay', 'retrysafe'),
   fastify('D', 'retrysafe atomic, storm: 200 clients, 20 keys', 'fastify-atomic', 'storm', 'retrysafe'),
   { ...fastify('A@200', 'A held at 200 requests/s', 'fastify-bare', 'fresh', 'none'), rate: 200 },
   { ...fastify('B@200', 'B held at 200 requests/s', 'fastify-atomic', 'fresh', 'retrysafe'), rate: 200 },
@@ -84,6 +91,11 @@ export const SCENARIOS: readonly Scenario[] = [
   { kind: 'pgbench', id: 'GB-pgbench', label: 'ceiling GB from pgbench, prepared (no Node)', plan: 'claim-insert-complete' },
   { kind: 'ceiling', id: 'GA', label: 'ceiling of A: BEGIN, INSERT, COMMIT (Node pg loop)', plan: 'bare-insert' },
   { kind: 'pgbench', id: 'GA-pgbench', label: 'ceiling GA from pgbench, prepared (no Node)', plan: 'bare-insert' },
+  { kind: 'pgbench', id: 'RA-pgbench', label: "pgbench: R-A's transaction: BEGIN, the cart locked, the order INSERT, the outbox message, COMMIT", plan: 'service-order' },
+  { kind: 'pgbench', id: 'RB-pgbench', label: "pgbench: R-B's transaction: RA with the claim first and the completion last", plan: 'service-claim-order-complete' },
+  { kind: 'pgbench', id: 'GW-pgbench', label: 'pgbench: BEGIN, INSERT, the finished record written once, COMMIT', plan: 'insert-record' },
+  { kind: 'pgbench', id: 'GL-pgbench', label: 'pgbench: BEGIN, advisory lock and read, INSERT, the record written once, COMMIT', plan: 'lock-insert-record' },
+  { kind: 'pgbench', id: 'GP-pgbench', label: 'pgbench: GL pipelined: BEGIN with the lock, INSERT, the record with COMMIT', plan: 'pipelined-lock-insert-record' },
   fastify("A'", 'bare endpoint that charges the provider first', 'fastify-bare-provider', 'fresh', 'none', true),
   fastify('E', 'retrysafe leased, one provider step', 'fastify-leased', 'fresh', 'retrysafe', true),
   fastify('NI-new', '@node-idempotency/core + Redis, a new key each request', 'fastify-node-idempotency', 'fresh', 'peer'),
@@ -110,11 +122,17 @@ export interface Ratio {
   readonly meaning: string;
   /** The goal, when there is one: the ratio must be at least this. */
   readonly atLeast?: number;
+  /** The database's own bound on this ratio: two pgbench scenarios, the same shapes without Node. */
+  readonly bound?: { readonly numerator: string; readonly denominator: string };
 }
 
+/** What the database alone allows today's new-key transaction against the bare one. */
+const CLAIM_FIRST_BOUND = { numerator: 'GB-pgbench', denominator: 'GA-pgbench' };
+
 export const RATIOS: readonly Ratio[] = [
-  { numerator: 'B', denominator: 'A', meaning: 'new keys: retrysafe against the bare endpoint', atLeast: 0.8 },
+  { numerator: 'B', denominator: 'A', meaning: 'new keys: retrysafe against the bare endpoint', atLeast: 0.8, bound: CLAIM_FIRST_BOUND },
   { numerator: 'C', denominator: 'A', meaning: 'replays against the bare endpoint', atLeast: 1.5 },
+  { numerator: 'R-B', denominator: 'R-A', meaning: "new keys on the reference service's POST /v1/orders: retrysafe against the same route without it", atLeast: 0.9, bound: { numerator: 'RB-pgbench', denominator: 'RA-pgbench' } },
   { numerator: 'B@200', denominator: 'A@200', metric: 'cpu', meaning: 'CPU per request at the same load: new keys against the bare endpoint' },
   { numerator: 'C@200', denominator: 'A@200', metric: 'cpu', meaning: 'CPU per request at the same load: replays against the bare endpoint' },
   { numerator: 'E', denominator: "A'", meaning: 'leased mode against the bare endpoint calling the provider' },
@@ -124,17 +142,24 @@ export const RATIOS: readonly Ratio[] = [
   { numerator: 'G-pgbench', denominator: 'GA-pgbench', meaning: "retrysafe's transaction against the bare one, database alone" },
   { numerator: 'GB', denominator: 'GA', meaning: "B's whole transaction against A's, Node loop" },
   { numerator: 'GB-pgbench', denominator: 'GA-pgbench', meaning: "B's whole transaction against A's, database alone: what B/A can reach here at most" },
+  { numerator: 'GW-pgbench', denominator: 'GA-pgbench', meaning: 'the finished record written once, at the end, against the bare transaction, database alone' },
+  { numerator: 'GL-pgbench', denominator: 'GA-pgbench', meaning: 'the same after an advisory lock on the identity, database alone' },
+  { numerator: 'GP-pgbench', denominator: 'GA-pgbench', meaning: 'the same with the lock pipelined with BEGIN and the record with COMMIT, database alone' },
   { numerator: 'G-pgbench', denominator: 'G4-pgbench', meaning: 'domain checks (schema 5) against table checks (schema 4), database alone' },
   { numerator: 'G', denominator: 'G°', meaning: 'named (prepared) statements against unnamed ones, Node loop' },
   { numerator: 'B', denominator: 'B°', meaning: 'new keys: named (prepared) statements against unnamed ones' },
   { numerator: 'C', denominator: 'C°', meaning: 'replays: named (prepared) statements against unnamed ones' },
   { numerator: 'B', denominator: 'B~', meaning: 'new keys: claiming first (auto) against always reading first' },
   { numerator: 'C', denominator: 'C~', meaning: 'replays: one read (auto) against always claiming in a transaction' },
+  { numerator: 'Cm', denominator: 'C', meaning: 'replays: the replay cache against one read' },
+  { numerator: 'Cm', denominator: 'A', meaning: 'replays from the replay cache against the bare endpoint' },
   { numerator: 'B', denominator: 'NI-new', meaning: 'new keys against @node-idempotency (Redis)' },
   { numerator: 'C', denominator: 'NI-replay', meaning: 'replays against @node-idempotency (Redis)' },
+  { numerator: 'Cm', denominator: 'NI-replay', meaning: 'replays from the replay cache against @node-idempotency (Redis)' },
   { numerator: 'B', denominator: 'PT-new', meaning: 'new keys against Powertools (Redis)' },
   { numerator: 'C', denominator: 'PT-replay', meaning: 'replays against Powertools (Redis)' },
-  { numerator: 'xB', denominator: 'xA', meaning: 'Express: new keys against the bare endpoint', atLeast: 0.8 },
+  { numerator: 'Cm', denominator: 'PT-replay', meaning: 'replays from the replay cache against Powertools (Redis)' },
+  { numerator: 'xB', denominator: 'xA', meaning: 'Express: new keys against the bare endpoint', atLeast: 0.8, bound: CLAIM_FIRST_BOUND },
   { numerator: 'xC', denominator: 'xA', meaning: 'Express: replays against the bare endpoint', atLeast: 1.5 },
   { numerator: 'xB', denominator: 'EI-new', meaning: 'Express: new keys against express-idempotency (Redis)' },
   { numerator: 'xC', denominator: 'EI-replay', meaning: 'Express: replays against express-idempotency (Redis)' },

@@ -22,10 +22,38 @@ const ORDER_COMPLETION = completionOf(
 /** The values of CLAIM_ATOMIC; $3 is the key. */
 export function claimValues(key: string): unknown[] {
   const identity = { tenant: TENANT, operation: ORDER_OPERATION, key };
-  return claimAtomicValues({ identity, fingerprint: ORDER_FINGERPRINT, lockTimeoutMs: 3000, retention: defaultRetention });
+  return claimAtomicValues({ identity, fingerprint: ORDER_FINGERPRINT, lockTimeoutMs: 3000, statementTimeoutMs: 30_000, retention: defaultRetention });
 }
 
 /** The values of COMPLETE_ATOMIC; $3 is the key. */
 export function completeValues(key: string): unknown[] {
   return [...ids({ tenant: TENANT, operation: ORDER_OPERATION, key }), ...completionValues(ORDER_COMPLETION)];
+}
+
+/**
+ * A transaction-scoped advisory lock on the identity, in the statement that
+ * reads its record: what a design that writes the record once, at the end,
+ * would wait on instead of the primary key. $1 tenant, $2 operation, $3 key.
+ */
+export const LOCK_IDENTITY = `SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2 || '/' || $3, 0)) AS locked,
+  (SELECT state FROM retrysafe_operations WHERE tenant = $1 AND operation = $2 AND key = $3) AS state`;
+
+/**
+ * The finished record written once, at the end of the transaction; the
+ * primary key still decides between two attempts.
+ * $1 tenant, $2 operation, $3 key, $4 fingerprint, then the outcome from $5 (see `outcomeValues`).
+ */
+export const FINISHED_RECORD = `INSERT INTO retrysafe_operations (tenant, operation, key, fingerprint, state, response_status, response_headers,
+  response_body, resource_ref, response_expires_at, expires_at, response_omitted, finished_at)
+VALUES ($1, $2, $3, $4::bytea, $5, $6, $7::text::jsonb, $8, $9, now() + make_interval(secs => $10), now() + make_interval(secs => $11), $12, now())
+ON CONFLICT (tenant, operation, key) DO NOTHING`;
+
+/** The values of LOCK_IDENTITY; $3 is the key. */
+export function lockValues(key: string): unknown[] {
+  return ids({ tenant: TENANT, operation: ORDER_OPERATION, key });
+}
+
+/** The values of FINISHED_RECORD; $3 is the key. */
+export function finishedValues(key: string): unknown[] {
+  return [...ids({ tenant: TENANT, operation: ORDER_OPERATION, key }), ORDER_FINGERPRINT, ...completionValues(ORDER_COMPLETION)];
 }

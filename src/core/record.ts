@@ -38,6 +38,8 @@ export interface CompletedRecord extends RecordBase {
   /** The body was too large to keep: only its status and headers were stored. */
   readonly responseOmitted: boolean;
   readonly completedAt: Date;
+  /** When the response may be pruned, by the store's clock: until then the record does not change. */
+  readonly responseExpiresAt: Date;
 }
 
 /** A leased operation whose outcome could not be determined; it waits for an operator. */

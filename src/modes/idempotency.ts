@@ -12,6 +12,7 @@ import type { OperationIdentity } from '../core/identity.js';
 import { assertDescribedBy, resolveRetention, type RetentionSetting } from '../core/route-settings.js';
 import type { Tracing } from '../core/tracing.js';
 import { tracedStore } from '../store/traced-store.js';
+import { replayCached, type ReplayCacheOptions } from '../store/replay-cache.js';
 
 export interface IdempotencyOptions<Tx> {
   readonly store: OperationStore<Tx>;
@@ -70,6 +71,12 @@ export interface IdempotencyOptions<Tx> {
    * `openTelemetryTracing()` of `retrysafe/otel`. Default: none.
    */
   readonly tracing?: Tracing;
+  /**
+   * Keep finished records in this process, so a replay costs no round trip
+   * (`true` for the default bounds; see `replayCached`). Default: off, as a
+   * record deleted by hand would still be replayed for up to `maxAgeSeconds`.
+   */
+  readonly replayCache?: boolean | ReplayCacheOptions;
 }
 
 /**
@@ -111,8 +118,10 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
   const lockTimeoutMs = positive('lockTimeoutMs', options.lockTimeoutMs ?? 3000);
   const storeTimeoutMs = positive('storeTimeoutMs', options.storeTimeoutMs ?? 5000);
   fitsTransactionLimit(options.store.transactionTimeoutMs, lockTimeoutMs, storeTimeoutMs);
+  const { replayCache = false } = options;
+  const store = replayCache === false ? options.store : replayCached(options.store, replayCache === true ? {} : replayCache);
   return {
-    store: tracing === undefined ? options.store : tracedStore(options.store, tracing),
+    store: tracing === undefined ? store : tracedStore(store, tracing),
     tracing,
     lockTimeoutMs,
     storeTimeoutMs,

@@ -33,6 +33,8 @@ export interface AtomicVariant {
   readonly readBeforeClaim?: ReadBeforeClaim;
   /** Send retrysafe's statements unnamed, as before they were prepared (counted-pool.ts). */
   readonly unnamed?: boolean;
+  /** Keep finished records in the server's memory (`replayCache`). */
+  readonly replayCache?: boolean;
 }
 
 /** B, C and D: retrysafe's atomic mode, as is or in a variant. */
@@ -41,7 +43,7 @@ export function fastifyAtomic(variant: AtomicVariant = {}) {
     const { pool, roundTrips } = countedPool(env.databaseUrl, env.poolSize, variant.unnamed === true);
     const database = fromPg(pool);
     const store = postgresStore(database);
-    const config = idempotency({ store, ...(variant.readBeforeClaim === undefined ? {} : { readBeforeClaim: variant.readBeforeClaim }) });
+    const config = idempotency({ store, replayCache: variant.replayCache === true, ...(variant.readBeforeClaim === undefined ? {} : { readBeforeClaim: variant.readBeforeClaim }) });
     const app = Fastify();
     app.post('/orders', atomic(config, orderRoute<FastifyRequest>()));
     return listenFastify(app, { pgRoundTrips: roundTrips, close: () => pool.end() });

@@ -9,6 +9,7 @@ import { fastifyBareProvider } from './fastify-bare-provider.js';
 import { fastifyLeased } from './fastify-leased.js';
 import { fastifyNodeIdempotency } from './fastify-node-idempotency.js';
 import { fastifyPowertools } from './fastify-powertools.js';
+import { serviceAtomic, serviceBare } from './service-orders.js';
 
 /** Every server the bench can start, by name. */
 export const apps = {
@@ -17,12 +18,15 @@ export const apps = {
   'fastify-atomic-read-first': fastifyAtomic({ readBeforeClaim: 'always' }),
   'fastify-atomic-claim-first': fastifyAtomic({ readBeforeClaim: 'never' }),
   'fastify-atomic-unnamed': fastifyAtomic({ unnamed: true }),
+  'fastify-atomic-cached': fastifyAtomic({ replayCache: true }),
   'fastify-bare-provider': fastifyBareProvider,
   'fastify-leased': fastifyLeased,
   'fastify-node-idempotency': fastifyNodeIdempotency,
   'fastify-powertools': fastifyPowertools({ registerContext: true, validatePayload: false }),
   'fastify-powertools-no-context': fastifyPowertools({ registerContext: false, validatePayload: false }),
   'fastify-powertools-validated': fastifyPowertools({ registerContext: true, validatePayload: true }),
+  'service-bare': serviceBare,
+  'service-atomic': serviceAtomic,
   'express-bare': expressBare,
   'express-atomic': expressAtomic,
   'express-idempotency': expressIdempotency,

@@ -17,8 +17,8 @@ function inProgressFor(leaseMs: number, fp = mine): OperationRecord {
 
 const allStates: OperationRecord[] = [
   inProgressFor(5000),
-  { ...base, state: 'completed', response, responseOmitted: false, completedAt: readAt },
-  { ...base, state: 'failed', response: toReply({ status: 422, body: { error: 'out of stock' } }), responseOmitted: false, completedAt: readAt },
+  { ...base, state: 'completed', response, responseOmitted: false, completedAt: readAt, responseExpiresAt: readAt },
+  { ...base, state: 'failed', response: toReply({ status: 422, body: { error: 'out of stock' } }), responseOmitted: false, completedAt: readAt, responseExpiresAt: readAt },
   { ...base, state: 'unknown', reason: 'handler timed out' },
   { ...base, state: 'tombstone', status: 201, resource: '/orders/1' },
 ];
@@ -39,18 +39,18 @@ describe('decideExisting', () => {
   });
 
   it('replays a completed record as stored', () => {
-    const decision = decideExisting({ ...base, state: 'completed', response, responseOmitted: false, completedAt: readAt }, mine);
+    const decision = decideExisting({ ...base, state: 'completed', response, responseOmitted: false, completedAt: readAt, responseExpiresAt: readAt }, mine);
     expect(decision).toEqual({ kind: 'replay', reply: response });
     if (decision.kind === 'replay') expect(decision.reply).toBe(response);
   });
 
   it('replays a failed record as stored', () => {
     const failed = toReply({ status: 422, body: { error: 'out of stock' } });
-    expect(decideExisting({ ...base, state: 'failed', response: failed, responseOmitted: false, completedAt: readAt }, mine)).toEqual({ kind: 'replay', reply: failed });
+    expect(decideExisting({ ...base, state: 'failed', response: failed, responseOmitted: false, completedAt: readAt, responseExpiresAt: readAt }, mine)).toEqual({ kind: 'replay', reply: failed });
   });
 
   it('answers a completed record whose body was too large to keep with response-not-stored, pointing at its Location', () => {
-    const decision = decideExisting({ ...base, state: 'completed', response: { ...response, body: new Uint8Array() }, responseOmitted: true, completedAt: readAt }, mine);
+    const decision = decideExisting({ ...base, state: 'completed', response: { ...response, body: new Uint8Array() }, responseOmitted: true, completedAt: readAt, responseExpiresAt: readAt }, mine);
     expect(decision).toMatchObject({ kind: 'problem', problem: { code: 'response-not-stored', resource: '/orders/1' } });
   });
 

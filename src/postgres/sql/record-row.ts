@@ -4,7 +4,7 @@ import type { OperationMode, OperationRecord, RecordState } from '../../core/rec
 /** The columns every statement that returns a record selects, in this order. */
 export const RECORD_COLUMNS = `o.state, o.mode, o.fingerprint, o.created_at, now() AS read_at,
   o.lease_expires_at, o.attempt, o.fencing_token, o.response_status, o.response_headers,
-  o.response_body, o.response_omitted, o.finished_at, o.resource_ref, o.reason`;
+  o.response_body, o.response_omitted, o.finished_at, o.response_expires_at, o.resource_ref, o.reason`;
 
 /**
  * Wraps a claiming INSERT so that one round trip either claims the identity
@@ -46,6 +46,7 @@ export interface RecordRow {
   readonly response_body: Uint8Array | null;
   readonly response_omitted: boolean;
   readonly finished_at: Date | null;
+  readonly response_expires_at: Date | null;
   readonly resource_ref: string | null;
   readonly reason: string | null;
 }
@@ -67,6 +68,7 @@ export function toRecord(identity: OperationIdentity, row: RecordRow): Operation
         ...base,
         state: row.state,
         completedAt: row.finished_at ?? row.read_at,
+        responseExpiresAt: row.response_expires_at ?? row.read_at,
         responseOmitted: row.response_omitted,
         response: { status: row.response_status ?? 500, headers: row.response_headers ?? {}, body: row.response_body ?? new Uint8Array() },
       };

@@ -1,0 +1,100 @@
+import { RetrysafeError } from '../core/errors.js';
+import type { OperationIdentity } from '../core/identity.js';
+import type { CompletedRecord, OperationRecord } from '../core/record.js';
+import { decorate } from './decorate.js';
+import type { OperationStore } from './operation-store.js';
+
+/** Bounds of the in-process cache of finished records; see `replayCached`. */
+export interface ReplayCacheOptions {
+  /** Most records kept. Default 10 000. */
+  readonly entries?: number;
+  /** Most bytes of stored answers (body, headers, fingerprint) kept. Default 32 MiB. */
+  readonly bytes?: number;
+  /**
+   * Longest a record is served from memory, whatever its response retention:
+   * the bound on how long a record deleted by hand can still be replayed. Default 60 s.
+   */
+  readonly maxAgeSeconds?: number;
+}
+
+export const defaultReplayCache: Required<ReplayCacheOptions> = { entries: 10_000, bytes: 32 * 2 ** 20, maxAgeSeconds: 60 };
+
+/** What a cached record costs beyond its bytes: the identity, the object and the map entry. */
+const ENTRY_OVERHEAD_BYTES = 256;
+
+interface Entry {
+  readonly record: CompletedRecord;
+  readonly bytes: number;
+  /** `performance.now()` after which the entry is not served. */
+  readonly servedUntil: number;
+}
+
+/**
+ * Keeps finished records (`completed`, `failed`) that `read` returned, so a
+ * replay is answered without a round trip. Sound because a finished record
+ * never changes until its response expires and the sweeper makes it a
+ * tombstone: each entry is dropped before that, by the store's own expiry
+ * measured from the moment the read was sent (so neither clock skew nor the
+ * read's own latency can stretch it), and after `maxAgeSeconds` at most.
+ * `in_progress`, `unknown` and tombstones are never kept. Entries are per
+ * tenant, operation and key, and least recently used ones go first when a
+ * bound is reached. It sits below the route: tenant resolution, authorisation
+ * and the fingerprint check run on every request, cached or not.
+ */
+export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCacheOptions = {}): OperationStore<Tx> {
+  const bounds = { ...defaultReplayCache, ...options };
+  for (const [name, value] of Object.entries(bounds)) {
+    if (!(value > 0)) throw new RetrysafeError('misuse', `replayCache.${name} must be a positive number, got ${value}.`);
+  }
+  const entries = new Map<string, Entry>();
+  let bytes = 0;
+
+  const drop = (name: string, entry: Entry): void => {
+    entries.delete(name);
+    bytes -= entry.bytes;
+  };
+  const keep = (name: string, record: CompletedRecord, sentAt: number): void => {
+    const size = sizeOf(record);
+    if (size > bounds.bytes) return;
+    const left = Math.min(record.responseExpiresAt.getTime() - record.readAt.getTime(), bounds.maxAgeSeconds * 1000);
+    if (!(left > 0)) return;
+    const old = entries.get(name);
+    if (old !== undefined) drop(name, old);
+    entries.set(name, { record, bytes: size, servedUntil: sentAt + left });
+    bytes += size;
+    // A Map iterates in insertion order, and a hit re-inserts: the first entry is the least recently used.
+    for (const [oldest, entry] of entries) {
+      if (entries.size <= bounds.entries && bytes <= bounds.bytes) break;
+      drop(oldest, entry);
+    }
+  };
+
+  return decorate(store, {
+    overrides: {
+      async read(identity: OperationIdentity): Promise<OperationRecord | undefined> {
+        const name = nameOf(identity);
+        const cached = entries.get(name);
+        if (cached !== undefined) {
+          drop(name, cached);
+          if (performance.now() < cached.servedUntil) {
+            entries.set(name, cached);
+            bytes += cached.bytes;
+            return cached.record;
+          }
+        }
+        const sentAt = performance.now();
+        const record = await store.read(identity);
+        if (record?.state === 'completed' || record?.state === 'failed') keep(name, record, sentAt);
+        return record;
+      },
+    },
+  });
+}
+
+const nameOf = (identity: OperationIdentity): string => JSON.stringify([identity.tenant, identity.operation, identity.key]);
+
+function sizeOf(record: CompletedRecord): number {
+  let size = ENTRY_OVERHEAD_BYTES + record.response.body.byteLength + record.fingerprint.byteLength;
+  for (const [name, value] of Object.entries(record.response.headers)) size += name.length + value.length;
+  return size;
+}

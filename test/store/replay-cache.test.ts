@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { atomic, type FetchRequest } from '../../src/adapters/fetch.js';
+import { fingerprint } from '../../src/core/fingerprint.js';
+import { idempotency, type IdempotencyOptions } from '../../src/modes/idempotency.js';
+import type { AtomicRoute } from '../../src/core/route.js';
+import { maintenanceStore } from '../../src/postgres/maintenance-store.js';
+import { postgresStore } from '../../src/postgres/index.js';
+import { Sweeper } from '../../src/retention/sweeper.js';
+import { decorate } from '../../src/store/decorate.js';
+import { defaultRetention } from '../../src/core/retention.js';
+import { replayCached } from '../../src/store/replay-cache.js';
+import type { SqlClient } from '../../src/store/sql-client.js';
+import { type Engine, engines } from '../support/engines.js';
+import { waitFor } from '../retention/wait-for.js';
+
+describe.each(engines)('the replay cache on $name', (factory) => {
+  let engine: Engine;
+  let invocations = 0;
+  beforeAll(async () => {
+    engine = await factory.open();
+    await engine.database.query('CREATE TABLE orders (id serial PRIMARY KEY, tenant text NOT NULL, sku text NOT NULL)');
+  });
+  afterAll(() => engine.close());
+  beforeEach(async () => {
+    invocations = 0;
+    await engine.database.query('DELETE FROM retrysafe_operations');
+  });
+
+  const route: AtomicRoute<FetchRequest, { sku: string }, SqlClient> = {
+    operation: 'orders.create@1',
+    tenant: ({ request }) => request.headers.get('x-tenant') ?? undefined,
+    async handler({ tx, tenant, input }) {
+      invocations += 1;
+      const { rows } = await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku) VALUES ($1, $2) RETURNING id', [tenant, input.sku]);
+      return { status: 201, headers: { location: `/orders/${rows[0]?.id}` }, body: { id: rows[0]?.id, sku: input.sku } };
+    },
+  };
+  /** A route on a cached store; every keyed request reads first, so every replay goes through `read`. */
+  const endpoint = (options: Partial<IdempotencyOptions<SqlClient>> = {}) => {
+    const handle = atomic(idempotency({ store: postgresStore(engine.database), readBeforeClaim: 'always', replayCache: true, ...options }), route);
+    return (key: string, { tenant = 'tenant-a', sku = 'W-1' } = {}) =>
+      handle(
+        new Request('http://shop.test/orders', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-tenant': tenant },
+          body: JSON.stringify({ sku }),
+        }),
+        undefined,
+      );
+  };
+  const answer = async (response: Response) => ({ status: response.status, headers: [...response.headers], body: await response.text() });
+  /** Removes the records behind the cache's back: what is answered afterwards came from memory, or runs anew. */
+  const forgetRecords = () => engine.database.query('DELETE FROM retrysafe_operations');
+
+  it('serves a replay from memory with the answer the database gave', async () => {
+    const send = endpoint();
+    const key = randomUUID();
+    expect((await send(key)).status).toBe(201);
+    const fromDatabase = await answer(await send(key));
+    expect(fromDatabase.headers).toContainEqual(['idempotent-replayed', 'true']);
+    await forgetRecords();
+    expect(await answer(await send(key))).toEqual(fromDatabase);
+    expect(invocations).toBe(1);
+  });
+
+  it('still answers 422 to another body under a cached key', async () => {
+    const send = endpoint();
+    const key = randomUUID();
+    await send(key);
+    await send(key);
+    await forgetRecords();
+    const mismatch = await send(key, { sku: 'W-2' });
+    expect(mismatch.status).toBe(422);
+    expect(await mismatch.json()).toMatchObject({ type: 'https://retrysafe.dev/problems/fingerprint-mismatch' });
+    expect(invocations).toBe(1);
+  });
+
+  it('never answers one tenant with another tenant’s record', async () => {
+    const send = endpoint();
+    const key = randomUUID();
+    await send(key, { tenant: 'tenant-a' });
+    const replayA = await answer(await send(key, { tenant: 'tenant-a' }));
+    const first = await send(key, { tenant: 'tenant-b' });
+    expect(first.status).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect(await answer(first)).not.toEqual(replayA);
+    expect(invocations).toBe(2);
+  });
+
+  it('stops serving an entry once the record’s response expires', async () => {
+    const send = endpoint({ retention: { responseSeconds: 0.5, tombstoneSeconds: 3600 } });
+    const key = randomUUID();
+    await send(key);
+    expect((await send(key)).headers.get('idempotent-replayed')).toBe('true');
+    await forgetRecords();
+    expect((await send(key)).headers.get('idempotent-replayed')).toBe('true');
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const late = await send(key);
+    expect(late.status).toBe(201);
+    expect(late.headers.get('idempotent-replayed')).toBeNull();
+    expect(invocations).toBe(2);
+  });
+
+  it('answers a tombstone, not the cached response, once the sweeper pruned it', async () => {
+    const send = endpoint({ retention: { responseSeconds: 0.3, tombstoneSeconds: 3600 } });
+    const key = randomUUID();
+    await send(key);
+    expect((await send(key)).headers.get('idempotent-replayed')).toBe('true');
+    await waitFor(async () => (await engine.database.query<{ due: boolean }>('SELECT response_expires_at <= now() AS due FROM retrysafe_operations WHERE key = $1', [key])).rows[0]?.due === true);
+    expect((await new Sweeper({ store: maintenanceStore(engine.database) }).runOnce()).tombstoned).toBe(1);
+    expect((await send(key)).status).toBe(410);
+    expect(invocations).toBe(1);
+  });
+
+  describe('its bounds, counted at the store', () => {
+    let reads = 0;
+    const counted = () => {
+      reads = 0;
+      return decorate(postgresStore(engine.database), {
+        around(method, call) {
+          if (method === 'read') reads += 1;
+          return call();
+        },
+      });
+    };
+    const complete = async (key: string, body = '{}') => {
+      const identity = { tenant: 'tenant-a', operation: 'orders.create@1', key };
+      await postgresStore(engine.database).atomic({ identity, fingerprint: fingerprint({}), lockTimeoutMs: 1000, retention: defaultRetention }, async ({ complete }) => {
+        await complete({ state: 'completed', reply: { status: 201, headers: {}, body: Buffer.from(body) }, retention: defaultRetention });
+        return { commit: true, value: undefined };
+      });
+      return identity;
+    };
+
+    it('evicts the least recently used entry beyond its entries', async () => {
+      const store = replayCached(counted(), { entries: 2 });
+      const [a, b, c] = [await complete('a'), await complete('b'), await complete('c')];
+      for (const identity of [a, b, a, c]) await store.read(identity);
+      expect(reads).toBe(3);
+      await store.read(a);
+      await store.read(c);
+      expect(reads).toBe(3);
+      await store.read(b);
+      expect(reads).toBe(4);
+    });
+
+    it('evicts beyond its bytes, and never keeps a record larger than them', async () => {
+      const store = replayCached(counted(), { bytes: 2000 });
+      const [small, other, large] = [await complete('small', 'x'.repeat(800)), await complete('other', 'y'.repeat(800)), await complete('large', 'z'.repeat(4000))];
+      for (const identity of [small, other, large, large, small]) await store.read(identity);
+      expect(reads).toBe(5);
+      await store.read(small);
+      expect(reads).toBe(5);
+    });
+
+    it('keeps no record that may still change', async () => {
+      const store = replayCached(counted());
+      const identity = { tenant: 'tenant-a', operation: 'payments.create@1', key: randomUUID() };
+      await store.claimLease({ identity, fingerprint: fingerprint({}), input: {}, mode: 'leased', ownerToken: randomUUID(), leaseSeconds: 60 });
+      expect((await store.read(identity))?.state).toBe('in_progress');
+      expect((await store.read(identity))?.state).toBe('in_progress');
+      expect(reads).toBe(2);
+    });
+  });
+});
