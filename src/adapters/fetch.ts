@@ -1,5 +1,6 @@
 import { defineRoute, type Idempotency } from '../core/idempotency.js';
 import { answerProblem } from '../core/answers.js';
+import { isJsonMediaType } from '../core/json-numbers.js';
 import { problem } from '../core/problems.js';
 import type { Reply } from '../core/reply.js';
 import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
@@ -87,18 +88,19 @@ async function incoming<Context>(config: Idempotency<unknown>, request: Request,
       path: url.pathname + url.search,
       header: (name) => request.headers.get(name) ?? undefined,
       body: body.value,
+      rawBody: body.text,
     },
   };
 }
 
-type Body = { readonly ok: true; readonly value: unknown } | { readonly ok: false };
+type Body = { readonly ok: true; readonly value: unknown; readonly text: string } | { readonly ok: false };
 
 async function readBody(request: Request): Promise<Body> {
   const text = await request.text();
-  if (text === '') return { ok: true, value: undefined };
-  if (!/[/+]json\b/i.test(request.headers.get('content-type') ?? '')) return { ok: true, value: text };
+  if (text === '') return { ok: true, value: undefined, text };
+  if (!isJsonMediaType(request.headers.get('content-type') ?? undefined)) return { ok: true, value: text, text };
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    return { ok: true, value: JSON.parse(text) as unknown, text };
   } catch {
     return { ok: false };
   }

@@ -8,8 +8,8 @@ import Fastify from 'fastify';
 import { type Context, Hono } from 'hono';
 import Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import { atomic as expressAtomic } from '../../src/adapters/express.js';
-import { atomic as fastifyAtomic } from '../../src/adapters/fastify.js';
+import { atomic as expressAtomic, keepRawBody as keepExpressRawBody } from '../../src/adapters/express.js';
+import { atomic as fastifyAtomic, keepRawBody as keepFastifyRawBody } from '../../src/adapters/fastify.js';
 import { atomic as fetchAtomic } from '../../src/adapters/fetch.js';
 import { atomic as koaAtomic } from '../../src/adapters/koa.js';
 import { type AtomicRoute, type HandlerReply, idempotency, type Idempotency, type IdempotencyOptions } from '../../src/index.js';
@@ -174,7 +174,7 @@ export const expressAdapter: AdapterFactory = {
   start(config, state) {
     const r = routes<ExpressRequest>((req) => req.get('authorization'), state);
     const app = express();
-    app.use(express.json());
+    app.use(express.json({ verify: keepExpressRawBody }));
     app.post('/orders', expressAtomic(config, r.orders));
     app.post('/refunds', expressAtomic(config, r.refunds));
     app.post('/imports', expressAtomic(config, r.imports));
@@ -193,6 +193,7 @@ export const fastifyAdapter: AdapterFactory = {
   async start(config, state) {
     const r = routes<{ headers: { authorization?: string } }>((req) => req.headers.authorization, state);
     const app = Fastify();
+    keepFastifyRawBody(app);
     app.setErrorHandler((error, _request, reply) => {
       state.errors.push(error);
       return reply.code(clientErrorStatus(error) ?? 500).send({ error: clientErrorStatus(error) === undefined ? 'internal' : 'bad request' });

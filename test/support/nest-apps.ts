@@ -93,7 +93,7 @@ export async function startNest(
   errors: unknown[],
   onError: ErrorAnswer,
 ): Promise<{ readonly url: string; close(): Promise<void> }> {
-  const app: INestApplication = await NestFactory.create(module, platform.adapter(), { logger: false });
+  const app: INestApplication = await NestFactory.create(module, platform.adapter(), { logger: false, rawBody: true });
   @Catch()
   class RecordingFilter implements ExceptionFilter {
     catch(error: unknown, host: ArgumentsHost): void {
