@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Idempotency } from '../core/idempotency.js';
+import { traceAttempt } from '../core/traced-attempt.js';
 import type { ExpiredLease } from '../store/operation-store.js';
 import { executeLease } from './execute-lease.js';
 import type { LeasedOperation } from './leased-route.js';
@@ -68,8 +69,12 @@ export class RecoveryWorker<Tx> {
     }
   }
 
-  private async recover(candidate: ExpiredLease): Promise<Exclude<keyof RecoveryReport, 'examined'>> {
-    const { config } = this.options;
+  /** Takes `candidate` over and runs it, in an attempt span like a request's. */
+  private recover(candidate: ExpiredLease): Promise<Exclude<keyof RecoveryReport, 'examined'>> {
+    return traceAttempt(this.options.config, candidate.identity.operation, candidate.mode, (config) => this.takeOver(config, candidate), 'recovery');
+  }
+
+  private async takeOver(config: Idempotency<Tx>, candidate: ExpiredLease): Promise<Exclude<keyof RecoveryReport, 'examined'>> {
     const operation = this.operations.get(candidate.identity.operation);
     const lease = await config.store.takeOver(candidate.identity, candidate.fencingToken, randomUUID(), config.leaseSeconds);
     if (lease === undefined) return 'lost';
