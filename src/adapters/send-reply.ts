@@ -1,9 +1,10 @@
 import { crashPoint } from '../core/crash-point.js';
-import type { Reply } from '../core/reply.js';
+import type { HeaderValue, Reply } from '../core/reply.js';
 
 /** How a framework sends an answer: its status and headers first, then the whole body at once. */
 export interface ResponseSink<Sent> {
-  head(status: number, headers: Readonly<Record<string, string>>): void;
+  /** A header with a list of values is sent on as many lines, in order. */
+  head(status: number, headers: Readonly<Record<string, HeaderValue>>): void;
   end(body: Buffer): Sent;
 }
 

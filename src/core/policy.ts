@@ -1,5 +1,5 @@
 import { RetrysafeError } from './errors.js';
-import type { Reply } from './reply.js';
+import type { HeaderValue, Reply } from './reply.js';
 import type { Completion, Retention } from '../store/operation-store.js';
 
 /** What retrysafe keeps of an operation's answer. */
@@ -48,7 +48,7 @@ export function isStoredStatus(status: number, policy: OutcomePolicy): boolean {
 
 /** The part of a reply that is stored: status, body bytes and the allowed headers. */
 export function storedPart(reply: Reply, policy: OutcomePolicy): Reply {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, HeaderValue> = {};
   for (const name of policy.storedHeaders) {
     const value = reply.headers[name];
     if (value !== undefined) headers[name] = value;

@@ -99,6 +99,13 @@ export async function resetApp(app: RunningApp, database: SqlDatabase<SqlClient>
   await database.query('DELETE FROM retrysafe_operations');
 }
 
+/** Headers a handler sends on several lines each, steered by the sku `LINES`. */
+export const MANY_LINES = {
+  link: ['</orders/1>; rel="self"', '</orders>; rel="collection"'],
+  vary: ['Accept', 'Accept-Language'],
+  'set-cookie': ['session=secret', 'theme=dark'],
+} as const;
+
 export function routes<Req>(authorization: (request: Req) => string | undefined, state: AppState) {
   const token = (request: Req): string | undefined => /^Bearer (\S+)$/.exec(authorization(request) ?? '')?.[1];
   const base = {
@@ -120,6 +127,7 @@ export function routes<Req>(authorization: (request: Req) => string | undefined,
       if (fails && sku.includes('THROW')) throw new Error(`${sku}: the handler failed after its insert`);
       if (fails && sku.includes('500')) return { status: 500, body: { error: 'the handler answered 500 after its insert' } };
       if (fails && sku.startsWith('RATE')) return { status: 429, headers: { 'retry-after': '7' }, body: { error: 'slow down' } };
+      if (sku === 'LINES') return { status: 201, headers: MANY_LINES, body: { id } };
       if (sku === 'STREAM') return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: Readable.from([`data: ${id}\n\n`]) };
       await state.beforeReply?.();
       return {

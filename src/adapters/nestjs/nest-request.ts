@@ -25,6 +25,8 @@ export interface NestHttpRequest {
 export interface NestHttpResponse {
   readonly statusCode: number;
   getHeaders(): CapturedHeaders;
+  /** Sets a header; a list is sent as that many lines. */
+  header(name: string, value: string | string[]): unknown;
 }
 
 export function incoming(request: NestHttpRequest): IncomingRequest<NestHttpRequest> {
