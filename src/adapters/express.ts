@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { type Idempotency } from '../modes/idempotency.js';
 import { defineRoute } from '../core/route.js';
@@ -46,7 +47,22 @@ function handler(run: RouteRunner<Request>): RequestHandler {
 }
 
 function incoming(req: Request): IncomingRequest<Request> {
-  return { raw: req, method: req.method, path: req.originalUrl, header: (name) => req.headersDistinct[name], body: req.body as unknown };
+  return { raw: req, method: req.method, path: req.originalUrl, header: (name) => req.headersDistinct[name], body: req.body as unknown, rawBody: (req as RawBodied).rawBody };
+}
+
+/** A request whose body parser kept the bytes it parsed, as `keepRawBody` does. */
+interface RawBodied {
+  rawBody?: Uint8Array | string;
+}
+
+/**
+ * The `verify` option of `express.json()` that keeps the body's bytes on the
+ * request, so that retrysafe can check the numbers against the text sent:
+ * `express.json({ verify: keepRawBody })`. Without it, numbers are compared
+ * as the parser rounded them.
+ */
+export function keepRawBody(req: IncomingMessage, _res: ServerResponse, bytes: Buffer): void {
+  (req as RawBodied).rawBody = bytes;
 }
 
 function send(res: Response, reply: Reply): void {

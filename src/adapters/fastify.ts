@@ -1,4 +1,5 @@
 import type {
+  FastifyInstance,
   FastifyReply,
   FastifyRequest,
   onErrorAsyncHookHandler,
@@ -90,5 +91,26 @@ function fastifyPayloadBytes(reply: FastifyReply, payload: unknown): Promise<Buf
 }
 
 function incoming(request: FastifyRequest): IncomingRequest<FastifyRequest> {
-  return { raw: request, method: request.method, path: request.url, header: (name) => request.raw.headersDistinct[name], body: request.body };
+  return { raw: request, method: request.method, path: request.url, header: (name) => request.raw.headersDistinct[name], body: request.body, rawBody: (request as RawBodied).rawBody };
+}
+
+/** A request whose body parser kept the text it parsed, as `keepRawBody` does. */
+interface RawBodied {
+  rawBody?: string;
+}
+
+/**
+ * Replaces the application's JSON parser with Fastify's own that also keeps
+ * the body's text on the request, so that retrysafe can check the numbers
+ * against the text sent. Without it, numbers are compared as the parser
+ * rounded them.
+ */
+export function keepRawBody(app: FastifyInstance): void {
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, function parseKeepingText(request, body, done) {
+    const text = body as string;
+    (request as RawBodied).rawBody = text;
+    void json(request, text, done);
+  });
 }

@@ -1,6 +1,7 @@
 import { type Idempotency } from '../modes/idempotency.js';
 import { defineRoute } from '../core/route.js';
 import { answerProblem } from '../core/answer/answers.js';
+import { isJsonMediaType } from '../core/json-numbers.js';
 import { problem } from '../core/answer/problems.js';
 import type { Reply } from '../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
@@ -88,18 +89,19 @@ async function incoming<Context>(config: Idempotency<unknown>, request: Request,
       path: url.pathname + url.search,
       header: (name) => request.headers.get(name) ?? undefined,
       body: body.value,
+      rawBody: body.text,
     },
   };
 }
 
-type Body = { readonly ok: true; readonly value: unknown } | { readonly ok: false };
+type Body = { readonly ok: true; readonly value: unknown; readonly text: string } | { readonly ok: false };
 
 async function readBody(request: Request): Promise<Body> {
   const text = await request.text();
-  if (text === '') return { ok: true, value: undefined };
-  if (!/[/+]json\b/i.test(request.headers.get('content-type') ?? '')) return { ok: true, value: text };
+  if (text === '') return { ok: true, value: undefined, text };
+  if (!isJsonMediaType(request.headers.get('content-type') ?? undefined)) return { ok: true, value: text, text };
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    return { ok: true, value: JSON.parse(text) as unknown, text };
   } catch {
     return { ok: false };
   }

@@ -55,7 +55,7 @@ function handler(run: RouteRunner<Context>): Middleware {
 }
 
 function incoming(ctx: Context): IncomingRequest<Context> {
-  return { raw: ctx, method: ctx.method, path: ctx.originalUrl, header: (name) => ctx.req.headersDistinct[name], body: (ctx.request as { body?: unknown }).body };
+  return { raw: ctx, method: ctx.method, path: ctx.originalUrl, header: (name) => ctx.req.headersDistinct[name], body: (ctx.request as { body?: unknown }).body, rawBody: (ctx.request as { rawBody?: string }).rawBody };
 }
 
 function send(ctx: Context, reply: Reply): void {

@@ -1,9 +1,10 @@
 import { crashPoint } from '../core/crash-point.js';
-import type { Reply } from '../core/answer/reply.js';
+import type { HeaderValue, Reply } from '../core/answer/reply.js';
 
 /** How a framework sends an answer: its status and headers first, then the whole body at once. */
 export interface ResponseSink<Sent> {
-  head(status: number, headers: Readonly<Record<string, string>>): void;
+  /** A header with a list of values is sent on as many lines, in order. */
+  head(status: number, headers: Readonly<Record<string, HeaderValue>>): void;
   end(body: Buffer): Sent;
 }
 
@@ -27,7 +28,8 @@ export function toResponse(reply: Reply): Response {
 function webResponse(): ResponseSink<Response> {
   let init: ResponseInit = {};
   return {
-    head: (status, headers) => (init = { status, headers }),
+    // A web `Headers` joins a repeated header other than Set-Cookie into one line with ", " when it is sent, as the Fetch standard says.
+    head: (status, headers) => (init = { status, headers: Object.entries(headers).flatMap(([name, value]) => (typeof value === 'string' ? [[name, value] as [string, string]] : value.map((line): [string, string] => [name, line]))) }),
     end: (body) => new Response(body.byteLength === 0 || init.status === 204 || init.status === 304 ? null : (body as Uint8Array<ArrayBuffer>), init),
   };
 }

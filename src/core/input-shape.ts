@@ -3,11 +3,11 @@ export type InputDefect =
   /** Arrays and objects nested deeper than the limit. */
   | { readonly kind: 'too-deep'; readonly max: number }
   /**
-   * An integer beyond ±(2^53 − 1): parsing rounded it to a neighbour
-   * (9007199254740993 reads as ...992), so two different requests would share
-   * one fingerprint.
+   * An integer beyond ±(2^53 − 1), or a number too large for a double:
+   * parsing rounded it to a neighbour (9007199254740993 reads as ...992, 1e400
+   * as Infinity), so two different requests would share one fingerprint.
    */
-  | { readonly kind: 'unsafe-integer' };
+  | { readonly kind: 'unsafe-number' };
 
 /**
  * The first defect of `value` (parsed JSON), or undefined. A scalar is depth
@@ -18,11 +18,15 @@ export type InputDefect =
 export function inputDefect(value: unknown, maxDepth: number): InputDefect | undefined {
   const pending: { readonly value: unknown; readonly depth: number }[] = [{ value, depth: 0 }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    if (typeof next.value === 'number' && Number.isInteger(next.value) && !Number.isSafeInteger(next.value)) return { kind: 'unsafe-integer' };
+    if (typeof next.value === 'number' && unsafe(next.value)) return { kind: 'unsafe-number' };
     if (typeof next.value !== 'object' || next.value === null) continue;
     const depth = next.depth + 1;
     if (depth > maxDepth) return { kind: 'too-deep', max: maxDepth };
     for (const child of Object.values(next.value)) pending.push({ value: child, depth });
   }
   return undefined;
+}
+
+function unsafe(value: number): boolean {
+  return !Number.isFinite(value) || (Number.isInteger(value) && !Number.isSafeInteger(value));
 }

@@ -14,6 +14,12 @@ export interface IncomingRequest<Req> {
   header(name: string): string | readonly string[] | undefined;
   /** The parsed body. */
   readonly body: unknown;
+  /**
+   * The body as received, when the adapter has it: the numbers of a JSON body
+   * are checked against it, so that two that differ beyond a double's
+   * precision are refused rather than taken as one.
+   */
+  readonly rawBody?: Uint8Array | string;
 }
 
 /** The result of validating a request's input before anything is claimed. */

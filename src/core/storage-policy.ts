@@ -1,5 +1,5 @@
 import { RetrysafeError } from './errors.js';
-import type { Reply } from './answer/reply.js';
+import type { HeaderValue, Reply } from './answer/reply.js';
 import type { Completion } from './completion.js';
 import type { Retention } from './retention.js';
 
@@ -49,7 +49,7 @@ export function isStoredStatus(status: number, policy: StoragePolicy): boolean {
 
 /** The part of a reply that is stored: status, body bytes and the allowed headers. */
 export function storedPart(reply: Reply, policy: StoragePolicy): Reply {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, HeaderValue> = {};
   for (const name of policy.storedHeaders) {
     const value = reply.headers[name];
     if (value !== undefined) headers[name] = value;

@@ -4,6 +4,7 @@ import type { Idempotency } from '../modes/idempotency.js';
 import type { ExpiredLease, LeaseStore } from '../store/lease-store.js';
 import { runWithLease } from '../modes/run-with-lease.js';
 import type { LeasedOperation } from '../modes/leased-route.js';
+import { traceAttempt } from '../modes/traced-attempt.js';
 
 export interface RecoveryWorkerOptions<Tx> {
   readonly config: Idempotency<Tx, LeaseStore<Tx>>;
@@ -68,8 +69,12 @@ export class RecoveryWorker<Tx> {
     }
   }
 
-  private async recover(candidate: ExpiredLease): Promise<Exclude<keyof RecoveryReport, 'examined'>> {
-    const { config } = this.options;
+  /** Takes `candidate` over and runs it, in an attempt span like a request's. */
+  private recover(candidate: ExpiredLease): Promise<Exclude<keyof RecoveryReport, 'examined'>> {
+    return traceAttempt(this.options.config, candidate.identity.operation, candidate.mode, (config) => this.takeOver(config, candidate), 'recovery');
+  }
+
+  private async takeOver(config: Idempotency<Tx, LeaseStore<Tx>>, candidate: ExpiredLease): Promise<Exclude<keyof RecoveryReport, 'examined'>> {
     const operation = this.operations.get(candidate.identity.operation);
     const lease = await config.store.takeOver(candidate.identity, candidate.fencingToken, randomUUID(), config.leaseSeconds);
     if (lease === undefined) return 'lost';

@@ -4,6 +4,7 @@ import type { Idempotency } from './idempotency.js';
 import type { OperationIdentity } from '../core/identity.js';
 import { answerProblem } from '../core/answer/answers.js';
 import { inputDefect } from '../core/input-shape.js';
+import { isJsonMediaType, numbersExact } from '../core/json-numbers.js';
 import { checkKey, type KeyLimits, type ParsedKey, parseIdempotencyKey } from '../core/key.js';
 import { type Problem, problem } from '../core/answer/problems.js';
 import { type Reply, toReply } from '../core/answer/reply.js';
@@ -54,8 +55,8 @@ export async function prepare<Req, Input>(
   }
   const defect = inputDefect(incoming.body, config.maxInputDepth);
   if (defect?.kind === 'too-deep') return refuse(problem('request-body-too-deep', `The request body nests arrays and objects deeper than ${defect.max} levels.`));
-  if (defect?.kind === 'unsafe-integer') {
-    const detail = 'The request body holds an integer beyond ±9007199254740991, which cannot be compared exactly; send it as a string.';
+  if (defect?.kind === 'unsafe-number' || !numbersExactIn(incoming)) {
+    const detail = 'The request body holds a number that a double cannot hold exactly (an integer beyond ±9007199254740991, or more digits than a double keeps), so it cannot be compared exactly; send it as a string.';
     return refuse(problem('request-body-number-unsafe', detail));
   }
   const validation = route.input === undefined ? { valid: true as const, value: incoming.body as Input } : await route.input(incoming.raw, incoming.body);
@@ -89,4 +90,12 @@ function fingerprintOf(selected: unknown): Fingerprint | undefined {
     if (isRetrysafeError(error, 'misuse')) return undefined;
     throw error;
   }
+}
+
+/** Whether the numbers of a JSON body are exactly what was sent; true when the adapter has no raw body to compare with. */
+function numbersExactIn(incoming: IncomingRequest<unknown>): boolean {
+  const { rawBody } = incoming;
+  const type = incoming.header('content-type');
+  if (rawBody === undefined || !isJsonMediaType(typeof type === 'string' ? type : type?.[0])) return true;
+  return numbersExact(typeof rawBody === 'string' ? rawBody : new TextDecoder().decode(rawBody));
 }

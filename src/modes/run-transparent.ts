@@ -6,7 +6,7 @@ import type { Idempotency } from './idempotency.js';
 import { decideExisting } from '../core/answer/decision.js';
 import { completionOf, isStoredStatus } from '../core/storage-policy.js';
 import { prepare } from './prepare.js';
-import type { Reply } from '../core/answer/reply.js';
+import { type HeaderValue, headerValue, type Reply } from '../core/answer/reply.js';
 import type { IncomingRequest, RouteDefinition } from '../core/route.js';
 import { withinStoreTimeout } from './store-clock.js';
 import type { Lease, LeaseStore } from '../store/lease-store.js';
@@ -151,9 +151,9 @@ export type CapturedHeaders = Readonly<Record<string, string | number | readonly
 
 /** A route's answer as an adapter captured it, in the form the store keeps. */
 export function capturedReply(status: number, headers: CapturedHeaders, body: Uint8Array): Reply {
-  const flat: Record<string, string> = {};
+  const kept: Record<string, HeaderValue> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) flat[name.toLowerCase()] = typeof value === 'object' ? value.join(', ') : String(value);
+    if (value !== undefined) kept[name.toLowerCase()] = headerValue(typeof value === 'object' ? value : String(value));
   }
-  return { status, headers: flat, body };
+  return { status, headers: kept, body };
 }

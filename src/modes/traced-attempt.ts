@@ -56,11 +56,19 @@ function unchanged(_event: never, current: AttemptOutcome): AttemptOutcome {
  * emits; store calls and steps become its children through the tracer's
  * active context, and a lock wait becomes a child span dated back from its
  * event. `work` gets the configuration whose `emit` also feeds the span.
+ * `origin` says who runs the attempt: a recovery worker's is marked
+ * `retrysafe.recovery`.
  */
-export function traceAttempt<C extends Idempotency<unknown, unknown>, T>(config: C, operation: string, mode: OperationMode, work: (config: C) => Promise<T>): Promise<T> {
+export function traceAttempt<C extends Idempotency<unknown, unknown>, T>(
+  config: C,
+  operation: string,
+  mode: OperationMode,
+  work: (config: C) => Promise<T>,
+  origin: 'request' | 'recovery' = 'request',
+): Promise<T> {
   const { tracing } = config;
   if (tracing === undefined) return work(config);
-  const base = { 'retrysafe.operation': operation, 'retrysafe.mode': mode };
+  const base = { 'retrysafe.operation': operation, 'retrysafe.mode': mode, ...(origin === 'recovery' ? { 'retrysafe.recovery': true } : {}) };
   return tracing.active(`retrysafe ${mode}`, 'internal', base, async (span) => {
     let outcome: AttemptOutcome = 'unclaimed';
     const details: Record<string, string | number | boolean> = {};

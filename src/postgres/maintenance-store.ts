@@ -18,7 +18,7 @@ interface DetailsRow {
   readonly owner_token: string | null;
   readonly lease_expires_at: Date | null;
   readonly response_status: number | null;
-  readonly response_headers: Record<string, string> | null;
+  readonly response_headers: Record<string, string | string[]> | null;
   readonly resource_ref: string | null;
   readonly reason: string | null;
   readonly response_omitted: boolean;

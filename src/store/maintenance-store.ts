@@ -1,5 +1,6 @@
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode, RecordState } from '../core/record.js';
+import type { HeaderValue } from '../core/answer/reply.js';
 
 /** What the gauges read on every scrape: cheap counts through the partial indexes. */
 export interface StoreStats {
@@ -32,7 +33,8 @@ export interface OperationDetails {
   readonly leaseOwner: string | undefined;
   readonly leaseExpiresAt: Date | undefined;
   readonly status: number | undefined;
-  readonly headers: Readonly<Record<string, string>> | undefined;
+  /** A header sent on several lines is a list, in order. */
+  readonly headers: Readonly<Record<string, HeaderValue>> | undefined;
   readonly resource: string | undefined;
   readonly reason: string | undefined;
   readonly responseOmitted: boolean;

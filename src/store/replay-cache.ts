@@ -95,6 +95,6 @@ const nameOf = (identity: OperationIdentity): string => JSON.stringify([identity
 
 function sizeOf(record: CompletedRecord): number {
   let size = ENTRY_OVERHEAD_BYTES + record.response.body.byteLength + record.fingerprint.byteLength;
-  for (const [name, value] of Object.entries(record.response.headers)) size += name.length + value.length;
+  for (const [name, value] of Object.entries(record.response.headers)) size += name.length + (typeof value === 'string' ? value.length : value.join('').length);
   return size;
 }

@@ -44,6 +44,31 @@ describe.each(engines.slice(0, 1))('the input nesting limit on $name', (factory)
         expect(await h.records()).toBe(0);
       });
 
+      it('never lets two numbers that differ only beyond double precision share a fingerprint: each inexact one is refused', async () => {
+        const key = newKey();
+        expect((await post(key, '0.1')).status).toBe(201);
+        expectProblem(await post(key, '0.10000000000000000001'), 'request-body-number-unsafe', 400);
+        expectProblem(await post(newKey(), '1.0000000000000001'), 'request-body-number-unsafe', 400);
+        expectProblem(await post(newKey(), '1e400'), 'request-body-number-unsafe', 400);
+        expectProblem(await post(newKey(), '1e401'), 'request-body-number-unsafe', 400);
+        expectProblem(await post(newKey(), '-1e400'), 'request-body-number-unsafe', 400);
+        expectProblem(await post(newKey(), '1e-400'), 'request-body-number-unsafe', 400);
+        expect(h.calls()).toBe(1);
+        expect(await h.records()).toBe(1);
+      });
+
+      it('takes the same value spelt otherwise as the same number: 1, 1.0, 1e0, 10e-1 and 0.10 replay', async () => {
+        const key = newKey();
+        const first = await post(key, '1');
+        expect(first.status).toBe(201);
+        for (const spelling of ['1.0', '1e0', '10e-1', '1.000000000000000000000']) expect((await post(key, spelling)).headers['idempotent-replayed']).toBe('true');
+        const tenth = newKey();
+        expect((await post(tenth, '0.1')).status).toBe(201);
+        expect((await post(tenth, '0.10')).headers['idempotent-replayed']).toBe('true');
+        expect((await post(tenth, '1e-1')).headers['idempotent-replayed']).toBe('true');
+        expect(h.calls()).toBe(2);
+      });
+
       it('accepts the safe integers, fractions, and big integers sent as strings, which compare exactly', async () => {
         expect((await post(newKey(), '9007199254740991')).status).toBe(201);
         expect((await post(newKey(), '-9007199254740991')).status).toBe(201);

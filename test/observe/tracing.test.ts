@@ -29,7 +29,7 @@ describe.each(engines)('OpenTelemetry spans on $name', (factory) => {
     const notes = all.filter((s) => s.attributes['retrysafe.operation'] === NOTES);
     const payments = all.filter((s) => s.attributes['retrysafe.operation'] === PAYMENTS);
     expect(notes.map(outcomeOf).sort()).toEqual(['mismatch', 'new', 'replayed', 'store-unavailable']);
-    expect(payments.map(outcomeOf).sort()).toEqual(['conflict', 'fenced', 'unknown']);
+    expect(payments.map(outcomeOf).sort()).toEqual(['conflict', 'fenced', 'resumed', 'unknown']);
     for (const span of all) {
       expect(span.attributes['retrysafe.mode']).toBe(span.attributes['retrysafe.operation'] === NOTES ? 'atomic' : 'leased');
       expect(span.kind).toBe(SpanKind.INTERNAL);
@@ -61,6 +61,14 @@ describe.each(engines)('OpenTelemetry spans on $name', (factory) => {
     if (step === undefined) throw new Error('no step span');
     expect(childrenOf(spans, step).map((s) => s.name)).toContain('retrysafe store checkpoint');
     expect(childrenOf(spans, paid).map((s) => s.name)).toContain('retrysafe store mark-unknown');
+
+    // The recovery worker's run of the payment it took over: an attempt span of its own, marked as a recovery.
+    const recovered = all.filter((s) => s.attributes['retrysafe.recovery'] === true);
+    expect(recovered.map((s) => [s.attributes['retrysafe.operation'], s.attributes['retrysafe.mode'], outcomeOf(s)])).toEqual([[PAYMENTS, 'leased', 'resumed']]);
+    const recovery = recovered[0];
+    if (recovery === undefined) throw new Error('no recovery span');
+    expect(recovery.attributes).toMatchObject({ 'retrysafe.handler.status': 201, 'retrysafe.stored': true });
+    expect(childrenOf(spans, recovery).map((s) => s.name)).toEqual(expect.arrayContaining(['retrysafe store take-over', 'retrysafe step', 'retrysafe store finish']));
 
     const values = spans.flatMap((s) => Object.values(s.attributes).map(String));
     for (const secret of [...secrets.tenants, ...secrets.keys, ...secrets.bodyValues]) {

@@ -8,8 +8,8 @@ import Fastify from 'fastify';
 import { type Context, Hono } from 'hono';
 import Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import { atomic as expressAtomic } from '../../src/adapters/express.js';
-import { atomic as fastifyAtomic } from '../../src/adapters/fastify.js';
+import { atomic as expressAtomic, keepRawBody as keepExpressRawBody } from '../../src/adapters/express.js';
+import { atomic as fastifyAtomic, keepRawBody as keepFastifyRawBody } from '../../src/adapters/fastify.js';
 import { atomic as fetchAtomic } from '../../src/adapters/fetch.js';
 import { atomic as koaAtomic } from '../../src/adapters/koa.js';
 import { type AtomicRoute, type HandlerReply, idempotency, type Idempotency, type IdempotencyOptions } from '../../src/index.js';
@@ -101,6 +101,13 @@ export async function resetApp(app: RunningApp, database: SqlDatabase<SqlClient>
   await database.query('DELETE FROM retrysafe_operations');
 }
 
+/** Headers a handler sends on several lines each, steered by the sku `LINES`. */
+export const MANY_LINES = {
+  link: ['</orders/1>; rel="self"', '</orders>; rel="collection"'],
+  vary: ['Accept', 'Accept-Language'],
+  'set-cookie': ['session=secret', 'theme=dark'],
+} as const;
+
 export function routes<Req>(authorization: (request: Req) => string | undefined, state: AppState) {
   const token = (request: Req): string | undefined => /^Bearer (\S+)$/.exec(authorization(request) ?? '')?.[1];
   const base = {
@@ -122,6 +129,7 @@ export function routes<Req>(authorization: (request: Req) => string | undefined,
       if (fails && sku.includes('THROW')) throw new Error(`${sku}: the handler failed after its insert`);
       if (fails && sku.includes('500')) return { status: 500, body: { error: 'the handler answered 500 after its insert' } };
       if (fails && sku.startsWith('RATE')) return { status: 429, headers: { 'retry-after': '7' }, body: { error: 'slow down' } };
+      if (sku === 'LINES') return { status: 201, headers: MANY_LINES, body: { id } };
       if (sku === 'STREAM') return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: Readable.from([`data: ${id}\n\n`]) };
       await state.beforeReply?.();
       return {
@@ -176,7 +184,7 @@ export const expressAdapter: AdapterFactory = {
   start(config, state) {
     const r = routes<ExpressRequest>((req) => req.get('authorization'), state);
     const app = express();
-    app.use(express.json());
+    app.use(express.json({ verify: keepExpressRawBody }));
     app.post('/orders', expressAtomic(config, r.orders));
     app.post('/refunds', expressAtomic(config, r.refunds));
     app.post('/imports', expressAtomic(config, r.imports));
@@ -195,6 +203,7 @@ export const fastifyAdapter: AdapterFactory = {
   async start(config, state) {
     const r = routes<{ headers: { authorization?: string } }>((req) => req.headers.authorization, state);
     const app = Fastify();
+    keepFastifyRawBody(app);
     app.setErrorHandler((error, _request, reply) => {
       state.errors.push(error);
       return reply.code(clientErrorStatus(error) ?? 500).send({ error: clientErrorStatus(error) === undefined ? 'internal' : 'bad request' });

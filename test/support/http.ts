@@ -6,6 +6,8 @@ export interface Received {
   readonly status: number;
   /** Lower-case names; `set-cookie` is an array, as Node gives it. */
   readonly headers: IncomingHttpHeaders;
+  /** Every header line as received, in order, with its name in lower case. */
+  readonly lines: readonly (readonly [string, string])[];
   /** The body exactly as received. */
   readonly bodyBytes: Buffer;
   /** The body parsed as JSON when the Content-Type says JSON, else undefined. */
@@ -40,7 +42,8 @@ export function send(method: string, url: string, options: SendOptions = {}): Pr
       res.on('error', reject);
       res.on('end', () => {
         const bodyBytes = Buffer.concat(chunks);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, bodyBytes, json: parseJson(res.headers['content-type'], bodyBytes) });
+        const lines = res.rawHeaders.flatMap((name, at): [string, string][] => (at % 2 === 0 ? [[name.toLowerCase(), res.rawHeaders[at + 1] ?? '']] : []));
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, lines, bodyBytes, json: parseJson(res.headers['content-type'], bodyBytes) });
       });
     });
     req.on('timeout', () => req.destroy(new Error(`${method} ${url} got no answer within ${options.timeoutMs ?? 20_000} ms`)));

@@ -13,7 +13,7 @@ import { type AdapterFactory, type AppState, contractErrors, routes } from './ap
 /** What a route method sets on either platform's response through `@Res({ passthrough: true })`. */
 export interface PassthroughResponse {
   status(code: number): unknown;
-  header(name: string, value: string): unknown;
+  header(name: string, value: string | string[]): unknown;
 }
 
 type Attempted = AtomicContext<NestHttpRequest, unknown, SqlClient>;
@@ -26,7 +26,7 @@ function appModule(config: Parameters<AdapterFactory['start']>[0], state: AppSta
   const answer = async (route: ContractRoute, attempt: Attempted, res: PassthroughResponse): Promise<unknown> => {
     const { status, headers = {}, body } = await route.handler(attempt);
     res.status(status);
-    for (const [name, value] of Object.entries(headers)) res.header(name, value);
+    for (const [name, value] of Object.entries(headers)) res.header(name, typeof value === 'string' ? value : [...value]);
     return body;
   };
 
@@ -93,7 +93,7 @@ export async function startNest(
   errors: unknown[],
   onError: ErrorAnswer,
 ): Promise<{ readonly url: string; close(): Promise<void> }> {
-  const app: INestApplication = await NestFactory.create(module, platform.adapter(), { logger: false });
+  const app: INestApplication = await NestFactory.create(module, platform.adapter(), { logger: false, rawBody: true });
   @Catch()
   class RecordingFilter implements ExceptionFilter {
     catch(error: unknown, host: ArgumentsHost): void {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { engines } from '../support/engines.js';
 import { expectReplayOf, newKey, useEngine } from '../adapters/harness.js';
-import { useShop } from './harness.js';
-import { frameworks } from './shop.js';
+import type { Received } from '../support/http.js';
+import { SHOP_OPTIONS, useShop } from './harness.js';
+import { frameworks, LINKS } from './shop.js';
 
 describe.each(engines)('transparent routes on $name', (factory) => {
   const ref = useEngine(factory);
@@ -56,6 +57,31 @@ describe.each(engines)('transparent routes on $name', (factory) => {
       expect(b.headers['idempotent-replayed']).toBeUndefined();
       expect(shop.runs(key)).toBe(2);
       expect(await shop.orders()).toBe(2);
+    });
+  });
+});
+
+/** A header's lines as received, in order. */
+const linesOf = (res: Received, name: string): string[] => res.lines.filter(([line]) => line === name).map(([, value]) => value);
+
+describe.each(engines.slice(0, 1))('transparent routes with a header on several lines on $name', (factory) => {
+  const ref = useEngine(factory);
+
+  describe.each(frameworks)('through $name', (framework) => {
+    const shop = useShop(ref, framework, { ...SHOP_OPTIONS, policy: { ...SHOP_OPTIONS.policy, storedHeaders: ['content-type', 'location', 'link'] } });
+
+    it('stores the Link lines the route set as a list and replays them line for line, in order', async () => {
+      const key = newKey();
+      const first = await shop.post(key, { sku: 'A' });
+      expect(first.status).toBe(201);
+      // A web `Headers` joins the lines before retrysafe sees them, as the Fetch standard says.
+      const sent = framework.name === 'fetch (Hono)' ? [LINKS.join(', ')] : LINKS;
+      expect(linesOf(first, 'link')).toEqual(sent);
+      expect((await shop.record(key))?.response_headers).toMatchObject({ link: sent.length === 1 ? sent[0] : sent });
+      const retry = await shop.post(key, { sku: 'A' });
+      expectReplayOf(retry, first);
+      expect(linesOf(retry, 'link')).toEqual(sent);
+      expect(shop.runs(key)).toBe(1);
     });
   });
 });

@@ -5,7 +5,7 @@ import 'reflect-metadata';
 import { Idempotent, type NestHttpRequest, RetrysafeModule } from '../../src/adapters/nestjs/index.js';
 import type { Idempotency } from '../../src/modes/idempotency.js';
 import { nestPlatforms, type PassthroughResponse, startNest } from '../support/nest-apps.js';
-import { type Effects, type Framework, route, type ShopState, STREAM_CHUNKS, statusOf, takeOrder, tenantOf } from './shop.js';
+import { type Effects, type Framework, LINKS, route, type ShopState, STREAM_CHUNKS, statusOf, takeOrder, tenantOf } from './shop.js';
 
 /** The shop's route written the Nest way (a body, with the status and headers set on the response), made transparent. */
 function shopModule(config: Idempotency<unknown>, effects: Effects, state: ShopState): new () => unknown {
@@ -31,6 +31,7 @@ function shopModule(config: Idempotency<unknown>, effects: Effects, state: ShopS
       res.header('location', `/orders/${outcome.order.id}`);
       res.header('set-cookie', 'session=secret; Path=/');
       res.header('x-debug', '1');
+      res.header('link', [...LINKS]);
       if (outcome.kind === 'created') return outcome.order;
       res.header('content-type', 'text/plain; charset=utf-8');
       return new StreamableFile(

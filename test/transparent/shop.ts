@@ -101,6 +101,9 @@ export function route<Req>(authorization: (request: Req) => string | undefined |
   return { operation: 'orders.create@1', tenant: (request) => tenantOf(authorization(request)), keyRequired: false };
 }
 
+/** The two lines of the `Link` header every created order carries, in this order. */
+export const LINKS = ['</orders>; rel="collection"', '</docs/orders>; rel="describedby"'] as const;
+
 export const expressShop: Framework = {
   name: 'express',
   start(config, effects, state) {
@@ -115,7 +118,7 @@ export const expressShop: Framework = {
           const outcome = await takeOrder(effects, state, tenantOf(req.get('authorization')) ?? '', req.get('idempotency-key') ?? '', req.body);
           if (outcome.kind === 'thrown') return next(outcome.error);
           if (outcome.kind === 'server-error') return void res.status(500).json({ error: 'upstream failed' });
-          res.status(201).location(`/orders/${outcome.order.id}`).cookie('session', 'secret').set('x-debug', '1');
+          res.status(201).location(`/orders/${outcome.order.id}`).cookie('session', 'secret').set('x-debug', '1').set('link', [...LINKS]);
           if (outcome.kind === 'created') return void res.json(outcome.order);
           res.type('text/plain');
           for (const chunk of STREAM_CHUNKS) {
@@ -151,7 +154,7 @@ export const fastifyShop: Framework = {
       const outcome = await takeOrder(effects, state, tenantOf(request.headers.authorization) ?? '', typeof key === 'string' ? key : '', request.body);
       if (outcome.kind === 'thrown') throw outcome.error;
       if (outcome.kind === 'server-error') return reply.code(500).send({ error: 'upstream failed' });
-      reply.code(201).header('location', `/orders/${outcome.order.id}`).header('set-cookie', 'session=secret; Path=/').header('x-debug', '1');
+      reply.code(201).header('location', `/orders/${outcome.order.id}`).header('set-cookie', 'session=secret; Path=/').header('x-debug', '1').header('link', [...LINKS]);
       if (outcome.kind === 'created') return outcome.order;
       return reply.type('text/plain').send(Readable.from(STREAM_CHUNKS));
     });
@@ -175,6 +178,7 @@ export const honoShop: Framework = {
         c.header('location', `/orders/${outcome.order.id}`);
         c.header('set-cookie', 'session=secret; Path=/');
         c.header('x-debug', '1');
+        for (const line of LINKS) c.header('link', line, { append: true });
         if (outcome.kind === 'created') return c.json(outcome.order, 201);
         const chunks = STREAM_CHUNKS.map((chunk) => new TextEncoder().encode(chunk));
         const stream = new ReadableStream<Uint8Array>({
@@ -219,6 +223,7 @@ export const koaShop: Framework = {
         ctx.set('location', `/orders/${outcome.order.id}`);
         ctx.cookies.set('session', 'secret');
         ctx.set('x-debug', '1');
+        ctx.set('link', [...LINKS]);
         if (outcome.kind === 'created') ctx.body = outcome.order;
         else {
           ctx.type = 'text/plain';

@@ -78,9 +78,18 @@ async function captured(answer: HandlerReply): Promise<Reply> {
   return toReply(isStream(answer.body) ? { ...answer, body: await payloadBytes(answer.body) } : answer);
 }
 
-/** The answer for Nest to send. Headers already on the platform's response with the same value stay as they are, in their own form. */
+/**
+ * The answer for Nest to send. Headers already on the platform's response
+ * with the same value stay as they are, in their own form; a header on
+ * several lines is set there too, since a web `Response` would join its lines.
+ */
 function respond(reply: Reply, response: NestHttpResponse): Response {
   const present = capturedReply(0, response.getHeaders(), new Uint8Array()).headers;
-  const headers = Object.fromEntries(Object.entries(reply.headers).filter(([name, value]) => present[name] !== value));
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(reply.headers)) {
+    if (JSON.stringify(present[name]) === JSON.stringify(value)) continue;
+    if (typeof value === 'string') headers[name] = value;
+    else response.header(name, value);
+  }
   return toResponse({ ...reply, headers });
 }

@@ -13,6 +13,8 @@ export interface NestHttpRequest {
   readonly originalUrl?: string;
   readonly headers: IncomingHttpHeaders;
   readonly body?: unknown;
+  /** The body's bytes, kept when the application is created with `rawBody: true`. */
+  readonly rawBody?: Uint8Array;
   /** Express only: every value of every header. */
   readonly headersDistinct?: NodeJS.Dict<string[]>;
   /** Fastify only: Node's own request. */
@@ -23,9 +25,11 @@ export interface NestHttpRequest {
 export interface NestHttpResponse {
   readonly statusCode: number;
   getHeaders(): CapturedHeaders;
+  /** Sets a header; a list is sent as that many lines. */
+  header(name: string, value: string | string[]): unknown;
 }
 
 export function incoming(request: NestHttpRequest): IncomingRequest<NestHttpRequest> {
   const distinct = request.raw?.headersDistinct ?? request.headersDistinct ?? {};
-  return { raw: request, method: request.method, path: request.originalUrl ?? request.url, header: (name) => distinct[name], body: request.body };
+  return { raw: request, method: request.method, path: request.originalUrl ?? request.url, header: (name) => distinct[name], body: request.body, rawBody: request.rawBody };
 }

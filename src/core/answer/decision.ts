@@ -47,7 +47,7 @@ export function inProgress(retryAfter: number): Problem {
 
 function locationOf(reply: Reply): { resource?: string } {
   const location = reply.headers.location;
-  return location === undefined ? {} : { resource: location };
+  return location === undefined ? {} : { resource: typeof location === 'string' ? location : location.join(', ') };
 }
 
 function refuse(p: Problem): Decision {

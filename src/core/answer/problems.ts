@@ -7,7 +7,7 @@ export const problemCatalogue = {
   'idempotency-key-invalid': { status: 400, title: 'Idempotency-Key header is malformed' },
   'request-body-invalid': { status: 400, title: 'Request body could not be read' },
   'request-body-too-deep': { status: 400, title: 'Request body is nested too deeply' },
-  'request-body-number-unsafe': { status: 400, title: 'Request body holds an integer too large to compare exactly' },
+  'request-body-number-unsafe': { status: 400, title: 'Request body holds a number that cannot be compared exactly' },
   'webhook-payload-invalid': { status: 400, title: 'Webhook payload could not be read' },
   unauthenticated: { status: 401, title: 'Caller could not be identified' },
   'webhook-signature-invalid': { status: 401, title: 'Webhook signature missing or invalid' },

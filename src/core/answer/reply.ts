@@ -1,10 +1,13 @@
 import { RetrysafeError } from '../errors.js';
 import { type Problem, problemCatalogue, problemDocument } from './problems.js';
 
+/** A header's value: a list for a header sent on several lines (`Link`, `Vary`), kept line for line and in order. */
+export type HeaderValue = string | string[];
+
 /** What a route handler answers. A body that is not bytes or a string is sent as JSON. */
 export interface HandlerReply {
   readonly status: number;
-  readonly headers?: Readonly<Record<string, string>>;
+  readonly headers?: Readonly<Record<string, string | readonly string[]>>;
   readonly body?: unknown;
 }
 
@@ -12,19 +15,25 @@ export interface HandlerReply {
 export interface Reply {
   readonly status: number;
   /** Lower-case names. */
-  readonly headers: Readonly<Record<string, string>>;
+  readonly headers: Readonly<Record<string, HeaderValue>>;
   readonly body: Uint8Array;
 }
 
 export const REPLAYED_HEADER = 'idempotent-replayed';
+
+/** A header's lines as they are kept: one line as a string, several as a list in their order. */
+export function headerValue(lines: string | readonly string[]): HeaderValue {
+  if (typeof lines === 'string') return lines;
+  return lines.length === 1 ? (lines[0] as string) : [...lines];
+}
 
 /** Serialises a handler's answer once, so the bytes sent and the bytes stored are the same. */
 export function toReply(answer: HandlerReply): Reply {
   if (!Number.isInteger(answer.status) || answer.status < 200 || answer.status > 599) {
     throw new RangeError(`A handler answered with status ${answer.status}; it must be an integer from 200 to 599.`);
   }
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(answer.headers ?? {})) headers[name.toLowerCase()] = value;
+  const headers: Record<string, HeaderValue> = {};
+  for (const [name, value] of Object.entries(answer.headers ?? {})) headers[name.toLowerCase()] = headerValue(value);
   const { body } = answer;
   if (body === undefined || body === null) return { status: answer.status, headers, body: new Uint8Array() };
   if (body instanceof Uint8Array) return { status: answer.status, headers, body };
@@ -58,7 +67,7 @@ export function isStream(body: unknown): boolean {
 
 /** A problem's response; `describedBy`, the URL of the route's idempotency policy, is linked from 400, 409 and 422 answers. */
 export function problemReply(p: Problem, base?: string, describedBy?: string): Reply {
-  const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
+  const headers: Record<string, HeaderValue> = { 'content-type': 'application/problem+json' };
   if (describedBy !== undefined && DESCRIBED_STATUSES.has(problemCatalogue[p.code].status)) headers.link = `<${describedBy}>; rel="describedby"`;
   if (p.retryAfter !== undefined) headers['retry-after'] = String(p.retryAfter);
   if (p.resource !== undefined) headers.location = p.resource;

@@ -42,7 +42,8 @@ export interface RecordRow {
   readonly attempt: number;
   readonly fencing_token: number;
   readonly response_status: number | null;
-  readonly response_headers: Record<string, string> | null;
+  /** A header's lines: a string, or a list for several (rows written before lists were kept hold strings only). */
+  readonly response_headers: Record<string, string | string[]> | null;
   readonly response_body: Uint8Array | null;
   readonly response_omitted: boolean;
   readonly finished_at: Date | null;
