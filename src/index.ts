@@ -8,7 +8,7 @@ export { defaultKeyLimits, type KeyLimits } from './core/key.js';
 export { defaultPolicy, type StoragePolicy } from './core/storage-policy.js';
 export { defaultProblemBase, type Problem, type ProblemCode } from './core/answer/problems.js';
 export type { CompletedRecord, InProgressRecord, OperationMode, OperationRecord, RecordState, TombstoneRecord, UnknownRecord } from './core/record.js';
-export { REPLAYED_HEADER, type HandlerReply, type Reply } from './core/answer/reply.js';
+export { REPLAYED_HEADER, type HandlerReply, type HeaderValue, type Reply } from './core/answer/reply.js';
 export { invalid, valid, type AtomicContext, type AtomicRoute, type RouteDefinition, type RouteEvent, type RouteRefusal, type Validation } from './core/route.js';
 export type { Observer, RetrysafeEvent, RetrysafeEventOf } from './core/events.js';
 export type { Tracing } from './core/tracing.js';
@@ -16,6 +16,7 @@ export { idempotent, type IdempotentOptions, type IdempotentOutcome } from './mo
 export type { RetentionSetting, RouteSettings } from './core/route-settings.js';
 export type { BackoffOptions } from './client/backoff.js';
 export type { SqlClient, SqlDatabase, Statement } from './store/sql-client.js';
+export type { ReplayCacheOptions } from './store/replay-cache.js';
 export {
   downstreamKey,
   RecoveryWorker,
