@@ -55,6 +55,10 @@ async function atomicTransaction<Tx, T>(
       return settled;
     }
     return (await storePart(() => lost)) ? { commit: false, value: { kind: 'taken' } } : settled;
+  }).catch(async (error: unknown) => {
+    // A driver that saw the INSERT fail before sending COMMIT rolls back and throws: the identity may still be taken.
+    if (withCommit !== undefined && (await withCommit.catch(() => false))) return { kind: 'taken' } as const;
+    throw error;
   });
   const lost = withCommit === undefined ? false : await withCommit.catch((error: unknown) => Promise.reject(unavailable(error)));
   if (ending.kind === 'settled' && !lost) return ending.value;
