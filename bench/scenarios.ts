@@ -68,6 +68,7 @@ export const SCENARIOS: readonly Scenario[] = [
   fastify('A', 'bare endpoint: BEGIN, INSERT, COMMIT', 'fastify-bare', 'fresh', 'none'),
   fastify('B', 'retrysafe atomic, a new key each request', 'fastify-atomic', 'fresh', 'retrysafe'),
   fastify('C', 'retrysafe atomic, replays of completed keys', 'fastify-atomic', 'replay', 'retrysafe'),
+  fastify('Bp', 'B on a node-postgres pool in pipeline mode', 'fastify-atomic-pipelined', 'fresh', 'retrysafe'),
   fastify('D', 'retrysafe atomic, storm: 200 clients, 20 keys', 'fastify-atomic', 'storm', 'retrysafe'),
   { ...fastify('A@200', 'A held at 200 requests/s', 'fastify-bare', 'fresh', 'none'), rate: 200 },
   { ...fastify('B@200', 'B held at 200 requests/s', 'fastify-atomic', 'fresh', 'retrysafe'), rate: 200 },
@@ -114,6 +115,7 @@ export interface Ratio {
 
 export const RATIOS: readonly Ratio[] = [
   { numerator: 'B', denominator: 'A', meaning: 'new keys: retrysafe against the bare endpoint', atLeast: 0.8 },
+  { numerator: 'Bp', denominator: 'A', meaning: 'new keys, node-postgres pipelining: retrysafe against the bare endpoint', atLeast: 0.8 },
   { numerator: 'C', denominator: 'A', meaning: 'replays against the bare endpoint', atLeast: 1.5 },
   { numerator: 'B@200', denominator: 'A@200', metric: 'cpu', meaning: 'CPU per request at the same load: new keys against the bare endpoint' },
   { numerator: 'C@200', denominator: 'A@200', metric: 'cpu', meaning: 'CPU per request at the same load: replays against the bare endpoint' },

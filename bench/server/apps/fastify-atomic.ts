@@ -33,12 +33,14 @@ export interface AtomicVariant {
   readonly readBeforeClaim?: ReadBeforeClaim;
   /** Send retrysafe's statements unnamed, as before they were prepared (counted-pool.ts). */
   readonly unnamed?: boolean;
+  /** node-postgres' pipeline mode: BEGIN goes with the claim, the record with COMMIT. */
+  readonly pipeline?: boolean;
 }
 
 /** B, C and D: retrysafe's atomic mode, as is or in a variant. */
 export function fastifyAtomic(variant: AtomicVariant = {}) {
   return async function start(env: AppEnv): Promise<RunningApp> {
-    const { pool, roundTrips } = countedPool(env.databaseUrl, env.poolSize, variant.unnamed === true);
+    const { pool, roundTrips } = countedPool(env.databaseUrl, env.poolSize, variant.unnamed === true, variant.pipeline === true);
     const database = fromPg(pool);
     const store = postgresStore(database);
     const config = idempotency({ store, ...(variant.readBeforeClaim === undefined ? {} : { readBeforeClaim: variant.readBeforeClaim }) });

@@ -17,6 +17,7 @@ export const apps = {
   'fastify-atomic-read-first': fastifyAtomic({ readBeforeClaim: 'always' }),
   'fastify-atomic-claim-first': fastifyAtomic({ readBeforeClaim: 'never' }),
   'fastify-atomic-unnamed': fastifyAtomic({ unnamed: true }),
+  'fastify-atomic-pipelined': fastifyAtomic({ pipeline: true }),
   'fastify-bare-provider': fastifyBareProvider,
   'fastify-leased': fastifyLeased,
   'fastify-node-idempotency': fastifyNodeIdempotency,
