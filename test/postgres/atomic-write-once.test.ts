@@ -42,7 +42,7 @@ afterAll(async () => {
   await db.drop();
 });
 
-const store = () => postgresStore(fromPg(pool));
+const store = (pipelined = false) => postgresStore(fromPg(pipelined ? pipelinedPool : pool));
 const identity = (): OperationIdentity => ({ tenant: 'tenant-a', operation: 'orders.create@1', key: randomUUID() });
 const request = (id: OperationIdentity, lockTimeoutMs = 10_000) => ({ identity: id, fingerprint: FINGERPRINT, lockTimeoutMs });
 const taken = (record: OperationRecord): Attempt => ({ kind: 'taken', record });
@@ -59,11 +59,11 @@ function gate(): { readonly open: () => void; readonly opened: Promise<void> } {
 type Ending = 'commit' | 'throw' | 'unstored';
 
 /** A first attempt that has taken the lock, written its effect, and waits for `release` before it ends as told. */
-async function first(id: OperationIdentity, ending: Ending) {
+async function first(id: OperationIdentity, ending: Ending, pipelined = false) {
   const holding = gate();
   const release = gate();
   let pid = 0;
-  const done = store().atomic(
+  const done = store(pipelined).atomic(
     request(id),
     async ({ claim, tx, complete }) => {
       pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
@@ -158,9 +158,9 @@ describe('a duplicate waiting on the advisory lock, in every way the first attem
 });
 
 describe('a writer that skips the lock', () => {
-  it('is still arbitrated by the record’s INSERT: the attempt that finds the identity taken rolls back its effect too', async () => {
+  it.each([false, true])('is still arbitrated by the record’s INSERT: the attempt that finds the identity taken rolls back its effect too (pipelined: %s)', async (pipelined) => {
     const id = identity();
-    const one = await first(id, 'commit');
+    const one = await first(id, 'commit', pipelined);
     // A finished record written without the lock, as a writer outside retrysafe's atomic path could.
     await admin.query(
       `INSERT INTO retrysafe_operations (tenant, operation, key, fingerprint, state, response_status, response_headers, response_body, finished_at, response_expires_at, expires_at)
