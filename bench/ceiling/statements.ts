@@ -2,6 +2,7 @@ import { fingerprint } from '../../src/core/fingerprint.js';
 import { completionOf, resolvePolicy } from '../../src/core/storage-policy.js';
 import { toReply } from '../../src/core/answer/reply.js';
 import { claimAtomicValues } from '../../src/postgres/sql/claim-atomic.js';
+import { completeAtomicValues } from '../../src/postgres/sql/complete-atomic.js';
 import { ids } from '../../src/postgres/sql/record-row.js';
 import { completionValues } from '../../src/postgres/sql/completion.js';
 import { defaultRetention } from '../../src/core/retention.js';
@@ -19,15 +20,16 @@ const ORDER_COMPLETION = completionOf(
   defaultRetention,
 );
 
+const claimRequest = (key: string) => ({ identity: { tenant: TENANT, operation: ORDER_OPERATION, key }, fingerprint: ORDER_FINGERPRINT, lockTimeoutMs: 3000, statementTimeoutMs: 30_000 });
+
 /** The values of CLAIM_ATOMIC; $3 is the key. */
 export function claimValues(key: string): unknown[] {
-  const identity = { tenant: TENANT, operation: ORDER_OPERATION, key };
-  return claimAtomicValues({ identity, fingerprint: ORDER_FINGERPRINT, lockTimeoutMs: 3000, statementTimeoutMs: 30_000, retention: defaultRetention });
+  return claimAtomicValues(claimRequest(key));
 }
 
 /** The values of COMPLETE_ATOMIC; $3 is the key. */
 export function completeValues(key: string): unknown[] {
-  return [...ids({ tenant: TENANT, operation: ORDER_OPERATION, key }), ...completionValues(ORDER_COMPLETION)];
+  return completeAtomicValues(claimRequest(key), ORDER_COMPLETION);
 }
 
 /**

@@ -12,8 +12,10 @@ export interface CountedPool {
  * as they were before retrysafe named them: parsed and planned on every
  * execution. The bench compares both.
  */
-export function countedPool(connectionString: string, max: number, unnamed = false): CountedPool {
-  const pool = new pg.Pool({ connectionString, max });
+export function countedPool(connectionString: string, max: number, unnamed = false, pipeline = false): CountedPool {
+  // `pipeline` (node-postgres 8.23) is not in @types/pg: passed through a variable.
+  const config = { connectionString, max, pipeline };
+  const pool = new pg.Pool(config);
   let trips = 0;
   // `pool.query` borrows a client and calls its `query`, so wrapping each client counts both paths.
   pool.on('connect', (client) => {

@@ -40,14 +40,17 @@ export function encryptedStore<Tx>(store: OperationStore<Tx>, keys: Keyring, opt
 
   return decorate(store, {
     overrides: {
-      atomic: (request, work) =>
+      atomic: (request, work, taken) =>
         // Async, so that a body that cannot be opened rejects like any failure of the work.
-        store.atomic(request, async ({ claim, tx, complete }) =>
-          work({
-            claim: claim.kind === 'existing' ? { ...claim, record: open(request.identity, claim.record) } : claim,
-            tx,
-            complete: async (completion) => complete(seal(request.identity, completion)),
-          }),
+        store.atomic(
+          request,
+          async ({ claim, tx, complete }) =>
+            work({
+              claim: claim.kind === 'existing' ? { ...claim, record: open(request.identity, claim.record) } : claim,
+              tx,
+              complete: async (completion) => complete(seal(request.identity, completion)),
+            }),
+          (record) => taken(open(request.identity, record)),
         ),
       async claimLease(request) {
         const claim = await store.claimLease(request);

@@ -70,7 +70,7 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore
     clock.enterStore(config.storeTimeoutMs + config.lockTimeoutMs);
     const started = performance.now();
     const reply = await clock.race(
-      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, lockTimeoutMs: config.lockTimeoutMs, statementTimeoutMs: config.statementTimeoutMs, retention: config.retentionFor(claimed) }, async ({ claim, tx, complete }) => {
+      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, lockTimeoutMs: config.lockTimeoutMs, statementTimeoutMs: config.statementTimeoutMs }, async ({ claim, tx, complete }) => {
         clock.leaveStore();
         if (claim.kind !== 'busy') readFirst.observe(claim.kind === 'existing' && claim.record.state !== 'in_progress');
         if (claim.kind !== 'claimed') {
@@ -89,9 +89,12 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore
         if (!stored) return rollBack(reply);
         clock.enterStore(config.storeTimeoutMs);
         await complete(completionOf(reply, config.policy, config.retentionFor(claimed)));
+        // The record is written with the commit, so this is the last point before both.
         crashPoint('before-commit');
         return { commit: true, value: reply };
-      }),
+      },
+      // A writer that did not wait for the claim stored a record first: everything rolled back, the record answers.
+      (record) => answerExisting(config, claimed, decideExisting(record, prepared.fingerprint))),
     );
     crashPoint('after-commit');
     return reply;

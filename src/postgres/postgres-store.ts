@@ -1,15 +1,16 @@
-import type { OperationStore } from '../store/operation-store.js';
-import type { AtomicClaim, ClaimRequest } from '../store/atomic-store.js';
 import type { Completion } from '../core/completion.js';
+import type { OperationIdentity } from '../core/identity.js';
+import type { OperationRecord } from '../core/record.js';
+import type { AtomicClaim, AtomicTransaction, ClaimRequest, Settlement } from '../store/atomic-store.js';
+import type { OperationStore } from '../store/operation-store.js';
 import type { SqlClient, SqlDatabase } from '../store/sql-client.js';
 import { leaseStore } from './lease-store.js';
 import { recordReader } from './record-reader.js';
-import { completionValues } from './sql/completion.js';
-import { CLAIM_ATOMIC, claimAtomicValues, READ_RECORD } from './sql/claim-atomic.js';
-import { COMPLETE_ATOMIC } from './sql/complete-atomic.js';
-import { ids, type RecordRow, toRecord } from './sql/record-row.js';
-import { LOCK_NOT_AVAILABLE, sqlState } from './sqlstate.js';
-import { handlerPart, inTransaction, storePart } from './transaction.js';
+import { CLAIM_ATOMIC, claimAtomicValues } from './sql/claim-atomic.js';
+import { COMPLETE_ATOMIC, completeAtomicValues } from './sql/complete-atomic.js';
+import { type RecordRow, toRecord } from './sql/record-row.js';
+import { LOCK_NOT_AVAILABLE, sqlState, UNIQUE_VIOLATION } from './sqlstate.js';
+import { handlerPart, inTransaction, storePart, unavailable } from './transaction.js';
 
 /** The operation store on PostgreSQL (any server from 14 up, or PGlite). */
 export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx> {
@@ -17,33 +18,89 @@ export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx>
     ...leaseStore(database),
     ...recordReader(database),
     transactionTimeoutMs: database.transactionTimeoutMs,
-    atomic(request, work) {
-      return inTransaction(database, async (sql, tx) => {
-        const claim = await storePart(() => claimAtomic(sql, request));
-        return handlerPart(() => work({ claim, tx, complete: (completion) => storePart(() => completeAtomic(sql, request, completion)) }));
-      });
-    },
+    atomic: (request, work, taken) => atomicTransaction(database, request, work, taken),
     transaction(work) {
       return inTransaction(database, (_sql, tx) => handlerPart(async () => ({ commit: true, value: await work(tx) })));
     },
   };
 }
 
-async function claimAtomic(sql: SqlClient, request: ClaimRequest): Promise<AtomicClaim> {
-  let rows: { claimed: boolean; waited: boolean | null }[];
+/** What an atomic transaction came to: the work's value, or the identity taken by a record its final INSERT met. */
+type Ending<T> = { readonly kind: 'settled'; readonly value: T } | { readonly kind: 'taken' };
+
+/**
+ * BEGIN, the claim (lock and read), the work, the record's INSERT, COMMIT.
+ * With a pipelining driver the INSERT is left in flight so that COMMIT goes
+ * with it; its outcome is read after the transaction, and a failed INSERT
+ * means COMMIT rolled back.
+ */
+async function atomicTransaction<Tx, T>(
+  database: SqlDatabase<Tx>,
+  request: ClaimRequest,
+  work: (transaction: AtomicTransaction<Tx>) => Promise<Settlement<T>>,
+  taken: (record: OperationRecord) => T,
+): Promise<T> {
+  let withCommit: Promise<boolean> | undefined;
+  const ending = await inTransaction<Tx, Ending<T>>(database, async (sql, tx) => {
+    const claim = await storePart(() => claimAtomic(sql, request));
+    let completion: Completion | undefined;
+    const complete = (outcome: Completion): Promise<void> => {
+      completion = outcome;
+      return Promise.resolve();
+    };
+    const settlement = await handlerPart(() => work({ claim, tx, complete }));
+    const settled = { commit: settlement.commit, value: { kind: 'settled', value: settlement.value } } as const;
+    if (!settlement.commit || completion === undefined) return settled;
+    const lost = lostTheIdentity(sql.query(COMPLETE_ATOMIC, completeAtomicValues(request, completion)));
+    if (sql.pipelined === true) {
+      withCommit = lost;
+      // Read after the transaction; marked handled here for when COMMIT fails first and it is never read.
+      lost.catch(() => undefined);
+      return settled;
+    }
+    return (await storePart(() => lost)) ? { commit: false, value: { kind: 'taken' } } : settled;
+  }).catch(async (error: unknown) => {
+    // A driver that saw the INSERT fail before sending COMMIT rolls back and throws: the identity may still be taken.
+    if (withCommit !== undefined && (await withCommit.catch(() => false))) return { kind: 'taken' } as const;
+    throw error;
+  });
+  const lost = withCommit === undefined ? false : await withCommit.catch((error: unknown) => Promise.reject(unavailable(error)));
+  if (ending.kind === 'settled' && !lost) return ending.value;
+  return taken(await holder(database, request.identity));
+}
+
+/** Whether the record's INSERT failed on the primary key: a record holds the identity. Any other failure is thrown. */
+async function lostTheIdentity(insert: Promise<unknown>): Promise<boolean> {
   try {
-    ({ rows } = await sql.query<{ claimed: boolean; waited: boolean | null }>(CLAIM_ATOMIC, claimAtomicValues(request)));
+    await insert;
+    return false;
+  } catch (error) {
+    if (sqlState(error) === UNIQUE_VIOLATION) return true;
+    throw error;
+  }
+}
+
+/** The claim's row: whether it waited for the lock, then the record's columns, all null when none holds the identity. */
+type ClaimRow = Omit<RecordRow, 'state'> & { readonly state: RecordRow['state'] | null; readonly waited: boolean };
+
+async function claimAtomic(sql: SqlClient, request: ClaimRequest): Promise<AtomicClaim> {
+  let row: ClaimRow | undefined;
+  try {
+    [row] = (await sql.query<ClaimRow>(CLAIM_ATOMIC, claimAtomicValues(request))).rows;
   } catch (error) {
     if (sqlState(error) === LOCK_NOT_AVAILABLE) return { kind: 'busy' };
     throw error;
   }
-  if (rows[0]?.claimed === true) return { kind: 'claimed' };
-  // A committed record holds the identity; the claim may have waited for it, so only a new statement's snapshot sees it.
-  const [found] = (await sql.query<RecordRow>(READ_RECORD, ids(request.identity))).rows;
-  if (found === undefined) throw new Error('The conflicting operation record vanished; it was rolled back or pruned meanwhile.');
-  return { kind: 'existing', record: toRecord(request.identity, found), waited: rows[0]?.waited === true };
+  if (row === undefined) throw new Error('The atomic claim returned no row.');
+  const { state, waited } = row;
+  // The record was read after the lock was granted, so what a holder committed is in it.
+  if (state === null) return { kind: 'claimed' };
+  return { kind: 'existing', record: toRecord(request.identity, { ...row, state }), waited };
 }
 
-async function completeAtomic(sql: SqlClient, request: ClaimRequest, completion: Completion): Promise<void> {
-  await sql.query(COMPLETE_ATOMIC, [...ids(request.identity), ...completionValues(completion)]);
+/** The record that took the identity from an attempt whose INSERT lost, read after the rollback. */
+async function holder(database: Pick<SqlDatabase<unknown>, 'query'>, identity: OperationIdentity): Promise<OperationRecord> {
+  const found = await recordReader(database).read(identity);
+  if (found === undefined) throw unavailable(new Error('The record that took the identity vanished; it was pruned meanwhile.'));
+  return found;
 }

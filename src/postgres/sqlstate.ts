@@ -2,6 +2,8 @@
 export const LOCK_NOT_AVAILABLE = '55P03';
 /** statement_timeout, or a cancel request. */
 export const QUERY_CANCELED = '57014';
+/** A unique constraint refused the row: for the record's own INSERT, another record holds the identity. */
+export const UNIQUE_VIOLATION = '23505';
 /** A table the statement names does not exist: the schema was never migrated. */
 export const UNDEFINED_TABLE = '42P01';
 

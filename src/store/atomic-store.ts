@@ -2,7 +2,6 @@ import type { Completion } from '../core/completion.js';
 import type { Fingerprint } from '../core/fingerprint.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationRecord } from '../core/record.js';
-import type { Retention } from '../core/retention.js';
 
 export interface ClaimRequest {
   readonly identity: OperationIdentity;
@@ -11,16 +10,11 @@ export interface ClaimRequest {
   readonly lockTimeoutMs: number;
   /** The server-side bound (`statement_timeout`) on every later statement of the transaction. Unset: the session's. */
   readonly statementTimeoutMs?: number;
-  /**
-   * The retention the completion will write, written already by the claim:
-   * then the completion, in the same transaction, changes no indexed column
-   * and PostgreSQL can rewrite the row in place (a HOT update).
-   */
-  readonly retention?: Retention;
 }
 
 /** The result of claiming an identity inside a transaction. */
 export type AtomicClaim =
+  /** No record holds the identity, and this transaction holds it until it ends: a concurrent duplicate waits. */
   | { readonly kind: 'claimed' }
   /**
    * A record holds the identity. `waited`: it was written by a transaction
@@ -36,7 +30,10 @@ export interface AtomicTransaction<Tx> {
   readonly claim: AtomicClaim;
   /** The application's own transaction handle, for the handler's writes. */
   readonly tx: Tx;
-  /** Writes the outcome into the claimed record, in this transaction. */
+  /**
+   * The outcome to store: the record is written once, completed, as the
+   * transaction commits (with the COMMIT, where the driver pipelines).
+   */
   complete(this: void, completion: Completion): Promise<void>;
 }
 
@@ -54,10 +51,13 @@ export interface Settlement<T> {
 export interface AtomicStore<Tx> {
   /**
    * Opens one transaction, claims the identity in it, and runs `work`. The
-   * transaction commits only when `work` settles with `commit: true`, so an
-   * `in_progress` record is never committed.
+   * transaction commits only when `work` settles with `commit: true`, writing
+   * the record with it. When a record written meanwhile by a writer that did
+   * not wait for the claim (leased mode on the same identity, or any other)
+   * holds the identity at that point, everything rolls back and the answer is
+   * `taken(record)`.
    */
-  atomic<T>(request: ClaimRequest, work: (transaction: AtomicTransaction<Tx>) => Promise<Settlement<T>>): Promise<T>;
+  atomic<T>(request: ClaimRequest, work: (transaction: AtomicTransaction<Tx>) => Promise<Settlement<T>>, taken: (record: OperationRecord) => T): Promise<T>;
   /** Runs `work` in a plain transaction, for requests that carry no key. */
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   /** The data layer's own limit on a transaction's life (`SqlDatabase.transactionTimeoutMs`); a decorator passes it on. */

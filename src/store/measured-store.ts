@@ -48,7 +48,7 @@ export function measuredStore<Tx>(store: OperationStore<Tx>, meter: StoreCallMet
   return decorate(store, {
     around: (method, call) => measured(kebabCase(method), call),
     overrides: {
-      atomic: (request, work) => {
+      atomic: (request, work, taken) => {
         let endCommit: ((error?: unknown) => void) | undefined;
         return untilWork('claim', async (enter) => {
           try {
@@ -57,7 +57,7 @@ export function measuredStore<Tx>(store: OperationStore<Tx>, meter: StoreCallMet
               const settlement = await work({ ...transaction, complete: (completion) => measured('complete', () => transaction.complete(completion)) });
               endCommit = meter('commit');
               return settlement;
-            });
+            }, taken);
             endCommit?.();
             return value;
           } catch (error) {

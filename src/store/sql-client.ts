@@ -12,6 +12,13 @@ export interface SqlClient {
   query<Row = Record<string, unknown>>(this: void, text: string | Statement, values?: readonly unknown[]): Promise<{ readonly rows: Row[] }>;
   /** Runs a script of several statements without bound values (migrations). */
   exec(this: void, script: string): Promise<void>;
+  /**
+   * True when statements go out in the order they are issued without waiting
+   * for earlier answers (pipelining), and the transaction's COMMIT after
+   * every statement issued: a statement left unawaited when the work resolves
+   * then travels with COMMIT, and if it fails, COMMIT rolls back.
+   */
+  readonly pipelined?: boolean;
 }
 
 /**

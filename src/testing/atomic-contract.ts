@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { OperationIdentity } from '../core/identity.js';
@@ -5,15 +6,25 @@ import type { OperationStore } from '../store/operation-store.js';
 import type { AtomicClaim, ClaimRequest } from '../store/atomic-store.js';
 import type { Completion } from '../core/completion.js';
 import { completion, type ContractSubject, expectCompleted, FINGERPRINT, gate } from './contract-fixtures.js';
+import type { OperationRecord } from '../core/record.js';
 
 const request = (identity: OperationIdentity, lockTimeoutMs = 5000): ClaimRequest => ({ identity, fingerprint: FINGERPRINT, lockTimeoutMs });
 
+/** What an attempt came to: its claim, or the record that took the identity before its own could be written. */
+type Attempt = AtomicClaim | { readonly kind: 'taken'; readonly record: OperationRecord };
+
+const taken = (record: OperationRecord): Attempt => ({ kind: 'taken', record });
+
 /** One transaction: claims, stores `stored` when it claimed, and commits or rolls back; answers the claim. */
-function settle<Tx>(store: OperationStore<Tx>, identity: OperationIdentity, commit: boolean, stored?: Completion, lockTimeoutMs?: number): Promise<AtomicClaim> {
-  return store.atomic(request(identity, lockTimeoutMs), async ({ claim, complete }) => {
-    if (claim.kind === 'claimed' && stored !== undefined) await complete(stored);
-    return { commit, value: claim };
-  });
+function settle<Tx>(store: OperationStore<Tx>, identity: OperationIdentity, commit: boolean, stored?: Completion, lockTimeoutMs?: number): Promise<Attempt> {
+  return store.atomic(
+    request(identity, lockTimeoutMs),
+    async ({ claim, complete }) => {
+      if (claim.kind === 'claimed' && stored !== undefined) await complete(stored);
+      return { commit, value: claim };
+    },
+    taken,
+  );
 }
 
 /** Atomic mode: the claim, the outcome and the application's writes commit together, or nothing does. */
@@ -52,10 +63,14 @@ export function describeAtomicContract<Tx>(subject: ContractSubject<Tx>, concurr
     it('rolls back and passes an error thrown by the work through unchanged', async () => {
       const identity = subject.identity();
       const thrown = new Error('the handler failed');
-      const attempt = subject.store.atomic(request(identity), async ({ complete }) => {
-        await complete(completion());
-        throw thrown;
-      });
+      const attempt = subject.store.atomic(
+        request(identity),
+        async ({ complete }) => {
+          await complete(completion());
+          throw thrown;
+        },
+        taken,
+      );
       await expect(attempt).rejects.toBe(thrown);
       expect(await subject.store.read(identity)).toBeUndefined();
     });
@@ -80,21 +95,25 @@ export function describeAtomicContract<Tx>(subject: ContractSubject<Tx>, concurr
 /** Left out for stores that run one transaction at a time, where a second claim cannot start before the first ends. */
 function describeConcurrentClaims<Tx>(subject: ContractSubject<Tx>): void {
   /** A first attempt that has claimed `identity` and holds its transaction open until `release`. */
-  async function hold(identity: OperationIdentity, commit: boolean): Promise<{ readonly release: () => void; readonly done: Promise<AtomicClaim> }> {
+  async function hold(identity: OperationIdentity, commit: boolean): Promise<{ readonly release: () => void; readonly done: Promise<Attempt> }> {
     const claimed = gate();
     const release = gate();
-    const done = subject.store.atomic(request(identity), async ({ claim, complete }) => {
-      claimed.open();
-      await release.opened;
-      if (claim.kind === 'claimed' && commit) await complete(completion());
-      return { commit, value: claim };
-    });
+    const done = subject.store.atomic(
+      request(identity),
+      async ({ claim, complete }) => {
+        claimed.open();
+        await release.opened;
+        if (claim.kind === 'claimed' && commit) await complete(completion());
+        return { commit, value: claim };
+      },
+      taken,
+    );
     await Promise.race([claimed.opened, done]);
     return { release: release.open, done };
   }
 
   /** A second claim of `identity`, checked to be still waiting behind the first. */
-  async function waiting(identity: OperationIdentity): Promise<{ readonly answer: Promise<AtomicClaim> }> {
+  async function waiting(identity: OperationIdentity): Promise<{ readonly answer: Promise<Attempt> }> {
     let settled = false;
     const second = settle(subject.store, identity, false, undefined, 10_000).finally(() => {
       settled = true;
@@ -133,6 +152,21 @@ function describeConcurrentClaims<Tx>(subject: ContractSubject<Tx>): void {
       first.release();
       expect(await first.done).toEqual({ kind: 'claimed' });
       expectCompleted(await subject.store.read(identity), completion());
+    });
+  });
+
+  describe('a writer that does not wait for the claim', () => {
+    it('commits its record first: the claim’s own record is refused by the primary key, and everything rolls back to that record', async () => {
+      const identity = subject.identity();
+      const first = await hold(identity, true);
+      // Leased mode on the same identity takes no lock: its record commits while the atomic attempt runs.
+      const leased = await subject.store.claimLease({ identity, fingerprint: FINGERPRINT, input: {}, mode: 'leased', ownerToken: randomUUID(), leaseSeconds: 60 });
+      expect(leased.kind).toBe('claimed');
+      first.release();
+      const attempt = await first.done;
+      if (attempt.kind !== 'taken') throw new Error(`Expected the record that took the identity, got ${attempt.kind}.`);
+      expect(attempt.record).toMatchObject({ state: 'in_progress', mode: 'leased' });
+      expect(await subject.store.read(identity)).toMatchObject({ state: 'in_progress', mode: 'leased' });
     });
   });
 }

@@ -83,7 +83,7 @@ describe.each(adapters)('bounds on the handler’s statements, through $name', (
         "SELECT current_setting('statement_timeout') AS statement_timeout, current_setting('lock_timeout') AS lock_timeout",
       );
       return { commit: false, value: rows[0] };
-    });
+    }, () => undefined);
     expect(seen).toEqual({ statement_timeout: '3s', lock_timeout: '0' });
   });
 });

@@ -186,12 +186,21 @@ describe('upgrading to the domain checks', () => {
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
     const steps = (await database.query('SELECT * FROM retrysafe_steps')).rows;
 
-    expect(await migrate(database)).toEqual({ applied: [6], version: migrations.at(-1)?.version });
+    expect(await migrate(database, migrations.filter((m) => m.version <= 6))).toEqual({ applied: [6], version: 6 });
     expect(await fileNodes()).toEqual(files);
     const upgraded = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
     expect(upgraded).toEqual(records.map((row) => ({ ...row, not_before: null, failures: 0, retried_at: null })));
     const [step] = (await database.query<{ result: unknown; finished_at: Date | null; started_at: Date | null }>('SELECT * FROM retrysafe_steps')).rows;
     expect(step).toMatchObject({ result: steps[0]?.result, finished_at: steps[0]?.finished_at });
     expect(step?.started_at).toBeInstanceOf(Date);
+  });
+
+  it('then learns the atomic lock (0007) without touching a row', async () => {
+    const files = await fileNodes();
+    const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
+
+    expect(await migrate(database)).toEqual({ applied: [7], version: migrations.at(-1)?.version });
+    expect(await fileNodes()).toEqual(files);
+    expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
   });
 });

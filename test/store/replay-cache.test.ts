@@ -126,10 +126,16 @@ describe.each(engines)('the replay cache on $name', (factory) => {
     };
     const complete = async (key: string, body = '{}') => {
       const identity = { tenant: 'tenant-a', operation: 'orders.create@1', key };
-      await postgresStore(engine.database).atomic({ identity, fingerprint: fingerprint({}), lockTimeoutMs: 1000, retention: defaultRetention }, async ({ complete }) => {
-        await complete({ state: 'completed', reply: { status: 201, headers: {}, body: Buffer.from(body) }, retention: defaultRetention });
-        return { commit: true, value: undefined };
-      });
+      await postgresStore(engine.database).atomic(
+        { identity, fingerprint: fingerprint({}), lockTimeoutMs: 1000 },
+        async ({ complete }) => {
+          await complete({ state: 'completed', reply: { status: 201, headers: {}, body: Buffer.from(body) }, retention: defaultRetention });
+          return { commit: true, value: undefined };
+        },
+        () => {
+          throw new Error(`The identity ${key} was taken meanwhile.`);
+        },
+      );
       return identity;
     };
 

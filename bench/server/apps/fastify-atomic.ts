@@ -35,12 +35,14 @@ export interface AtomicVariant {
   readonly unnamed?: boolean;
   /** Keep finished records in the server's memory (`replayCache`). */
   readonly replayCache?: boolean;
+  /** node-postgres' pipeline mode: BEGIN goes with the claim, the record with COMMIT. */
+  readonly pipeline?: boolean;
 }
 
 /** B, C and D: retrysafe's atomic mode, as is or in a variant. */
 export function fastifyAtomic(variant: AtomicVariant = {}) {
   return async function start(env: AppEnv): Promise<RunningApp> {
-    const { pool, roundTrips } = countedPool(env.databaseUrl, env.poolSize, variant.unnamed === true);
+    const { pool, roundTrips } = countedPool(env.databaseUrl, env.poolSize, variant.unnamed === true, variant.pipeline === true);
     const database = fromPg(pool);
     const store = postgresStore(database);
     const config = idempotency({ store, replayCache: variant.replayCache === true, ...(variant.readBeforeClaim === undefined ? {} : { readBeforeClaim: variant.readBeforeClaim }) });

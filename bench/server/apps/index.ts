@@ -19,6 +19,7 @@ export const apps = {
   'fastify-atomic-claim-first': fastifyAtomic({ readBeforeClaim: 'never' }),
   'fastify-atomic-unnamed': fastifyAtomic({ unnamed: true }),
   'fastify-atomic-cached': fastifyAtomic({ replayCache: true }),
+  'fastify-atomic-pipelined': fastifyAtomic({ pipeline: true }),
   'fastify-bare-provider': fastifyBareProvider,
   'fastify-leased': fastifyLeased,
   'fastify-node-idempotency': fastifyNodeIdempotency,

@@ -2,6 +2,11 @@ import type { SqlClient, SqlDatabase, Statement } from '../../store/sql-client.j
 
 /** The members of a node-postgres `PoolClient` that retrysafe calls. */
 export interface PgClientLike {
+  /**
+   * node-postgres' pipeline mode (`new pg.Pool({ pipeline: true })`, pg 8.23
+   * and later): statements go out without waiting for earlier answers.
+   */
+  readonly pipeline?: boolean;
   query(text: string | { name: string; text: string }, values?: unknown[]): Promise<{ rows: unknown[] }>;
   release(destroy?: boolean | Error): void;
   on(event: 'error', listener: (error: Error) => void): unknown;
@@ -63,8 +68,13 @@ export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, op
       guard(client);
       let rollbackFailed: Error | undefined;
       try {
-        await client.query('BEGIN');
-        const result = await work(pgSql(client, named), client);
+        const begun = client.query('BEGIN');
+        const pipelined = client.pipeline === true;
+        // Pipelined, the first statement goes with BEGIN; every answer waits for BEGIN's, so none is used before it.
+        if (pipelined) begun.catch(() => undefined);
+        else await begun;
+        const result = await work(pgSql(client, named, pipelined ? begun : undefined), client);
+        await begun;
         await client.query('COMMIT');
         return result;
       } catch (error) {
@@ -85,16 +95,19 @@ export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, op
   };
 }
 
-function pgSql(target: Pick<PgClientLike, 'query'>, named: boolean): SqlClient {
+/** `begun`: the pipelined BEGIN, in flight; the client then pipelines, and a failed BEGIN fails every answer. */
+function pgSql(target: Pick<PgClientLike, 'query'>, named: boolean, begun?: Promise<unknown>): SqlClient {
   return {
     async query<Row>(text: string | Statement, values?: readonly unknown[]) {
       // A named statement is prepared once per connection by node-postgres.
       const sent = typeof text === 'string' ? text : named ? { name: text.name, text: text.text } : text.text;
-      const result = await target.query(sent, values === undefined ? undefined : [...values]);
+      const answer = target.query(sent, values === undefined ? undefined : [...values]);
+      const [, result] = await Promise.all([begun, answer]);
       return { rows: result.rows as Row[] };
     },
     async exec(script: string) {
       await target.query(script);
     },
+    pipelined: begun !== undefined,
   };
 }

@@ -42,5 +42,7 @@ export function postgresJsRunner(target: PostgresJsQueryable): SqlClient {
     async exec(script: string) {
       await target.unsafe(script);
     },
+    // postgres.js sends each statement at once, in order, and `sql.begin` sends COMMIT behind them.
+    pipelined: true,
   };
 }

@@ -1,11 +1,24 @@
+import type { Completion } from '../../core/completion.js';
+import type { ClaimRequest } from '../../store/atomic-store.js';
 import { statement } from './statement.js';
-import { completionAssignments } from './completion.js';
+import { completionInsert, completionValues } from './completion.js';
+import { ids } from './record-row.js';
+
+const outcome = completionInsert(5);
 
 /**
- * Writes the outcome into the record claimed by this same transaction.
- * $1 tenant, $2 operation, $3 key, then the outcome from $4 (see `completionValues`).
+ * Writes the finished record, once, as the last statement of the atomic
+ * transaction (sent with COMMIT where the driver pipelines). No ON CONFLICT:
+ * the primary key decides, and an attempt that lost must fail here, so that
+ * its transaction, handler's writes included, cannot commit even when COMMIT
+ * was already on its way.
+ * $1 tenant, $2 operation, $3 key, $4 fingerprint, then the outcome from $5 (see `completionValues`).
  */
 export const COMPLETE_ATOMIC = statement('retrysafe_complete_atomic', `
-UPDATE retrysafe_operations
-SET ${completionAssignments(4)}
-WHERE tenant = $1 AND operation = $2 AND key = $3 AND state = 'in_progress'`);
+INSERT INTO retrysafe_operations (tenant, operation, key, fingerprint, ${outcome.columns})
+VALUES ($1, $2, $3, $4::bytea, ${outcome.values})`);
+
+/** The values of `COMPLETE_ATOMIC` for one request and its outcome. */
+export function completeAtomicValues(request: ClaimRequest, completion: Completion): unknown[] {
+  return [...ids(request.identity), request.fingerprint, ...completionValues(completion)];
+}

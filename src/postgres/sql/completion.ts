@@ -1,21 +1,35 @@
 import type { Completion } from '../../core/completion.js';
 import { jsonText } from './statement.js';
 
+/** Each outcome column with the expression that stores its value from a parameter, in `completionValues`' order. */
+const OUTCOME: readonly (readonly [column: string, value: (param: `$${number}`) => string])[] = [
+  ['state', (p) => p],
+  ['response_status', (p) => p],
+  ['response_headers', jsonText],
+  // `::bytea`: drivers that encode a value by its parameter's type (PGlite) know bytea, not the column's domain.
+  ['response_body', (p) => `${p}::bytea`],
+  ['resource_ref', (p) => p],
+  ['response_expires_at', (p) => `now() + make_interval(secs => ${p})`],
+  ['expires_at', (p) => `now() + make_interval(secs => ${p})`],
+  ['response_omitted', (p) => p],
+];
+
+const param = (first: number, offset: number): `$${number}` => `$${first + offset}`;
+
 /**
  * The assignments that store a completed operation's outcome, taking their
  * values from parameter $first on, in the order `completionValues` gives them.
  */
 export function completionAssignments(first: number): string {
-  const p = (offset: number): `$${number}` => `$${first + offset}`;
-  return `state = ${p(0)},
-    response_status = ${p(1)},
-    response_headers = ${jsonText(p(2))},
-    response_body = ${p(3)},
-    resource_ref = ${p(4)},
-    response_expires_at = now() + make_interval(secs => ${p(5)}),
-    expires_at = now() + make_interval(secs => ${p(6)}),
-    response_omitted = ${p(7)},
-    finished_at = now()`;
+  return [...OUTCOME.map(([column, value], offset) => `${column} = ${value(param(first, offset))}`), 'finished_at = now()'].join(',\n    ');
+}
+
+/** The same outcome as the columns and values of an INSERT, from parameter $first on. */
+export function completionInsert(first: number): { readonly columns: string; readonly values: string } {
+  return {
+    columns: [...OUTCOME.map(([column]) => column), 'finished_at'].join(', '),
+    values: [...OUTCOME.map(([, value], offset) => value(param(first, offset))), 'now()'].join(', '),
+  };
 }
 
 /** The values `completionAssignments` takes: state, status, headers, body, resource, response and tombstone seconds, omitted. */

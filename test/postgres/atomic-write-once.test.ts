@@ -1,0 +1,236 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OperationIdentity } from '../../src/core/identity.js';
+import type { OperationRecord } from '../../src/core/record.js';
+import { fromPg, migrate, portable, postgresStore } from '../../src/postgres/index.js';
+import type { Completion } from '../../src/core/completion.js';
+import type { AtomicClaim } from '../../src/store/atomic-store.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+
+/**
+ * Atomic mode writes its record once, with the commit; a concurrent duplicate
+ * waits on the identity's advisory lock. Two real transactions on two
+ * connections, ordered by what pg_locks shows: the second is known to wait
+ * before the first ends.
+ */
+type Attempt = AtomicClaim | { readonly kind: 'taken'; readonly record: OperationRecord };
+
+const FINGERPRINT = new Uint8Array(32).fill(7);
+const COMPLETION: Completion = {
+  state: 'completed',
+  reply: { status: 201, headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode('{"id":1}') },
+  retention: { responseSeconds: 60, tombstoneSeconds: 120 },
+};
+
+let db: TestDatabase;
+let pool: pg.Pool;
+let pipelinedPool: pg.Pool;
+let admin: pg.Pool;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  // node-postgres' pipeline mode: not in @types/pg, so the config is passed as a variable.
+  const pipelined = { connectionString: db.url, max: 4, pipeline: true };
+  pipelinedPool = new pg.Pool(pipelined);
+  admin = new pg.Pool({ connectionString: db.url, max: 2 });
+  for (const p of [pool, pipelinedPool, admin]) p.on('error', () => {});
+  await migrate(portable(fromPg(pool)));
+  await pool.query('CREATE TABLE effects (key text NOT NULL UNIQUE)');
+});
+afterAll(async () => {
+  await Promise.all([pool.end(), pipelinedPool.end(), admin.end()]);
+  await db.drop();
+});
+
+const store = (pipelined = false) => postgresStore(fromPg(pipelined ? pipelinedPool : pool));
+const identity = (): OperationIdentity => ({ tenant: 'tenant-a', operation: 'orders.create@1', key: randomUUID() });
+const request = (id: OperationIdentity, lockTimeoutMs = 10_000) => ({ identity: id, fingerprint: FINGERPRINT, lockTimeoutMs });
+const taken = (record: OperationRecord): Attempt => ({ kind: 'taken', record });
+
+function gate(): { readonly open: () => void; readonly opened: Promise<void> } {
+  let open = (): void => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { open, opened };
+}
+
+/** How the first attempt ends once released. */
+type Ending = 'commit' | 'throw' | 'unstored';
+
+/** A first attempt that has taken the lock, written its effect, and waits for `release` before it ends as told. */
+async function first(id: OperationIdentity, ending: Ending, pipelined = false) {
+  const holding = gate();
+  const release = gate();
+  let pid = 0;
+  const done = store(pipelined).atomic(
+    request(id),
+    async ({ claim, tx, complete }) => {
+      pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
+      await tx.query('INSERT INTO effects (key) VALUES ($1)', [id.key]);
+      holding.open();
+      await release.opened;
+      if (ending === 'throw') throw new Error('the handler failed');
+      if (ending === 'commit') await complete(COMPLETION);
+      return { commit: ending === 'commit', value: claim as Attempt };
+    },
+    taken,
+  );
+  await holding.opened;
+  return { release: release.open, done, pid: () => pid };
+}
+
+/** A duplicate that writes the same effect when it claims; resolves, with its answer to come, once pg_locks shows it waiting on the advisory lock. */
+async function duplicate(id: OperationIdentity, lockTimeoutMs?: number): Promise<{ readonly answer: Promise<Attempt> }> {
+  const answer = store().atomic(
+    request(id, lockTimeoutMs),
+    async ({ claim, tx, complete }) => {
+      if (claim.kind === 'claimed') {
+        await tx.query('INSERT INTO effects (key) VALUES ($1)', [id.key]);
+        await complete(COMPLETION);
+      }
+      return { commit: claim.kind === 'claimed', value: claim as Attempt };
+    },
+    taken,
+  );
+  answer.catch(() => undefined);
+  for (let waited = 0; ; waited += 20) {
+    const { rows } = await admin.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+    );
+    if (rows[0]?.n === 1) return { answer };
+    if (waited > 5000) throw new Error('The duplicate never waited on the advisory lock.');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const effects = async (id: OperationIdentity): Promise<number> =>
+  (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM effects WHERE key = $1', [id.key])).rows[0]?.n ?? -1;
+const recordOf = async (id: OperationIdentity) =>
+  (await admin.query<{ state: string; response_status: number }>('SELECT state, response_status FROM retrysafe_operations WHERE tenant = $1 AND operation = $2 AND key = $3', [id.tenant, id.operation, id.key])).rows;
+
+describe('a duplicate waiting on the advisory lock, in every way the first attempt can end', () => {
+  it('first commits: the duplicate replays its record, marked as having waited, and writes nothing', async () => {
+    const id = identity();
+    const one = await first(id, 'commit');
+    const { answer: two } = await duplicate(id);
+    one.release();
+    expect(await one.done).toEqual({ kind: 'claimed' });
+    const answer = await two;
+    expect(answer).toMatchObject({ kind: 'existing', waited: true, record: { state: 'completed', response: { status: 201 } } });
+    expect(await effects(id)).toBe(1);
+    expect(await recordOf(id)).toEqual([{ state: 'completed', response_status: 201 }]);
+  });
+
+  it.each(['throw', 'unstored'] as const)('first rolls back (%s): the duplicate claims, runs and stores', async (ending) => {
+    const id = identity();
+    const one = await first(id, ending);
+    const { answer: two } = await duplicate(id);
+    one.release();
+    await (ending === 'throw' ? expect(one.done).rejects.toThrow('the handler failed') : one.done);
+    expect(await two).toEqual({ kind: 'claimed' });
+    expect(await effects(id)).toBe(1);
+    expect(await recordOf(id)).toEqual([{ state: 'completed', response_status: 201 }]);
+  });
+
+  it('first outlasts the lock wait: the duplicate is busy and the first commits unharmed', async () => {
+    const id = identity();
+    const one = await first(id, 'commit');
+    const { answer: two } = await duplicate(id, 1000);
+    expect(await two).toEqual({ kind: 'busy' });
+    one.release();
+    expect(await one.done).toEqual({ kind: 'claimed' });
+    expect(await effects(id)).toBe(1);
+  });
+
+  it('first’s connection dies: its transaction and lock go with it, and the duplicate claims', async () => {
+    const id = identity();
+    const one = await first(id, 'commit');
+    const { answer: two } = await duplicate(id);
+    await admin.query('SELECT pg_terminate_backend($1)', [one.pid()]);
+    // The duplicate goes on while the first is still in its handler, unaware.
+    expect(await two).toEqual({ kind: 'claimed' });
+    one.release();
+    await expect(one.done).rejects.toMatchObject({ code: 'store-unavailable' });
+    expect(await effects(id)).toBe(1);
+    expect(await recordOf(id)).toEqual([{ state: 'completed', response_status: 201 }]);
+  });
+});
+
+describe('a writer that skips the lock', () => {
+  it.each([false, true])('is still arbitrated by the record’s INSERT: the attempt that finds the identity taken rolls back its effect too (pipelined: %s)', async (pipelined) => {
+    const id = identity();
+    const one = await first(id, 'commit', pipelined);
+    // A finished record written without the lock, as a writer outside retrysafe's atomic path could.
+    await admin.query(
+      `INSERT INTO retrysafe_operations (tenant, operation, key, fingerprint, state, response_status, response_headers, response_body, finished_at, response_expires_at, expires_at)
+       VALUES ($1, $2, $3, $4, 'completed', 200, '{}', '\\x', now(), now() + interval '1 hour', now() + interval '1 day')`,
+      [id.tenant, id.operation, id.key, Buffer.alloc(32, 9)],
+    );
+    one.release();
+    expect(await one.done).toMatchObject({ kind: 'taken', record: { state: 'completed', response: { status: 200 } } });
+    expect(await effects(id)).toBe(0);
+  });
+});
+
+describe('round trips per new key', () => {
+  /** Counts round trips on every client of `target`: a statement sent while none is in flight starts one. */
+  function counted(target: pg.Pool): { readonly trips: () => number } {
+    let trips = 0;
+    target.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+      let inFlight = 0;
+      Object.assign(client, {
+        query: (...args: unknown[]) => {
+          if (inFlight === 0) trips += 1;
+          inFlight += 1;
+          const answer = query(...args);
+          void answer.finally(() => {
+            inFlight -= 1;
+          }).catch(() => undefined);
+          return answer;
+        },
+      });
+    });
+    return { trips: () => trips };
+  }
+
+  async function measure(pipeline: boolean): Promise<{ bare: number; atomic: number }> {
+    const target = new pg.Pool(pipeline ? { connectionString: db.url, max: 1, pipeline: true } as pg.PoolConfig : { connectionString: db.url, max: 1 });
+    const { trips } = counted(target);
+    try {
+      const database = fromPg(target);
+      // Warm: the connection is open and retrysafe's statements prepared, as in steady state.
+      const warm = identity();
+      const run = (id: OperationIdentity) =>
+        postgresStore(database).atomic(request(id), async ({ tx, complete }) => {
+          await tx.query('INSERT INTO effects (key) VALUES ($1)', [id.key]);
+          await complete(COMPLETION);
+          return { commit: true, value: undefined };
+        }, () => undefined);
+      await run(warm);
+      let before = trips();
+      // The bare endpoint's own transaction, each statement awaited.
+      const client = await target.connect();
+      await client.query('BEGIN');
+      await client.query('INSERT INTO effects (key) VALUES ($1)', [randomUUID()]);
+      await client.query('COMMIT');
+      client.release();
+      const bare = trips() - before;
+      before = trips();
+      await run(identity());
+      return { bare, atomic: trips() - before };
+    } finally {
+      await target.end();
+    }
+  }
+
+  it('is the bare transaction’s with node-postgres pipelining: BEGIN goes with the lock, the record with COMMIT', async () => {
+    expect(await measure(true)).toEqual({ bare: 3, atomic: 3 });
+  });
+
+  it('is the bare transaction’s plus two without pipelining: the lock and the record, each its own round trip', async () => {
+    expect(await measure(false)).toEqual({ bare: 3, atomic: 5 });
+  });
+});
