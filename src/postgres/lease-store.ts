@@ -24,7 +24,7 @@ import {
 import { completionValues } from './sql/completion.js';
 import { ids, type RecordRow, toRecord } from './sql/record-row.js';
 import { recordReader } from './record-reader.js';
-import { queryStore } from './store-query.js';
+import { storeRows } from './store-rows.js';
 
 interface LeaseRow {
   readonly owner_token: string;
@@ -37,7 +37,7 @@ interface LeaseRow {
 
 /** Leased mode on PostgreSQL. Each method is one statement in its own transaction, except `checkpointWith`. */
 export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
-  const run = <Row>(text: Statement, values: readonly unknown[]): Promise<Row[]> => queryStore<Row>(database, text, values);
+  const run = <Row>(text: Statement, values: readonly unknown[]): Promise<Row[]> => storeRows<Row>(database, text, values);
   const changed = async (text: Statement, values: readonly unknown[]): Promise<boolean> => (await run(text, values)).length > 0;
   const reader = recordReader(database);
   const owned = (lease: Lease): unknown[] => [...ids(lease.identity), lease.ownerToken, lease.fencingToken];

@@ -10,7 +10,7 @@ import { CLAIM_ATOMIC, claimAtomicValues } from './sql/claim-atomic.js';
 import { COMPLETE_ATOMIC, completeAtomicValues } from './sql/complete-atomic.js';
 import { type RecordRow, toRecord } from './sql/record-row.js';
 import { LOCK_NOT_AVAILABLE, sqlState, UNIQUE_VIOLATION } from './sqlstate.js';
-import { handlerPart, inTransaction, storePart, unavailable } from './transaction.js';
+import { handlerPart, inTransaction, plainTransaction, storePart, unavailable } from './transaction.js';
 
 /** The operation store on PostgreSQL (any server from 14 up, or PGlite). */
 export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx> {
@@ -19,9 +19,7 @@ export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx>
     ...recordReader(database),
     transactionTimeoutMs: database.transactionTimeoutMs,
     atomic: (request, work, taken) => atomicTransaction(database, request, work, taken),
-    transaction(work) {
-      return inTransaction(database, (_sql, tx) => handlerPart(async () => ({ commit: true, value: await work(tx) })));
-    },
+    transaction: (work) => plainTransaction(database, work),
   };
 }
 

@@ -1,8 +1,8 @@
-import type { SqlDatabase } from '../store/sql-client.js';
+import type { SqlDatabase, Statement } from '../store/sql-client.js';
 import { unavailable } from './transaction.js';
 
 /** Runs one statement outside any transaction; a failure becomes `RetrysafeError('store-unavailable')`. */
-export async function storeRows<Row>(database: Pick<SqlDatabase<unknown>, 'query'>, text: string, values: readonly unknown[]): Promise<Row[]> {
+export async function storeRows<Row>(database: Pick<SqlDatabase<unknown>, 'query'>, text: string | Statement, values: readonly unknown[]): Promise<Row[]> {
   try {
     return (await database.query<Row>(text, values)).rows;
   } catch (error) {

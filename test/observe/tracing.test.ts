@@ -68,7 +68,7 @@ describe.each(engines)('OpenTelemetry spans on $name', (factory) => {
     const recovery = recovered[0];
     if (recovery === undefined) throw new Error('no recovery span');
     expect(recovery.attributes).toMatchObject({ 'retrysafe.handler.status': 201, 'retrysafe.stored': true });
-    expect(childrenOf(spans, recovery).map((s) => s.name)).toEqual(expect.arrayContaining(['retrysafe store take-over', 'retrysafe step', 'retrysafe store finish']));
+    expect(childrenOf(spans, recovery).map((s) => s.name)).toEqual(expect.arrayContaining(['retrysafe store take-over', 'retrysafe step', 'retrysafe store complete-lease']));
 
     const values = spans.flatMap((s) => Object.values(s.attributes).map(String));
     for (const secret of [...secrets.tenants, ...secrets.keys, ...secrets.bodyValues]) {

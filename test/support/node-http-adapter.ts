@@ -59,7 +59,7 @@ async function incoming(req: IncomingMessage): Promise<IncomingRequest<IncomingM
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString('utf8');
-  return { raw: req, method: req.method ?? 'GET', path: req.url ?? '/', header: (name) => req.headersDistinct[name], body: parse(text, req.headers['content-type']) };
+  return { raw: req, method: req.method ?? 'GET', path: req.url ?? '/', header: (name) => req.headersDistinct[name], body: parse(text, req.headers['content-type']), rawBody: text };
 }
 
 function parse(text: string, contentType: string | undefined): unknown {

@@ -247,7 +247,7 @@ export const nodeHttpShop: Framework = {
         const outcome = await takeOrder(effects, state, tenantOf(req.headers.authorization) ?? '', typeof key === 'string' ? key : '', body);
         if (outcome.kind === 'thrown') throw outcome.error;
         if (outcome.kind === 'server-error') return { status: 500, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'upstream failed' }) };
-        const headers = { location: `/orders/${outcome.order.id}`, 'set-cookie': 'session=secret; Path=/', 'x-debug': '1' };
+        const headers = { location: `/orders/${outcome.order.id}`, 'set-cookie': 'session=secret; Path=/', 'x-debug': '1', link: [...LINKS] };
         if (outcome.kind === 'created') return { status: 201, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(outcome.order) };
         return { status: 201, headers: { ...headers, 'content-type': 'text/plain' }, body: Readable.from(STREAM_CHUNKS) };
       },
