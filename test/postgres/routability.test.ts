@@ -97,6 +97,24 @@ describe('routability: every statement of the request paths is bounded to one te
     expect(unbounded).toEqual([]);
   });
 
+  it('calls its own functions with the tenant first, and each reads retrysafe tables only by that tenant', async () => {
+    const { rows } = await pool.query<{ proname: string; proargnames: string[] | null; prosrc: string }>(
+      "SELECT proname, proargnames, prosrc FROM pg_proc WHERE proname LIKE 'retrysafe\\_%'",
+    );
+    const called = rows.filter(({ proname }) => [...sent.keys()].some((text) => new RegExp(`\\b${proname}\\s*\\(`).test(text)));
+    expect(called.map(({ proname }) => proname)).toContain('retrysafe_lock_operation');
+    for (const { proname, proargnames, prosrc } of called) {
+      expect(proargnames?.[0], proname).toBe('p_tenant');
+      for (const text of sent.keys()) {
+        const call = new RegExp(`\\b${proname}\\s*\\(\\s*([^,)]*)`).exec(text);
+        if (call !== null) expect(call[1], `${proname} in:\n${text.trim()}`).toBe('$1');
+      }
+      // Every statement of the body that names a retrysafe table has a WHERE on the tenant argument.
+      const statements = prosrc.split(';').filter((part) => /\bretrysafe_\w+/.test(part.replace(/pg_\w*advisory\w*\([^)]*\)/g, '')));
+      for (const part of statements) expect(part, proname).toMatch(/\btenant\s*=\s*p_tenant\b/);
+    }
+  });
+
   it('tells a statement that reads across tenants', async () => {
     expect(await unboundedScans("SELECT state FROM retrysafe_operations WHERE operation = $1 AND key = $2", ['orders.create@1', 'k'])).toHaveLength(1);
     expect(await unboundedScans('INSERT INTO retrysafe_outbox (id, topic, payload) VALUES (gen_random_uuid(), $1, $2)', ['t', {}])).toHaveLength(1);
