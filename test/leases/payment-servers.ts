@@ -18,6 +18,7 @@ import { nestPlatforms, startNest } from '../support/nest-apps.js';
 import { leased as httpLeased } from '../support/node-http-adapter.js';
 import { serveHttp } from '../support/node-http-app.js';
 import type { PaymentInput } from './payment-route.js';
+import { selectedFrameworks } from '../support/suites.js';
 
 /** `POST /payments` served by a framework over real HTTP, for a leased operation; the tenant is the `x-tenant` header. */
 export interface PaymentServer {
@@ -87,4 +88,4 @@ const nodeHttpServer: PaymentServer = {
   },
 };
 
-export const paymentServers: readonly PaymentServer[] = [expressServer, fastifyServer, koaServer, nodeHttpServer, ...nestServers];
+export const paymentServers: readonly PaymentServer[] = selectedFrameworks([expressServer, fastifyServer, koaServer, nodeHttpServer, ...nestServers]);

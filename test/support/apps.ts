@@ -20,6 +20,7 @@ import { startKoa } from './koa-app.js';
 import { atomic as httpAtomic } from './node-http-adapter.js';
 import { serveHttp } from './node-http-app.js';
 import { type ErrorAnswer, nestAdapters } from './nest-apps.js';
+import { allSuites, selectedFrameworks } from './suites.js';
 
 /**
  * The app every adapter test runs: `POST /orders` (`orders.create@1`) and
@@ -281,11 +282,11 @@ export const nodeHttpAdapter: AdapterFactory = {
  * `npm test` runs it through the transparent and leased suites, to stay
  * within its time.
  */
-export const adapters: readonly AdapterFactory[] = [
+export const adapters: readonly AdapterFactory[] = selectedFrameworks([
   expressAdapter,
   fastifyAdapter,
   honoAdapter,
   koaAdapter,
-  ...(process.env.RETRYSAFE_SUITES === 'all' ? [nodeHttpAdapter] : []),
+  ...(allSuites ? [nodeHttpAdapter] : []),
   ...nestAdapters,
-];
+]);
