@@ -5,7 +5,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // The rest is Vitest's default: Vite's server conditions without `module`, which would hand Node bundler-only builds.
 export const conditions = ['retrysafe-source', ...defaultServerConditions.filter((condition) => condition !== 'module')];
 
-const processSuites = ['test/crash/**', 'test/demo/**', 'examples/orders/test/**'];
+const processSuites = ['test/crash/**', 'test/demo/**', 'test/cli/**', 'examples/orders/test/**'];
 
 export default defineConfig({
   resolve: { conditions },
@@ -14,7 +14,7 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'],
     // Minutes each: `.ci/run` runs them with their own configs (clusters, a pooler, failover and killed
     // processes in test/faults; packed-package consumers in test/ci).
-    // The crash matrices, the demo and the service's process tests start and kill processes for minutes: `npm test`
+    // The crash matrices, the demo, the command line's and the service's process tests start and kill processes: `npm test`
     // leaves them to `.ci/run`, which sets RETRYSAFE_SUITES=all for its PostgreSQL 15 passes.
     exclude: [...configDefaults.exclude, 'test/faults/**', 'test/ci/**', ...(process.env.RETRYSAFE_SUITES === 'all' ? [] : processSuites)],
     // Type tests (`expectTypeOf` in test/types/*.test-d.ts) are compiled, never run.
