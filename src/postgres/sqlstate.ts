@@ -28,6 +28,8 @@ const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIP
 export function sqlState(error: unknown): string | undefined {
   for (const layer of layers(error)) {
     if ('code' in layer && typeof layer.code === 'string' && !PRISMA_CODE.test(layer.code)) return layer.code;
+    // Prisma's driver adapters map some SQLSTATEs to a kind of their own (a unique violation, say) and keep the code here.
+    if ('originalCode' in layer && typeof layer.originalCode === 'string') return layer.originalCode;
   }
   return undefined;
 }
