@@ -1,7 +1,6 @@
 import pg from 'pg';
 import { fromPg, migrate, portable } from '../src/postgres/index.js';
 import { prepareDatabase } from '../examples/orders/data/schema.js';
-import { type Migration, migrations } from '../src/postgres/migrations/index.js';
 import { ORDERS_TABLE } from './server/orders.js';
 import { INSERT_CARTS, SERVICE_TENANT } from './server/service.js';
 
@@ -37,11 +36,8 @@ export interface BenchDatabase {
   close(): Promise<void>;
 }
 
-/**
- * A new database `name` on the server of `adminUrl`, migrated with `known`;
- * with every migration (the default), the reference service's tables too.
- */
-export async function freshDatabase(adminUrl: string, name: string, known: readonly Migration[] = migrations): Promise<BenchDatabase> {
+/** A new database `name` on the server of `adminUrl`, migrated, with the reference service's tables too. */
+export async function freshDatabase(adminUrl: string, name: string): Promise<BenchDatabase> {
   await withClient(adminUrl, async (admin) => {
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.query(`CREATE DATABASE ${name}`);
@@ -50,8 +46,8 @@ export async function freshDatabase(adminUrl: string, name: string, known: reado
   target.pathname = `/${name}`;
   const url = target.toString();
   const pool = new pg.Pool({ connectionString: url, max: 2 });
-  await migrate(fromPg(pool), known);
-  if (known === migrations) await prepareDatabase(portable(fromPg(pool)));
+  await migrate(fromPg(pool));
+  await prepareDatabase(portable(fromPg(pool)));
   await pool.query(ORDERS_TABLE);
   const tables = (await pool.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'retrysafe_migrations'")).rows.map((row) => row.name);
   const version = (await pool.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? 'unknown';

@@ -17,8 +17,6 @@ import type { ProcessSample } from './server/messages.js';
 export interface RunContext {
   readonly options: BenchOptions;
   readonly database: BenchDatabase;
-  /** A database migrated only up to `version`, created on first use. */
-  readonly databaseAt: (version: number) => Promise<BenchDatabase>;
   readonly redis: RedisAdmin;
   readonly providerUrl: string | undefined;
   /** Unique to the run; part of every key, so that runs and scenarios never share one. */
@@ -65,7 +63,7 @@ export async function measure(scenario: Scenario, round: number, context: RunCon
       };
     }
     case 'pgbench': {
-      const target = scenario.schemaVersion === undefined ? context.database : await context.databaseAt(scenario.schemaVersion);
+      const target = context.database;
       await target.reset();
       if (scenario.plan.startsWith('service-')) await target.createCarts(PGBENCH_CARTS.prefix, PGBENCH_CARTS.count);
       const result = await pgbenchCeiling(scenario.plan, target.url, options.poolSize, options.warmupSeconds, options.seconds);

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 export interface BenchOptions {
   /** Any database on the PostgreSQL server; the run creates `retrysafe_bench` beside it. */
   readonly databaseUrl: string;
-  /** The database the run recreates on that server; `<name>_v4` beside it for the older schema. */
+  /** The database the run recreates on that server. */
   readonly databaseName: string;
   readonly redisUrl: string;
   readonly rounds: number;

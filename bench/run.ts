@@ -9,8 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BenchDatabase, freshDatabase, type UpdateStats } from './database.js';
-import { migrations } from '../src/postgres/migrations/index.js';
+import { freshDatabase, type UpdateStats } from './database.js';
 import { describeMachine, loadAverage } from './machine.js';
 import { measure, type RunContext } from './measure.js';
 import type { Measurement } from './measurement.js';
@@ -26,7 +25,7 @@ import { describeSource } from './source.js';
 
 const benchDir = fileURLToPath(new URL('.', import.meta.url));
 const PEERS = ['@node-idempotency/core', '@aws-lambda-powertools/idempotency', 'express-idempotency', '@redis/client'];
-const PROFILED = ['B', 'C', 'E'];
+const PROFILED = ['B', 'C', 'Cm', 'E'];
 
 const parsed = benchOptions(process.argv.slice(2), process.env);
 if (parsed === 'help') {
@@ -49,18 +48,9 @@ const loadBefore = loadAverage();
 const database = await freshDatabase(options.databaseUrl, options.databaseName);
 const redis = await redisAdmin(options.redisUrl);
 const provider = scenarios.some((s) => s.kind === 'http' && s.needsProvider === true) ? await startProvider() : undefined;
-const olderSchemas = new Map<number, Promise<BenchDatabase>>();
 const context: RunContext = {
   options,
   database,
-  databaseAt(version) {
-    let older = olderSchemas.get(version);
-    if (older === undefined) {
-      older = freshDatabase(options.databaseUrl, `${options.databaseName}_v${version}`, migrations.filter((m) => m.version <= version));
-      olderSchemas.set(version, older);
-    }
-    return older;
-  },
   redis,
   providerUrl: provider?.url,
   runTag: `rsb${Date.now().toString(36)}`,
@@ -100,7 +90,6 @@ try {
   await provider?.stop();
   await redis.close();
   await database.close();
-  for (const older of olderSchemas.values()) await (await older).close();
 }
 
 const report: RunReport = {

@@ -41,8 +41,6 @@ export interface CeilingScenario extends Common {
 export interface PgbenchScenario extends Common {
   readonly kind: 'pgbench';
   readonly plan: PgbenchShape;
-  /** Run against a database migrated only up to this schema version, to measure a later schema change. */
-  readonly schemaVersion?: number;
 }
 
 export type Scenario = HttpScenario | CeilingScenario | PgbenchScenario;
@@ -87,7 +85,6 @@ export const SCENARIOS: readonly Scenario[] = [
   { kind: 'ceiling', id: 'G', label: 'ceiling: BEGIN, claim, complete, COMMIT (Node pg loop)', plan: 'claim-complete' },
   { kind: 'ceiling', id: 'G°', label: 'ceiling G, statements unnamed as before (Node pg loop)', plan: 'claim-complete', unnamed: true },
   { kind: 'pgbench', id: 'G-pgbench', label: 'ceiling G from pgbench, prepared (no Node)', plan: 'claim-complete' },
-  { kind: 'pgbench', id: 'G4-pgbench', label: 'G-pgbench on schema version 4, before the domain checks', plan: 'claim-complete', schemaVersion: 4 },
   { kind: 'ceiling', id: 'GB', label: "ceiling of B: BEGIN, claim, INSERT, complete, COMMIT (Node pg loop)", plan: 'claim-insert-complete' },
   { kind: 'pgbench', id: 'GB-pgbench', label: 'ceiling GB from pgbench, prepared (no Node)', plan: 'claim-insert-complete' },
   { kind: 'ceiling', id: 'GA', label: 'ceiling of A: BEGIN, INSERT, COMMIT (Node pg loop)', plan: 'bare-insert' },
@@ -147,7 +144,6 @@ export const RATIOS: readonly Ratio[] = [
   { numerator: 'GW-pgbench', denominator: 'GA-pgbench', meaning: 'the finished record written once, at the end, against the bare transaction, database alone' },
   { numerator: 'GL-pgbench', denominator: 'GA-pgbench', meaning: 'the same after an advisory lock on the identity, database alone' },
   { numerator: 'GP-pgbench', denominator: 'GA-pgbench', meaning: 'the same with the lock pipelined with BEGIN and the record with COMMIT, database alone' },
-  { numerator: 'G-pgbench', denominator: 'G4-pgbench', meaning: 'domain checks (schema 5) against table checks (schema 4), database alone' },
   { numerator: 'G', denominator: 'G°', meaning: 'named (prepared) statements against unnamed ones, Node loop' },
   { numerator: 'B', denominator: 'B°', meaning: 'new keys: named (prepared) statements against unnamed ones' },
   { numerator: 'C', denominator: 'C°', meaning: 'replays: named (prepared) statements against unnamed ones' },

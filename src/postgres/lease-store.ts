@@ -70,7 +70,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
     startStep: (lease, step, leaseSeconds) => changed(START_STEP, [...owned(lease), leaseSeconds, step]),
     checkpoint: (lease, step, result, leaseSeconds) => changed(CHECKPOINT, [...owned(lease), leaseSeconds, step, JSON.stringify(result ?? null)]),
     checkpointWith<T>(lease: Lease, step: string, leaseSeconds: number, work: (tx: Tx) => Promise<T>): Promise<Owned<T>> {
-      return inTransaction(database, async (sql, tx): Promise<Settlement<Owned<T>>> => {
+      return inTransaction(database, undefined, async (sql, tx): Promise<Settlement<Owned<T>>> => {
         const held = await storePart(() => sql.query(LOCK_OWNED, owned(lease)));
         if (held.rows.length === 0) return { commit: false, value: { owned: false } };
         const value = await handlerPart(() => work(tx));

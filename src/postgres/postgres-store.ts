@@ -3,7 +3,7 @@ import type { OperationIdentity } from '../core/identity.js';
 import type { OperationRecord } from '../core/record.js';
 import type { AtomicClaim, AtomicTransaction, ClaimRequest, Settlement } from '../store/atomic-store.js';
 import type { OperationStore } from '../store/operation-store.js';
-import type { SqlClient, SqlDatabase } from '../store/sql-client.js';
+import type { Opened, SqlDatabase } from '../store/sql-client.js';
 import { leaseStore } from './lease-store.js';
 import { recordReader } from './record-reader.js';
 import { CLAIM_ATOMIC, claimAtomicValues } from './sql/claim-atomic.js';
@@ -27,10 +27,11 @@ export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx>
 type Ending<T> = { readonly kind: 'settled'; readonly value: T } | { readonly kind: 'taken' };
 
 /**
- * BEGIN, the claim (lock and read), the work, the record's INSERT, COMMIT.
- * With a pipelining driver the INSERT is left in flight so that COMMIT goes
- * with it; its outcome is read after the transaction, and a failed INSERT
- * means COMMIT rolled back.
+ * BEGIN, the claim (lock and read) as the transaction's opening statement,
+ * the work, the record's INSERT, COMMIT. A driver that can sends the claim
+ * with BEGIN; with a pipelining driver the INSERT is left in flight so that
+ * COMMIT goes with it, its outcome is read after the transaction, and a
+ * failed INSERT means COMMIT rolled back.
  */
 async function atomicTransaction<Tx, T>(
   database: SqlDatabase<Tx>,
@@ -39,8 +40,9 @@ async function atomicTransaction<Tx, T>(
   taken: (record: OperationRecord) => T,
 ): Promise<T> {
   let withCommit: Promise<boolean> | undefined;
-  const ending = await inTransaction<Tx, Ending<T>>(database, async (sql, tx) => {
-    const claim = await storePart(() => claimAtomic(sql, request));
+  const opening = { statement: CLAIM_ATOMIC, values: claimAtomicValues(request) };
+  const ending = await inTransaction<Tx, Ending<T>>(database, opening, async (sql, tx, opened) => {
+    const claim = await storePart(() => Promise.resolve().then(() => claimFrom(request, opened)));
     let completion: Completion | undefined;
     const complete = (outcome: Completion): Promise<void> => {
       completion = outcome;
@@ -81,14 +83,13 @@ async function lostTheIdentity(insert: Promise<unknown>): Promise<boolean> {
 /** The claim's row: whether it waited for the lock, then the record's columns, all null when none holds the identity. */
 type ClaimRow = Omit<RecordRow, 'state'> & { readonly state: RecordRow['state'] | null; readonly waited: boolean };
 
-async function claimAtomic(sql: SqlClient, request: ClaimRequest): Promise<AtomicClaim> {
-  let row: ClaimRow | undefined;
-  try {
-    [row] = (await sql.query<ClaimRow>(CLAIM_ATOMIC, claimAtomicValues(request))).rows;
-  } catch (error) {
-    if (sqlState(error) === LOCK_NOT_AVAILABLE) return { kind: 'busy' };
-    throw error;
+/** The claim from what the opening statement came to: it failed on the lock wait, or its row says who holds the identity. */
+function claimFrom(request: ClaimRequest, opened: Opened): AtomicClaim {
+  if ('error' in opened) {
+    if (sqlState(opened.error) === LOCK_NOT_AVAILABLE) return { kind: 'busy' };
+    throw opened.error;
   }
+  const [row] = opened.rows as ClaimRow[];
   if (row === undefined) throw new Error('The atomic claim returned no row.');
   const { state, waited } = row;
   // The record was read after the lock was granted, so what a holder committed is in it.

@@ -1,6 +1,6 @@
 import { RetrysafeError } from '../core/errors.js';
 import type { Settlement } from '../store/atomic-store.js';
-import type { SqlClient, SqlDatabase } from '../store/sql-client.js';
+import type { BoundStatement, Opened, SqlClient, SqlDatabase } from '../store/sql-client.js';
 import { isTransientDatabaseError, LOCK_NOT_AVAILABLE, QUERY_CANCELED, sqlState } from './sqlstate.js';
 
 /** Marks an error raised by retrysafe's own statements, so it is not mistaken for the handler's. */
@@ -20,17 +20,21 @@ const ROLLBACK = new Error('rollback');
  * `commit: true`, and sorts failures: the store's own become
  * `RetrysafeError('store-unavailable')`; the handler's pass through unchanged.
  */
-export async function inTransaction<Tx, T>(database: SqlDatabase<Tx>, body: (sql: SqlClient, tx: Tx) => Promise<Settlement<T>>): Promise<T> {
+export async function inTransaction<Tx, T>(
+  database: SqlDatabase<Tx>,
+  opening: BoundStatement | undefined,
+  body: (sql: SqlClient, tx: Tx, opened: Opened) => Promise<Settlement<T>>,
+): Promise<T> {
   let rolledBack: { readonly value: T } | undefined;
   try {
-    return await database.transaction(async (sql, tx) => {
-      const settlement = await body(sql, tx);
+    return await database.transaction(async (sql, tx, opened) => {
+      const settlement = await body(sql, tx, opened);
       if (!settlement.commit) {
         rolledBack = { value: settlement.value };
         throw ROLLBACK;
       }
       return settlement.value;
-    });
+    }, opening);
   } catch (error) {
     if (error === ROLLBACK && rolledBack !== undefined) return rolledBack.value;
     if (error instanceof WorkFailure) throw handlerFailure(error.cause);
@@ -77,5 +81,5 @@ export function unavailable(error: unknown): RetrysafeError {
 
 /** Runs `work` with the data layer's `tx` in one transaction that commits when it resolves; failures are sorted as in `inTransaction`. */
 export function plainTransaction<Tx, T>(database: SqlDatabase<Tx>, work: (tx: Tx) => Promise<T>): Promise<T> {
-  return inTransaction(database, (_sql, tx) => handlerPart(async () => ({ commit: true, value: await work(tx) })));
+  return inTransaction(database, undefined, (_sql, tx) => handlerPart(async () => ({ commit: true, value: await work(tx) })));
 }

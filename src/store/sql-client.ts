@@ -21,14 +21,44 @@ export interface SqlClient {
   readonly pipelined?: boolean;
 }
 
+/** A statement with its values. */
+export interface BoundStatement {
+  readonly statement: Statement;
+  readonly values: readonly unknown[];
+}
+
+/** What a transaction's opening statement came to: its rows (none without one), or its failure. */
+export type Opened = { readonly rows: readonly unknown[] } | { readonly error: unknown };
+
+/** What running `opening` came to. */
+export async function open(sql: Pick<SqlClient, 'query'>, opening: BoundStatement | undefined): Promise<Opened> {
+  if (opening === undefined) return { rows: [] };
+  try {
+    return { rows: (await sql.query(opening.statement, opening.values)).rows };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/** Runs `opening` through `sql`, then `work`: how a data layer whose transaction sends `BEGIN` itself opens one. */
+export async function openWith<Tx, T>(sql: SqlClient, tx: Tx, work: (sql: SqlClient, tx: Tx, opened: Opened) => Promise<T>, opening: BoundStatement | undefined): Promise<T> {
+  return work(sql, tx, await open(sql, opening));
+}
+
 /**
  * A PostgreSQL database as retrysafe sees it. `Tx` is the driver's own
  * transaction handle, handed unchanged to route handlers so their writes join
  * the operation record's transaction.
  */
 export interface SqlDatabase<Tx> {
-  /** Commits when `work` resolves, rolls back when it throws. */
-  transaction<T>(work: (sql: SqlClient, tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Commits when `work` resolves, rolls back when it throws. `opening`, when
+   * given, is the transaction's first statement, sent before `work` runs
+   * (with `BEGIN`, where the driver can send both at once); what it came to
+   * is `work`'s third argument. After a failed opening the transaction is
+   * aborted: `work` sends nothing more and throws to roll back.
+   */
+  transaction<T>(work: (sql: SqlClient, tx: Tx, opened: Opened) => Promise<T>, opening?: BoundStatement): Promise<T>;
   /**
    * retrysafe's statement runner inside a transaction this database handed
    * out: what `transaction` passes `work` beside `tx`. Statements that join a
@@ -51,7 +81,7 @@ export interface SqlDatabase<Tx> {
  */
 export function portable<Tx>(database: SqlDatabase<Tx>): SqlDatabase<SqlClient> {
   return {
-    transaction: (work) => database.transaction((sql) => work(sql, sql)),
+    transaction: (work, opening) => database.transaction((sql, _tx, opened) => work(sql, sql, opened), opening),
     runner: (sql) => sql,
     query: database.query,
     transactionTimeoutMs: database.transactionTimeoutMs,

@@ -9,9 +9,9 @@ import { send } from '../support/http.js';
 function counted(database: SqlDatabase<SqlClient>) {
   const counts = { transactions: 0, reads: 0 };
   const wrapped: SqlDatabase<SqlClient> = {
-    transaction: (work) => {
+    transaction: (work, opening) => {
       counts.transactions += 1;
-      return database.transaction(work);
+      return database.transaction(work, opening);
     },
     runner: database.runner,
     query: (text, values) => {

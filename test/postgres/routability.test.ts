@@ -25,7 +25,11 @@ function recording(database: SqlDatabase<SqlClient>): SqlDatabase<SqlClient> {
     return query(text, values);
   };
   return {
-    transaction: (work) => database.transaction((sql, tx) => work({ ...sql, query: record(sql.query) }, tx)),
+    transaction: (work, opening) => {
+      // The opening statement goes out with BEGIN, past the runner: recorded here.
+      if (opening !== undefined && !sent.has(opening.statement.text)) sent.set(opening.statement.text, opening.values);
+      return database.transaction((sql, tx, opened) => work({ ...sql, query: record(sql.query) }, tx, opened), opening);
+    },
     runner: (tx) => {
       const sql = database.runner(tx);
       return { ...sql, query: record(sql.query) };

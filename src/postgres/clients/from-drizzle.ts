@@ -1,4 +1,4 @@
-import type { SqlClient, SqlDatabase, Statement } from '../../store/sql-client.js';
+import { type SqlClient, type SqlDatabase, type Statement, openWith } from '../../store/sql-client.js';
 
 /**
  * What Drizzle's `sql` template builds, as far as `execute` reads it: the
@@ -45,7 +45,7 @@ export interface DrizzleLike<Tx extends DrizzleQueryable> extends DrizzleQueryab
  */
 export function fromDrizzle<Tx extends DrizzleQueryable>(db: DrizzleLike<Tx>): SqlDatabase<Tx> {
   return {
-    transaction: (work) => db.transaction((tx) => work(drizzleRunner(tx), tx)),
+    transaction: (work, opening) => db.transaction((tx) => openWith(drizzleRunner(tx), tx, work, opening)),
     runner: drizzleRunner,
     query: drizzleRunner(db).query,
   };

@@ -1,4 +1,4 @@
-import type { SqlClient, SqlDatabase, Statement } from '../../store/sql-client.js';
+import { type SqlClient, type SqlDatabase, type Statement, openWith } from '../../store/sql-client.js';
 
 /** What Kysely's `CompiledQuery.raw(text, values)` builds, written out so that retrysafe need not import Kysely. */
 export interface KyselyRawQuery {
@@ -26,7 +26,7 @@ export interface KyselyLike<Tx extends KyselyQueryable> extends KyselyQueryable 
  */
 export function fromKysely<Tx extends KyselyQueryable>(db: KyselyLike<Tx>): SqlDatabase<Tx> {
   return {
-    transaction: (work) => db.transaction().execute((tx) => work(kyselyRunner(tx), tx)),
+    transaction: (work, opening) => db.transaction().execute((tx) => openWith(kyselyRunner(tx), tx, work, opening)),
     runner: kyselyRunner,
     query: kyselyRunner(db).query,
   };

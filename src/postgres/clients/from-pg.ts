@@ -1,4 +1,4 @@
-import type { SqlClient, SqlDatabase, Statement } from '../../store/sql-client.js';
+import { type BoundStatement, type Opened, open, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
 
 /** The members of a node-postgres `PoolClient` that retrysafe calls. */
 export interface PgClientLike {
@@ -63,30 +63,30 @@ export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, op
   };
   pool.on?.('acquire', guard);
   return {
-    async transaction(work) {
+    async transaction(work, opening) {
       const client = await pool.connect();
       guard(client);
       let rollbackFailed: Error | undefined;
+      // With an opening statement, BEGIN and it share a write and a round trip, and so do the last statement and COMMIT.
+      const wire = opening === undefined ? undefined : pipelineOf(client);
       try {
-        const begun = client.query('BEGIN');
-        const pipelined = client.pipeline === true;
-        // Pipelined, the first statement goes with BEGIN; every answer waits for BEGIN's, so none is used before it.
-        if (pipelined) begun.catch(() => undefined);
-        else await begun;
-        const result = await work(pgSql(client, named, pipelined ? begun : undefined), client);
-        await begun;
+        const opened = await begin(client, named, wire, opening);
+        const result = await work(wire === undefined ? pgSql(client, named) : endingSql(client, named, wire), client, opened);
+        if (wire !== undefined) wire.committing = true;
         await client.query('COMMIT');
         return result;
       } catch (error) {
         // The statement in flight fails on its own when the connection is lost; a rollback would only wait.
         // A connection whose rollback fails is in an unknown state: destroy it rather than reuse it.
         if (!lost.has(client)) {
+          if (wire !== undefined) wire.committing = true;
           await client.query('ROLLBACK').catch((failure: unknown) => {
             rollbackFailed = failure instanceof Error ? failure : new Error('ROLLBACK failed');
           });
         }
         throw error;
       } finally {
+        wire?.settle();
         client.release(lost.get(client) ?? rollbackFailed ?? false);
       }
     },
@@ -95,19 +95,101 @@ export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, op
   };
 }
 
-/** `begun`: the pipelined BEGIN, in flight; the client then pipelines, and a failed BEGIN fails every answer. */
-function pgSql(target: Pick<PgClientLike, 'query'>, named: boolean, begun?: Promise<unknown>): SqlClient {
+/** What a statement is sent as: named, so that node-postgres prepares it once per connection, or as text. */
+function sent(text: string | Statement, named: boolean): string | { name: string; text: string } {
+  return typeof text === 'string' ? text : named ? { name: text.name, text: text.text } : text.text;
+}
+
+/** BEGIN, and the opening statement with it: one write and one round trip where the client can pipeline. */
+async function begin(client: PgClientLike, named: boolean, wire: Wire | undefined, opening: BoundStatement | undefined): Promise<Opened> {
+  if (wire === undefined || opening === undefined) {
+    await client.query('BEGIN');
+    return open(pgSql(client, named), opening);
+  }
+  const [begun, first] = wire.together(() => [client.query('BEGIN'), open(pgSql(client, named), opening)] as const);
+  const [, opened] = await Promise.all([begun, first]);
+  // The handler's statements are not pipelined: it may use what pipeline mode refuses (cursors, `rows`).
+  wire.settle();
+  return opened;
+}
+
+/**
+ * node-postgres' pipeline mode, switched on for retrysafe's own statements
+ * of one transaction, with the socket corked so that the statements sent
+ * together share one write. Reaches two members node-postgres does not
+ * declare (`pipeline` may be set, `connection.stream`); without them (before
+ * pg 8.23) statements are sent one round trip each.
+ */
+interface Wire {
+  /** Issues statements in pipeline mode, in one write with whatever is issued before the current tasks settle. */
+  together<T>(issue: () => T): T;
+  /** Set once COMMIT or ROLLBACK is sent: the statement in flight then goes with it, and pipelining stays on until it is answered. */
+  committing: boolean;
+  /** Back to one statement at a time, once nothing is in flight. */
+  settle(): void;
+}
+
+interface Pipelinable {
+  pipeline: boolean;
+  connection?: { stream?: { cork?(): void; uncork?(): void } };
+}
+
+function pipelineOf(client: PgClientLike): Wire | undefined {
+  const pipelinable = client as unknown as Partial<Pipelinable>;
+  const stream = pipelinable.connection?.stream;
+  if (typeof pipelinable.pipeline !== 'boolean' || typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return undefined;
+  // A client of a pool created with `pipeline: true` stays in pipeline mode.
+  const always = pipelinable.pipeline;
+  const { cork, uncork } = { cork: stream.cork.bind(stream), uncork: stream.uncork.bind(stream) };
+  return {
+    together(issue) {
+      pipelinable.pipeline = true;
+      cork();
+      try {
+        return issue();
+      } finally {
+        // After the promise jobs queued now have run: a COMMIT sent once the work resolves joins the write.
+        process.nextTick(uncork);
+      }
+    },
+    committing: false,
+    settle() {
+      pipelinable.pipeline = always;
+    },
+  };
+}
+
+/**
+ * The runner of a transaction that began with its opening statement: each
+ * statement goes out pipelined, and one left unawaited when the work resolves
+ * travels with COMMIT (`SqlClient.pipelined`); an awaited one switches
+ * pipelining off again before the work goes on.
+ */
+function endingSql(client: PgClientLike, named: boolean, wire: Wire): SqlClient {
   return {
     async query<Row>(text: string | Statement, values?: readonly unknown[]) {
-      // A named statement is prepared once per connection by node-postgres.
-      const sent = typeof text === 'string' ? text : named ? { name: text.name, text: text.text } : text.text;
-      const answer = target.query(sent, values === undefined ? undefined : [...values]);
-      const [, result] = await Promise.all([begun, answer]);
-      return { rows: result.rows as Row[] };
+      const answer = wire.together(() => client.query(sent(text, named), values === undefined ? undefined : [...values]));
+      try {
+        return { rows: (await answer).rows as Row[] };
+      } finally {
+        if (!wire.committing) wire.settle();
+      }
+    },
+    async exec(script: string) {
+      await client.query(script);
+    },
+    pipelined: true,
+  };
+}
+
+function pgSql(target: Pick<PgClientLike, 'query'>, named: boolean): SqlClient {
+  return {
+    async query<Row>(text: string | Statement, values?: readonly unknown[]) {
+      const { rows } = await target.query(sent(text, named), values === undefined ? undefined : [...values]);
+      return { rows: rows as Row[] };
     },
     async exec(script: string) {
       await target.query(script);
     },
-    pipelined: begun !== undefined,
   };
 }

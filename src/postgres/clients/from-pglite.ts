@@ -1,4 +1,4 @@
-import type { SqlClient, SqlDatabase, Statement } from '../../store/sql-client.js';
+import { type SqlClient, type SqlDatabase, type Statement, openWith } from '../../store/sql-client.js';
 
 interface PGliteQueryable {
   query<Row>(text: string, params?: unknown[]): Promise<{ rows: Row[] }>;
@@ -17,7 +17,7 @@ export interface PGliteLike<Tx extends PGliteQueryable> extends PGliteQueryable 
  */
 export function fromPGlite<Tx extends PGliteQueryable>(db: PGliteLike<Tx>): SqlDatabase<Tx> {
   return {
-    transaction: (work) => db.transaction((tx) => work(pgliteSql(tx), tx)),
+    transaction: (work, opening) => db.transaction((tx) => openWith(pgliteSql(tx), tx, work, opening)),
     runner: pgliteSql,
     query: pgliteSql(db).query,
   };

@@ -1,4 +1,4 @@
-import type { SqlClient, SqlDatabase, Statement } from '../../store/sql-client.js';
+import { type SqlClient, type SqlDatabase, type Statement, openWith } from '../../store/sql-client.js';
 
 /** The member of a postgres.js `sql` or transaction that retrysafe calls. */
 export interface PostgresJsQueryable {
@@ -18,10 +18,10 @@ export interface PostgresJsLike<Tx extends PostgresJsQueryable> extends Postgres
  */
 export function fromPostgresJs<Tx extends PostgresJsQueryable>(sql: PostgresJsLike<Tx>): SqlDatabase<Tx> {
   return {
-    async transaction<T>(work: (client: SqlClient, tx: Tx) => Promise<T>): Promise<T> {
-      let result: { readonly value: T } | undefined;
+    async transaction(work, opening) {
+      let result: { readonly value: Awaited<ReturnType<typeof work>> } | undefined;
       await sql.begin('read write', async (tx) => {
-        result = { value: await work(postgresJsRunner(tx), tx) };
+        result = { value: await openWith(postgresJsRunner(tx), tx, work, opening) };
       });
       if (result === undefined) throw new Error('postgres.js committed a transaction whose work did not finish.');
       return result.value;

@@ -1,4 +1,4 @@
-import type { SqlClient, SqlDatabase, Statement } from '../../store/sql-client.js';
+import { type SqlClient, type SqlDatabase, type Statement, openWith } from '../../store/sql-client.js';
 
 /** The members of a Prisma client or interactive transaction client that retrysafe calls. */
 export interface PrismaQueryable {
@@ -33,7 +33,7 @@ export interface PrismaLike<Tx extends PrismaQueryable> extends PrismaQueryable 
 export function fromPrisma<Tx extends PrismaQueryable>(prisma: PrismaLike<Tx>, options: PrismaTransactionOptions = {}): SqlDatabase<Tx> {
   const limits = { ...options, timeout: options.timeout ?? DEFAULT_TIMEOUT_MS };
   return {
-    transaction: async (work) => prisma.$transaction((tx) => work(prismaRunner(tx), tx), limits),
+    transaction: async (work, opening) => prisma.$transaction((tx) => openWith(prismaRunner(tx), tx, work, opening), limits),
     runner: prismaRunner,
     query: prismaRunner(prisma).query,
     transactionTimeoutMs: limits.timeout,
