@@ -29,7 +29,7 @@ const PROJECTS: Record<string, readonly string[]> = {
   leased: ['fastify', 'pg', '@types/pg'],
   // Every page of docs/: the data layers, Koa, NestJS (with the decorators Nest needs) and OpenTelemetry too.
   docs: [
-    'pg', '@types/pg', 'amqplib', 'express', '@types/express', 'fastify', '@electric-sql/pglite', 'postgres', 'kysely', 'drizzle-orm',
+    'pg', '@types/pg', 'amqplib', 'express', '@types/express', 'fastify', '@electric-sql/pglite', 'postgres', 'kysely', 'drizzle-orm', 'typeorm', 'knex',
     'koa', '@types/koa', '@koa/router', '@koa/bodyparser', '@nestjs/common', '@nestjs/core', '@nestjs/platform-express',
     '@nestjs/platform-fastify', 'reflect-metadata', 'rxjs', '@opentelemetry/api', 'prom-client',
   ],

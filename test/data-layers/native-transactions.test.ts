@@ -3,18 +3,22 @@ import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import { integer, type PgDatabase, type PgQueryResultHKT, pgTable, serial, text } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePGlite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
+import knex from 'knex';
 import { type Generated, Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import postgres from 'postgres';
+import { DataSource, EntitySchema } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { idempotency, isRetrysafeError, type SqlClient, type SqlDatabase } from '../../src/index.js';
 import { atomic } from '../../src/adapters/fetch.js';
 import { consume } from '../../src/inbox/index.js';
 import { enqueue } from '../../src/outbox/index.js';
 import { drizzleRunner, fromDrizzle } from '../../src/postgres/clients/from-drizzle.js';
+import { fromKnex, knexRunner } from '../../src/postgres/clients/from-knex.js';
 import { fromKysely, kyselyRunner } from '../../src/postgres/clients/from-kysely.js';
 import { fromPostgresJs, postgresJsRunner } from '../../src/postgres/clients/from-postgres-js.js';
 import { fromPrisma, prismaRunner } from '../../src/postgres/clients/from-prisma.js';
+import { fromTypeORM, typeormRunner } from '../../src/postgres/clients/from-typeorm.js';
 import { migrate, portable, postgresStore } from '../../src/postgres/index.js';
 import { ORDERS_TABLE } from '../support/apps.js';
 import { createTestDatabase } from '../support/database.js';
@@ -74,6 +78,19 @@ interface Schema {
   orders: { id: Generated<number>; tenant: string; sku: string; qty: number };
 }
 
+interface Order {
+  id: number;
+  tenant: string;
+  sku: string;
+  qty: number;
+}
+
+const orderEntity = new EntitySchema<Order>({
+  name: 'Order',
+  tableName: 'orders',
+  columns: { id: { type: 'int', primary: true, generated: true }, tenant: { type: 'text' }, sku: { type: 'text' }, qty: { type: 'int' } },
+});
+
 function pgPool(url: string): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max: 4 });
   pool.on('error', () => {});
@@ -128,6 +145,27 @@ const layers: readonly Factory[] = [
         return (await tx.order.create({ data: { tenant, sku, qty: 1 } })).id;
       },
       end: () => prisma.$disconnect(),
+    });
+  }),
+  layer('typeorm', async (url) => {
+    const dataSource = await new DataSource({ type: 'postgres', url, poolSize: 4, entities: [orderEntity] }).initialize();
+    return typed(fromTypeORM(dataSource), {
+      runner: typeormRunner,
+      async insertOrder(tx, tenant, sku) {
+        return (await tx.getRepository(orderEntity).save({ tenant, sku, qty: 1 })).id;
+      },
+      end: () => dataSource.destroy(),
+    });
+  }),
+  layer('knex', (url) => {
+    const db = knex({ client: 'pg', connection: url, pool: { min: 0, max: 4 } });
+    return typed(fromKnex(db), {
+      runner: knexRunner,
+      async insertOrder(tx, tenant, sku) {
+        const [row] = await tx<Order>('orders').insert({ tenant, sku, qty: 1 }).returning('id');
+        return row?.id ?? -1;
+      },
+      end: () => db.destroy(),
     });
   }),
 ];
@@ -223,6 +261,44 @@ describe('Drizzle: tx.rollback() in a handler', () => {
     );
     expect(rows[0]).toEqual({ orders: 0, records: 0 });
     await lite.close();
+  });
+});
+
+describe('Knex: trx.rollback() in a handler', () => {
+  it('rolls back the writes; the operation record cannot be written after it, so the answer is 503 and nothing is stored', async () => {
+    const server = await createTestDatabase();
+    const db = knex({ client: 'pg', connection: server.url, pool: { min: 0, max: 2 } });
+    try {
+      const database = fromKnex(db);
+      await migrate(database);
+      await database.query(ORDERS_TABLE);
+      const create = atomic(idempotency({ store: postgresStore(database) }), {
+        operation: 'orders.create@1',
+        tenant: () => 'tenant-a',
+        async handler({ tx }) {
+          await tx<Order>('orders').insert({ tenant: 'tenant-a', sku: 'SKU-1', qty: 1 });
+          await tx.rollback(new Error('rolled back by the handler'));
+          return { status: 201, body: {} };
+        },
+      });
+      const request = new Request('http://orders.test/orders', { method: 'POST', headers: { 'idempotency-key': 'k', 'content-type': 'application/json' }, body: '{}' });
+      const answer = await create(request, undefined);
+      expect([answer.status, ((await answer.json()) as { type: string }).type]).toEqual([503, 'https://retrysafe.dev/problems/store-unavailable']);
+      const { rows } = await database.query<{ orders: number; records: number }>(
+        'SELECT (SELECT count(*)::int FROM orders) AS orders, (SELECT count(*)::int FROM retrysafe_operations) AS records',
+      );
+      expect(rows[0]).toEqual({ orders: 0, records: 0 });
+    } finally {
+      await db.destroy();
+      await server.drop();
+    }
+  });
+});
+
+describe('TypeORM: a manager that runs no transaction', () => {
+  it('is refused by the runner rather than run outside the transaction', () => {
+    const dataSource = new DataSource({ type: 'postgres', url: 'postgres://unused@127.0.0.1:1/unused' });
+    expect(isRetrysafeError(catchError(() => fromTypeORM(dataSource).runner(dataSource.manager)), 'misuse')).toBe(true);
   });
 });
 

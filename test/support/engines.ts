@@ -9,9 +9,11 @@ import pg from 'pg';
 import postgres from 'postgres';
 import { inject } from 'vitest';
 import { fromDrizzle } from '../../src/postgres/clients/from-drizzle.js';
+import { fromKnex } from '../../src/postgres/clients/from-knex.js';
 import { fromKysely } from '../../src/postgres/clients/from-kysely.js';
 import { fromPostgresJs } from '../../src/postgres/clients/from-postgres-js.js';
 import { fromPrisma } from '../../src/postgres/clients/from-prisma.js';
+import { fromTypeORM } from '../../src/postgres/clients/from-typeorm.js';
 import { fromPg, fromPGlite, migrate, portable } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { createTestDatabase } from './database.js';
@@ -46,12 +48,12 @@ interface ServerLayer {
 }
 
 /** A test database of its own on the server, reached through one data layer. */
-function onServer(name: string, connect: (url: string) => ServerLayer): EngineFactory {
+function onServer(name: string, connect: (url: string) => ServerLayer | Promise<ServerLayer>): EngineFactory {
   return {
     name,
     async open() {
       const db = await createTestDatabase();
-      const layer = connect(db.url);
+      const layer = await connect(db.url);
       const database = portable(layer.database);
       await migrate(database);
       return {
@@ -125,6 +127,17 @@ const all: Readonly<Record<string, EngineFactory>> = {
     const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: 60 }) });
     // Room for the longest lock wait the suites configure (30 s) and two store budgets.
     return { database: fromPrisma(prisma, { timeout: 60_000 }), end: () => prisma.$disconnect() };
+  }),
+  // TypeORM and Knex are imported when selected: TypeORM alone takes about a second to load, in every test file.
+  typeorm: onServer('postgres (typeorm, node-postgres)', async (url) => {
+    const { DataSource } = await import('typeorm');
+    const dataSource = await new DataSource({ type: 'postgres', url, poolSize: 60 }).initialize();
+    return { database: fromTypeORM(dataSource), end: () => dataSource.destroy() };
+  }),
+  knex: onServer('postgres (knex, node-postgres)', async (url) => {
+    const { default: knex } = await import('knex');
+    const db = knex({ client: 'pg', connection: url, pool: { min: 0, max: 60 } });
+    return { database: fromKnex(db), end: () => db.destroy() };
   }),
 };
 

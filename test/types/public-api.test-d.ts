@@ -2,9 +2,11 @@ import type { PGlite, Transaction as PGliteTransaction } from '@electric-sql/pgl
 import type { Request as ExpressRequest, RequestHandler } from 'express';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { FastifyRequest } from 'fastify';
+import type { Knex } from 'knex';
 import type { Kysely, Transaction } from 'kysely';
 import type pg from 'pg';
 import type { Sql, TransactionSql } from 'postgres';
+import type { DataSource, EntityManager } from 'typeorm';
 import { describe, expectTypeOf, it } from 'vitest';
 import {
   type AtomicRoute,
@@ -28,11 +30,13 @@ import { drizzleRunner, fromDrizzle } from 'retrysafe/drizzle';
 import { atomic as expressAtomic, leased as expressLeased, transparent as expressTransparent } from 'retrysafe/express';
 import { atomic as fastifyAtomic } from 'retrysafe/fastify';
 import { consume, type InboxResult } from 'retrysafe/inbox';
+import { fromKnex, knexRunner } from 'retrysafe/knex';
 import { fromKysely, kyselyRunner } from 'retrysafe/kysely';
 import { enqueue } from 'retrysafe/outbox';
 import { fromPg, fromPGlite, postgresStore } from 'retrysafe/postgres';
 import { fromPostgresJs, postgresJsRunner } from 'retrysafe/postgres-js';
 import { fromPrisma, prismaRunner } from 'retrysafe/prisma';
+import { fromTypeORM, typeormRunner } from 'retrysafe/typeorm';
 import { receiveWebhook, type VerificationFailure, verifyWebhook, type WebhookReceipt } from 'retrysafe/webhooks';
 import type { Prisma, PrismaClient } from '../support/prisma/generated/client.js';
 
@@ -48,6 +52,8 @@ declare const sql: Sql;
 declare const kysely: Kysely<Orders>;
 declare const drizzle: NodePgDatabase;
 declare const prisma: PrismaClient;
+declare const dataSource: DataSource;
+declare const knex: Knex;
 
 type DrizzleTx = Parameters<Parameters<NodePgDatabase['transaction']>[0]>[0];
 type PrismaTx = Prisma.TransactionClient;
@@ -60,6 +66,8 @@ describe('data layers hand routes their own transaction', () => {
     expectTypeOf(fromKysely(kysely)).toEqualTypeOf<SqlDatabase<Transaction<Orders>>>();
     expectTypeOf(fromDrizzle(drizzle)).toEqualTypeOf<SqlDatabase<DrizzleTx>>();
     expectTypeOf(fromPrisma(prisma)).toEqualTypeOf<SqlDatabase<PrismaTx>>();
+    expectTypeOf(fromTypeORM(dataSource)).toEqualTypeOf<SqlDatabase<EntityManager>>();
+    expectTypeOf(fromKnex(knex)).toEqualTypeOf<SqlDatabase<Knex.Transaction>>();
   });
 
   it('turns each transaction into the statement runner that enqueue takes', () => {
@@ -68,6 +76,10 @@ describe('data layers hand routes their own transaction', () => {
     expectTypeOf(postgresJsRunner).returns.toEqualTypeOf<SqlClient>();
     expectTypeOf(drizzleRunner).returns.toEqualTypeOf<SqlClient>();
     expectTypeOf(prismaRunner).returns.toEqualTypeOf<SqlClient>();
+    expectTypeOf<EntityManager>().toExtend<Parameters<typeof typeormRunner>[0]>();
+    expectTypeOf(typeormRunner).returns.toEqualTypeOf<SqlClient>();
+    expectTypeOf<Knex.Transaction>().toExtend<Parameters<typeof knexRunner>[0]>();
+    expectTypeOf(knexRunner).returns.toEqualTypeOf<SqlClient>();
   });
 });
 
@@ -89,6 +101,27 @@ describe('routes infer their input and transaction in each mode', () => {
       },
     });
     expectTypeOf(expressAtomic<unknown, Transaction<Orders>>).returns.toEqualTypeOf<RequestHandler>();
+  });
+
+  it('atomic through TypeORM and Knex: the handler writes through its own transaction', () => {
+    fastifyAtomic(idempotency({ store: postgresStore(fromTypeORM(dataSource)) }), {
+      operation: 'orders.create@1',
+      tenant: () => 'tenant-a',
+      async handler({ tx }) {
+        expectTypeOf(tx).toEqualTypeOf<EntityManager>();
+        const rows: unknown = await tx.query('SELECT 1');
+        return { status: 201, body: rows };
+      },
+    });
+    expressAtomic(idempotency({ store: postgresStore(fromKnex(knex)) }), {
+      operation: 'orders.create@1',
+      tenant: () => 'tenant-a',
+      async handler({ tx }) {
+        expectTypeOf(tx).toEqualTypeOf<Knex.Transaction>();
+        const [order] = await tx<{ id: number; sku: string }>('orders').insert({ sku: 'SKU-1' }).returning('id');
+        return { status: 201, body: order };
+      },
+    });
   });
 
   it('atomic through Drizzle, Prisma and PGlite', () => {
