@@ -1,4 +1,4 @@
-import { type SqlClient, type SqlDatabase, type Statement, openWith } from '../../store/sql-client.js';
+import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
 
 /**
  * What Drizzle's `sql` template builds, as far as `execute` reads it: the

@@ -1,4 +1,4 @@
-import type { SqlClient, SqlDatabase, Statement } from '../../store/sql-client.js';
+import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
 
 /** What Knex's PostgreSQL client resolves a raw query to: node-postgres' result. */
 export interface KnexRawResult {
@@ -25,7 +25,7 @@ export interface KnexLike<Tx extends KnexQueryable> extends KnexQueryable {
  */
 export function fromKnex<Tx extends KnexQueryable>(knex: KnexLike<Tx>): SqlDatabase<Tx> {
   return {
-    transaction: (work) => knex.transaction((trx) => work(knexRunner(trx), trx)),
+    transaction: (work, opening) => knex.transaction((trx) => openWith(knexRunner(trx), trx, work, opening)),
     runner: knexRunner,
     query: knexRunner(knex).query,
   };

@@ -1,4 +1,4 @@
-import { type SqlClient, type SqlDatabase, type Statement, openWith } from '../../store/sql-client.js';
+import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
 
 /** What Kysely's `CompiledQuery.raw(text, values)` builds, written out so that retrysafe need not import Kysely. */
 export interface KyselyRawQuery {

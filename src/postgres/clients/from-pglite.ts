@@ -1,4 +1,4 @@
-import { type SqlClient, type SqlDatabase, type Statement, openWith } from '../../store/sql-client.js';
+import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
 
 interface PGliteQueryable {
   query<Row>(text: string, params?: unknown[]): Promise<{ rows: Row[] }>;

@@ -1,4 +1,4 @@
-import { type SqlClient, type SqlDatabase, type Statement, openWith } from '../../store/sql-client.js';
+import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
 
 /** The members of a Prisma client or interactive transaction client that retrysafe calls. */
 export interface PrismaQueryable {

@@ -1,5 +1,5 @@
 import { RetrysafeError } from '../../core/errors.js';
-import type { SqlClient, SqlDatabase, Statement } from '../../store/sql-client.js';
+import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
 
 /**
  * The members of a TypeORM `QueryRunner` that retrysafe calls. Its structured
@@ -33,7 +33,7 @@ export interface TypeORMLike<Tx extends TypeORMManagerLike> {
  */
 export function fromTypeORM<Tx extends TypeORMManagerLike>(dataSource: TypeORMLike<Tx>): SqlDatabase<Tx> {
   return {
-    transaction: (work) => dataSource.transaction((manager) => work(typeormRunner(manager), manager)),
+    transaction: (work, opening) => dataSource.transaction((manager) => openWith(typeormRunner(manager), manager, work, opening)),
     runner: typeormRunner,
     async query<Row>(text: string | Statement, values?: readonly unknown[]) {
       const runner = dataSource.createQueryRunner();
