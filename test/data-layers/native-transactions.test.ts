@@ -9,7 +9,7 @@ import pg from 'pg';
 import postgres from 'postgres';
 import { DataSource, EntitySchema } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { idempotency, isRetrysafeError, type SqlClient, type SqlDatabase } from '../../src/index.js';
+import { idempotency, isRetrysafeError, type RetrysafeEvent, type SqlClient, type SqlDatabase } from '../../src/index.js';
 import { atomic } from '../../src/adapters/fetch.js';
 import { consume } from '../../src/inbox/index.js';
 import { enqueue } from '../../src/outbox/index.js';
@@ -314,6 +314,41 @@ describe('Prisma: the interactive transaction timeout', () => {
 
   it('is accepted at its default with the default budgets', () => {
     expect(() => idempotency({ store: postgresStore(fromPrisma(prisma)) })).not.toThrow();
+  });
+
+  it('ends a handler that runs past it: the record’s INSERT meets Prisma’s P2028, the answer is 503, and nothing is stored', async () => {
+    const server = await createTestDatabase();
+    const timed = new PrismaClient({ adapter: new PrismaPg({ connectionString: server.url, max: 2 }) });
+    try {
+      const database = fromPrisma(timed, { timeout: 1000 });
+      await migrate(database);
+      await database.query(ORDERS_TABLE);
+      const storeErrors: unknown[] = [];
+      const observers = [(event: RetrysafeEvent) => event.type === 'store-error' && storeErrors.push(event.error)];
+      const create = atomic(idempotency({ store: postgresStore(database), lockTimeoutMs: 100, storeTimeoutMs: 300, observers }), {
+        operation: 'orders.create@1',
+        tenant: () => 'tenant-a',
+        async handler({ tx }) {
+          await tx.order.create({ data: { tenant: 'tenant-a', sku: 'SKU-1', qty: 1 } });
+          await new Promise((resolve) => setTimeout(resolve, 1500));
+          return { status: 201, body: {} };
+        },
+      });
+      const request = new Request('http://orders.test/orders', { method: 'POST', headers: { 'idempotency-key': 'k', 'content-type': 'application/json' }, body: '{}' });
+      const response = await create(request, undefined);
+      expect(response.status).toBe(503);
+      expect(await response.json()).toMatchObject({ type: 'https://retrysafe.dev/problems/store-unavailable' });
+      expect(storeErrors).toHaveLength(1);
+      expect(isRetrysafeError(storeErrors[0], 'store-unavailable')).toBe(true);
+      expect((storeErrors[0] as { cause?: { code?: unknown } }).cause?.code).toBe('P2028');
+      const { rows } = await database.query<{ orders: number; records: number }>(
+        'SELECT (SELECT count(*)::int FROM orders) AS orders, (SELECT count(*)::int FROM retrysafe_operations) AS records',
+      );
+      expect(rows[0]).toEqual({ orders: 0, records: 0 });
+    } finally {
+      await timed.$disconnect();
+      await server.drop();
+    }
   });
 });
 

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
 import pg from 'pg';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OperationIdentity } from '../../src/core/identity.js';
 import type { OperationRecord } from '../../src/core/record.js';
+import { fromPostgresJs } from '../../src/postgres/clients/from-postgres-js.js';
 import { fromPg, migrate, portable, postgresStore } from '../../src/postgres/index.js';
 import type { Completion } from '../../src/core/completion.js';
 import type { AtomicClaim } from '../../src/store/atomic-store.js';
@@ -242,5 +245,67 @@ describe('round trips and writes per new key', () => {
 
   it.each([false, true])('are the bare transaction’s: BEGIN goes with the lock, the record with COMMIT, each pair in one write (pool in pipeline mode: %s)', async (pipeline) => {
     expect(await measure(pipeline)).toEqual({ bare: { trips: 3, writes: 3 }, atomic: { trips: 3, writes: 3 } });
+  });
+
+  /**
+   * postgres.js, counted on the wire: a round trip starts with each write after
+   * the client has read an answer. `sql.begin` waits for BEGIN's answer before
+   * it runs the work, so the lock goes alone; the record goes with COMMIT, and
+   * statements the handler awaits together go together. With `prepare: false`
+   * a statement with values first asks for their types, and what follows waits.
+   */
+  async function measurePostgresJs(statements: number, prepare = true): Promise<{ bare: number; atomic: number }> {
+    let trips = 0;
+    let answered = true;
+    const socket = ({ host: [host], port: [port] }: { host: string[]; port: number[] }) =>
+      new Promise<Socket>((resolve, reject) => {
+        const wire = connect(port ?? 5432, host);
+        const write = wire.write.bind(wire) as (...args: unknown[]) => boolean;
+        Object.assign(wire, {
+          write: (...args: unknown[]) => {
+            if (answered) trips += 1;
+            answered = false;
+            return write(...args);
+          },
+        });
+        wire.on('data', () => {
+          answered = true;
+        });
+        wire.once('connect', () => resolve(wire));
+        wire.once('error', reject);
+      });
+    // `socket` is postgres.js' own option, missing from its types: passed as a variable.
+    const options = { max: 1, onnotice: () => {}, prepare, socket };
+    const sql = postgres(db.url, options);
+    try {
+      const run = (id: OperationIdentity) =>
+        postgresStore(fromPostgresJs(sql)).atomic(request(id), async ({ tx, complete }) => {
+          await Promise.all(Array.from({ length: statements }, () => tx`INSERT INTO effects (key) VALUES (${randomUUID()})`));
+          await complete(COMPLETION);
+          return { commit: true, value: undefined };
+        }, () => undefined);
+      // Warm: the connection is open and every statement prepared, as in steady state.
+      await run(identity());
+      let before = trips;
+      await sql.begin(async (tx) => tx`INSERT INTO effects (key) VALUES (${randomUUID()})`);
+      const bare = trips - before;
+      before = trips;
+      await run(identity());
+      return { bare, atomic: trips - before };
+    } finally {
+      await sql.end();
+    }
+  }
+
+  it('is the bare transaction’s plus one with postgres.js: the lock alone after BEGIN, the record with COMMIT', async () => {
+    expect(await measurePostgresJs(1)).toEqual({ bare: 3, atomic: 4 });
+  });
+
+  it('stays so with postgres.js when the handler awaits its statements together: they share one round trip', async () => {
+    expect(await measurePostgresJs(2)).toEqual({ bare: 3, atomic: 4 });
+  });
+
+  it('is the bare transaction’s plus four with postgres.js unprepared: each statement with values waits for its types, and COMMIT for the record', async () => {
+    expect(await measurePostgresJs(1, false)).toEqual({ bare: 4, atomic: 8 });
   });
 });

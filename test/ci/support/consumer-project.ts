@@ -50,6 +50,16 @@ export async function compile(directory: string): Promise<string | undefined> {
   }
 }
 
+/** A newcomer's shell, not this test run's: no broker or database settings it did not name. */
+function newcomer(env: Record<string, string>): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env };
+}
+
+/** Runs a documented setup script (`npx prisma generate`) in the project, as its reader would; stops at the first failing command. */
+export async function runSetup(directory: string, script: string, env: Record<string, string> = {}): Promise<void> {
+  await exec('sh', ['-e', '-c', script], { cwd: directory, env: newcomer(env), maxBuffer: 16 * 1024 * 1024 });
+}
+
 export interface Server {
   readonly process: ChildProcess;
   output(): string;
@@ -65,8 +75,7 @@ export function startSnippet(directory: string, file: string, port: number, env:
 export async function startServer(directory: string, args: readonly string[], port: number, env: Record<string, string>): Promise<Server> {
   const child = spawn(process.execPath, args, {
     cwd: directory,
-    // A newcomer's shell, not this test run's: no broker or database settings it did not name.
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, PORT: String(port) },
+    env: newcomer({ ...env, PORT: String(port) }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
