@@ -1,7 +1,7 @@
 import type { Observer } from './events.js';
 
 /** The `code` of each of retrysafe's process warnings, to tell them apart in `process.on('warning')`. */
-export type WarningCode = 'RETRYSAFE_RAW_BODY_MISSING';
+export type WarningCode = 'RETRYSAFE_RAW_BODY_MISSING' | 'RETRYSAFE_POOLER_DETECTED';
 
 /**
  * Raises a Node process warning about a setup that weakens a guarantee or

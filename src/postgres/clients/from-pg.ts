@@ -1,4 +1,6 @@
+import { warnProcess } from '../../core/process-warning.js';
 import type { SqlClient, SqlDatabase, Statement } from '../../store/sql-client.js';
+import { PREPARED_STATEMENT_ELSEWHERE, sqlState } from '../sqlstate.js';
 
 /** The members of a node-postgres `PoolClient` that retrysafe calls. */
 export interface PgClientLike {
@@ -28,6 +30,8 @@ export interface FromPgOptions {
    * transaction mode that does not carry prepared statements from one server
    * connection to the next (PgBouncer before 1.21, or with
    * `max_prepared_statements = 0`): each statement is then parsed on every call.
+   * Left on there, the first named statement found on the wrong server
+   * connection turns naming off for the pool, with a process warning.
    */
   readonly preparedStatements?: boolean;
 }
@@ -47,7 +51,7 @@ export function fromPg<Pool extends PgPoolLike<PgClientLike>>(pool: Pool, option
 /** The same, with the client type named: `fromPg<pg.PoolClient>(pool)`. */
 export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, options?: FromPgOptions): SqlDatabase<Client>;
 export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, options: FromPgOptions = {}): SqlDatabase<Client> {
-  const named = options.preparedStatements ?? true;
+  const naming: Naming = { on: options.preparedStatements ?? true };
   // node-postgres takes the pool's own 'error' listener off a client it hands out: a backend that goes away
   // meanwhile (failover, restart, terminated) would emit an unhandled 'error' and end the process. The guard
   // goes on as the pool hands the client out, since the error can come in the same socket read as the
@@ -73,7 +77,7 @@ export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, op
         // Pipelined, the first statement goes with BEGIN; every answer waits for BEGIN's, so none is used before it.
         if (pipelined) begun.catch(() => undefined);
         else await begun;
-        const result = await work(pgSql(client, named, pipelined ? begun : undefined), client);
+        const result = await work(pgSql(client, naming, pipelined ? begun : undefined), client);
         await begun;
         await client.query('COMMIT');
         return result;
@@ -90,24 +94,56 @@ export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, op
         client.release(lost.get(client) ?? rollbackFailed ?? false);
       }
     },
-    runner: (client) => pgSql(client, named),
-    query: pgSql(pool, named).query,
+    runner: (client) => pgSql(client, naming),
+    query: pgSql(pool, naming, undefined, true).query,
   };
 }
 
-/** `begun`: the pipelined BEGIN, in flight; the client then pipelines, and a failed BEGIN fails every answer. */
-function pgSql(target: Pick<PgClientLike, 'query'>, named: boolean, begun?: Promise<unknown>): SqlClient {
+/** Whether retrysafe's statements go out by name on a pool; turned off for good once a pooler is found between it and PostgreSQL. */
+interface Naming {
+  on: boolean;
+}
+
+/**
+ * `begun`: the pipelined BEGIN, in flight; the client then pipelines, and a
+ * failed BEGIN fails every answer. `alone`: each statement is its own
+ * transaction, so one that failed can run again.
+ */
+function pgSql(target: Pick<PgClientLike, 'query'>, naming: Naming, begun?: Promise<unknown>, alone = false): SqlClient {
+  const run = async <Row>(sent: string | { name: string; text: string }, values: unknown[] | undefined): Promise<{ rows: Row[] }> => {
+    const [, result] = await Promise.all([begun, target.query(sent, values)]);
+    return { rows: result.rows as Row[] };
+  };
   return {
     async query<Row>(text: string | Statement, values?: readonly unknown[]) {
+      const bound = values === undefined ? undefined : [...values];
       // A named statement is prepared once per connection by node-postgres.
-      const sent = typeof text === 'string' ? text : named ? { name: text.name, text: text.text } : text.text;
-      const answer = target.query(sent, values === undefined ? undefined : [...values]);
-      const [, result] = await Promise.all([begun, answer]);
-      return { rows: result.rows as Row[] };
+      if (typeof text === 'string' || !naming.on) return run<Row>(typeof text === 'string' ? text : text.text, bound);
+      try {
+        return await run<Row>({ name: text.name, text: text.text }, bound);
+      } catch (error) {
+        const code = sqlState(error);
+        if (code === undefined || !PREPARED_STATEMENT_ELSEWHERE.has(code)) throw error;
+        stopNaming(naming, code);
+        // Inside a transaction the error has aborted it: the caller's retry runs unnamed.
+        if (!alone) throw error;
+        return run<Row>(text.text, bound);
+      }
     },
     async exec(script: string) {
       await target.query(script);
     },
     pipelined: begun !== undefined,
   };
+}
+
+/** A named statement was not where node-postgres prepared it: a pooler in transaction mode hands out server connections. */
+function stopNaming(naming: Naming, code: string): void {
+  if (!naming.on) return;
+  naming.on = false;
+  warnProcess(
+    'RETRYSAFE_POOLER_DETECTED',
+    `a named statement was not where node-postgres prepared it (SQLSTATE ${code}): a pooler in transaction mode stands in front of PostgreSQL. ` +
+      "This pool's statements are no longer named. Say so up front with fromPg(pool, { preparedStatements: false }).",
+  );
 }
