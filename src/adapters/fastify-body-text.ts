@@ -1,4 +1,4 @@
-import { pipeline, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { FastifyRequest, preParsingHookHandler } from 'fastify';
 import { isJsonMediaType } from '../core/json-numbers.js';
 
@@ -14,20 +14,26 @@ const texts = new WeakMap<FastifyRequest, Buffer>();
 export const keepBodyText: preParsingHookHandler = function keepBodyText(request, _reply, payload, done) {
   if (!isJsonMediaType(request.headers['content-type'])) return done(null, payload);
   const chunks: Buffer[] = [];
-  const tee = new Transform({
-    transform(chunk: Buffer, _encoding, next) {
-      chunks.push(chunk);
-      next(null, chunk);
-    },
-    flush(next) {
-      texts.set(request, Buffer.concat(chunks));
-      next();
+  // The payload is read only once the parser reads: a body no parser takes (415) is left to Node, which drains it.
+  let reading = false;
+  const tee = new Readable({
+    read() {
+      if (reading) return void payload.resume();
+      reading = true;
+      payload.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        if (!tee.push(chunk)) payload.pause();
+      });
+      payload.once('end', () => {
+        texts.set(request, Buffer.concat(chunks));
+        tee.push(null);
+      });
+      payload.once('error', (error) => tee.destroy(error));
     },
   });
   // Fastify compares Content-Length with what an earlier hook counted before changing the bytes, when one did.
   Object.defineProperty(tee, 'receivedEncodedLength', { get: () => payload.receivedEncodedLength });
-  // A payload that fails fails the tee, which the parser reports.
-  done(null, pipeline(payload, tee, () => {}));
+  done(null, tee);
 };
 
 /** The bytes of `request`'s JSON body, once its parser has read them. */

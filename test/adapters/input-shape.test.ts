@@ -1,3 +1,4 @@
+import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setImmediate } from 'node:timers/promises';
 import { createGunzip, type Gunzip, gzipSync } from 'node:zlib';
@@ -124,6 +125,18 @@ describe.each(engines.slice(0, 1))('the input nesting limit on $name', (factory)
       expect((await gzip(key, '0.10')).headers['idempotent-replayed']).toBe('true');
       expect(h.calls()).toBe(1);
     });
+
+    it('leaves a JSON body that no parser takes to Node: answered 415, and the connection serves the next request', async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const post = (type: string, body: string) => overOneConnection(agent, `${h.app.url}/orders`, type, body);
+        // Larger than the stream buffers between the socket and a parser, so that it is left on the connection if nobody drains it.
+        expect(await post('application/merge-patch+json', `{"sku":"${'A'.repeat(500_000)}"}`)).toBe(415);
+        expect(await post('application/json', numbered('1'))).toBe(201);
+      } finally {
+        agent.destroy();
+      }
+    });
   });
 
   /**
@@ -166,6 +179,20 @@ describe.each(engines.slice(0, 1))('the input nesting limit on $name', (factory)
     });
   });
 });
+
+/** POSTs `body` through `agent` with a key of its own, and resolves with the status; a request left unanswered fails after 5 s. */
+function overOneConnection(agent: Agent, url: string, type: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const headers = { 'content-type': type, authorization: 'Bearer token-a', 'idempotency-key': newKey() };
+    const req = request(url, { method: 'POST', agent, headers, timeout: 5_000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('timeout', () => req.destroy(new Error('no answer on the kept-alive connection')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 /** Fastify whose JSON parser is the application's own, behind an application-wide hook that inflates gzip bodies. */
 const fastifyOwnPipeline: AdapterFactory = {
