@@ -11,8 +11,9 @@ import { holdBack } from './express-hold-back.js';
 import { sendReply } from './send-reply.js';
 
 /**
- * An Express 5 handler for an atomic route. Put `express.json()` (or another
- * body parser) and your authentication before it; handler errors go to `next`.
+ * An Express 5 handler for an atomic route. Put `express.json({ verify:
+ * keepRawBody })` (or another body parser that keeps the text) and your
+ * authentication before it; handler errors go to `next`.
  */
 export function atomic<Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<Request, Input, Tx>): RequestHandler {
   return handler(atomicRunner(config, route));
@@ -59,7 +60,7 @@ interface RawBodied {
  * The `verify` option of `express.json()` that keeps the body's bytes on the
  * request, so that retrysafe can check the numbers against the text sent:
  * `express.json({ verify: keepRawBody })`. Without it, numbers are compared
- * as the parser rounded them.
+ * as the parser rounded them, and retrysafe warns once per operation.
  */
 export function keepRawBody(req: IncomingMessage, _res: ServerResponse, bytes: Buffer): void {
   (req as RawBodied).rawBody = bytes;

@@ -1,10 +1,10 @@
 import type {
-  FastifyInstance,
   FastifyReply,
   FastifyRequest,
   onErrorAsyncHookHandler,
   onSendAsyncHookHandler,
   preHandlerAsyncHookHandler,
+  preParsingHookHandler,
   RouteHandlerMethod,
 } from 'fastify';
 import { type Idempotency } from '../modes/idempotency.js';
@@ -13,22 +13,37 @@ import type { Reply } from '../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
 import type { LeasedRoute } from '../modes/leased-route.js';
 import { beginTransparent, capturedReply, type TransparentAttempt } from '../modes/run-transparent.js';
+import { bodyText, keepBodyText } from './fastify-body-text.js';
 import { payloadBytes } from './payload-bytes.js';
 import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
 import { sendReply } from './send-reply.js';
 
-/** A Fastify 5 route handler for an atomic route. Handler errors go to Fastify's error handler. */
-export function atomic<Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<FastifyRequest, Input, Tx>): RouteHandlerMethod {
-  return handler(atomicRunner(config, route));
+/**
+ * A retrysafe route as Fastify 5 route options: its handler, and the hook
+ * that keeps a JSON body's text. Pass them as the route's options,
+ * `app.post('/orders', atomic(config, route))`, or spread them among your
+ * own: `app.post('/orders', { schema, ...atomic(config, route) })`.
+ */
+export interface RouteHandlerOptions {
+  readonly handler: RouteHandlerMethod;
+  /** Keeps a JSON body's bytes as the route's parser reads them, so that its numbers are checked against the text sent. */
+  readonly preParsing: preParsingHookHandler;
 }
 
-/** A Fastify 5 route handler for a leased route, whose steps call the outside world. */
-export function leased<Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<FastifyRequest, Input, Tx>): RouteHandlerMethod {
-  return handler(leasedRunner(config, route));
+/** A Fastify 5 route for an atomic route. Handler errors go to Fastify's error handler. */
+export function atomic<Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<FastifyRequest, Input, Tx>): RouteHandlerOptions {
+  return { handler: handler(atomicRunner(config, route)), preParsing: keepBodyText };
+}
+
+/** A Fastify 5 route for a leased route, whose steps call the outside world. */
+export function leased<Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<FastifyRequest, Input, Tx>): RouteHandlerOptions {
+  return { handler: handler(leasedRunner(config, route)), preParsing: keepBodyText };
 }
 
 /** Route-level hooks that make a route written the usual way transparent: spread them into the route's options. */
 export interface TransparentHooks {
+  /** Keeps a JSON body's bytes as the route's parser reads them, so that its numbers are checked against the text sent. */
+  readonly preParsing: preParsingHookHandler;
   /** Claims the identity, or answers a refusal or a replay so that the handler does not run. */
   readonly preHandler: preHandlerAsyncHookHandler;
   /** Captures the handler's payload, whatever its form, and stores the outcome before Fastify sends it. */
@@ -53,6 +68,7 @@ export function transparent<Input>(config: Idempotency<unknown>, route: RouteDef
     return attempt;
   };
   return {
+    preParsing: keepBodyText,
     async preHandler(request, reply) {
       const start = await beginTransparent(config, route, incoming(request));
       if (start.kind === 'claimed') attempts.set(request, start.attempt);
@@ -91,26 +107,5 @@ function fastifyPayloadBytes(reply: FastifyReply, payload: unknown): Promise<Buf
 }
 
 function incoming(request: FastifyRequest): IncomingRequest<FastifyRequest> {
-  return { raw: request, method: request.method, path: request.url, header: (name) => request.raw.headersDistinct[name], body: request.body, rawBody: (request as RawBodied).rawBody };
-}
-
-/** A request whose body parser kept the text it parsed, as `keepRawBody` does. */
-interface RawBodied {
-  rawBody?: string;
-}
-
-/**
- * Replaces the application's JSON parser with Fastify's own that also keeps
- * the body's text on the request, so that retrysafe can check the numbers
- * against the text sent. Without it, numbers are compared as the parser
- * rounded them.
- */
-export function keepRawBody(app: FastifyInstance): void {
-  const json = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, function parseKeepingText(request, body, done) {
-    const text = body as string;
-    (request as RawBodied).rawBody = text;
-    void json(request, text, done);
-  });
+  return { raw: request, method: request.method, path: request.url, header: (name) => request.raw.headersDistinct[name], body: request.body, rawBody: bodyText(request) };
 }

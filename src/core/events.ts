@@ -36,7 +36,13 @@ export type RetrysafeEvent =
    * before the store (key, authentication, input) included: they have an
    * `operation` but no identity yet.
    */
-  | { readonly type: 'problem'; readonly identity: OperationIdentity | undefined; readonly operation: string | undefined; readonly code: ProblemCode };
+  | { readonly type: 'problem'; readonly identity: OperationIdentity | undefined; readonly operation: string | undefined; readonly code: ProblemCode }
+  /**
+   * A JSON body reached the route without its text (Express without
+   * `keepRawBody`, NestJS without `rawBody: true`): a number beyond a
+   * double's precision is compared as rounded. Told once per operation.
+   */
+  | { readonly type: 'raw-body-missing'; readonly identity: undefined; readonly operation: string };
 
 /** One kind of event, by its `type`: `RetrysafeEventOf<'finished'>` has `status` and `stored`. */
 export type RetrysafeEventOf<Type extends RetrysafeEvent['type']> = Extract<RetrysafeEvent, { readonly type: Type }>;

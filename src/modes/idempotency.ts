@@ -2,6 +2,7 @@ import type { BackoffOptions } from '../client/backoff.js';
 import { publishDiagnostics } from '../core/diagnostics.js';
 import { RetrysafeError } from '../core/errors.js';
 import { notify, type Observer, type RetrysafeEvent } from '../core/events.js';
+import { warnRawBodyMissing } from '../core/process-warning.js';
 import { defaultKeyLimits, type KeyLimits } from '../core/key.js';
 import { type StoragePolicy, resolvePolicy } from '../core/storage-policy.js';
 import { type ReadBeforeClaim, type ReadFirst, readFirstPolicy } from './read-first.js';
@@ -113,7 +114,7 @@ export interface Idempotency<Tx, S = OperationStore<Tx>> {
 
 export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx> {
   assertDescribedBy(options.describedBy);
-  const observers = [...(options.observers ?? []), publishDiagnostics];
+  const observers = [...(options.observers ?? []), publishDiagnostics, warnRawBodyMissing];
   const { tracing } = options;
   const lockTimeoutMs = positive('lockTimeoutMs', options.lockTimeoutMs ?? 3000);
   const storeTimeoutMs = positive('storeTimeoutMs', options.storeTimeoutMs ?? 5000);
@@ -139,7 +140,19 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     describedBy: options.describedBy,
     problemBase: options.problemBase ?? defaultProblemBase,
     readFirst: readFirstPolicy(oneOf('readBeforeClaim', options.readBeforeClaim ?? 'auto', ['auto', 'always', 'never'])),
-    emit: (event) => notify(observers, event),
+    emit: announcer(observers),
+  };
+}
+
+/** Tells the observers every event; a setup warning once per operation, as each later request would only repeat it. */
+function announcer(observers: readonly Observer[]): (event: RetrysafeEvent) => void {
+  const warned = new Set<string>();
+  return function announce(event) {
+    if (event.type === 'raw-body-missing') {
+      if (warned.has(event.operation)) return;
+      warned.add(event.operation);
+    }
+    notify(observers, event);
   };
 }
 

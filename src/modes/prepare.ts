@@ -55,7 +55,7 @@ export async function prepare<Req, Input>(
   }
   const defect = inputDefect(incoming.body, config.maxInputDepth);
   if (defect?.kind === 'too-deep') return refuse(problem('request-body-too-deep', `The request body nests arrays and objects deeper than ${defect.max} levels.`));
-  if (defect?.kind === 'unsafe-number' || !numbersExactIn(incoming)) {
+  if (defect?.kind === 'unsafe-number' || !numbersExactIn(config, route.operation, incoming)) {
     const detail = 'The request body holds a number that a double cannot hold exactly (an integer beyond ±9007199254740991, or more digits than a double keeps), so it cannot be compared exactly; send it as a string.';
     return refuse(problem('request-body-number-unsafe', detail));
   }
@@ -92,10 +92,18 @@ function fingerprintOf(selected: unknown): Fingerprint | undefined {
   }
 }
 
-/** Whether the numbers of a JSON body are exactly what was sent; true when the adapter has no raw body to compare with. */
-function numbersExactIn(incoming: IncomingRequest<unknown>): boolean {
+/**
+ * Whether the numbers of a JSON body are exactly what was sent. Without the
+ * body's text there is nothing to compare with: true, and the application is
+ * told (once per operation) that its adapter keeps no text.
+ */
+function numbersExactIn(config: Idempotency<unknown, unknown>, operation: string, incoming: IncomingRequest<unknown>): boolean {
   const { rawBody } = incoming;
   const type = incoming.header('content-type');
-  if (rawBody === undefined || !isJsonMediaType(typeof type === 'string' ? type : type?.[0])) return true;
+  if (incoming.body === undefined || !isJsonMediaType(typeof type === 'string' ? type : type?.[0])) return true;
+  if (rawBody === undefined) {
+    config.emit({ type: 'raw-body-missing', identity: undefined, operation });
+    return true;
+  }
   return numbersExact(typeof rawBody === 'string' ? rawBody : new TextDecoder().decode(rawBody));
 }

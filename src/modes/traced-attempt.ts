@@ -39,6 +39,7 @@ function outcomeAfter(event: RetrysafeEvent, current: AttemptOutcome): AttemptOu
       return current === 'unclaimed' ? 'refused' : current;
     case 'finished':
     case 'lock-wait':
+    case 'raw-body-missing':
       return current;
     default:
       return unchanged(event, current);

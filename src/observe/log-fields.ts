@@ -51,6 +51,8 @@ export function logFields(event: RetrysafeEvent, identitySecret: string | Uint8A
       return entry('error', 'outcome unknown: needs reconciliation');
     case 'problem':
       return LOGGED_ELSEWHERE.has(event.code) ? undefined : entry('info', 'answered with a problem', { code: event.code });
+    case 'raw-body-missing':
+      return entry('warn', "JSON bodies arrive without their text: numbers beyond a double's precision are compared as rounded", { operation: event.operation });
     default:
       return unlogged(event);
   }

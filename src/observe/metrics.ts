@@ -62,6 +62,9 @@ export function metricsObserver(registry: RegistryLike, options: MetricsOptions 
         return unknown.inc(operationOf(event.identity));
       case 'problem':
         return problems.inc({ ...(event.operation === undefined ? {} : { operation: event.operation }), code: event.code });
+      case 'raw-body-missing':
+        // A warning about the setup, told once per operation: the log says it.
+        return;
       default:
         return uncounted(event);
     }

@@ -6,6 +6,12 @@ export const QUERY_CANCELED = '57014';
 export const UNIQUE_VIOLATION = '23505';
 /** A table the statement names does not exist: the schema was never migrated. */
 export const UNDEFINED_TABLE = '42P01';
+/**
+ * A named prepared statement missing from the server connection, or already
+ * on it: the driver prepared it on another one, as it does behind a pooler
+ * in transaction mode.
+ */
+export const PREPARED_STATEMENT_ELSEWHERE: ReadonlySet<string> = new Set(['26000', '42P05']);
 
 /** Classes and codes after which the same work may succeed on a retry. */
 const TRANSIENT = [

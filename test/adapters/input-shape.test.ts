@@ -1,7 +1,21 @@
+import { Agent, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setImmediate } from 'node:timers/promises';
+import { createGunzip, type Gunzip, gzipSync } from 'node:zlib';
+import Fastify, { type FastifyRequest } from 'fastify';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { adapters } from '../support/apps.js';
+import { atomic as fastifyAtomic } from '../../src/adapters/fastify.js';
+import type { RetrysafeEvent } from '../../src/core/events.js';
+import { logObserver } from '../../src/observe/log-observer.js';
+import { type AdapterFactory, adapters, adaptersWithoutText, routes } from '../support/apps.js';
 import { engines } from '../support/engines.js';
 import { expectProblem, newKey, useApp, useEngine } from './harness.js';
+
+/** The contract app's order with `ref` as its number, written as given. */
+function numbered(ref: string): string {
+  return `{"sku":"A","qty":1,"ref":${ref}}`;
+}
 
 /** A body nested `depth` levels deep: an object (1) holding `depth - 1` arrays. */
 function nested(depth: number): string {
@@ -31,8 +45,9 @@ describe.each(engines.slice(0, 1))('the input nesting limit on $name', (factory)
     });
 
     describe('numbers', () => {
-      const h = useApp(ref, adapter);
-      const post = (key: string, ref: string) => h.post({ key, body: `{"sku":"A","qty":1,"ref":${ref}}`, headers: { 'Content-Type': 'application/json' } });
+      const told: RetrysafeEvent[] = [];
+      const h = useApp(ref, adapter, { observers: [(event) => event.type === 'raw-body-missing' && told.push(event)] });
+      const post = (key: string, ref: string) => h.post({ key, body: numbered(ref), headers: { 'Content-Type': 'application/json' } });
 
       it('never lets two integers beyond 2^53 share a fingerprint: each is refused, not replayed', async () => {
         const key = newKey();
@@ -55,6 +70,8 @@ describe.each(engines.slice(0, 1))('the input nesting limit on $name', (factory)
         expectProblem(await post(newKey(), '1e-400'), 'request-body-number-unsafe', 400);
         expect(h.calls()).toBe(1);
         expect(await h.records()).toBe(1);
+        // Set up as documented, every adapter has the body's text: nothing to warn about.
+        expect(told).toEqual([]);
       });
 
       it('takes the same value spelt otherwise as the same number: 1, 1.0, 1e0, 10e-1 and 0.10 replay', async () => {
@@ -89,4 +106,118 @@ describe.each(engines.slice(0, 1))('the input nesting limit on $name', (factory)
       });
     });
   });
+
+  /**
+   * retrysafe's Fastify routes keep the text themselves, as it reaches the
+   * parser: the application's own hooks (here, one that inflates gzip) and
+   * its own JSON parser stay as they are.
+   */
+  describe('through Fastify with its own body pipeline', () => {
+    const h = useApp(ref, fastifyOwnPipeline);
+    const gzip = (key: string, ref: string) =>
+      h.post({ key, body: gzipSync(numbered(ref)), headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' } });
+
+    it('refuses a number beyond double precision, whether the body came compressed or not', async () => {
+      const key = newKey();
+      expect((await gzip(key, '0.1')).status).toBe(201);
+      expectProblem(await gzip(key, '0.10000000000000000001'), 'request-body-number-unsafe', 400);
+      expectProblem(await h.post({ key, body: numbered('1.0000000000000001'), headers: { 'Content-Type': 'application/json' } }), 'request-body-number-unsafe', 400);
+      expect((await gzip(key, '0.10')).headers['idempotent-replayed']).toBe('true');
+      expect(h.calls()).toBe(1);
+    });
+
+    it('leaves a JSON body that no parser takes to Node: answered 415, and the connection serves the next request', async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const post = (type: string, body: string) => overOneConnection(agent, `${h.app.url}/orders`, type, body);
+        // Larger than the stream buffers between the socket and a parser, so that it is left on the connection if nobody drains it.
+        expect(await post('application/merge-patch+json', `{"sku":"${'A'.repeat(500_000)}"}`)).toBe(415);
+        expect(await post('application/json', numbered('1'))).toBe(201);
+      } finally {
+        agent.destroy();
+      }
+    });
+  });
+
+  /**
+   * Express and NestJS parse the body before retrysafe sees it: without the
+   * documented opt-in, a fraction beyond a double's precision is compared as
+   * rounded. retrysafe says so, once per operation, to the observers (and so
+   * to the log) and as a process warning.
+   */
+  describe.each(adaptersWithoutText)('through $name, without the body\'s text', (adapter) => {
+    const told: RetrysafeEvent[] = [];
+    const lines: string[] = [];
+    const log = logObserver(pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }), { identitySecret: 'input-shape' });
+    const h = useApp(ref, adapter, { observers: [(event) => event.type === 'raw-body-missing' && told.push(event), log] });
+
+    it('warns once per operation that its JSON bodies come without their text', async () => {
+      const warnings: Error[] = [];
+      const onWarning = (warning: Error): void => {
+        if ((warning as { code?: string }).code === 'RETRYSAFE_RAW_BODY_MISSING') warnings.push(warning);
+      };
+      process.on('warning', onWarning);
+      try {
+        for (const ref of ['0.1', '0.2', '0.3']) expect((await h.post({ key: newKey(), body: numbered(ref) })).status).toBe(201);
+        expect((await h.post({ key: newKey(), body: numbered('1') }, '/refunds')).status).toBe(201);
+        // Process warnings are emitted on the next tick.
+        await setImmediate();
+      } finally {
+        process.off('warning', onWarning);
+      }
+      expect(told).toEqual([
+        { type: 'raw-body-missing', identity: undefined, operation: 'orders.create@1' },
+        { type: 'raw-body-missing', identity: undefined, operation: 'refunds.create@1' },
+      ]);
+      const warned = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.event === 'raw-body-missing');
+      expect(warned).toMatchObject([
+        { level: 40, operation: 'orders.create@1' },
+        { level: 40, operation: 'refunds.create@1' },
+      ]);
+      expect(warnings.map((warning) => warning.message)).toEqual([expect.stringContaining('orders.create@1'), expect.stringContaining('refunds.create@1')]);
+      expect(warnings[0]?.message).toContain('keepRawBody');
+    });
+  });
 });
+
+/** POSTs `body` through `agent` with a key of its own, and resolves with the status; a request left unanswered fails after 5 s. */
+function overOneConnection(agent: Agent, url: string, type: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const headers = { 'content-type': type, authorization: 'Bearer token-a', 'idempotency-key': newKey() };
+    const req = request(url, { method: 'POST', agent, headers, timeout: 5_000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('timeout', () => req.destroy(new Error('no answer on the kept-alive connection')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Fastify whose JSON parser is the application's own, behind an application-wide hook that inflates gzip bodies. */
+const fastifyOwnPipeline: AdapterFactory = {
+  name: 'fastify, its own parser behind a gunzip hook',
+  async start(config, state) {
+    const r = routes<FastifyRequest>((request) => request.headers.authorization, state);
+    const app = Fastify();
+    app.addHook('preParsing', (request, _reply, payload, done) => {
+      if (request.headers['content-encoding'] !== 'gzip') return done(null, payload);
+      const inflated: Gunzip & { receivedEncodedLength?: number } = createGunzip();
+      // Fastify compares Content-Length with the bytes received, before inflating.
+      payload.on('data', (chunk: Buffer) => (inflated.receivedEncodedLength = (inflated.receivedEncodedLength ?? 0) + chunk.length));
+      done(null, payload.pipe(inflated));
+    });
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+      try {
+        done(null, JSON.parse(body.toString('utf8')));
+      } catch (error) {
+        done(Object.assign(error as Error, { statusCode: 400 }));
+      }
+    });
+    app.post('/orders', fastifyAtomic(config, r.orders));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
+  },
+};

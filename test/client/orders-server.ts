@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import express from 'express';
-import { atomic } from '../../src/adapters/express.js';
+import { atomic, keepRawBody } from '../../src/adapters/express.js';
 import { idempotency, invalid, valid } from '../../src/index.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
@@ -42,7 +42,7 @@ export async function startOrdersServer(database: SqlDatabase<SqlClient>, option
   });
   app.post(
     '/orders',
-    express.json(),
+    express.json({ verify: keepRawBody }),
     atomic(config, {
       operation: 'orders.create@1',
       tenant: () => 'tenant-a',

@@ -5,7 +5,7 @@ import { Controller, Module, Post } from '@nestjs/common';
 import express from 'express';
 import Fastify from 'fastify';
 import 'reflect-metadata';
-import { leased as expressLeased } from '../../src/adapters/express.js';
+import { keepRawBody, leased as expressLeased } from '../../src/adapters/express.js';
 import { leased as fastifyLeased } from '../../src/adapters/fastify.js';
 import { leased as koaLeased } from '../../src/adapters/koa.js';
 import { Idempotent, RetrysafeModule } from '../../src/adapters/nestjs/index.js';
@@ -32,7 +32,7 @@ const expressServer: PaymentServer = {
   name: 'express',
   start(config, operation) {
     const app = express();
-    app.post('/payments', express.json(), expressLeased(config, { ...operation, tenant: (req) => req.get('x-tenant') }));
+    app.post('/payments', express.json({ verify: keepRawBody }), expressLeased(config, { ...operation, tenant: (req) => req.get('x-tenant') }));
     return listen(createServer(app));
   },
 };

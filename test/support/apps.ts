@@ -3,13 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createAdaptorServer } from '@hono/node-server';
-import express, { type NextFunction, type Request as ExpressRequest, type Response as ExpressResponse } from 'express';
+import express, { type NextFunction, type Request as ExpressRequest, type RequestHandler, type Response as ExpressResponse } from 'express';
 import Fastify from 'fastify';
 import { type Context, Hono } from 'hono';
 import Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import { atomic as expressAtomic, keepRawBody as keepExpressRawBody } from '../../src/adapters/express.js';
-import { atomic as fastifyAtomic, keepRawBody as keepFastifyRawBody } from '../../src/adapters/fastify.js';
+import { atomic as fastifyAtomic } from '../../src/adapters/fastify.js';
 import { atomic as fetchAtomic } from '../../src/adapters/fetch.js';
 import { atomic as koaAtomic } from '../../src/adapters/koa.js';
 import { type AtomicRoute, type HandlerReply, idempotency, type Idempotency, type IdempotencyOptions } from '../../src/index.js';
@@ -19,7 +19,7 @@ import { listen } from './listen.js';
 import { startKoa } from './koa-app.js';
 import { atomic as httpAtomic } from './node-http-adapter.js';
 import { serveHttp } from './node-http-app.js';
-import { type ErrorAnswer, nestAdapters } from './nest-apps.js';
+import { type ErrorAnswer, nestAdapters, nestAdaptersWithoutText } from './nest-apps.js';
 import { allSuites, selectedFrameworks } from './suites.js';
 
 /**
@@ -180,31 +180,37 @@ export const contractErrors: ErrorAnswer = (error) => {
   return { status: status ?? 500, body: { error: status === undefined ? 'internal' : 'bad request' } };
 };
 
-export const expressAdapter: AdapterFactory = {
-  name: 'express',
-  start(config, state) {
-    const r = routes<ExpressRequest>((req) => req.get('authorization'), state);
-    const app = express();
-    app.use(express.json({ verify: keepExpressRawBody }));
-    app.post('/orders', expressAtomic(config, r.orders));
-    app.post('/refunds', expressAtomic(config, r.refunds));
-    app.post('/imports', expressAtomic(config, r.imports));
-    app.get('/orders', expressAtomic(config, r.read));
-    app.put('/orders', expressAtomic(config, r.read));
-    app.use((error: unknown, _req: ExpressRequest, res: ExpressResponse, _next: NextFunction) => {
-      state.errors.push(error);
-      res.status(clientErrorStatus(error) ?? 500).json({ error: clientErrorStatus(error) === undefined ? 'internal' : 'bad request' });
-    });
-    return listen(createServer(app));
-  },
-};
+export const expressAdapter: AdapterFactory = expressWith('express', express.json({ verify: keepExpressRawBody }));
+
+/** Express behind `express.json()` alone, as without the documented `verify: keepRawBody`: the body's text is not kept. */
+export const expressWithoutText: AdapterFactory = expressWith('express, express.json() alone', express.json());
+
+function expressWith(name: string, json: RequestHandler): AdapterFactory {
+  return {
+    name,
+    start(config, state) {
+      const r = routes<ExpressRequest>((req) => req.get('authorization'), state);
+      const app = express();
+      app.use(json);
+      app.post('/orders', expressAtomic(config, r.orders));
+      app.post('/refunds', expressAtomic(config, r.refunds));
+      app.post('/imports', expressAtomic(config, r.imports));
+      app.get('/orders', expressAtomic(config, r.read));
+      app.put('/orders', expressAtomic(config, r.read));
+      app.use((error: unknown, _req: ExpressRequest, res: ExpressResponse, _next: NextFunction) => {
+        state.errors.push(error);
+        res.status(clientErrorStatus(error) ?? 500).json({ error: clientErrorStatus(error) === undefined ? 'internal' : 'bad request' });
+      });
+      return listen(createServer(app));
+    },
+  };
+}
 
 export const fastifyAdapter: AdapterFactory = {
   name: 'fastify',
   async start(config, state) {
     const r = routes<{ headers: { authorization?: string } }>((req) => req.headers.authorization, state);
     const app = Fastify();
-    keepFastifyRawBody(app);
     app.setErrorHandler((error, _request, reply) => {
       state.errors.push(error);
       return reply.code(clientErrorStatus(error) ?? 500).send({ error: clientErrorStatus(error) === undefined ? 'internal' : 'bad request' });
@@ -290,3 +296,9 @@ export const adapters: readonly AdapterFactory[] = selectedFrameworks([
   ...(allSuites ? [nodeHttpAdapter] : []),
   ...nestAdapters,
 ]);
+
+/**
+ * The adapters whose framework parses the body before retrysafe sees it, set
+ * up without the documented opt-in that keeps its text.
+ */
+export const adaptersWithoutText: readonly AdapterFactory[] = [expressWithoutText, ...nestAdaptersWithoutText];

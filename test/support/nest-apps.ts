@@ -86,14 +86,18 @@ export const nestPlatforms = [
   { name: 'nest (fastify)', adapter: () => new FastifyAdapter() },
 ] as const;
 
-/** Starts `module` on `platform` on 127.0.0.1, with a global filter that records every error and answers as `onError` says. */
+/**
+ * Starts `module` on `platform` on 127.0.0.1, with a global filter that records every error and answers as `onError` says;
+ * with `rawBody: true`, as the documentation says, unless `rawBody` is false.
+ */
 export async function startNest(
   module: new () => unknown,
   platform: (typeof nestPlatforms)[number],
   errors: unknown[],
   onError: ErrorAnswer,
+  rawBody = true,
 ): Promise<{ readonly url: string; close(): Promise<void> }> {
-  const app: INestApplication = await NestFactory.create(module, platform.adapter(), { logger: false, rawBody: true });
+  const app: INestApplication = await NestFactory.create(module, platform.adapter(), { logger: false, rawBody });
   @Catch()
   class RecordingFilter implements ExceptionFilter {
     catch(error: unknown, host: ArgumentsHost): void {
@@ -112,5 +116,13 @@ export const nestAdapters: readonly AdapterFactory[] = nestPlatforms.map(
   (platform): AdapterFactory => ({
     name: platform.name,
     start: (config, state) => startNest(appModule(config, state), platform, state.errors, contractErrors),
+  }),
+);
+
+/** The contract app on each platform without `rawBody: true`: the body's text is not kept. */
+export const nestAdaptersWithoutText: readonly AdapterFactory[] = nestPlatforms.map(
+  (platform): AdapterFactory => ({
+    name: `${platform.name} without rawBody`,
+    start: (config, state) => startNest(appModule(config, state), platform, state.errors, contractErrors, false),
   }),
 );

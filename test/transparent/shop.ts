@@ -8,7 +8,7 @@ import Fastify, { type FastifyRequest } from 'fastify';
 import { type Context, Hono } from 'hono';
 import Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import { transparent as expressTransparent } from '../../src/adapters/express.js';
+import { keepRawBody, transparent as expressTransparent } from '../../src/adapters/express.js';
 import { transparent as fastifyTransparent } from '../../src/adapters/fastify.js';
 import { type FetchRequest, transparent as fetchTransparent } from '../../src/adapters/fetch.js';
 import { transparent as koaTransparent } from '../../src/adapters/koa.js';
@@ -110,7 +110,7 @@ export const expressShop: Framework = {
     const app = express();
     app.post(
       '/orders',
-      express.json(),
+      express.json({ verify: keepRawBody }),
       expressTransparent(
         config,
         route<Request>((req) => req.get('authorization')),

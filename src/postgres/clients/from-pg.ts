@@ -1,4 +1,6 @@
+import { warnProcess } from '../../core/process-warning.js';
 import { type BoundStatement, type Opened, open, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
+import { PREPARED_STATEMENT_ELSEWHERE, sqlState } from '../sqlstate.js';
 
 /** The members of a node-postgres `PoolClient` that retrysafe calls. */
 export interface PgClientLike {
@@ -28,6 +30,8 @@ export interface FromPgOptions {
    * transaction mode that does not carry prepared statements from one server
    * connection to the next (PgBouncer before 1.21, or with
    * `max_prepared_statements = 0`): each statement is then parsed on every call.
+   * Left on there, the first named statement found on the wrong server
+   * connection turns naming off for the pool, with a process warning.
    */
   readonly preparedStatements?: boolean;
 }
@@ -47,7 +51,7 @@ export function fromPg<Pool extends PgPoolLike<PgClientLike>>(pool: Pool, option
 /** The same, with the client type named: `fromPg<pg.PoolClient>(pool)`. */
 export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, options?: FromPgOptions): SqlDatabase<Client>;
 export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, options: FromPgOptions = {}): SqlDatabase<Client> {
-  const named = options.preparedStatements ?? true;
+  const naming: Naming = { on: options.preparedStatements ?? true };
   // node-postgres takes the pool's own 'error' listener off a client it hands out: a backend that goes away
   // meanwhile (failover, restart, terminated) would emit an unhandled 'error' and end the process. The guard
   // goes on as the pool hands the client out, since the error can come in the same socket read as the
@@ -70,8 +74,8 @@ export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, op
       // With an opening statement, BEGIN and it share a write and a round trip, and so do the last statement and COMMIT.
       const wire = opening === undefined ? undefined : pipelineOf(client);
       try {
-        const opened = await begin(client, named, wire, opening);
-        const result = await work(wire === undefined ? pgSql(client, named) : endingSql(client, named, wire), client, opened);
+        const opened = await begin(client, naming, wire, opening);
+        const result = await work(wire === undefined ? pgSql(client, naming) : endingSql(client, naming, wire), client, opened);
         if (wire !== undefined) wire.committing = true;
         await client.query('COMMIT');
         return result;
@@ -90,23 +94,56 @@ export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, op
         client.release(lost.get(client) ?? rollbackFailed ?? false);
       }
     },
-    runner: (client) => pgSql(client, named),
-    query: pgSql(pool, named).query,
+    runner: (client) => pgSql(client, naming),
+    query: pgSql(pool, naming, true).query,
   };
 }
 
-/** What a statement is sent as: named, so that node-postgres prepares it once per connection, or as text. */
-function sent(text: string | Statement, named: boolean): string | { name: string; text: string } {
-  return typeof text === 'string' ? text : named ? { name: text.name, text: text.text } : text.text;
+/** Whether retrysafe's statements go out by name on a pool; turned off for good once a pooler is found between it and PostgreSQL. */
+interface Naming {
+  on: boolean;
+}
+
+/**
+ * Sends a statement: by name, so that node-postgres prepares it once per
+ * connection, while naming is on. A named statement found missing, or found
+ * already there, on the server connection means a pooler in transaction mode
+ * hands out server connections: naming stops. `alone`: the statement is its
+ * own transaction, so it runs again, unnamed; in a transaction it has aborted
+ * it, and the error is the caller's (its retry runs unnamed).
+ */
+async function send(client: Pick<PgClientLike, 'query'>, naming: Naming, text: string | Statement, values: readonly unknown[] | undefined, alone = false): Promise<{ rows: unknown[] }> {
+  const bound = values === undefined ? undefined : [...values];
+  if (typeof text === 'string' || !naming.on) return client.query(typeof text === 'string' ? text : text.text, bound);
+  try {
+    return await client.query({ name: text.name, text: text.text }, bound);
+  } catch (error) {
+    const code = sqlState(error);
+    if (code === undefined || !PREPARED_STATEMENT_ELSEWHERE.has(code)) throw error;
+    stopNaming(naming, code);
+    if (!alone) throw error;
+    return client.query(text.text, bound);
+  }
+}
+
+/** A named statement was not where node-postgres prepared it: a pooler in transaction mode hands out server connections. */
+function stopNaming(naming: Naming, code: string): void {
+  if (!naming.on) return;
+  naming.on = false;
+  warnProcess(
+    'RETRYSAFE_POOLER_DETECTED',
+    `a named statement was not where node-postgres prepared it (SQLSTATE ${code}): a pooler in transaction mode stands in front of PostgreSQL. ` +
+      "This pool's statements are no longer named. Say so up front with fromPg(pool, { preparedStatements: false }).",
+  );
 }
 
 /** BEGIN, and the opening statement with it: one write and one round trip where the client can pipeline. */
-async function begin(client: PgClientLike, named: boolean, wire: Wire | undefined, opening: BoundStatement | undefined): Promise<Opened> {
+async function begin(client: PgClientLike, naming: Naming, wire: Wire | undefined, opening: BoundStatement | undefined): Promise<Opened> {
   if (wire === undefined || opening === undefined) {
     await client.query('BEGIN');
-    return open(pgSql(client, named), opening);
+    return open(pgSql(client, naming), opening);
   }
-  const [begun, first] = wire.together(() => [client.query('BEGIN'), open(pgSql(client, named), opening)] as const);
+  const [begun, first] = wire.together(() => [client.query('BEGIN'), open(pgSql(client, naming), opening)] as const);
   const [, opened] = await Promise.all([begun, first]);
   // The handler's statements are not pipelined: it may use what pipeline mode refuses (cursors, `rows`).
   wire.settle();
@@ -165,10 +202,10 @@ function pipelineOf(client: PgClientLike): Wire | undefined {
  * travels with COMMIT (`SqlClient.pipelined`); an awaited one switches
  * pipelining off again before the work goes on.
  */
-function endingSql(client: PgClientLike, named: boolean, wire: Wire): SqlClient {
+function endingSql(client: PgClientLike, naming: Naming, wire: Wire): SqlClient {
   return {
     async query<Row>(text: string | Statement, values?: readonly unknown[]) {
-      const answer = wire.together(() => client.query(sent(text, named), values === undefined ? undefined : [...values]));
+      const answer = wire.together(() => send(client, naming, text, values));
       try {
         return { rows: (await answer).rows as Row[] };
       } finally {
@@ -182,10 +219,11 @@ function endingSql(client: PgClientLike, named: boolean, wire: Wire): SqlClient 
   };
 }
 
-function pgSql(target: Pick<PgClientLike, 'query'>, named: boolean): SqlClient {
+/** retrysafe's statement runner on a client or a pool; `alone`: on a pool, each statement its own transaction. */
+function pgSql(target: Pick<PgClientLike, 'query'>, naming: Naming, alone = false): SqlClient {
   return {
     async query<Row>(text: string | Statement, values?: readonly unknown[]) {
-      const { rows } = await target.query(sent(text, named), values === undefined ? undefined : [...values]);
+      const { rows } = await send(target, naming, text, values, alone);
       return { rows: rows as Row[] };
     },
     async exec(script: string) {

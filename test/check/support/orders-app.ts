@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import express, { type Request } from 'express';
-import { atomic } from '../../../src/adapters/express.js';
+import { atomic, keepRawBody } from '../../../src/adapters/express.js';
 import { idempotency, invalid, valid } from '../../../src/index.js';
 import { postgresStore } from '../../../src/postgres/index.js';
 import type { Engine } from '../../support/engines.js';
@@ -35,7 +35,7 @@ function isOrderInput(body: unknown): body is OrderInput {
 export function startOrdersApp(engine: Engine, workMs = 0): Promise<Listening> {
   const config = idempotency({ store: postgresStore(engine.database) });
   const app = express();
-  app.use(express.json());
+  app.use(express.json({ verify: keepRawBody }));
   app.post(
     '/orders',
     atomic(config, {
