@@ -15,7 +15,7 @@ export type { Tracing } from './core/tracing.js';
 export { idempotent, type IdempotentOptions, type IdempotentOutcome } from './modes/idempotent.js';
 export type { RetentionSetting, RouteSettings } from './core/route-settings.js';
 export type { BackoffOptions } from './client/backoff.js';
-export type { SqlClient, SqlDatabase, Statement } from './store/sql-client.js';
+export type { BoundStatement, Opened, SqlClient, SqlDatabase, Statement } from './store/sql-client.js';
 export type { ReplayCacheOptions } from './store/replay-cache.js';
 export {
   downstreamKey,

@@ -7,4 +7,4 @@ export { maintenanceStore } from './maintenance-store.js';
 export type { MaintenanceStore, OperationDetails, StepSummary, StoreStats, StuckOperation, StuckQuery } from '../store/maintenance-store.js';
 export { postgresStore } from './postgres-store.js';
 export type { OperationStore } from '../store/operation-store.js';
-export { portable, type SqlClient, type SqlDatabase, type Statement } from '../store/sql-client.js';
+export { type BoundStatement, type Opened, portable, type SqlClient, type SqlDatabase, type Statement } from '../store/sql-client.js';

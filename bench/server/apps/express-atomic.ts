@@ -1,5 +1,5 @@
 import express, { type Request } from 'express';
-import { atomic } from '../../../src/adapters/express.js';
+import { atomic, keepRawBody } from '../../../src/adapters/express.js';
 import { idempotency } from '../../../src/modes/idempotency.js';
 import { fromPg, postgresStore } from '../../../src/postgres/index.js';
 import type { AppEnv } from '../app-env.js';
@@ -14,7 +14,8 @@ export async function expressAtomic(env: AppEnv): Promise<RunningApp> {
   const { pool, roundTrips } = countedPool(env.databaseUrl, env.poolSize);
   const config = idempotency({ store: postgresStore(fromPg(pool)) });
   const app = express();
-  app.post('/orders', express.json(), atomic(config, orderRoute<Request>()));
+  // As the docs tell: the body's text is kept, so that numbers are checked against what was sent.
+  app.post('/orders', express.json({ verify: keepRawBody }), atomic(config, orderRoute<Request>()));
   app.use(answerError);
   return listenExpress(app, { pgRoundTrips: roundTrips, close: () => pool.end() });
 }
