@@ -1,9 +1,9 @@
 import pg from 'pg';
 
-/** A node-postgres pool that counts every statement its clients send. */
+/** A node-postgres pool that counts its clients' round trips. */
 export interface CountedPool {
   readonly pool: pg.Pool;
-  /** Statements sent so far. node-postgres sends one statement per round trip, so this is the round-trip count. */
+  /** Round trips so far: a statement sent while none is in flight on its client starts one; one sent behind another shares it. */
   readonly roundTrips: () => number;
 }
 
@@ -20,11 +20,28 @@ export function countedPool(connectionString: string, max: number, unnamed = fal
   // `pool.query` borrows a client and calls its `query`, so wrapping each client counts both paths.
   pool.on('connect', (client) => {
     const send = client.query.bind(client);
+    let inFlight = 0;
     const counted = (...args: unknown[]): unknown => {
-      trips += 1;
+      if (inFlight === 0) trips += 1;
+      inFlight += 1;
       const [statement, ...rest] = args;
       const named = unnamed && typeof statement === 'object' && statement !== null && 'name' in statement && 'text' in statement;
-      return Reflect.apply(send, client, named ? [statement.text, ...rest] : args) as unknown;
+      const sent = named ? [statement.text, ...rest] : args;
+      // `pool.query` passes a callback; everything else awaits the promise.
+      const callback = sent.at(-1);
+      if (typeof callback === 'function') {
+        sent[sent.length - 1] = (...results: unknown[]) => {
+          inFlight -= 1;
+          Reflect.apply(callback, undefined, results);
+        };
+        return Reflect.apply(send, client, sent) as unknown;
+      }
+      const answer = Reflect.apply(send, client, sent) as Promise<unknown>;
+      void answer.then(
+        () => (inFlight -= 1),
+        () => (inFlight -= 1),
+      );
+      return answer;
     };
     client.query = counted as unknown as typeof client.query;
   });

@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import type { FastifyRequest, preParsingHookHandler } from 'fastify';
 import { isJsonMediaType } from '../core/json-numbers.js';
 
@@ -14,26 +13,12 @@ const texts = new WeakMap<FastifyRequest, Buffer>();
 export const keepBodyText: preParsingHookHandler = function keepBodyText(request, _reply, payload, done) {
   if (!isJsonMediaType(request.headers['content-type'])) return done(null, payload);
   const chunks: Buffer[] = [];
-  // The payload is read only once the parser reads: a body no parser takes (415) is left to Node, which drains it.
-  let reading = false;
-  const tee = new Readable({
-    read() {
-      if (reading) return void payload.resume();
-      reading = true;
-      payload.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
-        if (!tee.push(chunk)) payload.pause();
-      });
-      payload.once('end', () => {
-        texts.set(request, Buffer.concat(chunks));
-        tee.push(null);
-      });
-      payload.once('error', (error) => tee.destroy(error));
-    },
-  });
-  // Fastify compares Content-Length with what an earlier hook counted before changing the bytes, when one did.
-  Object.defineProperty(tee, 'receivedEncodedLength', { get: () => payload.receivedEncodedLength });
-  done(null, tee);
+  // Paused first, so that listening does not start the flow: the chunks are copied as the parser reads them
+  // (it resumes the payload), and a body no parser takes (415) is left to Node, which drops the listeners and drains it.
+  payload.pause();
+  payload.on('data', (chunk: Buffer) => chunks.push(chunk));
+  payload.once('end', () => texts.set(request, Buffer.concat(chunks)));
+  done(null, payload);
 };
 
 /** The bytes of `request`'s JSON body, once its parser has read them. */
