@@ -42,7 +42,7 @@ async function atomicTransaction<Tx, T>(
   let withCommit: Promise<boolean> | undefined;
   const opening = { statement: CLAIM_ATOMIC, values: claimAtomicValues(request) };
   const ending = await inTransaction<Tx, Ending<T>>(database, opening, async (sql, tx, opened) => {
-    const claim = await storePart(() => Promise.resolve().then(() => claimFrom(request, opened)));
+    const claim = await storePart(() => claimFrom(request, opened));
     let completion: Completion | undefined;
     const complete = (outcome: Completion): Promise<void> => {
       completion = outcome;

@@ -64,8 +64,8 @@ export function handlerPart<T>(work: () => Promise<T>): Promise<T> {
   });
 }
 
-/** Runs one of retrysafe's own statements, marking its failure as the store's. */
-export async function storePart<T>(statement: () => Promise<T>): Promise<T> {
+/** Runs one of retrysafe's own statements, or reads what one came to, marking its failure as the store's. */
+export async function storePart<T>(statement: () => T | Promise<T>): Promise<T> {
   try {
     return await statement();
   } catch (error) {

@@ -177,7 +177,8 @@ function pipelineOf(client: PgClientLike): Wire | undefined {
   if (typeof pipelinable.pipeline !== 'boolean' || typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return undefined;
   // A client of a pool created with `pipeline: true` stays in pipeline mode.
   const always = pipelinable.pipeline;
-  const { cork, uncork } = { cork: stream.cork.bind(stream), uncork: stream.uncork.bind(stream) };
+  const cork = stream.cork.bind(stream);
+  const uncork = stream.uncork.bind(stream);
   return {
     together(issue) {
       pipelinable.pipeline = true;
