@@ -8,6 +8,7 @@ import type { LeasedRoute } from '../modes/leased-route.js';
 import { beginTransparent, capturedReply, type TransparentAttempt } from '../modes/run-transparent.js';
 import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
 import { holdBack } from './express-hold-back.js';
+import { headerLines } from './header-lines.js';
 import { sendReply } from './send-reply.js';
 
 /**
@@ -48,7 +49,7 @@ function handler(run: RouteRunner<Request>): RequestHandler {
 }
 
 function incoming(req: Request): IncomingRequest<Request> {
-  return { raw: req, method: req.method, path: req.originalUrl, header: (name) => req.headersDistinct[name], body: req.body as unknown, rawBody: (req as RawBodied).rawBody };
+  return { raw: req, method: req.method, path: req.originalUrl, header: (name) => headerLines(req, name), body: req.body as unknown, rawBody: (req as RawBodied).rawBody };
 }
 
 /** A request whose body parser kept the bytes it parsed, as `keepRawBody` does. */

@@ -14,6 +14,7 @@ import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/rout
 import type { LeasedRoute } from '../modes/leased-route.js';
 import { beginTransparent, capturedReply, type TransparentAttempt } from '../modes/run-transparent.js';
 import { bodyText, keepBodyText } from './fastify-body-text.js';
+import { headerLines } from './header-lines.js';
 import { payloadBytes } from './payload-bytes.js';
 import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
 import { sendReply } from './send-reply.js';
@@ -107,5 +108,5 @@ function fastifyPayloadBytes(reply: FastifyReply, payload: unknown): Promise<Buf
 }
 
 function incoming(request: FastifyRequest): IncomingRequest<FastifyRequest> {
-  return { raw: request, method: request.method, path: request.url, header: (name) => request.raw.headersDistinct[name], body: request.body, rawBody: bodyText(request) };
+  return { raw: request, method: request.method, path: request.url, header: (name) => headerLines(request.raw, name), body: request.body, rawBody: bodyText(request) };
 }

@@ -5,6 +5,7 @@ import type { Reply } from '../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
 import type { LeasedRoute } from '../modes/leased-route.js';
 import { beginTransparent, capturedReply } from '../modes/run-transparent.js';
+import { headerLines } from './header-lines.js';
 import { payloadBytes } from './payload-bytes.js';
 import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
 import { sendReply } from './send-reply.js';
@@ -55,7 +56,7 @@ function handler(run: RouteRunner<Context>): Middleware {
 }
 
 function incoming(ctx: Context): IncomingRequest<Context> {
-  return { raw: ctx, method: ctx.method, path: ctx.originalUrl, header: (name) => ctx.req.headersDistinct[name], body: (ctx.request as { body?: unknown }).body, rawBody: (ctx.request as { rawBody?: string }).rawBody };
+  return { raw: ctx, method: ctx.method, path: ctx.originalUrl, header: (name) => headerLines(ctx.req, name), body: (ctx.request as { body?: unknown }).body, rawBody: (ctx.request as { rawBody?: string }).rawBody };
 }
 
 function send(ctx: Context, reply: Reply): void {

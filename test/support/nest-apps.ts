@@ -20,7 +20,7 @@ type Attempted = AtomicContext<NestHttpRequest, unknown, SqlClient>;
 type ContractRoute = AtomicRoute<NestHttpRequest, unknown, SqlClient>;
 
 /** The contract app as a Nest application: its routes answer the Nest way, a body with the status and headers set on the response. */
-function appModule(config: Parameters<AdapterFactory['start']>[0], state: AppState): new () => unknown {
+export function appModule(config: Parameters<AdapterFactory['start']>[0], state: AppState): new () => unknown {
   // Each route is marked with the contract route's own options; in atomic mode the method runs in place of its handler, and calls it.
   const r = routes<NestHttpRequest>((request) => request.headers.authorization, state);
   const answer = async (route: ContractRoute, attempt: Attempted, res: PassthroughResponse): Promise<unknown> => {

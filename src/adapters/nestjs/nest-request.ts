@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { IncomingRequest } from '../../core/route.js';
 import type { CapturedHeaders } from '../../modes/run-transparent.js';
+import { headerLines } from '../header-lines.js';
 
 /**
  * The request a route's callbacks receive, as both Nest platforms give it:
@@ -15,10 +16,10 @@ export interface NestHttpRequest {
   readonly body?: unknown;
   /** The body's bytes, kept when the application is created with `rawBody: true`. */
   readonly rawBody?: Uint8Array;
-  /** Express only: every value of every header. */
-  readonly headersDistinct?: NodeJS.Dict<string[]>;
+  /** Express only: the headers as sent, line by line. */
+  readonly rawHeaders?: readonly string[];
   /** Fastify only: Node's own request. */
-  readonly raw?: { readonly headersDistinct: NodeJS.Dict<string[]> };
+  readonly raw?: { readonly rawHeaders: readonly string[] };
 }
 
 /** The response as both Nest platforms give it: the status and headers set so far. */
@@ -30,6 +31,6 @@ export interface NestHttpResponse {
 }
 
 export function incoming(request: NestHttpRequest): IncomingRequest<NestHttpRequest> {
-  const distinct = request.raw?.headersDistinct ?? request.headersDistinct ?? {};
-  return { raw: request, method: request.method, path: request.originalUrl ?? request.url, header: (name) => distinct[name], body: request.body, rawBody: request.rawBody };
+  const lines = request.raw ?? { rawHeaders: request.rawHeaders ?? [] };
+  return { raw: request, method: request.method, path: request.originalUrl ?? request.url, header: (name) => headerLines(lines, name), body: request.body, rawBody: request.rawBody };
 }
