@@ -15,7 +15,7 @@ function locked(name: string): string {
   return `${name}@${version}`;
 }
 
-/** What a strict project of a new user looks like: ES modules, `nodenext`, every strict check. */
+/** What a strict project of a new user looks like: ES modules, `nodenext`, and every check `tsc --init` turns on (exact optional properties, verbatim module syntax among them). */
 const TSCONFIG = {
   compilerOptions: {
     target: 'ES2022',
@@ -23,6 +23,11 @@ const TSCONFIG = {
     moduleResolution: 'nodenext',
     strict: true,
     noUncheckedIndexedAccess: true,
+    exactOptionalPropertyTypes: true,
+    verbatimModuleSyntax: true,
+    isolatedModules: true,
+    noUncheckedSideEffectImports: true,
+    moduleDetection: 'force',
     types: ['node'],
     outDir: 'build',
     rootDir: '.',
