@@ -88,8 +88,10 @@ export type PgbenchShape =
   | 'pipelined-lock-insert-record'
   /** The reference service's order (scenario R-A): BEGIN, the cart locked, the order INSERT, the outbox message, COMMIT. */
   | 'service-order'
-  /** The same with retrysafe's claim first and its completion last, as R-B sends it today. */
-  | 'service-claim-order-complete';
+  /** The same with retrysafe's claim sent with BEGIN and its completion with COMMIT, as R-B sends it. */
+  | 'service-claim-order-complete'
+  /** B's transaction as node-postgres sends it: the claim in one pipeline with BEGIN, the order INSERT, the completion in one with COMMIT. */
+  | 'pipelined-claim-insert-complete';
 
 /** Carts `cart0` … that the service shapes lock, one drawn at random per transaction. */
 export const PGBENCH_CARTS = { prefix: 'cart', count: 20_000 } as const;
@@ -116,6 +118,10 @@ const serviceVariables = [
   ...variables('o', [SERVICE_TENANT, '', '', 1, 'standard', JSON.stringify(serviceLines), 7597], 0).filter((_, index) => index < 2 || index > 5),
   ...variables('e', ['', 'order.created', '{}', JSON.stringify({ order_id: 'ord_0000000000000001', tenant: SERVICE_TENANT, total_cents: 7597 })], 0).slice(2),
 ];
+const claimStatement = `${withVariables(CLAIM_ATOMIC.text, 'c', 3)};`;
+const completeStatement = `${withVariables(COMPLETE_ATOMIC.text, 'u', 3)};`;
+/** Statements sent in one write, their answers read together: pgbench's pipeline mode. */
+const pipelined = (...statements: string[]): string => ['\\startpipeline', ...statements, '\\endpipeline'].join('\n');
 const DRAW_CART = `\\set cart random(0, ${PGBENCH_CARTS.count - 1})`;
 
 const SCRIPTS: Record<PgbenchShape, { readonly script: string; readonly variables: readonly string[] }> = {
@@ -140,15 +146,19 @@ const SCRIPTS: Record<PgbenchShape, { readonly script: string; readonly variable
     variables: [...orderVariables, ...recordVariables],
   },
   'pipelined-lock-insert-record': {
-    script: `${DRAW_KEY}\n\\startpipeline\nBEGIN;\n${lockStatement}\n\\endpipeline\n${orderInsert}\n\\startpipeline\n${recordStatement}\nCOMMIT;\n\\endpipeline\n`,
+    script: `${DRAW_KEY}\n${pipelined('BEGIN;', lockStatement)}\n${orderInsert}\n${pipelined(recordStatement, 'COMMIT;')}\n`,
     variables: [...orderVariables, ...recordVariables],
+  },
+  'pipelined-claim-insert-complete': {
+    script: `${DRAW_KEY}\n${pipelined('BEGIN;', claimStatement)}\n${orderInsert}\n${pipelined(completeStatement, 'COMMIT;')}\n`,
+    variables: [...variables('c', claimValues(''), 3), ...orderVariables, ...variables('u', completeValues(''), 3)],
   },
   'service-order': {
     script: `${DRAW_KEY}\n${DRAW_CART}\nBEGIN;\n${serviceOrder}\nCOMMIT;\n`,
     variables: serviceVariables,
   },
   'service-claim-order-complete': {
-    script: `${DRAW_KEY}\n${DRAW_CART}\nBEGIN;\n${withVariables(CLAIM_ATOMIC.text, 'c', 3)};\n${serviceOrder}\n${withVariables(COMPLETE_ATOMIC.text, 'u', 3)};\nCOMMIT;\n`,
+    script: `${DRAW_KEY}\n${DRAW_CART}\n${pipelined('BEGIN;', claimStatement)}\n${serviceOrder}\n${pipelined(completeStatement, 'COMMIT;')}\n`,
     variables: [...serviceVariables, ...variables('c', claimValues(''), 3), ...variables('u', completeValues(''), 3)],
   },
 };
