@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { RetrysafeError } from './errors.js';
 
@@ -21,7 +21,8 @@ export function fingerprint(input: unknown): Fingerprint {
   if (canonical === undefined) {
     throw new RetrysafeError('misuse', 'The fingerprint input must be representable as JSON.');
   }
-  return createHash('sha256').update(canonical, 'utf8').digest();
+  // One call, no hash object to build and collect per request.
+  return hash('sha256', canonical, 'buffer');
 }
 
 export function sameFingerprint(a: Fingerprint, b: Fingerprint): boolean {

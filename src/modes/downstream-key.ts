@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { OperationIdentity } from '../core/identity.js';
 
 /**
@@ -7,8 +7,5 @@ import type { OperationIdentity } from '../core/identity.js';
  * revealing nothing of the client's key.
  */
 export function downstreamKey(identity: OperationIdentity, step: string): string {
-  const digest = createHash('sha256')
-    .update(JSON.stringify([identity.tenant, identity.operation, identity.key, step]))
-    .digest('base64url');
-  return `rs_${digest}`;
+  return `rs_${hash('sha256', JSON.stringify([identity.tenant, identity.operation, identity.key, step]), 'base64url')}`;
 }

@@ -91,7 +91,8 @@ export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCache
   });
 }
 
-const nameOf = (identity: OperationIdentity): string => JSON.stringify([identity.tenant, identity.operation, identity.key]);
+/** One name per identity: each part's length first, so no tenant, operation or key can run into the next. */
+const nameOf = ({ tenant, operation, key }: OperationIdentity): string => `${tenant.length}:${tenant}${operation.length}:${operation}${key}`;
 
 function sizeOf(record: CompletedRecord): number {
   let size = ENTRY_OVERHEAD_BYTES + record.response.body.byteLength + record.fingerprint.byteLength;

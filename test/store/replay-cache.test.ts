@@ -88,6 +88,18 @@ describe.each(engines)('the replay cache on $name', (factory) => {
     expect(invocations).toBe(2);
   });
 
+  it('keeps apart identities whose tenant and key would read alike run together', async () => {
+    const send = endpoint();
+    const operation = route.operation;
+    await send(`${operation}z`, { tenant: 'a' });
+    const replay = await send(`${operation}z`, { tenant: 'a' });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    const other = await send('z', { tenant: `a${operation}` });
+    expect(other.status).toBe(201);
+    expect(other.headers.get('idempotent-replayed')).toBeNull();
+    expect(invocations).toBe(2);
+  });
+
   it('stops serving an entry once the record’s response expires', async () => {
     const send = endpoint({ retention: { responseSeconds: 0.5, tombstoneSeconds: 3600 } });
     const key = randomUUID();

@@ -79,5 +79,5 @@ export function problemReply(p: Problem, base?: string, describedBy?: string): R
 }
 
 export function replayed(reply: Reply): Reply {
-  return { ...reply, headers: { ...reply.headers, [REPLAYED_HEADER]: 'true' } };
+  return { status: reply.status, headers: { ...reply.headers, [REPLAYED_HEADER]: 'true' }, body: reply.body };
 }
