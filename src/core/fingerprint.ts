@@ -26,5 +26,6 @@ export function fingerprint(input: unknown): Fingerprint {
 }
 
 export function sameFingerprint(a: Fingerprint, b: Fingerprint): boolean {
-  return Buffer.from(a).equals(b);
+  // A view, not a copy, of the first.
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
 }

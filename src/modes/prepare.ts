@@ -10,6 +10,8 @@ import { type Problem, problem } from '../core/answer/problems.js';
 import { type Reply, toReply } from '../core/answer/reply.js';
 import type { IncomingRequest, RouteDefinition } from '../core/route.js';
 
+const utf8 = new TextDecoder();
+
 /** Methods whose retries retrysafe deduplicates; on the others a key is ignored. */
 const KEYED_METHODS = new Set(['POST', 'PATCH']);
 
@@ -105,5 +107,5 @@ function numbersExactIn(config: Idempotency<unknown, unknown>, operation: string
     config.emit({ type: 'raw-body-missing', identity: undefined, operation });
     return true;
   }
-  return numbersExact(typeof rawBody === 'string' ? rawBody : new TextDecoder().decode(rawBody));
+  return numbersExact(typeof rawBody === 'string' ? rawBody : utf8.decode(rawBody));
 }
