@@ -1,7 +1,9 @@
+import type { Completion } from '../core/completion.js';
 import { RetrysafeError } from '../core/errors.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { CompletedRecord, OperationRecord } from '../core/record.js';
 import { decorate } from './decorate.js';
+import type { ClaimRequest } from './atomic-store.js';
 import type { OperationStore } from './operation-store.js';
 
 /** Bounds of the in-process cache of finished records; see `replayCached`. */
@@ -30,12 +32,15 @@ interface Entry {
 }
 
 /**
- * Keeps finished records (`completed`, `failed`) that `read` returned, so a
- * replay is answered without a round trip. Sound because a finished record
+ * Keeps finished records (`completed`, `failed`) that `read` returned or that
+ * a new key's committed transaction wrote, so a replay, the first retry
+ * included, is answered without a round trip. Sound because a finished record
  * never changes until its response expires and the sweeper makes it a
  * tombstone: each entry is dropped before that, by the store's own expiry
- * measured from the moment the read was sent (so neither clock skew nor the
- * read's own latency can stretch it), and after `maxAgeSeconds` at most.
+ * measured from the moment the read, or the transaction's `BEGIN`, was sent
+ * (so neither clock skew nor a round trip's latency can stretch it), and
+ * after `maxAgeSeconds` at most. A transaction that rolled back, or lost its
+ * identity to another writer, keeps nothing.
  * `in_progress`, `unknown` and tombstones are never kept. Entries are per
  * tenant, operation and key, and least recently used ones go first when a
  * bound is reached. It sits below the route: tenant resolution, authorisation
@@ -71,6 +76,32 @@ export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCache
 
   return decorate(store, {
     overrides: {
+      async atomic(request, work, taken) {
+        // Taken before BEGIN: the record's expiry counts from its transaction's start (`now()`), which is later.
+        const sentAt = performance.now();
+        let stored: Completion | undefined;
+        let lost = false;
+        const value = await store.atomic(
+          request,
+          async (transaction) => {
+            const settlement = await work({
+              ...transaction,
+              async complete(completion) {
+                await transaction.complete(completion);
+                stored = completion;
+              },
+            });
+            if (!settlement.commit) stored = undefined;
+            return settlement;
+          },
+          (record) => {
+            lost = true;
+            return taken(record);
+          },
+        );
+        if (stored !== undefined && !lost) keep(nameOf(request.identity), committed(request, stored), sentAt);
+        return value;
+      },
       async read(identity: OperationIdentity): Promise<OperationRecord | undefined> {
         const name = nameOf(identity);
         const cached = entries.get(name);
@@ -92,6 +123,23 @@ export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCache
 }
 
 /** One name per identity: each part's length first, so no tenant, operation or key can run into the next. */
+/** The record a new key's commit wrote, as a read would return it; its clock starts at the commit, the expiry is counted from `sentAt` by `keep`. */
+function committed(request: ClaimRequest, completion: Completion): CompletedRecord {
+  const now = new Date();
+  return {
+    identity: request.identity,
+    mode: 'atomic',
+    fingerprint: request.fingerprint,
+    createdAt: now,
+    readAt: now,
+    state: completion.state,
+    response: completion.reply,
+    responseOmitted: completion.omitted ?? false,
+    completedAt: now,
+    responseExpiresAt: new Date(now.getTime() + completion.retention.responseSeconds * 1000),
+  };
+}
+
 const nameOf = ({ tenant, operation, key }: OperationIdentity): string => `${tenant.length}:${tenant}${operation.length}:${operation}${key}`;
 
 function sizeOf(record: CompletedRecord): number {

@@ -32,6 +32,7 @@ describe.each(engines)('the replay cache on $name', (factory) => {
     tenant: ({ request }) => request.headers.get('x-tenant') ?? undefined,
     async handler({ tx, tenant, input }) {
       invocations += 1;
+      if (input.sku === 'THROW') throw new Error('the handler failed');
       const { rows } = await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku) VALUES ($1, $2) RETURNING id', [tenant, input.sku]);
       return { status: 201, headers: { location: `/orders/${rows[0]?.id}` }, body: { id: rows[0]?.id, sku: input.sku } };
     },
@@ -56,7 +57,8 @@ describe.each(engines)('the replay cache on $name', (factory) => {
   it('serves a replay from memory with the answer the database gave', async () => {
     const send = endpoint();
     const key = randomUUID();
-    expect((await send(key)).status).toBe(201);
+    // Created by another process, whose commit this one's cache never saw: the first replay reads the record.
+    expect((await endpoint({ replayCache: false })(key)).status).toBe(201);
     const fromDatabase = await answer(await send(key));
     expect(fromDatabase.headers).toContainEqual(['idempotent-replayed', 'true']);
     await forgetRecords();
@@ -100,11 +102,51 @@ describe.each(engines)('the replay cache on $name', (factory) => {
     expect(invocations).toBe(2);
   });
 
-  it('stops serving an entry once the record’s response expires', async () => {
-    const send = endpoint({ retention: { responseSeconds: 0.5, tombstoneSeconds: 3600 } });
+  it('serves the first retry of a new key from memory, without a read', async () => {
+    const send = endpoint();
     const key = randomUUID();
-    await send(key);
-    expect((await send(key)).headers.get('idempotent-replayed')).toBe('true');
+    const first = await send(key);
+    expect(first.status).toBe(201);
+    const body = await first.text();
+    await forgetRecords();
+    const retry = await send(key);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(await retry.text()).toBe(body);
+    expect(invocations).toBe(1);
+  });
+
+  it('runs a key sent by many clients at once one time, and answers each with its answer or 409', async () => {
+    const send = endpoint();
+    const key = randomUUID();
+    const answers = await Promise.all(Array.from({ length: 20 }, async () => answer(await send(key))));
+    const created = answers.filter((a) => a.status === 201);
+    expect(answers.every((a) => a.status === 201 || a.status === 409)).toBe(true);
+    expect(new Set(created.map((a) => a.body)).size).toBe(1);
+    expect(invocations).toBe(1);
+    await forgetRecords();
+    expect((await answer(await send(key))).body).toBe(created[0]?.body);
+    expect(invocations).toBe(1);
+  });
+
+  it('keeps nothing of a new key whose transaction rolled back', async () => {
+    const send = endpoint();
+    const key = randomUUID();
+    await expect(send(key, { sku: 'THROW' })).rejects.toThrow('the handler failed');
+    const retry = await send(key);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect(invocations).toBe(2);
+  });
+
+  it.each([
+    { keptBy: 'its commit', replayFirst: false },
+    { keptBy: 'a read', replayFirst: true },
+  ])('stops serving an entry kept by $keptBy once the record’s response expires', async ({ replayFirst }) => {
+    const retention = { responseSeconds: 0.5, tombstoneSeconds: 3600 };
+    const send = endpoint({ retention });
+    const key = randomUUID();
+    await (replayFirst ? endpoint({ retention, replayCache: false }) : send)(key);
+    if (replayFirst) expect((await send(key)).headers.get('idempotent-replayed')).toBe('true');
     await forgetRecords();
     expect((await send(key)).headers.get('idempotent-replayed')).toBe('true');
     await new Promise((resolve) => setTimeout(resolve, 600));
