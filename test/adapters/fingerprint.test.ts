@@ -8,7 +8,8 @@ describe.each(engines)('fingerprints on $name', (engine) => {
 
   describe.each(readChoices)('reading before the claim: $readBeforeClaim', (options) => {
     describe.each(adapters)('through $name', (adapter) => {
-      const t = useApp(ref, adapter, options);
+      // A lock wait far beyond the slow attempt's 1.5 s, as in the concurrency suite: a commit stalled by a loaded disk still lands within it.
+      const t = useApp(ref, adapter, { ...options, lockTimeoutMs: 30_000 });
 
       it('refuses the same key with a different body: 422, the handler does not run, the record is unchanged', async () => {
         const key = newKey();
