@@ -120,18 +120,20 @@ const serviceVariables = [
 ];
 const claimStatement = `${withVariables(CLAIM_ATOMIC.text, 'c', 3)};`;
 const completeStatement = `${withVariables(COMPLETE_ATOMIC.text, 'u', 3)};`;
+const claimVariables = variables('c', claimValues(''), 3);
+const completeVariables = variables('u', completeValues(''), 3);
 /** Statements sent in one write, their answers read together: pgbench's pipeline mode. */
 const pipelined = (...statements: string[]): string => ['\\startpipeline', ...statements, '\\endpipeline'].join('\n');
 const DRAW_CART = `\\set cart random(0, ${PGBENCH_CARTS.count - 1})`;
 
 const SCRIPTS: Record<PgbenchShape, { readonly script: string; readonly variables: readonly string[] }> = {
   'claim-complete': {
-    script: `${DRAW_KEY}\nBEGIN;\n${withVariables(CLAIM_ATOMIC.text, 'c', 3)};\n${withVariables(COMPLETE_ATOMIC.text, 'u', 3)};\nCOMMIT;\n`,
-    variables: [...variables('c', claimValues(''), 3), ...variables('u', completeValues(''), 3)],
+    script: `${DRAW_KEY}\nBEGIN;\n${claimStatement}\n${completeStatement}\nCOMMIT;\n`,
+    variables: [...claimVariables, ...completeVariables],
   },
   'claim-insert-complete': {
-    script: `${DRAW_KEY}\nBEGIN;\n${withVariables(CLAIM_ATOMIC.text, 'c', 3)};\n${withVariables(INSERT_ORDER, 'i', 4)};\n${withVariables(COMPLETE_ATOMIC.text, 'u', 3)};\nCOMMIT;\n`,
-    variables: [...variables('c', claimValues(''), 3), ...variables('i', [TENANT, order.sku, order.quantity, ''], 4), ...variables('u', completeValues(''), 3)],
+    script: `${DRAW_KEY}\nBEGIN;\n${claimStatement}\n${orderInsert}\n${completeStatement}\nCOMMIT;\n`,
+    variables: [...claimVariables, ...orderVariables, ...completeVariables],
   },
   'bare-insert': {
     script: `${DRAW_KEY}\nBEGIN;\n${orderInsert}\nCOMMIT;\n`,
@@ -151,7 +153,7 @@ const SCRIPTS: Record<PgbenchShape, { readonly script: string; readonly variable
   },
   'pipelined-claim-insert-complete': {
     script: `${DRAW_KEY}\n${pipelined('BEGIN;', claimStatement)}\n${orderInsert}\n${pipelined(completeStatement, 'COMMIT;')}\n`,
-    variables: [...variables('c', claimValues(''), 3), ...orderVariables, ...variables('u', completeValues(''), 3)],
+    variables: [...claimVariables, ...orderVariables, ...completeVariables],
   },
   'service-order': {
     script: `${DRAW_KEY}\n${DRAW_CART}\nBEGIN;\n${serviceOrder}\nCOMMIT;\n`,
@@ -159,6 +161,6 @@ const SCRIPTS: Record<PgbenchShape, { readonly script: string; readonly variable
   },
   'service-claim-order-complete': {
     script: `${DRAW_KEY}\n${DRAW_CART}\n${pipelined('BEGIN;', claimStatement)}\n${serviceOrder}\n${pipelined(completeStatement, 'COMMIT;')}\n`,
-    variables: [...serviceVariables, ...variables('c', claimValues(''), 3), ...variables('u', completeValues(''), 3)],
+    variables: [...serviceVariables, ...claimVariables, ...completeVariables],
   },
 };

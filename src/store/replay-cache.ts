@@ -122,7 +122,6 @@ export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCache
   });
 }
 
-/** One name per identity: each part's length first, so no tenant, operation or key can run into the next. */
 /** The record a new key's commit wrote, as a read would return it; its clock starts at the commit, the expiry is counted from `sentAt` by `keep`. */
 function committed(request: ClaimRequest, completion: Completion): CompletedRecord {
   const now = new Date();
@@ -140,6 +139,7 @@ function committed(request: ClaimRequest, completion: Completion): CompletedReco
   };
 }
 
+/** One name per identity: each part's length first, so no tenant, operation or key can run into the next. */
 const nameOf = ({ tenant, operation, key }: OperationIdentity): string => `${tenant.length}:${tenant}${operation.length}:${operation}${key}`;
 
 function sizeOf(record: CompletedRecord): number {
