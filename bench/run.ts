@@ -5,10 +5,12 @@
  * a quick look never replaces the full report). Exits 1 when a retrysafe
  * scenario lost its at-most-once guarantee or a scenario could not run.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { repoRoot } from './child-process.js';
 import { freshDatabase, type UpdateStats } from './database.js';
 import { describeMachine, loadAverage } from './machine.js';
 import { measure, type RunContext } from './measure.js';
@@ -38,6 +40,9 @@ if (missing.length > 0) {
   console.error(`bench/ needs its own dependencies (${missing.join(', ')}). Install them with:\n\n  npm install --prefix bench --no-audit --no-fund --ignore-scripts\n`);
   process.exit(1);
 }
+
+// The servers run retrysafe's compiled package, as an application does (bench/server/retrysafe.ts): built from these sources now.
+execFileSync('npm', ['run', '--silent', 'build'], { cwd: repoRoot, stdio: 'inherit' });
 
 const pgbench = await hasPgbench();
 const scenarios = SCENARIOS.filter((s) => (options.only.length === 0 || options.only.includes(s.id)) && (s.kind !== 'pgbench' || pgbench));

@@ -1,13 +1,15 @@
 import express, { type Request } from 'express';
-import { atomic, keepRawBody } from '../../../src/adapters/express.js';
-import { idempotency } from '../../../src/modes/idempotency.js';
-import { fromPg, postgresStore } from '../../../src/postgres/index.js';
 import type { AppEnv } from '../app-env.js';
 import { countedPool } from '../counted-pool.js';
+import { retrysafe, retrysafeExpress, retrysafePostgres } from '../retrysafe.js';
 import type { RunningApp } from '../running-app.js';
 import { answerError } from './express-errors.js';
 import { orderRoute } from './fastify-atomic.js';
 import { listenExpress } from './listen.js';
+
+const { idempotency } = retrysafe;
+const { fromPg, postgresStore } = retrysafePostgres;
+const { atomic, keepRawBody } = retrysafeExpress;
 
 /** B, C and D on Express 5: retrysafe's atomic mode. */
 export async function expressAtomic(env: AppEnv): Promise<RunningApp> {

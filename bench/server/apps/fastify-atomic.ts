@@ -1,15 +1,16 @@
 import Fastify, { type FastifyRequest } from 'fastify';
 import type pg from 'pg';
-import { atomic } from '../../../src/adapters/fastify.js';
-import { idempotency } from '../../../src/modes/idempotency.js';
-import type { ReadBeforeClaim } from '../../../src/modes/read-first.js';
-import { type AtomicRoute, invalid, valid } from '../../../src/core/route.js';
-import { fromPg, postgresStore } from '../../../src/postgres/index.js';
+import type { AtomicRoute, ReadBeforeClaim } from '../../../src/index.js';
 import type { AppEnv } from '../app-env.js';
 import { countedPool } from '../counted-pool.js';
 import { insertOrder, type OrderInput, orderLocation, parseOrder, tenantOf } from '../orders.js';
+import { retrysafe, retrysafeFastify, retrysafePostgres } from '../retrysafe.js';
 import type { RunningApp } from '../running-app.js';
 import { listenFastify } from './listen.js';
+
+const { idempotency, invalid, valid } = retrysafe;
+const { fromPg, postgresStore } = retrysafePostgres;
+const { atomic } = retrysafeFastify;
 
 /** The order route in atomic mode, for any framework adapter. */
 export function orderRoute<Req extends { headers: Record<string, string | string[] | undefined> }>(): AtomicRoute<Req, OrderInput, pg.PoolClient> {

@@ -1,17 +1,18 @@
 import Fastify, { type FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { providerClient } from '../../../examples/provider/client.js';
-import { leased } from '../../../src/adapters/fastify.js';
-import { idempotency } from '../../../src/modes/idempotency.js';
-import { invalid, valid } from '../../../src/core/route.js';
 import type { LeasedRoute } from '../../../src/modes/leased-route.js';
-import { fromPg, postgresStore } from '../../../src/postgres/index.js';
 import type { AppEnv } from '../app-env.js';
 import { countedPool } from '../counted-pool.js';
 import { insertOrder, type OrderInput, orderLocation, parseOrder, tenantOf } from '../orders.js';
+import { retrysafe, retrysafeFastify, retrysafePostgres } from '../retrysafe.js';
 import type { RunningApp } from '../running-app.js';
 import { chargeOrder, providerUrlOf } from './charge.js';
 import { listenFastify } from './listen.js';
+
+const { idempotency, invalid, valid } = retrysafe;
+const { fromPg, postgresStore } = retrysafePostgres;
+const { leased } = retrysafeFastify;
 
 /** E: retrysafe's leased mode, one step against the payment provider, then the order INSERT. */
 export async function fastifyLeased(env: AppEnv): Promise<RunningApp> {

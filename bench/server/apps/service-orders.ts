@@ -1,14 +1,17 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createOrderRoute } from '../../../examples/orders/routes/create-order.js';
 import { respond } from '../../../examples/orders/infrastructure/respond.js';
-import { atomic } from '../../../src/adapters/fastify.js';
-import { idempotency } from '../../../src/modes/idempotency.js';
-import { type SqlClient, type SqlDatabase, fromPg, portable, postgresStore } from '../../../src/postgres/index.js';
+import type { SqlClient, SqlDatabase } from '../../../src/index.js';
 import type { AppEnv } from '../app-env.js';
 import { countedPool } from '../counted-pool.js';
+import { retrysafe, retrysafeFastify, retrysafePostgres } from '../retrysafe.js';
 import type { RunningApp } from '../running-app.js';
 import { SERVICE_TENANT, SERVICE_TOKEN } from '../service.js';
 import { listenFastify } from './listen.js';
+
+const { idempotency } = retrysafe;
+const { fromPg, portable, postgresStore } = retrysafePostgres;
+const { atomic } = retrysafeFastify;
 
 const route = createOrderRoute(new Map([[SERVICE_TOKEN, SERVICE_TENANT]]));
 
