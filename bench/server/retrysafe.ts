@@ -20,7 +20,8 @@ async function entryPoint<Module>(specifier: string): Promise<Module> {
   return (await import(pathToFileURL(asDependent.resolve(specifier)).href)) as Module;
 }
 
-export const retrysafe = await entryPoint<typeof Core>('retrysafe');
-export const retrysafePostgres = await entryPoint<typeof Postgres>('retrysafe/postgres');
-export const retrysafeFastify = await entryPoint<typeof Fastify>('retrysafe/fastify');
-export const retrysafeExpress = await entryPoint<typeof Express>('retrysafe/express');
+export const { idempotency, invalid, valid } = await entryPoint<typeof Core>('retrysafe');
+export const { fromPg, portable, postgresStore } = await entryPoint<typeof Postgres>('retrysafe/postgres');
+/** Whole, since the adapters name their route functions alike (`atomic`). */
+export const fastifyAdapter = await entryPoint<typeof Fastify>('retrysafe/fastify');
+export const expressAdapter = await entryPoint<typeof Express>('retrysafe/express');

@@ -1,15 +1,13 @@
 import express, { type Request } from 'express';
 import type { AppEnv } from '../app-env.js';
 import { countedPool } from '../counted-pool.js';
-import { retrysafe, retrysafeExpress, retrysafePostgres } from '../retrysafe.js';
+import { expressAdapter, fromPg, idempotency, postgresStore } from '../retrysafe.js';
 import type { RunningApp } from '../running-app.js';
 import { answerError } from './express-errors.js';
 import { orderRoute } from './fastify-atomic.js';
 import { listenExpress } from './listen.js';
 
-const { idempotency } = retrysafe;
-const { fromPg, postgresStore } = retrysafePostgres;
-const { atomic, keepRawBody } = retrysafeExpress;
+const { atomic, keepRawBody } = expressAdapter;
 
 /** B, C and D on Express 5: retrysafe's atomic mode. */
 export async function expressAtomic(env: AppEnv): Promise<RunningApp> {

@@ -4,13 +4,11 @@ import type { AtomicRoute, ReadBeforeClaim } from '../../../src/index.js';
 import type { AppEnv } from '../app-env.js';
 import { countedPool } from '../counted-pool.js';
 import { insertOrder, type OrderInput, orderLocation, parseOrder, tenantOf } from '../orders.js';
-import { retrysafe, retrysafeFastify, retrysafePostgres } from '../retrysafe.js';
+import { fastifyAdapter, fromPg, idempotency, invalid, postgresStore, valid } from '../retrysafe.js';
 import type { RunningApp } from '../running-app.js';
 import { listenFastify } from './listen.js';
 
-const { idempotency, invalid, valid } = retrysafe;
-const { fromPg, postgresStore } = retrysafePostgres;
-const { atomic } = retrysafeFastify;
+const { atomic } = fastifyAdapter;
 
 /** The order route in atomic mode, for any framework adapter. */
 export function orderRoute<Req extends { headers: Record<string, string | string[] | undefined> }>(): AtomicRoute<Req, OrderInput, pg.PoolClient> {

@@ -5,14 +5,12 @@ import type { LeasedRoute } from '../../../src/modes/leased-route.js';
 import type { AppEnv } from '../app-env.js';
 import { countedPool } from '../counted-pool.js';
 import { insertOrder, type OrderInput, orderLocation, parseOrder, tenantOf } from '../orders.js';
-import { retrysafe, retrysafeFastify, retrysafePostgres } from '../retrysafe.js';
+import { fastifyAdapter, fromPg, idempotency, invalid, postgresStore, valid } from '../retrysafe.js';
 import type { RunningApp } from '../running-app.js';
 import { chargeOrder, providerUrlOf } from './charge.js';
 import { listenFastify } from './listen.js';
 
-const { idempotency, invalid, valid } = retrysafe;
-const { fromPg, postgresStore } = retrysafePostgres;
-const { leased } = retrysafeFastify;
+const { leased } = fastifyAdapter;
 
 /** E: retrysafe's leased mode, one step against the payment provider, then the order INSERT. */
 export async function fastifyLeased(env: AppEnv): Promise<RunningApp> {

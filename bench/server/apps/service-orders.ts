@@ -4,14 +4,12 @@ import { respond } from '../../../examples/orders/infrastructure/respond.js';
 import type { SqlClient, SqlDatabase } from '../../../src/index.js';
 import type { AppEnv } from '../app-env.js';
 import { countedPool } from '../counted-pool.js';
-import { retrysafe, retrysafeFastify, retrysafePostgres } from '../retrysafe.js';
+import { fastifyAdapter, fromPg, idempotency, portable, postgresStore } from '../retrysafe.js';
 import type { RunningApp } from '../running-app.js';
 import { SERVICE_TENANT, SERVICE_TOKEN } from '../service.js';
 import { listenFastify } from './listen.js';
 
-const { idempotency } = retrysafe;
-const { fromPg, portable, postgresStore } = retrysafePostgres;
-const { atomic } = retrysafeFastify;
+const { atomic } = fastifyAdapter;
 
 const route = createOrderRoute(new Map([[SERVICE_TOKEN, SERVICE_TENANT]]));
 
