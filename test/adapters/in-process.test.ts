@@ -2,7 +2,8 @@ import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import express, { type Request as ExpressRequest } from 'express';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type Express, type Request as ExpressRequest } from 'express';
 import Fastify from 'fastify';
 import Koa from 'koa';
 import { inject, type InjectOptions } from 'light-my-request';
@@ -57,7 +58,7 @@ const inProcess: readonly { readonly name: string; start(config: Idempotency<Sql
   {
     name: 'express, light-my-request',
     start(config, state) {
-      const app = express();
+      const app = withOwnPrototypes(express());
       app.use(express.json({ verify: keepRawBody }));
       app.post('/orders', expressAtomic(config, routes<ExpressRequest>((req) => req.get('authorization'), state).orders));
       return Promise.resolve({ send: (options) => inject(app, options), close: () => Promise.resolve() });
@@ -76,6 +77,20 @@ const inProcess: readonly { readonly name: string; start(config: Idempotency<Sql
     },
   },
 ];
+
+/**
+ * light-my-request re-parents the prototypes of an Express app's request and
+ * response, which are Express's shared `express.request` and
+ * `express.response`, onto its own classes: every Express app of the process
+ * would then take its own socket's requests for in-process ones. Copies of
+ * them, for this app alone, keep that change here.
+ */
+function withOwnPrototypes(app: Express): Express {
+  const copy = (of: object, base: object): object => Object.create(base, Object.getOwnPropertyDescriptors(of)) as object;
+  Object.setPrototypeOf(app.request, copy(express.request, IncomingMessage.prototype));
+  Object.setPrototypeOf(app.response, copy(express.response, ServerResponse.prototype));
+  return app;
+}
 
 describe.each(engines)('requests sent in process on $name', (engine) => {
   const ref = useEngine(engine);
