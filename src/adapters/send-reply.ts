@@ -17,7 +17,8 @@ export function sendReply<Sent>(sink: ResponseSink<Sent>, reply: Reply): Sent {
 /** Ends a response whose status and headers are in place: the crash tests kill the process here, between the two. */
 export function sendBody<Sent>(end: (body: Buffer) => Sent, body: Uint8Array): Sent {
   crashPoint('while-serialising');
-  return end(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+  // A view, not a copy, and none at all for the Buffer a store or a replay cache returns.
+  return end(Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
 }
 
 /** A web-standard `Response` carrying `reply` exactly. */

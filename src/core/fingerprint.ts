@@ -26,6 +26,5 @@ export function fingerprint(input: unknown): Fingerprint {
 }
 
 export function sameFingerprint(a: Fingerprint, b: Fingerprint): boolean {
-  // A view, not a copy, of the first.
-  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
+  return Buffer.compare(a, b) === 0;
 }
