@@ -24,7 +24,8 @@ export const keepBodyText: preParsingHookHandler = function keepBodyText(request
   // Paused first, so that listening does not start the flow: the chunks are kept as the parser reads them
   // (it resumes the payload), and a body no parser takes (415) is left to Node, which drops the listener and drains it.
   payload.pause();
-  payload.on('data', (chunk: Buffer) => chunks.push(chunk));
+  // An application's hook before this one may hand the body on as text, which Fastify's parsers take too.
+  payload.on('data', (chunk: Buffer | string) => chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));
   done(null, payload);
 };
 
