@@ -10,6 +10,7 @@ import { defaultProblemBase } from '../core/answer/problems.js';
 import type { OperationStore } from '../store/operation-store.js';
 import { defaultRetention, type Retention } from '../core/retention.js';
 import type { OperationIdentity } from '../core/identity.js';
+import type { CompletedRecord } from '../core/record.js';
 import { assertDescribedBy, resolveRetention, type RetentionSetting } from '../core/route-settings.js';
 import type { Tracing } from '../core/tracing.js';
 import { tracedStore } from '../store/traced-store.js';
@@ -106,6 +107,8 @@ export interface Idempotency<Tx, S = OperationStore<Tx>> {
   readonly problemBase: string;
   /** The tracer, when the application gave one. */
   readonly tracing: Tracing | undefined;
+  /** The finished record the replay cache keeps for `identity`, if any: answered without the store. */
+  recall(this: void, identity: OperationIdentity): CompletedRecord | undefined;
   /** Whether an atomic route reads before it claims, for this operation now. */
   readFirst(this: void, operation: string): ReadFirst;
   /** Announces an event to the observers. */
@@ -120,7 +123,8 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
   const storeTimeoutMs = positive('storeTimeoutMs', options.storeTimeoutMs ?? 5000);
   fitsTransactionLimit(options.store.transactionTimeoutMs, lockTimeoutMs, storeTimeoutMs);
   const { replayCache = false } = options;
-  const store = replayCache === false ? options.store : replayCached(options.store, replayCache === true ? {} : replayCache);
+  const cache = replayCache === false ? undefined : replayCached(options.store, replayCache === true ? {} : replayCache);
+  const store = cache?.store ?? options.store;
   return {
     store: tracing === undefined ? store : tracedStore(store, tracing),
     tracing,
@@ -139,6 +143,7 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     retentionFor: (identity) => resolveRetention(options.retention, identity),
     describedBy: options.describedBy,
     problemBase: options.problemBase ?? defaultProblemBase,
+    recall: cache?.recall ?? (() => undefined),
     readFirst: readFirstPolicy(oneOf('readBeforeClaim', options.readBeforeClaim ?? 'auto', ['auto', 'always', 'never'])),
     emit: announcer(observers),
   };

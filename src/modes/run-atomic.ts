@@ -26,6 +26,15 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore
   if (prepared.kind === 'answered') return prepared.reply;
   const { tenant, input } = prepared;
   const identity = prepared.kind === 'keyed' ? prepared.identity : undefined;
+  if (prepared.kind === 'keyed') {
+    crashPoint('before-claim');
+    // A finished record kept in memory answers before any timer, promise or closure of the store path is made.
+    const kept = config.recall(prepared.identity);
+    if (kept !== undefined) {
+      config.readFirst(prepared.identity.operation).observe(true);
+      return answerExisting(config, prepared.identity, decideExisting(kept, prepared.fingerprint));
+    }
+  }
   const clock = new StoreClock();
   // Every store phase has its budget, the rollback included. An answer decided before a rollback (a replay, a
   // mismatch, a busy claim, an unstored status) stands whatever the rollback does: nothing was stored.
@@ -57,7 +66,6 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore
       );
     }
     const { identity: claimed } = prepared;
-    crashPoint('before-claim');
     const readFirst = config.readFirst(claimed.operation);
     if (readFirst.now) {
       // A completed record only ever changes into a tombstone, so it answers a retry in one read, without a transaction.

@@ -31,6 +31,16 @@ interface Entry {
   readonly servedUntil: number;
 }
 
+/** A store that keeps the finished records it reads and commits, and what it keeps. */
+export interface ReplayCache<Tx> {
+  readonly store: OperationStore<Tx>;
+  /**
+   * The record kept for `identity` while it may be served, or `undefined`:
+   * no round trip and no promise, so a cached replay waits on nothing.
+   */
+  recall(this: void, identity: OperationIdentity): CompletedRecord | undefined;
+}
+
 /**
  * Keeps finished records (`completed`, `failed`) that `read` returned or that
  * a new key's committed transaction wrote, so a replay, the first retry
@@ -46,7 +56,7 @@ interface Entry {
  * bound is reached. It sits below the route: tenant resolution, authorisation
  * and the fingerprint check run on every request, cached or not.
  */
-export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCacheOptions = {}): OperationStore<Tx> {
+export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCacheOptions = {}): ReplayCache<Tx> {
   const bounds = { ...defaultReplayCache, ...options };
   for (const [name, value] of Object.entries(bounds)) {
     if (!(value > 0)) throw new RetrysafeError('misuse', `replayCache.${name} must be a positive number, got ${value}.`);
@@ -74,7 +84,18 @@ export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCache
     }
   };
 
-  return decorate(store, {
+  const recall = (identity: OperationIdentity): CompletedRecord | undefined => {
+    const name = nameOf(identity);
+    const cached = entries.get(name);
+    if (cached === undefined) return undefined;
+    drop(name, cached);
+    if (!(performance.now() < cached.servedUntil)) return undefined;
+    entries.set(name, cached);
+    bytes += cached.bytes;
+    return cached.record;
+  };
+
+  const cachedStore = decorate(store, {
     overrides: {
       async atomic(request, work, taken) {
         // Taken before BEGIN: the record's expiry counts from its transaction's start (`now()`), which is later.
@@ -103,23 +124,16 @@ export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCache
         return value;
       },
       async read(identity: OperationIdentity): Promise<OperationRecord | undefined> {
-        const name = nameOf(identity);
-        const cached = entries.get(name);
-        if (cached !== undefined) {
-          drop(name, cached);
-          if (performance.now() < cached.servedUntil) {
-            entries.set(name, cached);
-            bytes += cached.bytes;
-            return cached.record;
-          }
-        }
+        const kept = recall(identity);
+        if (kept !== undefined) return kept;
         const sentAt = performance.now();
         const record = await store.read(identity);
-        if (record?.state === 'completed' || record?.state === 'failed') keep(name, record, sentAt);
+        if (record?.state === 'completed' || record?.state === 'failed') keep(nameOf(identity), record, sentAt);
         return record;
       },
     },
   });
+  return { store: cachedStore, recall };
 }
 
 /** The record a new key's commit wrote, as a read would return it; its clock starts at the commit, the expiry is counted from `sentAt` by `keep`. */

@@ -115,6 +115,19 @@ describe.each(engines)('the replay cache on $name', (factory) => {
     expect(invocations).toBe(1);
   });
 
+  it.each(['never', 'auto'] as const)('serves a cached replay without a transaction when readBeforeClaim is %s', async (readBeforeClaim) => {
+    // `auto` starts out claiming first: a new operation has seen no replays yet.
+    const send = endpoint({ readBeforeClaim });
+    const key = randomUUID();
+    const body = await (await send(key)).text();
+    await forgetRecords();
+    const retry = await send(key);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(await retry.text()).toBe(body);
+    expect(invocations).toBe(1);
+    expect((await engine.database.query('SELECT 1 FROM retrysafe_operations')).rows).toEqual([]);
+  });
+
   it('runs a key sent by many clients at once one time, and answers each with its answer or 409', async () => {
     const send = endpoint();
     const key = randomUUID();
@@ -194,7 +207,7 @@ describe.each(engines)('the replay cache on $name', (factory) => {
     };
 
     it('evicts the least recently used entry beyond its entries', async () => {
-      const store = replayCached(counted(), { entries: 2 });
+      const { store } = replayCached(counted(), { entries: 2 });
       const [a, b, c] = [await complete('a'), await complete('b'), await complete('c')];
       for (const identity of [a, b, a, c]) await store.read(identity);
       expect(reads).toBe(3);
@@ -206,7 +219,7 @@ describe.each(engines)('the replay cache on $name', (factory) => {
     });
 
     it('evicts beyond its bytes, and never keeps a record larger than them', async () => {
-      const store = replayCached(counted(), { bytes: 2000 });
+      const { store } = replayCached(counted(), { bytes: 2000 });
       const [small, other, large] = [await complete('small', 'x'.repeat(800)), await complete('other', 'y'.repeat(800)), await complete('large', 'z'.repeat(4000))];
       for (const identity of [small, other, large, large, small]) await store.read(identity);
       expect(reads).toBe(5);
@@ -215,7 +228,7 @@ describe.each(engines)('the replay cache on $name', (factory) => {
     });
 
     it('keeps no record that may still change', async () => {
-      const store = replayCached(counted());
+      const { store } = replayCached(counted());
       const identity = { tenant: 'tenant-a', operation: 'payments.create@1', key: randomUUID() };
       await store.claimLease({ identity, fingerprint: fingerprint({}), input: {}, mode: 'leased', ownerToken: randomUUID(), leaseSeconds: 60 });
       expect((await store.read(identity))?.state).toBe('in_progress');
