@@ -13,7 +13,9 @@ export function headerLines(request: RawHeaders, name: string): string[] | undef
   const { rawHeaders } = request;
   let lines: string[] | undefined;
   for (let at = 0; at + 1 < rawHeaders.length; at += 2) {
-    if ((rawHeaders[at] as string).toLowerCase() === name) (lines ??= []).push(rawHeaders[at + 1] as string);
+    const sent = rawHeaders[at] as string;
+    // Lengths first: most names differ in length, and lower-casing each would make a string per header.
+    if (sent.length === name.length && sent.toLowerCase() === name) (lines ??= []).push(rawHeaders[at + 1] as string);
   }
   return lines;
 }

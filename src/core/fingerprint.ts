@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
-import canonicalize from 'canonicalize';
-import { RetrysafeError } from './errors.js';
+import { canonicalJson } from './canonical-json.js';
+import { isRetrysafeError, RetrysafeError } from './errors.js';
 
 /** SHA-256 of a request's meaningful input, 32 bytes. */
 export type Fingerprint = Uint8Array;
@@ -11,15 +11,13 @@ export type Fingerprint = Uint8Array;
  * `undefined` members are dropped, as JSON does.
  */
 export function fingerprint(input: unknown): Fingerprint {
-  let canonical: string | undefined;
+  let canonical: string;
   try {
-    canonical = canonicalize(input);
+    canonical = canonicalJson(input);
   } catch (cause) {
-    // BigInt, NaN, Infinity, a lone surrogate or a cycle.
+    if (isRetrysafeError(cause, 'misuse')) throw cause;
+    // A toJSON that threw, or nesting deeper than the stack.
     throw new RetrysafeError('misuse', 'The fingerprint input must be representable as JSON.', { cause });
-  }
-  if (canonical === undefined) {
-    throw new RetrysafeError('misuse', 'The fingerprint input must be representable as JSON.');
   }
   // One call, no hash object to build and collect per request.
   return hash('sha256', canonical, 'buffer');

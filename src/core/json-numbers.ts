@@ -47,7 +47,9 @@ function numberEnd(text: string, start: number): number {
 function exact(token: string): boolean {
   const parsed = Number(token);
   if (!Number.isFinite(parsed)) return Number.isNaN(parsed);
-  return decimal(token) === decimal(String(parsed));
+  const written = String(parsed);
+  // Most numbers are sent as the shortest decimal of their double, which is exact without comparing digits.
+  return written === token || decimal(token) === decimal(written);
 }
 
 /**
