@@ -1,5 +1,6 @@
 import { backoffDelay, type BackoffOptions } from '../client/backoff.js';
 import { RetrysafeError } from '../core/errors.js';
+import { extend } from '../core/extend.js';
 
 /** How often and how patiently failed work is tried again before it is parked. */
 export interface RetryPolicy extends BackoffOptions {
@@ -13,7 +14,7 @@ export interface RetryPolicy extends BackoffOptions {
 export const defaultRetryPolicy: RetryPolicy = { maxAttempts: 10, baseDelayMs: 1000, maxDelayMs: 300_000 };
 
 export function resolveRetryPolicy(options: Partial<RetryPolicy> = {}): RetryPolicy {
-  const policy = { ...defaultRetryPolicy, ...options };
+  const policy = extend(defaultRetryPolicy, options);
   if (!Number.isInteger(policy.maxAttempts) || policy.maxAttempts < 1) {
     throw new RetrysafeError('misuse', `maxAttempts must be a positive integer, got ${policy.maxAttempts}.`);
   }

@@ -1,6 +1,7 @@
 import type { OperationIdentity } from './identity.js';
 import { RetrysafeError } from './errors.js';
 import { defaultRetention, type Retention } from './retention.js';
+import { extend } from './extend.js';
 
 /**
  * How long an operation's answer and tombstone are kept: fixed, or decided
@@ -31,5 +32,5 @@ export function assertDescribedBy(url: string | undefined): void {
 /** The retention of one operation under `setting`, over `base`. */
 export function resolveRetention(setting: RetentionSetting | undefined, identity: OperationIdentity, base: Retention = defaultRetention): Retention {
   if (setting === undefined) return base;
-  return { ...base, ...(typeof setting === 'function' ? setting(identity) : setting) };
+  return extend(base, typeof setting === 'function' ? setting(identity) : setting);
 }

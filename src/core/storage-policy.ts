@@ -2,6 +2,7 @@ import { RetrysafeError } from './errors.js';
 import type { HeaderValue, Reply } from './answer/reply.js';
 import type { Completion } from './completion.js';
 import type { Retention } from './retention.js';
+import { extend } from './extend.js';
 
 /** What retrysafe keeps of an operation's answer. */
 export interface StoragePolicy {
@@ -67,7 +68,7 @@ export function completionOf(reply: Reply, policy: StoragePolicy, retention: Ret
   const omitted = stored.body.byteLength > policy.maxStoredBodyBytes;
   return {
     state: reply.status < 400 ? 'completed' : 'failed',
-    reply: omitted ? { ...stored, body: new Uint8Array() } : stored,
+    reply: omitted ? extend(stored, { body: new Uint8Array() }) : stored,
     retention,
     omitted,
   };

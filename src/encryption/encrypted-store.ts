@@ -6,6 +6,7 @@ import type { OperationStore } from '../store/operation-store.js';
 import type { Completion } from '../core/completion.js';
 import type { Keyring } from './keyring.js';
 import { openBody, sealBody, type Unreadable } from './response-cipher.js';
+import { extend } from '../core/extend.js';
 
 export interface EncryptedStoreOptions {
   /**
@@ -30,12 +31,12 @@ export function encryptedStore<Tx>(store: OperationStore<Tx>, keys: Keyring, opt
   const requireEncryption = options.requireEncryption ?? false;
   // An omitted body is empty and never replayed: there is nothing to seal or open.
   const seal = (identity: OperationIdentity, completion: Completion): Completion =>
-    completion.omitted === true ? completion : { ...completion, reply: { ...completion.reply, body: sealBody(completion.reply.body, identity, keys) } };
+    completion.omitted === true ? completion : extend(completion, { reply: extend(completion.reply, { body: sealBody(completion.reply.body, identity, keys) }) });
   const open = (identity: OperationIdentity, record: OperationRecord): OperationRecord => {
     if ((record.state !== 'completed' && record.state !== 'failed') || record.responseOmitted) return record;
     const opened = openBody(record.response.body, identity, keys, requireEncryption);
     if (!opened.ok) throw unreadable(opened);
-    return { ...record, response: { ...record.response, body: opened.body } };
+    return extend(record, { response: extend(record.response, { body: opened.body }) });
   };
 
   return decorate(store, {
@@ -46,7 +47,7 @@ export function encryptedStore<Tx>(store: OperationStore<Tx>, keys: Keyring, opt
           request,
           async ({ claim, tx, complete }) =>
             work({
-              claim: claim.kind === 'existing' ? { ...claim, record: open(request.identity, claim.record) } : claim,
+              claim: claim.kind === 'existing' ? extend(claim, { record: open(request.identity, claim.record) }) : claim,
               tx,
               complete: async (completion) => complete(seal(request.identity, completion)),
             }),

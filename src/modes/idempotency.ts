@@ -15,6 +15,7 @@ import { assertDescribedBy, resolveRetention, type RetentionSetting } from '../c
 import type { Tracing } from '../core/tracing.js';
 import { tracedStore } from '../store/traced-store.js';
 import { replayCached, type ReplayCacheOptions } from '../store/replay-cache.js';
+import { extend } from '../core/extend.js';
 
 export interface IdempotencyOptions<Tx> {
   readonly store: OperationStore<Tx>;
@@ -134,12 +135,12 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     retryAfterSeconds: positive('retryAfterSeconds', options.retryAfterSeconds ?? 1),
     leaseSeconds: positive('leaseSeconds', options.leaseSeconds ?? 30),
     maxAttempts: positive('maxAttempts', options.maxAttempts ?? 12),
-    retryDelay: backoff({ ...defaultRetryDelay, ...options.retryDelay }),
+    retryDelay: backoff(extend(defaultRetryDelay, options.retryDelay ?? {})),
     giveUpAfterSeconds: positive('giveUpAfterSeconds', options.giveUpAfterSeconds ?? 3600),
     policy: resolvePolicy(options.policy),
-    keyLimits: { ...defaultKeyLimits, ...options.keyLimits },
+    keyLimits: extend(defaultKeyLimits, options.keyLimits ?? {}),
     maxInputDepth: positive('maxInputDepth', options.maxInputDepth ?? 64),
-    retention: typeof options.retention === 'function' ? defaultRetention : { ...defaultRetention, ...options.retention },
+    retention: typeof options.retention === 'function' ? defaultRetention : extend(defaultRetention, options.retention ?? {}),
     retentionFor: (identity) => resolveRetention(options.retention, identity),
     describedBy: options.describedBy,
     problemBase: options.problemBase ?? defaultProblemBase,

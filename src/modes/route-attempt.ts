@@ -5,6 +5,8 @@ import type { OperationMode } from '../core/record.js';
 import type { RouteDefinition } from '../core/route.js';
 import { resolveRetention, type RouteSettings } from '../core/route-settings.js';
 import { traceAttempt } from './traced-attempt.js';
+import { extend } from '../core/extend.js';
+import type { OperationIdentity } from '../core/identity.js';
 
 /** The parts of a route that shape its attempts. */
 type AttemptRoute<Req> = Pick<RouteDefinition<Req, unknown>, 'operation' | 'onReplay' | 'onConflict' | 'onRefusal'> & RouteSettings;
@@ -16,7 +18,7 @@ type AttemptRoute<Req> = Pick<RouteDefinition<Req, unknown>, 'operation' | 'onRe
  */
 export function routeAttempt<Req, C extends Idempotency<unknown, unknown>, T>(config: C, route: AttemptRoute<Req>, request: Req, mode: OperationMode, work: (config: C) => Promise<T>): Promise<T> {
   const own = forRoute(config, route);
-  const withHooks = hasHooks(route) ? { ...own, emit: (event: RetrysafeEvent) => notify([own.emit, routeHooks(route, request)], event) } : own;
+  const withHooks = hasHooks(route) ? extend(own, { emit: (event: RetrysafeEvent) => notify([own.emit, routeHooks(route, request)], event) }) : own;
   return traceAttempt(withHooks, route.operation, mode, work);
 }
 
@@ -40,9 +42,8 @@ function routeHooks<Req>(route: AttemptRoute<Req>, request: Req): Observer {
 /** The configuration as one route sees it. */
 export function forRoute<C extends Idempotency<unknown, unknown>>(config: C, route: RouteSettings): C {
   if (route.describedBy === undefined && route.retention === undefined) return config;
-  return {
-    ...config,
+  return extend(config, {
     describedBy: route.describedBy ?? config.describedBy,
-    retentionFor: (identity) => resolveRetention(route.retention, identity, config.retentionFor(identity)),
-  };
+    retentionFor: (identity: OperationIdentity) => resolveRetention(route.retention, identity, config.retentionFor(identity)),
+  });
 }

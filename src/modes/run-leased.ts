@@ -15,6 +15,7 @@ import { routeAttempt } from './route-attempt.js';
 import type { Lease, LeaseStore } from '../store/lease-store.js';
 import { runWithLease } from './run-with-lease.js';
 import type { LeasedRoute } from './leased-route.js';
+import { extend } from '../core/extend.js';
 
 /**
  * Runs one attempt of a leased route. The claim commits first; a retry that
@@ -26,7 +27,7 @@ export function runLeased<Req, Input, Tx>(config: Idempotency<Tx, LeaseStore<Tx>
 }
 
 async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx, LeaseStore<Tx>>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
-  const prepared = await prepare(config, { ...route, keyRequired: true }, incoming);
+  const prepared = await prepare(config, extend(route, { keyRequired: true }), incoming);
   if (prepared.kind === 'answered') return prepared.reply;
   if (prepared.kind === 'unkeyed') {
     throw new RetrysafeError('misuse', `Leased route ${route.operation} only serves POST and PATCH.`);

@@ -1,6 +1,7 @@
 import type { RetrysafeEvent } from '../core/events.js';
 import type { Idempotency } from './idempotency.js';
 import type { OperationMode } from '../core/record.js';
+import { extend } from '../core/extend.js';
 
 /**
  * What an attempt came to, as the `retrysafe.outcome` span attribute. A
@@ -85,9 +86,9 @@ export function traceAttempt<C extends Idempotency<unknown, unknown>, T>(
     };
     // A thrown error is marked on the span by the tracer.
     try {
-      return await work({ ...config, emit });
+      return await work(extend(config, { emit }));
     } finally {
-      span.setAttributes({ ...details, 'retrysafe.outcome': outcome });
+      span.setAttributes(extend(details, { 'retrysafe.outcome': outcome }));
     }
   });
 }

@@ -1,3 +1,5 @@
+import { extend } from '../core/extend.js';
+
 /**
  * Metrics in the shape a prom-client `Registry` reads on scrape, so that
  * retrysafe registers on the application's own registry without loading
@@ -117,8 +119,8 @@ export class ExposedHistogram extends ExposedMetric {
   protected samples(): Promise<readonly Sample[]> {
     const samples: Sample[] = [];
     for (const { labels, buckets, sum, count } of this.series.values()) {
-      this.bounds.forEach((bound, i) => samples.push({ metricName: `${this.name}_bucket`, labels: { ...labels, le: String(bound) }, value: buckets[i] ?? 0 }));
-      samples.push({ metricName: `${this.name}_bucket`, labels: { ...labels, le: '+Inf' }, value: count });
+      this.bounds.forEach((bound, i) => samples.push({ metricName: `${this.name}_bucket`, labels: extend(labels, { le: String(bound) }), value: buckets[i] ?? 0 }));
+      samples.push({ metricName: `${this.name}_bucket`, labels: extend(labels, { le: '+Inf' }), value: count });
       samples.push({ metricName: `${this.name}_sum`, labels, value: sum });
       samples.push({ metricName: `${this.name}_count`, labels, value: count });
     }

@@ -1,6 +1,7 @@
 import { isRetrysafeError } from '../core/errors.js';
 import type { RetrysafeEvent } from '../core/events.js';
 import { identityHash } from '../core/identity.js';
+import { extend } from '../core/extend.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
@@ -25,7 +26,7 @@ const LOGGED_ELSEWHERE = new Set(['fingerprint-mismatch', 'operation-in-progress
 export function logFields(event: RetrysafeEvent, identitySecret: string | Uint8Array): LogEntry | undefined {
   const base: LogFields =
     event.identity === undefined ? { event: event.type } : { event: event.type, op: identityHash(event.identity, identitySecret), operation: event.identity.operation };
-  const entry = (level: LogLevel, message: string, fields: LogFields = {}): LogEntry => ({ level, message, fields: { ...base, ...fields } });
+  const entry = (level: LogLevel, message: string, fields: LogFields = {}): LogEntry => ({ level, message, fields: extend(base, fields) });
   switch (event.type) {
     case 'claimed':
       return entry('info', 'operation claimed', { mode: event.mode });

@@ -1,6 +1,7 @@
 import type { Observer, RetrysafeEvent } from '../core/events.js';
 import type { OperationIdentity } from '../core/identity.js';
 import { ExposedCounter, ExposedHistogram, type Labels, type RegistryLike } from './exposed-metric.js';
+import { extend } from '../core/extend.js';
 
 export interface MetricsOptions {
   /** Prepended to every metric name. Default `retrysafe_`. */
@@ -39,9 +40,9 @@ export function metricsObserver(registry: RegistryLike, options: MetricsOptions 
   return function countEvent(event: RetrysafeEvent): void {
     switch (event.type) {
       case 'claimed':
-        return claimed.inc({ ...operationOf(event.identity), mode: event.mode });
+        return claimed.inc(extend(operationOf(event.identity), { mode: event.mode }));
       case 'finished':
-        return finished.inc({ ...operationOf(event.identity), mode: event.mode, status_class: `${Math.floor(event.status / 100)}xx` });
+        return finished.inc(extend(operationOf(event.identity), { mode: event.mode, status_class: `${Math.floor(event.status / 100)}xx` }));
       case 'replayed':
         return replays.inc(operationOf(event.identity));
       case 'fingerprint-mismatch':
@@ -61,7 +62,7 @@ export function metricsObserver(registry: RegistryLike, options: MetricsOptions 
       case 'unknown':
         return unknown.inc(operationOf(event.identity));
       case 'problem':
-        return problems.inc({ ...(event.operation === undefined ? {} : { operation: event.operation }), code: event.code });
+        return problems.inc(event.operation === undefined ? { code: event.code } : { operation: event.operation, code: event.code });
       case 'raw-body-missing':
         // A warning about the setup, told once per operation: the log says it.
         return;

@@ -2,6 +2,7 @@ import type { ClaimedMessage, DeadLetter, OutboxBacklog, OutboxMessage, OutboxSt
 import type { SqlDatabase } from '../store/sql-client.js';
 import { BACKLOG, CLAIM, DEAD_LETTERS, ENQUEUE, MARK_DELIVERED, PARK, PARK_ABANDONED, PRUNE_OUTBOX, RESCHEDULE, RETRY_DEAD_LETTER } from './sql/outbox.js';
 import { pruneBatch, storeRows } from './store-rows.js';
+import { extend } from '../core/extend.js';
 
 interface ClaimedRow {
   readonly id: string;
@@ -79,5 +80,5 @@ function toClaimed(row: ClaimedRow): ClaimedMessage {
 }
 
 function toDeadLetter(row: DeadLetterRow): DeadLetter {
-  return { ...toClaimed(row), lastError: row.last_error, createdAt: row.created_at, parkedAt: row.parked_at };
+  return extend(toClaimed(row), { lastError: row.last_error, createdAt: row.created_at, parkedAt: row.parked_at });
 }

@@ -11,15 +11,16 @@ import { COMPLETE_ATOMIC, completeAtomicValues } from './sql/complete-atomic.js'
 import { type RecordRow, toRecord } from './sql/record-row.js';
 import { LOCK_NOT_AVAILABLE, sqlState, UNIQUE_VIOLATION } from './sqlstate.js';
 import { handlerPart, inTransaction, plainTransaction, storePart, unavailable } from './transaction.js';
+import { extend } from '../core/extend.js';
 
 /** The operation store on PostgreSQL (any server from 14 up, or PGlite). */
 export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx> {
   return {
-    ...leaseStore(database),
-    ...recordReader(database),
     transactionTimeoutMs: database.transactionTimeoutMs,
     atomic: (request, work, taken) => atomicTransaction(database, request, work, taken),
     transaction: (work) => plainTransaction(database, work),
+    ...leaseStore(database),
+    ...recordReader(database),
   };
 }
 
@@ -94,7 +95,7 @@ function claimFrom(request: ClaimRequest, opened: Opened): AtomicClaim {
   const { state, waited } = row;
   // The record was read after the lock was granted, so what a holder committed is in it.
   if (state === null) return { kind: 'claimed' };
-  return { kind: 'existing', record: toRecord(request.identity, { ...row, state }), waited };
+  return { kind: 'existing', record: toRecord(request.identity, extend(row, { state })), waited };
 }
 
 /** The record that took the identity from an attempt whose INSERT lost, read after the rollback. */

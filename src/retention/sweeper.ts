@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MaintenanceStore } from '../store/maintenance-store.js';
+import { extend } from '../core/extend.js';
 
 /** Extra pruning the sweeper runs after its own, such as delivered outbox messages. */
 export interface PruneTask {
@@ -70,7 +71,7 @@ export class Sweeper {
         ),
       );
     }
-    return { ...tally, tasks };
+    return extend(tally, { tasks });
   }
 
   /** Passes until `signal` aborts, resting `idleMs` after each. */

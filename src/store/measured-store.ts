@@ -1,5 +1,7 @@
 import { decorate } from './decorate.js';
 import type { OperationStore } from './operation-store.js';
+import { extend } from '../core/extend.js';
+import type { Completion } from '../core/completion.js';
 
 /**
  * Starts measuring one store call, by a fixed name; the returned function
@@ -54,7 +56,7 @@ export function measuredStore<Tx>(store: OperationStore<Tx>, meter: StoreCallMet
           try {
             const value = await store.atomic(request, async (transaction) => {
               enter();
-              const settlement = await work({ ...transaction, complete: (completion) => measured('complete', () => transaction.complete(completion)) });
+              const settlement = await work(extend(transaction, { complete: (completion: Completion) => measured('complete', () => transaction.complete(completion)) }));
               endCommit = meter('commit');
               return settlement;
             }, taken);

@@ -5,6 +5,7 @@ import type { CompletedRecord, OperationRecord } from '../core/record.js';
 import { decorate } from './decorate.js';
 import type { ClaimRequest } from './atomic-store.js';
 import type { OperationStore } from './operation-store.js';
+import { extend } from '../core/extend.js';
 
 /** Bounds of the in-process cache of finished records; see `replayCached`. */
 export interface ReplayCacheOptions {
@@ -57,7 +58,7 @@ export interface ReplayCache<Tx> {
  * and the fingerprint check run on every request, cached or not.
  */
 export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCacheOptions = {}): ReplayCache<Tx> {
-  const bounds = { ...defaultReplayCache, ...options };
+  const bounds = extend(defaultReplayCache, options);
   for (const [name, value] of Object.entries(bounds)) {
     if (!(value > 0)) throw new RetrysafeError('misuse', `replayCache.${name} must be a positive number, got ${value}.`);
   }
@@ -105,13 +106,14 @@ export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCache
         const value = await store.atomic(
           request,
           async (transaction) => {
-            const settlement = await work({
-              ...transaction,
-              async complete(completion) {
-                await transaction.complete(completion);
-                stored = completion;
-              },
-            });
+            const settlement = await work(
+              extend(transaction, {
+                async complete(completion: Completion) {
+                  await transaction.complete(completion);
+                  stored = completion;
+                },
+              }),
+            );
             if (!settlement.commit) stored = undefined;
             return settlement;
           },

@@ -43,7 +43,7 @@ const ACCEPTED: Reply = { status: 202, headers: {}, body: new Uint8Array() };
  * inbox (`WebhookWorker`).
  */
 export async function receiveWebhook<Tx>(database: SqlDatabase<Tx>, options: WebhookReceiverOptions, delivery: WebhookDelivery): Promise<WebhookReceipt> {
-  const reject = (code: ProblemCode, detail: string): WebhookReceipt => ({ ...problemReply(problem(code, detail), options.problemBase), kind: 'rejected', code });
+  const reject = (code: ProblemCode, detail: string): WebhookReceipt => ({ kind: 'rejected', code, ...problemReply(problem(code, detail), options.problemBase) });
   const verification = verifyWebhook(options, delivery.headers, delivery.rawBody);
   if (!verification.ok) return rejectUnverified(verification.reason, reject);
   const { id, timestamp } = verification;
@@ -56,10 +56,10 @@ export async function receiveWebhook<Tx>(database: SqlDatabase<Tx>, options: Web
   } catch (error) {
     const retryAfter = options.retryAfterSeconds ?? 1;
     const detail = 'The webhook could not be recorded; nothing was accepted. Retry later.';
-    return { ...problemReply(problem('store-unavailable', detail, { retryAfter }), options.problemBase), kind: 'unavailable', error };
+    return { kind: 'unavailable', error, ...problemReply(problem('store-unavailable', detail, { retryAfter }), options.problemBase) };
   }
   if (recording === 'unstorable') return reject('webhook-payload-invalid', 'The webhook body cannot be stored as JSON.');
-  return { ...ACCEPTED, kind: recording, id };
+  return { kind: recording, id, ...ACCEPTED };
 }
 
 function rejectUnverified(reason: VerificationFailure, reject: (code: ProblemCode, detail: string) => WebhookReceipt): WebhookReceipt {

@@ -13,6 +13,7 @@ import { enterAtomic } from './atomic-context.js';
 import { idempotentRoute, type IdempotentOptions } from './idempotent-options.js';
 import { incoming, type NestHttpRequest, type NestHttpResponse } from './nest-request.js';
 import { RETRYSAFE_OPTIONS, type RetrysafeModuleOptions } from './retrysafe-options.js';
+import { extend } from '../../core/extend.js';
 
 /**
  * Runs a route marked `@Idempotent` through retrysafe, on either Nest
@@ -33,7 +34,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const response = http.getResponse<NestHttpResponse>();
     const definition: RouteDefinition<NestHttpRequest, unknown> = { tenant: this.options.tenant, authorize: this.options.authorize, ...route };
     const config = this.options.idempotency;
-    if (route.mode === 'leased') return answer(runLeased(config, { ...definition, handler: route.handler }, incoming(request)), response);
+    if (route.mode === 'leased') return answer(runLeased(config, extend(definition, { handler: route.handler }), incoming(request)), response);
     const handle = (): Promise<unknown> => lastValueFrom(next.handle() as Observable<unknown>, { defaultValue: undefined });
     const handled = async (): Promise<HandlerReply> => answerOf(await handle(), response);
     if (route.mode === 'atomic') {
@@ -42,7 +43,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
         enterAtomic(request, attempt);
         return handled();
       };
-      return answer(runAtomic(config, { ...definition, handler }, incoming(request)), response);
+      return answer(runAtomic(config, extend(definition, { handler }), incoming(request)), response);
     }
     return from(
       beginTransparent(config, definition, incoming(request)).then(async (start) => {
@@ -75,7 +76,7 @@ async function answerOf(value: unknown, response: NestHttpResponse): Promise<Han
 
 /** A transparent route's answer, a stream read in full: it is stored, then sent, whatever its form. */
 async function captured(answer: HandlerReply): Promise<Reply> {
-  return toReply(isStream(answer.body) ? { ...answer, body: await payloadBytes(answer.body) } : answer);
+  return toReply(isStream(answer.body) ? extend(answer, { body: await payloadBytes(answer.body) }) : answer);
 }
 
 /**
@@ -91,5 +92,5 @@ function respond(reply: Reply, response: NestHttpResponse): Response {
     if (typeof value === 'string') headers[name] = value;
     else response.header(name, value);
   }
-  return toResponse({ ...reply, headers });
+  return toResponse(extend(reply, { headers }));
 }

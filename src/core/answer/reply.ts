@@ -1,5 +1,6 @@
 import { RetrysafeError } from '../errors.js';
 import { type Problem, problemCatalogue, problemDocument } from './problems.js';
+import { extend } from '../extend.js';
 
 /** A header's value: a list for a header sent on several lines (`Link`, `Vary`), kept line for line and in order. */
 export type HeaderValue = string | string[];
@@ -79,5 +80,5 @@ export function problemReply(p: Problem, base?: string, describedBy?: string): R
 }
 
 export function replayed(reply: Reply): Reply {
-  return { status: reply.status, headers: { ...reply.headers, [REPLAYED_HEADER]: 'true' }, body: reply.body };
+  return { status: reply.status, headers: extend(reply.headers, { [REPLAYED_HEADER]: 'true' }), body: reply.body };
 }

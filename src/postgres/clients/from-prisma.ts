@@ -1,4 +1,5 @@
 import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
+import { extend } from '../../core/extend.js';
 
 /** The members of a Prisma client or interactive transaction client that retrysafe calls. */
 export interface PrismaQueryable {
@@ -31,7 +32,7 @@ export interface PrismaLike<Tx extends PrismaQueryable> extends PrismaQueryable 
  * the completion must all fit (see `transactionTimeoutMs`).
  */
 export function fromPrisma<Tx extends PrismaQueryable>(prisma: PrismaLike<Tx>, options: PrismaTransactionOptions = {}): SqlDatabase<Tx> {
-  const limits = { ...options, timeout: options.timeout ?? DEFAULT_TIMEOUT_MS };
+  const limits = extend(options, { timeout: options.timeout ?? DEFAULT_TIMEOUT_MS });
   return {
     transaction: async (work, opening) => prisma.$transaction((tx) => openWith(prismaRunner(tx), tx, work, opening), limits),
     runner: prismaRunner,

@@ -57,8 +57,8 @@ export function toRecord(identity: OperationIdentity, row: RecordRow): Operation
   switch (row.state) {
     case 'in_progress':
       return {
-        ...base,
         state: row.state,
+        ...base,
         leaseExpiresAt: row.lease_expires_at ?? row.read_at,
         attempt: row.attempt,
         fencingToken: row.fencing_token,
@@ -66,16 +66,16 @@ export function toRecord(identity: OperationIdentity, row: RecordRow): Operation
     case 'completed':
     case 'failed':
       return {
-        ...base,
         state: row.state,
+        ...base,
         completedAt: row.finished_at ?? row.read_at,
         responseExpiresAt: row.response_expires_at ?? row.read_at,
         responseOmitted: row.response_omitted,
         response: { status: row.response_status ?? 500, headers: row.response_headers ?? {}, body: row.response_body ?? new Uint8Array() },
       };
     case 'unknown':
-      return { ...base, state: row.state, reason: row.reason ?? '' };
+      return { state: row.state, ...base, reason: row.reason ?? '' };
     case 'tombstone':
-      return { ...base, state: row.state, status: row.response_status ?? 200, resource: row.resource_ref ?? undefined };
+      return { state: row.state, ...base, status: row.response_status ?? 200, resource: row.resource_ref ?? undefined };
   }
 }
