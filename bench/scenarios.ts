@@ -65,15 +65,24 @@ const express = (id: string, label: string, app: AppName, keys: KeyPlan, guarant
   guarantee,
 });
 
-/** Every scenario, in the order a round runs them: those compared with each other run next to each other. */
+/**
+ * Every scenario, in the order a round runs them: those compared with each
+ * other run next to each other, the goals' ratios first (new keys against the
+ * bare endpoint and the other libraries, then replays), since this machine's
+ * speed can change within a minute.
+ */
 export const SCENARIOS: readonly Scenario[] = [
   fastify('A', 'bare endpoint: BEGIN, INSERT, COMMIT', 'fastify-bare', 'fresh', 'none'),
-  { ...fastify('R-A', "the reference service's POST /v1/orders without retrysafe: cart read, order INSERT, outbox enqueue", 'service-bare', 'fresh', 'none'), endpoint: 'service' },
-  { ...fastify('R-B', 'the same route in retrysafe atomic mode, a new key each request', 'service-atomic', 'fresh', 'retrysafe'), endpoint: 'service' },
   fastify('B', 'retrysafe atomic, a new key each request', 'fastify-atomic', 'fresh', 'retrysafe'),
+  fastify('NI-new', '@node-idempotency/core + Redis, a new key each request', 'fastify-node-idempotency', 'fresh', 'peer'),
+  fastify('PT-new', 'Powertools makeIdempotent + Redis, a new key each request', 'fastify-powertools', 'fresh', 'peer'),
+  fastify('Bp', 'B on a node-postgres pool in pipeline mode', 'fastify-atomic-pipelined', 'fresh', 'retrysafe'),
   fastify('C', 'retrysafe atomic, replays of completed keys', 'fastify-atomic', 'replay', 'retrysafe'),
   fastify('Cm', 'C with the replay cache (replayCache: true)', 'fastify-atomic-cached', 'replay', 'retrysafe'),
-  fastify('Bp', 'B on a node-postgres pool in pipeline mode', 'fastify-atomic-pipelined', 'fresh', 'retrysafe'),
+  fastify('NI-replay', '@node-idempotency/core + Redis, replays', 'fastify-node-idempotency', 'replay', 'peer'),
+  fastify('PT-replay', 'Powertools makeIdempotent + Redis, replays', 'fastify-powertools', 'replay', 'peer'),
+  { ...fastify('R-A', "the reference service's POST /v1/orders without retrysafe: cart read, order INSERT, outbox enqueue", 'service-bare', 'fresh', 'none'), endpoint: 'service' },
+  { ...fastify('R-B', 'the same route in retrysafe atomic mode, a new key each request', 'service-atomic', 'fresh', 'retrysafe'), endpoint: 'service' },
   fastify('D', 'retrysafe atomic, storm: 200 clients, 20 keys', 'fastify-atomic', 'storm', 'retrysafe'),
   { ...fastify('A@200', 'A held at 200 requests/s', 'fastify-bare', 'fresh', 'none'), rate: 200 },
   { ...fastify('B@200', 'B held at 200 requests/s', 'fastify-atomic', 'fresh', 'retrysafe'), rate: 200 },
@@ -96,11 +105,7 @@ export const SCENARIOS: readonly Scenario[] = [
   { kind: 'pgbench', id: 'GP-pgbench', label: 'pgbench: GL pipelined: BEGIN with the lock, INSERT, the record with COMMIT', plan: 'pipelined-lock-insert-record' },
   fastify("A'", 'bare endpoint that charges the provider first', 'fastify-bare-provider', 'fresh', 'none', true),
   fastify('E', 'retrysafe leased, one provider step', 'fastify-leased', 'fresh', 'retrysafe', true),
-  fastify('NI-new', '@node-idempotency/core + Redis, a new key each request', 'fastify-node-idempotency', 'fresh', 'peer'),
-  fastify('NI-replay', '@node-idempotency/core + Redis, replays', 'fastify-node-idempotency', 'replay', 'peer'),
   fastify('NI-storm', '@node-idempotency/core + Redis, storm', 'fastify-node-idempotency', 'storm', 'peer'),
-  fastify('PT-new', 'Powertools makeIdempotent + Redis, a new key each request', 'fastify-powertools', 'fresh', 'peer'),
-  fastify('PT-replay', 'Powertools makeIdempotent + Redis, replays', 'fastify-powertools', 'replay', 'peer'),
   fastify('PT-storm', 'Powertools makeIdempotent + Redis, storm', 'fastify-powertools', 'storm', 'peer'),
   fastify('PT0-storm', 'Powertools, storm, no Lambda context registered', 'fastify-powertools-no-context', 'storm', 'peer'),
   fastify('PTv-replay', 'Powertools with payload validation, replays', 'fastify-powertools-validated', 'replay', 'peer'),
