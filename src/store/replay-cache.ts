@@ -76,7 +76,7 @@ export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCache
     if (!(left > 0)) return;
     const old = entries.get(name);
     if (old !== undefined) drop(name, old);
-    entries.set(name, { record, bytes: size, servedUntil: sentAt + left });
+    entries.set(name, { record: ownBytes(record), bytes: size, servedUntil: sentAt + left });
     bytes += size;
     // A Map iterates in insertion order, and a hit re-inserts: the first entry is the least recently used.
     for (const [oldest, entry] of entries) {
@@ -157,6 +157,26 @@ function committed(request: ClaimRequest, completion: Completion): CompletedReco
 
 /** One name per identity: each part's length first, so no tenant, operation or key can run into the next. */
 const nameOf = ({ tenant, operation, key }: OperationIdentity): string => `${tenant.length}:${tenant}${operation.length}:${operation}${key}`;
+
+/**
+ * The record with bytes of their own. A driver, or Node itself, cuts small
+ * buffers from a shared 8 KiB slab, which a kept view would keep alive whole:
+ * the cache would hold far more than it counts. Copied out as Node's
+ * documentation advises, into Buffers outside the pool, which are sent as is.
+ */
+function ownBytes(record: CompletedRecord): CompletedRecord {
+  const { fingerprint, response } = record;
+  if (!isShared(fingerprint) && !isShared(response.body)) return record;
+  return extend(record, { fingerprint: ownCopy(fingerprint), response: extend(response, { body: ownCopy(response.body) }) });
+}
+
+const isShared = (bytes: Uint8Array): boolean => bytes.byteLength !== bytes.buffer.byteLength;
+
+function ownCopy(bytes: Uint8Array): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes.byteLength);
+  copy.set(bytes);
+  return copy;
+}
 
 function sizeOf(record: CompletedRecord): number {
   let size = ENTRY_OVERHEAD_BYTES + record.response.body.byteLength + record.fingerprint.byteLength;

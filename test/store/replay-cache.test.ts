@@ -227,6 +227,21 @@ describe.each(engines)('the replay cache on $name', (factory) => {
       expect(reads).toBe(5);
     });
 
+    it('holds no more memory than it counts, whatever buffers the driver read the record into', async () => {
+      // A driver may cut a small row's bytes from Node's shared 8 KiB pool; a kept view would keep its whole slab alive.
+      const identities = [];
+      for (let i = 0; i < 20; i += 1) identities.push(await complete(`pooled-${i}`, 'x'.repeat(100)));
+      const { store, recall } = replayCached(postgresStore(engine.database));
+      for (const identity of identities) await store.read(identity);
+      for (const identity of identities) {
+        const kept = recall(identity);
+        expect(kept?.response.body.byteLength).toBe(100);
+        // What stays reachable through the entry: the memory under its bytes, each counted by the bytes bound.
+        expect(kept?.response.body.buffer.byteLength).toBe(100);
+        expect(kept?.fingerprint.buffer.byteLength).toBe(32);
+      }
+    });
+
     it('keeps no record that may still change', async () => {
       const { store } = replayCached(counted());
       const identity = { tenant: 'tenant-a', operation: 'payments.create@1', key: randomUUID() };
