@@ -19,8 +19,9 @@ export function fingerprint(input: unknown): Fingerprint {
     // A toJSON that threw, or nesting deeper than the stack.
     throw new RetrysafeError('misuse', 'The fingerprint input must be representable as JSON.', { cause });
   }
-  // One call, no hash object to build and collect per request.
-  return hash('sha256', canonical, 'buffer');
+  // One call, no hash object per request; a Buffer from a string comes from Node's pool, where the digest's
+  // own Buffer would be an ArrayBuffer of its own, allocated and freed outside the JavaScript heap.
+  return Buffer.from(hash('sha256', canonical, 'binary'), 'binary');
 }
 
 export function sameFingerprint(a: Fingerprint, b: Fingerprint): boolean {
