@@ -30,8 +30,8 @@ async function claimAndComplete(key: string, withOrder: boolean): Promise<void> 
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
-    const { rows } = await client.query<{ state: string | null }>(CLAIM_ATOMIC, claimValues(key));
-    if (rows[0]?.state !== null) unclaimed += 1;
+    const { rows } = await client.query<{ found: boolean }>(CLAIM_ATOMIC, claimValues(key));
+    if (rows[0]?.found !== false) unclaimed += 1;
     if (withOrder) await insertOrder(client, TENANT, order, key);
     await client.query(COMPLETE_ATOMIC, completeValues(key));
     await client.query('COMMIT');

@@ -3,15 +3,13 @@ import type { OperationIdentity } from '../core/identity.js';
 import type { OperationRecord } from '../core/record.js';
 import type { AtomicClaim, AtomicTransaction, ClaimRequest, Settlement } from '../store/atomic-store.js';
 import type { OperationStore } from '../store/operation-store.js';
-import type { Opened, SqlDatabase } from '../store/sql-client.js';
+import type { Opened, SqlClient, SqlDatabase } from '../store/sql-client.js';
 import { leaseStore } from './lease-store.js';
 import { recordReader } from './record-reader.js';
 import { CLAIM_ATOMIC, claimAtomicValues } from './sql/claim-atomic.js';
 import { COMPLETE_ATOMIC, completeAtomicValues } from './sql/complete-atomic.js';
-import { type RecordRow, toRecord } from './sql/record-row.js';
 import { LOCK_NOT_AVAILABLE, sqlState, UNIQUE_VIOLATION } from './sqlstate.js';
 import { handlerPart, inTransaction, plainTransaction, storePart, unavailable } from './transaction.js';
-import { extend } from '../core/extend.js';
 
 /** The operation store on PostgreSQL (any server from 14 up, or PGlite). */
 export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx> {
@@ -43,7 +41,7 @@ async function atomicTransaction<Tx, T>(
   let withCommit: Promise<boolean> | undefined;
   const opening = { statement: CLAIM_ATOMIC, values: claimAtomicValues(request) };
   const ending = await inTransaction<Tx, Ending<T>>(database, opening, async (sql, tx, opened) => {
-    const claim = await storePart(() => claimFrom(request, opened));
+    const claim = await storePart(() => claimFrom(sql, request, opened));
     let completion: Completion | undefined;
     const complete = (outcome: Completion): Promise<void> => {
       completion = outcome;
@@ -81,21 +79,25 @@ async function lostTheIdentity(insert: Promise<unknown>): Promise<boolean> {
   }
 }
 
-/** The claim's row: whether it waited for the lock, then the record's columns, all null when none holds the identity. */
-type ClaimRow = Omit<RecordRow, 'state'> & { readonly state: RecordRow['state'] | null; readonly waited: boolean };
+/** The claim's row: whether it waited for the lock, and whether a record holds the identity. */
+interface ClaimRow {
+  readonly waited: boolean;
+  readonly found: boolean;
+}
 
-/** The claim from what the opening statement came to: it failed on the lock wait, or its row says who holds the identity. */
-function claimFrom(request: ClaimRequest, opened: Opened): AtomicClaim {
+/** The claim from what the opening statement came to: it failed on the lock wait, or its row says whether a record holds the identity. */
+async function claimFrom(sql: SqlClient, request: ClaimRequest, opened: Opened): Promise<AtomicClaim> {
   if ('error' in opened) {
     if (sqlState(opened.error) === LOCK_NOT_AVAILABLE) return { kind: 'busy' };
     throw opened.error;
   }
   const [row] = opened.rows as ClaimRow[];
   if (row === undefined) throw new Error('The atomic claim returned no row.');
-  const { state, waited } = row;
-  // The record was read after the lock was granted, so what a holder committed is in it.
-  if (state === null) return { kind: 'claimed' };
-  return { kind: 'existing', record: toRecord(request.identity, extend(row, { state })), waited };
+  if (!row.found) return { kind: 'claimed' };
+  // Read under the lock, in a statement of its own: its snapshot holds what the holder committed.
+  const record = await recordReader(sql).read(request.identity);
+  if (record === undefined) throw new Error('The record the atomic claim found is gone within its transaction.');
+  return { kind: 'existing', record, waited: row.waited };
 }
 
 /** The record that took the identity from an attempt whose INSERT lost, read after the rollback. */
