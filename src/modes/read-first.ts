@@ -1,7 +1,7 @@
 /**
  * Whether an atomic route reads the operation record before it opens its
  * transaction. The read answers a replay in one round trip instead of three
- * (`BEGIN`, a claim that returns the record, `ROLLBACK`) and costs every new
+ * (`BEGIN` with the claim, the read of the record it found, `ROLLBACK`) and costs every new
  * key one more, so it pays once about a third of keyed requests are replays.
  * `auto` follows that share per operation; `always` and `never` fix the choice.
  * Both ways give the same answers: only their cost differs.

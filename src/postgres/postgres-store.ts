@@ -26,7 +26,7 @@ export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx>
 type Ending<T> = { readonly kind: 'settled'; readonly value: T } | { readonly kind: 'taken' };
 
 /**
- * BEGIN, the claim (lock and read) as the transaction's opening statement,
+ * BEGIN, the claim (the lock, and whether a record holds the identity) as the opening statement,
  * the work, the record's INSERT, COMMIT. A driver that can sends the claim
  * with BEGIN; with a pipelining driver the INSERT is left in flight so that
  * COMMIT goes with it, its outcome is read after the transaction, and a
