@@ -7,7 +7,7 @@ import { ids, RECORD_COLUMNS } from './record-row.js';
  * transaction-scoped advisory lock, waiting up to `lock_timeout` for a
  * concurrent attempt, then looks for the record that holds the identity
  * (`retrysafe_lock_operation`, migration 0007). Writes nothing: the record is
- * written once, finished, by `INSERT_ATOMIC` with the commit. One row of two
+ * written once, finished, by `COMPLETE_ATOMIC` with the commit. One row of two
  * columns, `waited` and `found`: a new key, the common case, gets no record
  * columns to describe and parse; a found record is read by `READ_RECORD` in
  * the same transaction, after the lock, so what its holder committed is in it.
