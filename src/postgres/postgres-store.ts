@@ -94,10 +94,10 @@ async function claimFrom(sql: SqlClient, request: ClaimRequest, opened: Opened):
   const [row] = opened.rows as ClaimRow[];
   if (row === undefined) throw new Error('The atomic claim returned no row.');
   if (!row.found) return { kind: 'claimed' };
-  // Read under the lock, in a statement of its own: its snapshot holds what the holder committed.
+  // Read under the lock, in a statement of its own: its snapshot holds what the holder committed. The sweeper prunes
+  // without the lock, so the record may be gone by then: the identity is free, and the record's INSERT still decides.
   const record = await recordReader(sql).read(request.identity);
-  if (record === undefined) throw new Error('The record the atomic claim found is gone within its transaction.');
-  return { kind: 'existing', record, waited: row.waited };
+  return record === undefined ? { kind: 'claimed' } : { kind: 'existing', record, waited: row.waited };
 }
 
 /** The record that took the identity from an attempt whose INSERT lost, read after the rollback. */

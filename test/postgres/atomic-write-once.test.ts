@@ -8,7 +8,9 @@ import type { OperationRecord } from '../../src/core/record.js';
 import { fromPostgresJs } from '../../src/postgres/clients/from-postgres-js.js';
 import { fromPg, migrate, portable, postgresStore } from '../../src/postgres/index.js';
 import type { Completion } from '../../src/core/completion.js';
-import type { AtomicClaim } from '../../src/store/atomic-store.js';
+import type { AtomicClaim, AtomicTransaction, Settlement } from '../../src/store/atomic-store.js';
+import type { BoundStatement, Opened, SqlClient, SqlDatabase, Statement } from '../../src/store/sql-client.js';
+import { extend } from '../../src/core/extend.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 /**
@@ -84,19 +86,20 @@ async function first(id: OperationIdentity, ending: Ending, pipelined = false) {
   return { release: release.open, done, pid: () => pid };
 }
 
+/** An attempt's work that writes the effect and stores the record when it claims, and answers with its claim. */
+const writeWhenClaimed =
+  (id: OperationIdentity) =>
+  async ({ claim, tx, complete }: AtomicTransaction<pg.PoolClient>): Promise<Settlement<Attempt>> => {
+    if (claim.kind === 'claimed') {
+      await tx.query('INSERT INTO effects (key) VALUES ($1)', [id.key]);
+      await complete(COMPLETION);
+    }
+    return { commit: claim.kind === 'claimed', value: claim };
+  };
+
 /** A duplicate that writes the same effect when it claims; resolves, with its answer to come, once pg_locks shows it waiting on the advisory lock. */
 async function duplicate(id: OperationIdentity, lockTimeoutMs?: number): Promise<{ readonly answer: Promise<Attempt> }> {
-  const answer = store().atomic(
-    request(id, lockTimeoutMs),
-    async ({ claim, tx, complete }) => {
-      if (claim.kind === 'claimed') {
-        await tx.query('INSERT INTO effects (key) VALUES ($1)', [id.key]);
-        await complete(COMPLETION);
-      }
-      return { commit: claim.kind === 'claimed', value: claim as Attempt };
-    },
-    taken,
-  );
+  const answer = store().atomic(request(id, lockTimeoutMs), writeWhenClaimed(id), taken);
   answer.catch(() => undefined);
   for (let waited = 0; ; waited += 20) {
     const { rows } = await admin.query<{ n: number }>(
@@ -174,6 +177,38 @@ describe('a writer that skips the lock', () => {
     one.release();
     expect(await one.done).toMatchObject({ kind: 'taken', record: { state: 'completed', response: { status: 200 } } });
     expect(await effects(id)).toBe(0);
+  });
+});
+
+describe('a record pruned between the claim and its read', () => {
+  it('leaves the identity free: the attempt claims, runs and stores, as any key after its retention', async () => {
+    const id = identity();
+    await store().atomic(request(id), async ({ complete }) => (await complete(COMPLETION), { commit: true, value: undefined }), () => undefined);
+    const database = fromPg(pool);
+    // The sweeper deletes without the identity's lock: here, just after the claim found the record, before it is read.
+    const pruning: SqlDatabase<pg.PoolClient> = extend(database, {
+      transaction: <T>(work: (sql: SqlClient, tx: pg.PoolClient, opened: Opened) => Promise<T>, opening?: BoundStatement) =>
+        database.transaction(
+          (sql, tx, opened) =>
+            work(
+              extend(sql, {
+                async query<Row>(text: string | Statement, values?: readonly unknown[]) {
+                  if (typeof text !== 'string' && text.name === 'retrysafe_read_record') {
+                    await admin.query('DELETE FROM retrysafe_operations WHERE tenant = $1 AND operation = $2 AND key = $3', [id.tenant, id.operation, id.key]);
+                  }
+                  return sql.query<Row>(text, values);
+                },
+              }),
+              tx,
+              opened,
+            ),
+          opening,
+        ),
+    });
+    const attempt = await postgresStore(pruning).atomic(request(id), writeWhenClaimed(id), taken);
+    expect(attempt).toEqual({ kind: 'claimed' });
+    expect(await effects(id)).toBe(1);
+    expect(await recordOf(id)).toEqual([{ state: 'completed', response_status: 201 }]);
   });
 });
 
