@@ -8,7 +8,7 @@
 /** What the chart is drawn from: median requests per second by scenario id, and the database's bounds. */
 export interface ChartData {
   readonly throughput: Readonly<Record<string, number>>;
-  /** By scenario id: the most its rate can be over its group's first bar, by pgbench. */
+  /** By ratio, `numerator/denominator`: the most the numerator's rate can be over the denominator's, by pgbench or another ceiling. */
   readonly bounds: Readonly<Record<string, number>>;
   /** Shown under the title: when and how it was measured. */
   readonly caption: string;
@@ -45,6 +45,7 @@ const GROUPS: readonly Group[] = [
     title: 'Replays of finished keys',
     bars: [
       barOf('A', 'bare endpoint, new keys (A)', 'bare'),
+      barOf('Am', 'bare, answers from a Map, no check (Am)', 'bare'),
       barOf('C', 'retrysafe, one read (C)', 'retrysafe'),
       barOf('Cm', 'retrysafe, replay cache (Cm)', 'retrysafe'),
       barOf('NI-replay', '@node-idempotency + Redis', 'peer'),
@@ -79,7 +80,8 @@ export function renderChart(data: ChartData): string {
   for (const group of groups) {
     parts.push(`<text class="group" x="10" y="${y}">${escape(group.title)}</text>`);
     y += 10;
-    const reference = data.throughput[group.bars[0]?.id ?? ''] ?? 0;
+    const referenceId = group.bars[0]?.id ?? '';
+    const reference = data.throughput[referenceId] ?? 0;
     for (const [index, bar] of group.bars.entries()) {
       const rate = data.throughput[bar.id] ?? 0;
       const width = Math.max(1, scale(rate));
@@ -91,7 +93,7 @@ export function renderChart(data: ChartData): string {
         `<text class="value" x="${(LABEL_WIDTH + width + 6).toFixed(1)}" y="${y + 13}">${Math.round(rate)} req/s${against}</text>`,
         '</g>',
       );
-      const bound = data.bounds[bar.id];
+      const bound = data.bounds[`${bar.id}/${referenceId}`];
       if (bound !== undefined && index > 0 && reference > 0) {
         const x = LABEL_WIDTH + scale(reference * bound);
         parts.push(

@@ -5,6 +5,7 @@ import { expressBare } from './express-bare.js';
 import { expressIdempotency } from './express-idempotency.js';
 import { fastifyAtomic } from './fastify-atomic.js';
 import { fastifyBare } from './fastify-bare.js';
+import { fastifyBareMemory } from './fastify-bare-memory.js';
 import { fastifyBareProvider } from './fastify-bare-provider.js';
 import { fastifyLeased } from './fastify-leased.js';
 import { fastifyNodeIdempotency } from './fastify-node-idempotency.js';
@@ -14,6 +15,7 @@ import { serviceAtomic, serviceBare } from './service-orders.js';
 /** Every server the bench can start, by name. */
 export const apps = {
   'fastify-bare': fastifyBare,
+  'fastify-bare-memory': fastifyBareMemory,
   'fastify-atomic': fastifyAtomic(),
   'fastify-atomic-read-first': fastifyAtomic({ readBeforeClaim: 'always' }),
   'fastify-atomic-claim-first': fastifyAtomic({ readBeforeClaim: 'never' }),
