@@ -1,4 +1,4 @@
-import Fastify from 'fastify';
+import Fastify, { type FastifyReply } from 'fastify';
 import type { AppEnv } from '../app-env.js';
 import { countedPool } from '../counted-pool.js';
 import { createOrder, keyOf, orderLocation, parseOrder, tenantOf } from '../orders.js';
@@ -20,19 +20,19 @@ export async function fastifyBareMemory(env: AppEnv): Promise<RunningApp> {
   const { pool, roundTrips } = countedPool(env.databaseUrl, env.poolSize);
   const kept = new Map<string, Kept>();
   const app = Fastify();
+  const answer = (reply: FastifyReply, { location, body }: Kept) => reply.code(201).header('location', location).header('content-type', 'application/json; charset=utf-8').send(body);
   app.post('/orders', async (request, reply) => {
     const tenant = tenantOf(request.headers);
     const key = keyOf(request.headers);
-    const known = key === undefined ? undefined : kept.get(`${tenant}\n${key}`);
-    if (known !== undefined) {
-      return reply.code(201).header('location', known.location).header('content-type', 'application/json; charset=utf-8').header('idempotent-replayed', 'true').send(known.body);
-    }
+    const name = key === undefined ? undefined : `${tenant}\n${key}`;
+    const known = name === undefined ? undefined : kept.get(name);
+    if (known !== undefined) return answer(reply.header('idempotent-replayed', 'true'), known);
     const input = parseOrder(request.body);
     if (tenant === undefined || input === undefined) return reply.code(400).send({ error: 'bad request' });
     const order = await createOrder(pool, tenant, input, key);
-    const answer = { location: orderLocation(order), body: JSON.stringify(order) };
-    if (key !== undefined) kept.set(`${tenant}\n${key}`, answer);
-    return reply.code(201).header('location', answer.location).header('content-type', 'application/json; charset=utf-8').send(answer.body);
+    const first = { location: orderLocation(order), body: JSON.stringify(order) };
+    if (name !== undefined) kept.set(name, first);
+    return answer(reply, first);
   });
   return listenFastify(app, { pgRoundTrips: roundTrips, close: () => pool.end() });
 }
