@@ -15,6 +15,11 @@ export type RetrysafeErrorCode =
   | 'lease-lost'
   /** A resumed handler asked for a step no earlier attempt started while a started one has no result: its steps changed between attempts. */
   | 'steps-changed'
+  /**
+   * One of the handler's own statements failed and the handler went on without a savepoint: PostgreSQL aborted the
+   * transaction, so the record could not be written and nothing the handler did stands.
+   */
+  | 'transaction-aborted'
   /** A stored response body could not be decrypted: the cause of a `store-unavailable` error. */
   | 'decryption-failed';
 

@@ -29,6 +29,12 @@ export function assertDescribedBy(url: string | undefined): void {
   }
 }
 
+/** A duplicate's wait: a finite number of milliseconds, 0 for none. */
+export function assertWait(name: string, ms: number): number {
+  if (!Number.isFinite(ms) || ms < 0) throw new RetrysafeError('misuse', `${name} must be a number of milliseconds from 0 up, got ${ms}.`);
+  return ms;
+}
+
 /** The retention of one operation under `setting`, over `base`. */
 export function resolveRetention(setting: RetentionSetting | undefined, identity: OperationIdentity, base: Retention = defaultRetention): Retention {
   if (setting === undefined) return base;

@@ -1,7 +1,7 @@
 import { assertOperationName, type OperationIdentity } from './identity.js';
 import type { ProblemCode } from './answer/problems.js';
 import type { HandlerReply } from './answer/reply.js';
-import { assertDescribedBy, type RouteSettings } from './route-settings.js';
+import { assertDescribedBy, assertWait, type RouteSettings } from './route-settings.js';
 
 /** A request as the core sees it; adapters build one from their framework's request. */
 export interface IncomingRequest<Req> {
@@ -88,12 +88,20 @@ export interface AtomicContext<Req, Input, Tx> {
 
 /** A route whose business effect is a write in the same PostgreSQL database. */
 export interface AtomicRoute<Req, Input, Tx> extends RouteDefinition<Req, Input> {
+  /**
+   * How long a duplicate of a running attempt waits for it, then replays its
+   * answer; past it, 409 with Retry-After. 0 answers 409 at once. The
+   * duplicate holds no database connection while it waits. Default: the
+   * configuration's `lockTimeoutMs`.
+   */
+  readonly lockTimeoutMs?: number;
   handler(context: AtomicContext<Req, Input, Tx>): Promise<HandlerReply>;
 }
 
 /** Checks a route once, when it is defined, rather than on every request. */
-export function defineRoute<R extends Pick<RouteDefinition<unknown, unknown>, 'operation' | 'describedBy'>>(route: R): R {
+export function defineRoute<R extends Pick<RouteDefinition<unknown, unknown>, 'operation' | 'describedBy'> & { readonly lockTimeoutMs?: number }>(route: R): R {
   assertOperationName(route.operation);
   assertDescribedBy(route.describedBy);
+  if (route.lockTimeoutMs !== undefined) assertWait('lockTimeoutMs', route.lockTimeoutMs);
   return route;
 }

@@ -11,7 +11,7 @@ import type { OperationStore } from '../store/operation-store.js';
 import { defaultRetention, type Retention } from '../core/retention.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { CompletedRecord } from '../core/record.js';
-import { assertDescribedBy, resolveRetention, type RetentionSetting } from '../core/route-settings.js';
+import { assertDescribedBy, assertWait, resolveRetention, type RetentionSetting } from '../core/route-settings.js';
 import type { Tracing } from '../core/tracing.js';
 import { tracedStore } from '../store/traced-store.js';
 import { replayCached, type ReplayCacheOptions } from '../store/replay-cache.js';
@@ -19,7 +19,12 @@ import { extend } from '../core/extend.js';
 
 export interface IdempotencyOptions<Tx> {
   readonly store: OperationStore<Tx>;
-  /** How long a duplicate waits for a running first attempt before 409. Default 3000 ms. */
+  /**
+   * How long a duplicate of a running atomic attempt waits for it, then
+   * replays its answer; past it, 409 with Retry-After. 0 answers 409 at once.
+   * It holds no database connection while it waits. A route may set its own.
+   * Default 3000 ms.
+   */
   readonly lockTimeoutMs?: number;
   /** How long each store phase may take before the request gets 503. Default 5000 ms. */
   readonly storeTimeoutMs?: number;
@@ -120,7 +125,7 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
   assertDescribedBy(options.describedBy);
   const observers = [...(options.observers ?? []), publishDiagnostics, warnRawBodyMissing];
   const { tracing } = options;
-  const lockTimeoutMs = positive('lockTimeoutMs', options.lockTimeoutMs ?? 3000);
+  const lockTimeoutMs = assertWait('lockTimeoutMs', options.lockTimeoutMs ?? 3000);
   const storeTimeoutMs = positive('storeTimeoutMs', options.storeTimeoutMs ?? 5000);
   fitsTransactionLimit(options.store.transactionTimeoutMs, lockTimeoutMs, storeTimeoutMs);
   const { replayCache = false } = options;

@@ -1,4 +1,4 @@
-import { answerExisting, answerProblem, answerStatementTimeout, answerStoreUnavailable } from '../core/answer/answers.js';
+import { answerExisting, answerProblem, answerStatementTimeout, answerStoreUnavailable, answerTransactionAborted } from '../core/answer/answers.js';
 import { crashPoint } from '../core/crash-point.js';
 import { isRetrysafeError } from '../core/errors.js';
 import type { Idempotency } from './idempotency.js';
@@ -75,10 +75,11 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore
         return answerExisting(config, claimed, decideExisting(known, prepared.fingerprint));
       }
     }
-    clock.enterStore(config.storeTimeoutMs + config.lockTimeoutMs);
+    const lockTimeoutMs = route.lockTimeoutMs ?? config.lockTimeoutMs;
+    clock.enterStore(config.storeTimeoutMs + lockTimeoutMs);
     const started = performance.now();
     const reply = await clock.race(
-      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, lockTimeoutMs: config.lockTimeoutMs, statementTimeoutMs: config.statementTimeoutMs }, async ({ claim, tx, complete }) => {
+      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, lockTimeoutMs, statementTimeoutMs: config.statementTimeoutMs }, async ({ claim, tx, complete }) => {
         clock.leaveStore();
         if (claim.kind !== 'busy') readFirst.observe(claim.kind === 'existing' && claim.record.state !== 'in_progress');
         if (claim.kind !== 'claimed') {
@@ -110,6 +111,7 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore
     if (decided !== undefined) return decided;
     if (isRetrysafeError(error, 'store-unavailable')) return answerStoreUnavailable(config, identity, error);
     if (isRetrysafeError(error, 'statement-timeout')) return answerStatementTimeout(config, identity);
+    if (isRetrysafeError(error, 'transaction-aborted')) return answerTransactionAborted(config, identity);
     throw error;
   }
 }

@@ -8,64 +8,105 @@ import { leaseStore } from './lease-store.js';
 import { recordReader } from './record-reader.js';
 import { CLAIM_ATOMIC, claimAtomicValues } from './sql/claim-atomic.js';
 import { COMPLETE_ATOMIC, completeAtomicValues } from './sql/complete-atomic.js';
-import { LOCK_NOT_AVAILABLE, sqlState, UNIQUE_VIOLATION } from './sqlstate.js';
+import { sqlState, UNIQUE_VIOLATION } from './sqlstate.js';
+import { DuplicateWait } from './duplicate-wait.js';
 import { handlerPart, inTransaction, plainTransaction, storePart, unavailable } from './transaction.js';
 
 /** The operation store on PostgreSQL (any server from 14 up, or PGlite). */
 export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx> {
+  const duplicates = new DuplicateWait();
   return {
     transactionTimeoutMs: database.transactionTimeoutMs,
-    atomic: (request, work, taken) => atomicTransaction(database, request, work, taken),
+    atomic: (request, work, taken) => atomicTransaction(database, duplicates, request, work, taken),
     transaction: (work) => plainTransaction(database, work),
     ...leaseStore(database),
     ...recordReader(database),
   };
 }
 
-/** What an atomic transaction came to: the work's value, or the identity taken by a record its final INSERT met. */
-type Ending<T> = { readonly kind: 'settled'; readonly value: T } | { readonly kind: 'taken' };
+/**
+ * What one try of an atomic transaction came to: the work's value; the
+ * identity taken by a record its final INSERT met; or held by a running
+ * attempt, the transaction rolled back before the work ran.
+ */
+type Ending<T> = { readonly kind: 'settled'; readonly value: T } | { readonly kind: 'taken' } | { readonly kind: 'held' };
 
 /**
- * BEGIN, the claim (the lock, and whether a record holds the identity) as the opening statement,
- * the work, the record's INSERT, COMMIT. A driver that can sends the claim
- * with BEGIN; with a pipelining driver the INSERT is left in flight so that
- * COMMIT goes with it, its outcome is read after the transaction, and a
- * failed INSERT means COMMIT rolled back.
+ * Tries the claim until it is this attempt's, a record answers, or the lock
+ * wait is over (then the claim is `busy`). Between two tries the duplicate
+ * holds no connection (`DuplicateWait`).
  */
 async function atomicTransaction<Tx, T>(
   database: SqlDatabase<Tx>,
+  duplicates: DuplicateWait,
   request: ClaimRequest,
   work: (transaction: AtomicTransaction<Tx>) => Promise<Settlement<T>>,
   taken: (record: OperationRecord) => T,
 ): Promise<T> {
+  const deadline = performance.now() + request.lockTimeoutMs;
+  for (let pause = 0; ; pause += 1) {
+    const ending = await tryClaim(database, duplicates, request, work, { waited: pause > 0, last: performance.now() >= deadline });
+    if (ending.kind === 'settled') return ending.value;
+    if (ending.kind === 'taken') return taken(await holder(database, request.identity));
+    await duplicates.pause(request.identity, pause, deadline);
+  }
+}
+
+/** Whether an earlier try found the identity held, and whether this is the last try before the claim is busy. */
+interface Try {
+  readonly waited: boolean;
+  readonly last: boolean;
+}
+
+/**
+ * BEGIN, the claim (the lock tried, and whether a record holds the identity)
+ * as the opening statement, the work, the record's INSERT, COMMIT. A driver
+ * that can sends the claim with BEGIN; with a pipelining driver the INSERT is
+ * left in flight so that COMMIT goes with it, its outcome is read after the
+ * transaction, and a failed INSERT means COMMIT rolled back.
+ */
+async function tryClaim<Tx, T>(
+  database: SqlDatabase<Tx>,
+  duplicates: DuplicateWait,
+  request: ClaimRequest,
+  work: (transaction: AtomicTransaction<Tx>) => Promise<Settlement<T>>,
+  attempt: Try,
+): Promise<Ending<T>> {
   let withCommit: Promise<boolean> | undefined;
+  let release: (() => void) | undefined;
   const opening = { statement: CLAIM_ATOMIC, values: claimAtomicValues(request) };
-  const ending = await inTransaction<Tx, Ending<T>>(database, opening, async (sql, tx, opened) => {
-    const claim = await storePart(() => claimFrom(sql, request, opened));
-    let completion: Completion | undefined;
-    const complete = (outcome: Completion): Promise<void> => {
-      completion = outcome;
-      return Promise.resolve();
-    };
-    const settlement = await handlerPart(() => work({ claim, tx, complete }));
-    const settled = { commit: settlement.commit, value: { kind: 'settled', value: settlement.value } } as const;
-    if (!settlement.commit || completion === undefined) return settled;
-    const lost = lostTheIdentity(sql.query(COMPLETE_ATOMIC, completeAtomicValues(request, completion)));
-    if (sql.pipelined === true) {
-      withCommit = lost;
-      // Read after the transaction; marked handled here for when COMMIT fails first and it is never read.
-      lost.catch(() => undefined);
-      return settled;
-    }
-    return (await storePart(() => lost)) ? { commit: false, value: { kind: 'taken' } } : settled;
-  }).catch(async (error: unknown) => {
-    // A driver that saw the INSERT fail before sending COMMIT rolls back and throws: the identity may still be taken.
-    if (withCommit !== undefined && (await withCommit.catch(() => false))) return { kind: 'taken' } as const;
-    throw error;
-  });
-  const lost = withCommit === undefined ? false : await withCommit.catch((error: unknown) => Promise.reject(unavailable(error)));
-  if (ending.kind === 'settled' && !lost) return ending.value;
-  return taken(await holder(database, request.identity));
+  try {
+    const ending = await inTransaction<Tx, Ending<T>>(database, opening, async (sql, tx, opened) => {
+      const found = await storePart(() => claimFrom(sql, request, opened, attempt.waited));
+      if (found === 'held' && !attempt.last) return { commit: false, value: { kind: 'held' } };
+      const claim: AtomicClaim = found === 'held' ? { kind: 'busy' } : found;
+      if (claim.kind === 'claimed') release = duplicates.hold(request.identity);
+      let completion: Completion | undefined;
+      const complete = (outcome: Completion): Promise<void> => {
+        completion = outcome;
+        return Promise.resolve();
+      };
+      const settlement = await handlerPart(() => work({ claim, tx, complete }));
+      const settled = { commit: settlement.commit, value: { kind: 'settled', value: settlement.value } } as const;
+      if (!settlement.commit || completion === undefined) return settled;
+      const lost = lostTheIdentity(sql.query(COMPLETE_ATOMIC, completeAtomicValues(request, completion)));
+      if (sql.pipelined === true) {
+        withCommit = lost;
+        // Read after the transaction; marked handled here for when COMMIT fails first and it is never read.
+        lost.catch(() => undefined);
+        return settled;
+      }
+      return (await storePart(() => lost)) ? { commit: false, value: { kind: 'taken' } } : settled;
+    }).catch(async (error: unknown) => {
+      // A driver that saw the INSERT fail before sending COMMIT rolls back and throws: the identity may still be taken.
+      if (withCommit !== undefined && (await withCommit.catch(() => false))) return { kind: 'taken' } as const;
+      throw error;
+    });
+    const lost = withCommit === undefined ? false : await withCommit.catch((error: unknown) => Promise.reject(unavailable(error)));
+    return lost ? { kind: 'taken' } : ending;
+  } finally {
+    release?.();
+  }
 }
 
 /** Whether the record's INSERT failed on the primary key: a record holds the identity. Any other failure is thrown. */
@@ -79,25 +120,30 @@ async function lostTheIdentity(insert: Promise<unknown>): Promise<boolean> {
   }
 }
 
-/** The claim's row: whether it waited for the lock, and whether a record holds the identity. */
+/** The claim's row: whether the lock was free and is now this transaction's, and whether a record holds the identity. */
 interface ClaimRow {
-  readonly waited: boolean;
+  readonly locked: boolean;
   readonly found: boolean;
 }
 
-/** The claim from what the opening statement came to: it failed on the lock wait, or its row says whether a record holds the identity. */
-async function claimFrom(sql: SqlClient, request: ClaimRequest, opened: Opened): Promise<AtomicClaim> {
-  if ('error' in opened) {
-    if (sqlState(opened.error) === LOCK_NOT_AVAILABLE) return { kind: 'busy' };
-    throw opened.error;
-  }
+/**
+ * The claim from the opening statement's row, or `held`: another attempt
+ * holds the lock and no record answers yet. A record found is read in a
+ * statement of its own; a committed record is final (a completed one only
+ * ever becomes a tombstone), so it answers whoever holds the lock. The
+ * sweeper prunes without the lock, so the record may be gone by then: the
+ * identity is then free if the lock is this transaction's, and the record's
+ * INSERT still decides.
+ */
+async function claimFrom(sql: SqlClient, request: ClaimRequest, opened: Opened, waited: boolean): Promise<AtomicClaim | 'held'> {
+  if ('error' in opened) throw opened.error;
   const [row] = opened.rows as ClaimRow[];
   if (row === undefined) throw new Error('The atomic claim returned no row.');
-  if (!row.found) return { kind: 'claimed' };
-  // Read under the lock, in a statement of its own: its snapshot holds what the holder committed. The sweeper prunes
-  // without the lock, so the record may be gone by then: the identity is free, and the record's INSERT still decides.
-  const record = await recordReader(sql).read(request.identity);
-  return record === undefined ? { kind: 'claimed' } : { kind: 'existing', record, waited: row.waited };
+  if (row.found) {
+    const record = await recordReader(sql).read(request.identity);
+    if (record !== undefined) return { kind: 'existing', record, waited };
+  }
+  return row.locked ? { kind: 'claimed' } : 'held';
 }
 
 /** The record that took the identity from an attempt whose INSERT lost, read after the rollback. */

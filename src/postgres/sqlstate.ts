@@ -4,6 +4,8 @@ export const LOCK_NOT_AVAILABLE = '55P03';
 export const QUERY_CANCELED = '57014';
 /** A unique constraint refused the row: for the record's own INSERT, another record holds the identity. */
 export const UNIQUE_VIOLATION = '23505';
+/** A statement sent after an earlier one of the transaction failed: PostgreSQL refuses everything until ROLLBACK. */
+export const IN_FAILED_SQL_TRANSACTION = '25P02';
 /** A table the statement names does not exist: the schema was never migrated. */
 export const UNDEFINED_TABLE = '42P01';
 /**

@@ -1,7 +1,7 @@
 import { RetrysafeError } from '../core/errors.js';
 import type { Settlement } from '../store/atomic-store.js';
 import type { BoundStatement, Opened, SqlClient, SqlDatabase } from '../store/sql-client.js';
-import { isTransientDatabaseError, LOCK_NOT_AVAILABLE, QUERY_CANCELED, sqlState } from './sqlstate.js';
+import { IN_FAILED_SQL_TRANSACTION, isTransientDatabaseError, LOCK_NOT_AVAILABLE, QUERY_CANCELED, sqlState } from './sqlstate.js';
 
 /** Marks an error raised by retrysafe's own statements, so it is not mistaken for the handler's. */
 class StoreFailure extends Error {}
@@ -73,9 +73,18 @@ export async function storePart<T>(statement: () => T | Promise<T>): Promise<T> 
   }
 }
 
+/**
+ * What a failure of retrysafe's own statements, BEGIN or COMMIT means. A
+ * statement refused because an earlier one of the transaction failed was
+ * refused for the handler's failure, which it caught and went on: not the
+ * store's, and a retry of the same request fails the same way.
+ */
 export function unavailable(error: unknown): RetrysafeError {
   if (error instanceof RetrysafeError) return error;
   const cause = error instanceof StoreFailure ? error.cause : error;
+  if (sqlState(cause) === IN_FAILED_SQL_TRANSACTION) {
+    return new RetrysafeError('transaction-aborted', 'A statement of the handler failed and the handler went on without a savepoint: PostgreSQL aborted the transaction.', { cause });
+  }
   return new RetrysafeError('store-unavailable', 'The operation store failed.', { cause });
 }
 

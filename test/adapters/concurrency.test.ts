@@ -110,8 +110,8 @@ describe.each(engines)('concurrent duplicates on $name', (engine) => {
           expect(conflicts).toBeGreaterThanOrEqual(1);
         } else {
           // PGlite runs transactions one after another: a duplicate waits for its turn
-          // in the driver, never on a row lock, so lock_timeout cannot fire and every
-          // duplicate replays the original once it commits.
+          // in the driver and never finds the claim held, so its wait cannot run out and
+          // every duplicate replays the original once it commits.
           expect(conflicts).toBe(0);
         }
         expect(await t.orders()).toBe(1);

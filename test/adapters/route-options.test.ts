@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { adapters, IMPORTS_POLICY, importsRetention } from '../support/apps.js';
 import { engines } from '../support/engines.js';
-import { expectProblem, expectReplayOf, newKey, useApp, useEngine } from './harness.js';
+import { expectProblem, expectReplayOf, newKey, until, useApp, useEngine } from './harness.js';
 
 const LINK = `<${IMPORTS_POLICY}>; rel="describedby"`;
 
@@ -32,6 +32,20 @@ describe.each(engines)('route options on $name', (engine) => {
       expectProblem(long, 'idempotency-key-invalid', 400);
       expect(t.calls('imports.create@1')).toBe(0);
       expect(await t.records()).toBe(0);
+    });
+
+    it('answers a duplicate of a running attempt 409 at once when the route waits for no one (lockTimeoutMs: 0)', async () => {
+      // PGlite runs one transaction at a time: a duplicate never meets a running attempt there.
+      if (!t.concurrent) return;
+      const importRef = newKey();
+      const first = post({ ref: importRef, sku: 'SLOW', delayMs: 1500 });
+      await until(() => t.calls('imports.create@1') === 1);
+      const duplicate = await post({ ref: importRef, sku: 'SLOW', delayMs: 1500 });
+      expectProblem(duplicate, 'operation-in-progress', 409);
+      expect(duplicate.headers['retry-after']).toBe('1');
+      expect((await first).status).toBe(201);
+      expect(t.calls('imports.create@1')).toBe(1);
+      expectReplayOf(await post({ ref: importRef, sku: 'SLOW', delayMs: 1500 }), await first);
     });
 
     it('links the route policy from its 400, 409 and 422 answers, and from no other', async () => {

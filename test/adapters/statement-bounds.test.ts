@@ -7,7 +7,7 @@ import { send } from '../support/http.js';
 import { expectProblem, newKey } from './harness.js';
 
 /**
- * The claim's lock_timeout bounds the wait behind a duplicate, not the
+ * The wait behind a duplicate (lockTimeoutMs) bounds the claim, not the
  * handler's own statements; those are bounded on the server by
  * statementTimeoutMs, and a handler statement that runs out says so. On
  * node-postgres: the locks are held by a second connection.
@@ -48,7 +48,7 @@ describe.each(adapters)('bounds on the handler’s statements, through $name', (
     };
   }
 
-  it('lets the handler wait for its own lock longer than the claim’s lock_timeout', async () => {
+  it('lets the handler wait for its own lock longer than a duplicate’s wait (lockTimeoutMs)', async () => {
     const lock = await lockOrders();
     // Released well past lockTimeoutMs (200 ms) and well before statementTimeoutMs (3 s).
     const released = new Promise<void>((resolve) => setTimeout(() => void lock.release().then(resolve), 1_000));
@@ -74,7 +74,7 @@ describe.each(adapters)('bounds on the handler’s statements, through $name', (
     expect((await post(app, key)).status).toBe(201);
   });
 
-  it('sets statement_timeout for the rest of the claim’s transaction, and gives the handler the session’s lock_timeout back', async () => {
+  it('sets statement_timeout for the rest of the claim’s transaction, and leaves the handler the session’s lock_timeout', async () => {
     const store = postgresStore(portable(fromPg(pool)));
     const identity = { tenant: 'tenant-a', operation: 'settings.read@1', key: newKey() };
     const seen = await store.atomic({ identity, fingerprint: new Uint8Array(32), lockTimeoutMs: 200, statementTimeoutMs: 3_000 }, async ({ claim, tx }) => {

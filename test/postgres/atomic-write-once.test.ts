@@ -15,9 +15,9 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 /**
  * Atomic mode writes its record once, with the commit; a concurrent duplicate
- * waits on the identity's advisory lock. Two real transactions on two
- * connections, ordered by what pg_locks shows: the second is known to wait
- * before the first ends.
+ * finds the identity's advisory lock held and waits outside the database. Two
+ * real transactions on two connections, ordered by what the duplicate's claim
+ * found: the second is known to wait before the first ends.
  */
 type Attempt = AtomicClaim | { readonly kind: 'taken'; readonly record: OperationRecord };
 
@@ -97,18 +97,27 @@ const writeWhenClaimed =
     return { commit: claim.kind === 'claimed', value: claim };
   };
 
-/** A duplicate that writes the same effect when it claims; resolves, with its answer to come, once pg_locks shows it waiting on the advisory lock. */
+/**
+ * A duplicate that writes the same effect when it claims; resolves, with its answer to come, once its claim has found
+ * the identity held by the first (it then waits outside the database and tries again).
+ */
 async function duplicate(id: OperationIdentity, lockTimeoutMs?: number): Promise<{ readonly answer: Promise<Attempt> }> {
-  const answer = store().atomic(request(id, lockTimeoutMs), writeWhenClaimed(id), taken);
-  answer.catch(() => undefined);
-  for (let waited = 0; ; waited += 20) {
-    const { rows } = await admin.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
-    );
-    if (rows[0]?.n === 1) return { answer };
-    if (waited > 5000) throw new Error('The duplicate never waited on the advisory lock.');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  const held = gate();
+  const database = fromPg(pool);
+  const watched: SqlDatabase<pg.PoolClient> = extend(database, {
+    transaction: <T>(work: (sql: SqlClient, tx: pg.PoolClient, opened: Opened) => Promise<T>, opening?: BoundStatement) =>
+      database.transaction((sql, tx, opened) => {
+        if ('rows' in opened && (opened.rows[0] as { locked?: boolean } | undefined)?.locked === false) held.open();
+        return work(sql, tx, opened);
+      }, opening),
+  });
+  const answer = postgresStore(watched).atomic(request(id, lockTimeoutMs), writeWhenClaimed(id), taken);
+  const ended = answer.then(
+    () => false,
+    () => false,
+  );
+  if (!(await Promise.race([held.opened.then(() => true), ended]))) throw new Error('The duplicate never found the identity held.');
+  return { answer };
 }
 
 const effects = async (id: OperationIdentity): Promise<number> =>
@@ -116,7 +125,7 @@ const effects = async (id: OperationIdentity): Promise<number> =>
 const recordOf = async (id: OperationIdentity) =>
   (await admin.query<{ state: string; response_status: number }>('SELECT state, response_status FROM retrysafe_operations WHERE tenant = $1 AND operation = $2 AND key = $3', [id.tenant, id.operation, id.key])).rows;
 
-describe('a duplicate waiting on the advisory lock, in every way the first attempt can end', () => {
+describe('a duplicate waiting for the advisory lock, in every way the first attempt can end', () => {
   it('first commits: the duplicate replays its record, marked as having waited, and writes nothing', async () => {
     const id = identity();
     const one = await first(id, 'commit');

@@ -128,6 +128,8 @@ export function routes<Req>(authorization: (request: Req) => string | undefined,
       const { rows } = await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku, qty) VALUES ($1, $2, $3) RETURNING id', [tenant, sku, qty]);
       const id = rows[0]?.id;
       if (fails && sku.includes('THROW')) throw new Error(`${sku}: the handler failed after its insert`);
+      // A handler's mistake: a failed statement caught without a savepoint leaves its transaction aborted.
+      if (sku === 'SWALLOWS-A-FAILURE') await tx.query('SELECT 1 / 0').catch(() => undefined);
       if (fails && sku.includes('500')) return { status: 500, body: { error: 'the handler answered 500 after its insert' } };
       if (fails && sku.startsWith('RATE')) return { status: 429, headers: { 'retry-after': '7' }, body: { error: 'slow down' } };
       if (sku === 'LINES') return { status: 201, headers: MANY_LINES, body: { id } };
@@ -153,6 +155,8 @@ export function routes<Req>(authorization: (request: Req) => string | undefined,
     describedBy: IMPORTS_POLICY,
     key: (_request, body) => (body as { ref?: string } | undefined)?.ref,
     retention: ({ tenant }) => importsRetention(tenant),
+    // A duplicate of a running import is answered 409 at once rather than waiting for it.
+    lockTimeoutMs: 0,
     onReplay: () => state.hooks.push('replay'),
     onConflict: ({ code }) => state.hooks.push(`conflict:${code}`),
     onRefusal: ({ code }) => state.hooks.push(`refusal:${code}`),

@@ -33,6 +33,13 @@ export function answerStatementTimeout(config: AnswerSettings, identity: Operati
   return answerProblem(config, identity, problem('statement-timeout', detail, { retryAfter: config.retryAfterSeconds }));
 }
 
+/** The handler caught a failed statement of its own and went on: PostgreSQL rolled everything back, so nothing was applied or stored. */
+export function answerTransactionAborted(config: AnswerSettings, identity: OperationIdentity | undefined): Reply {
+  const detail =
+    'A statement of this operation failed and the operation went on without a savepoint, so the database aborted its transaction: nothing was applied and nothing was stored. A retry with the same Idempotency-Key runs it again, and fails the same way until the server is fixed.';
+  return answerProblem(config, identity, problem('transaction-aborted', detail));
+}
+
 export function answerStoreUnavailable(config: AnswerSettings, identity: OperationIdentity | undefined, error: unknown): Reply {
   config.emit({ type: 'store-error', identity, error });
   const detail = 'The idempotency store is unavailable, so the request may not have been processed. Retry later with the same Idempotency-Key.';
