@@ -1,17 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { drizzle } from 'drizzle-orm/pglite';
-import knex from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { idempotency, isRetrysafeError } from '../../src/index.js';
+import { idempotency } from '../../src/index.js';
 import { atomic } from '../../src/adapters/fetch.js';
 import { consume } from '../../src/inbox/index.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
-import { fromDrizzle } from '../../src/postgres/clients/from-drizzle.js';
-import { fromKnex } from '../../src/postgres/clients/from-knex.js';
 import { ORDERS_TABLE } from '../support/apps.js';
-import { createTestDatabase } from '../support/database.js';
-import { type Engine, engines, migratedPGlite } from '../support/engines.js';
+import { type Engine, engines } from '../support/engines.js';
 
 /**
  * retrysafe's transactions run at READ COMMITTED whatever the database's
@@ -137,45 +132,6 @@ describe.each(engines)('the isolation level of retrysafe’s transactions on $na
     });
   });
 });
-
-/**
- * Drizzle's `tx` and Knex's `trx` have their database's members: passed in its
- * place, retrysafe's transactions would be savepoints at the caller's level.
- */
-describe('a data layer’s own transaction where its database is expected', () => {
-  it('Drizzle: fromDrizzle(tx) is refused with misuse, saying why', async () => {
-    const lite = await migratedPGlite();
-    try {
-      const refusal = await drizzle({ client: lite }).transaction((tx) => Promise.resolve(caught(() => fromDrizzle(tx))));
-      expect(isRetrysafeError(refusal, 'misuse')).toBe(true);
-      expect(String(refusal)).toMatch(/not a transaction.*READ COMMITTED/);
-    } finally {
-      await lite.close();
-    }
-  });
-
-  it('Knex: fromKnex(trx) is refused with misuse, saying why', async () => {
-    const server = await createTestDatabase();
-    const db = knex({ client: 'pg', connection: server.url, pool: { min: 0, max: 1 } });
-    try {
-      const refusal = await db.transaction((trx) => Promise.resolve(caught(() => fromKnex(trx))));
-      expect(isRetrysafeError(refusal, 'misuse')).toBe(true);
-      expect(String(refusal)).toMatch(/not a transaction.*READ COMMITTED/);
-    } finally {
-      await db.destroy();
-      await server.drop();
-    }
-  });
-});
-
-function caught(run: () => unknown): unknown {
-  try {
-    run();
-  } catch (error) {
-    return error;
-  }
-  return undefined;
-}
 
 /** Whether the engine runs transactions side by side (PGlite runs them one at a time). */
 function engineConcurrent(name: string): boolean {
