@@ -302,6 +302,36 @@ describe('TypeORM: a manager that runs no transaction', () => {
   });
 });
 
+/**
+ * Drizzle's `tx` and Knex's `trx` have their database's members: passed in its
+ * place, retrysafe's transactions would be savepoints at the caller's level.
+ */
+describe('a data layer’s own transaction where its database is expected', () => {
+  it('Drizzle: fromDrizzle(tx) is refused with misuse, saying why', async () => {
+    const lite = await migratedPGlite();
+    try {
+      const refusal = await drizzlePGlite({ client: lite }).transaction((tx) => Promise.resolve(catchError(() => fromDrizzle(tx))));
+      expect(isRetrysafeError(refusal, 'misuse')).toBe(true);
+      expect(String(refusal)).toMatch(/not a transaction.*READ COMMITTED/);
+    } finally {
+      await lite.close();
+    }
+  });
+
+  it('Knex: fromKnex(trx) is refused with misuse, saying why', async () => {
+    const server = await createTestDatabase();
+    const db = knex({ client: 'pg', connection: server.url, pool: { min: 0, max: 1 } });
+    try {
+      const refusal = await db.transaction((trx) => Promise.resolve(catchError(() => fromKnex(trx))));
+      expect(isRetrysafeError(refusal, 'misuse')).toBe(true);
+      expect(String(refusal)).toMatch(/not a transaction.*READ COMMITTED/);
+    } finally {
+      await db.destroy();
+      await server.drop();
+    }
+  });
+});
+
 describe('Prisma: the interactive transaction timeout', () => {
   const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: 'postgres://unused@127.0.0.1:1/unused' }) });
   afterAll(() => prisma.$disconnect());

@@ -8,10 +8,18 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** Settings every session of a test database starts with (`ALTER DATABASE … SET`), such as `default_transaction_isolation`. */
+export type DatabaseSettings = Readonly<Record<string, string>>;
+
+export async function createTestDatabase(settings: DatabaseSettings = {}): Promise<TestDatabase> {
   const admin = inject('adminDatabaseUrl');
   const name = `retrysafe_test_${randomBytes(6).toString('hex')}`;
-  await withAdmin(admin, (client) => client.query(`CREATE DATABASE ${name}`));
+  await withAdmin(admin, async (client) => {
+    await client.query(`CREATE DATABASE ${name}`);
+    for (const [setting, value] of Object.entries(settings)) {
+      await client.query(`ALTER DATABASE ${name} SET ${client.escapeIdentifier(setting)} = ${client.escapeLiteral(value)}`);
+    }
+  });
   const url = new URL(admin);
   url.pathname = `/${name}`;
   return {

@@ -16,7 +16,7 @@ import { fromPrisma } from '../../src/postgres/clients/from-prisma.js';
 import { fromTypeORM } from '../../src/postgres/clients/from-typeorm.js';
 import { fromPg, fromPGlite, migrate, portable } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
-import { createTestDatabase } from './database.js';
+import { createTestDatabase, type DatabaseSettings } from './database.js';
 import { PrismaClient } from './prisma/generated/client.js';
 
 /** A migrated database under test, on one engine. Every test file loops over `engines`. */
@@ -31,7 +31,8 @@ export interface Engine {
 
 export interface EngineFactory {
   readonly name: string;
-  open(): Promise<Engine>;
+  /** `settings`: what every session starts with, set before the data layer connects (PGlite's one session is set as it opens). */
+  open(settings?: DatabaseSettings): Promise<Engine>;
 }
 
 /**
@@ -51,8 +52,8 @@ interface ServerLayer {
 function onServer(name: string, connect: (url: string) => ServerLayer | Promise<ServerLayer>): EngineFactory {
   return {
     name,
-    async open() {
-      const db = await createTestDatabase();
+    async open(settings) {
+      const db = await createTestDatabase(settings);
       const layer = await connect(db.url);
       const database = portable(layer.database);
       await migrate(database);
@@ -77,8 +78,9 @@ export async function migratedPGlite(): Promise<PGlite> {
 function onPGlite(name: string, wrap: (lite: PGlite) => SqlDatabase<unknown>): EngineFactory {
   return {
     name,
-    async open() {
+    async open(settings = {}) {
       const lite = await migratedPGlite();
+      for (const [setting, value] of Object.entries(settings)) await lite.query('SELECT set_config($1, $2, false)', [setting, value]);
       const native = wrap(lite);
       const database = portable(native);
       await migrate(database);

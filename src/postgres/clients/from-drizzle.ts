@@ -1,4 +1,5 @@
 import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
+import { insideTransaction } from './read-committed.js';
 
 /**
  * What Drizzle's `sql` template builds, as far as `execute` reads it: the
@@ -32,7 +33,7 @@ export interface DrizzleQueryable {
 
 /** The members of a Drizzle database (node-postgres, postgres.js or PGlite driver) that retrysafe calls. */
 export interface DrizzleLike<Tx extends DrizzleQueryable> extends DrizzleQueryable {
-  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Tx) => Promise<T>, config: { readonly isolationLevel: 'read committed' }): Promise<T>;
 }
 
 /**
@@ -42,14 +43,19 @@ export interface DrizzleLike<Tx extends DrizzleQueryable> extends DrizzleQueryab
  * record with the handler's writes, and the request fails with Drizzle's error.
  * Drizzle's PGlite driver runs one statement per query: run `migrate` with
  * `fromPGlite(client)` there, or put `retrysafe schema` in your migrations.
+ * It takes the database, not a transaction (Drizzle's `tx` has `rollback`).
  */
 export function fromDrizzle<Tx extends DrizzleQueryable>(db: DrizzleLike<Tx>): SqlDatabase<Tx> {
+  if ('rollback' in db) throw insideTransaction('fromDrizzle(db) takes the Drizzle database, not a transaction');
   return {
-    transaction: (work, opening) => db.transaction((tx) => openWith(drizzleRunner(tx), tx, work, opening)),
+    transaction: (work, opening) => db.transaction((tx) => openWith(drizzleRunner(tx), tx, work, opening), READ_COMMITTED),
     runner: drizzleRunner,
     query: drizzleRunner(db).query,
   };
 }
+
+/** Drizzle's node-postgres driver says it in BEGIN; its postgres.js and PGlite drivers send SET TRANSACTION after BEGIN. */
+const READ_COMMITTED = { isolationLevel: 'read committed' } as const;
 
 /** retrysafe's statement runner over a Drizzle transaction, for `enqueue(drizzleRunner(tx), …)`. */
 export function drizzleRunner(target: DrizzleQueryable): SqlClient {

@@ -1,4 +1,5 @@
 import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
+import { insideTransaction } from './read-committed.js';
 
 /** What Knex's PostgreSQL client resolves a raw query to: node-postgres' result. */
 export interface KnexRawResult {
@@ -12,7 +13,9 @@ export interface KnexQueryable {
 
 /** The members of a Knex instance (`client: 'pg'`) that retrysafe calls. */
 export interface KnexLike<Tx extends KnexQueryable> extends KnexQueryable {
-  transaction<T>(work: (trx: Tx) => Promise<T>): Promise<T>;
+  transaction<T>(work: (trx: Tx) => Promise<T>, config: { readonly isolationLevel: 'read committed' }): Promise<T>;
+  /** True on a `Knex.Transaction`, which has a Knex instance's members too. */
+  readonly isTransaction?: boolean;
 }
 
 /**
@@ -22,14 +25,19 @@ export interface KnexLike<Tx extends KnexQueryable> extends KnexQueryable {
  * says which. `trx.commit()` or `trx.rollback()` in a handler ends the
  * transaction before the operation record is written: the request answers
  * 503 and a retry runs again, which after a commit writes the effect twice.
+ * It takes the Knex instance, not a transaction.
  */
 export function fromKnex<Tx extends KnexQueryable>(knex: KnexLike<Tx>): SqlDatabase<Tx> {
+  if (knex.isTransaction === true) throw insideTransaction('fromKnex(knex) takes the Knex instance, not a transaction');
   return {
-    transaction: (work, opening) => knex.transaction((trx) => openWith(knexRunner(trx), trx, work, opening)),
+    // Knex's PostgreSQL client says it in BEGIN: `BEGIN TRANSACTION ISOLATION LEVEL read committed`.
+    transaction: (work, opening) => knex.transaction((trx) => openWith(knexRunner(trx), trx, work, opening), READ_COMMITTED),
     runner: knexRunner,
     query: knexRunner(knex).query,
   };
 }
+
+const READ_COMMITTED = { isolationLevel: 'read committed' } as const;
 
 /** retrysafe's statement runner over a Knex transaction, for `enqueue(knexRunner(trx), …)`. */
 export function knexRunner(target: KnexQueryable): SqlClient {

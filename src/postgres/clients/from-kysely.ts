@@ -15,7 +15,7 @@ export interface KyselyQueryable {
 
 /** The members of a `Kysely<DB>` instance that retrysafe calls. */
 export interface KyselyLike<Tx extends KyselyQueryable> extends KyselyQueryable {
-  transaction(): { execute<T>(work: (tx: Tx) => Promise<T>): Promise<T> };
+  transaction(): { setIsolationLevel(level: 'read committed'): { execute<T>(work: (tx: Tx) => Promise<T>): Promise<T> } };
 }
 
 /**
@@ -26,7 +26,7 @@ export interface KyselyLike<Tx extends KyselyQueryable> extends KyselyQueryable 
  */
 export function fromKysely<Tx extends KyselyQueryable>(db: KyselyLike<Tx>): SqlDatabase<Tx> {
   return {
-    transaction: (work, opening) => db.transaction().execute((tx) => openWith(kyselyRunner(tx), tx, work, opening)),
+    transaction: (work, opening) => db.transaction().setIsolationLevel('read committed').execute((tx) => openWith(kyselyRunner(tx), tx, work, opening)),
     runner: kyselyRunner,
     query: kyselyRunner(db).query,
   };

@@ -1,6 +1,7 @@
 import { warnProcess } from '../../core/process-warning.js';
 import { type BoundStatement, type Opened, open, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
 import { PREPARED_STATEMENT_ELSEWHERE, sqlState } from '../sqlstate.js';
+import { BEGIN_READ_COMMITTED } from './read-committed.js';
 
 /** The members of a node-postgres `PoolClient` that retrysafe calls. */
 export interface PgClientLike {
@@ -140,10 +141,10 @@ function stopNaming(naming: Naming, code: string): void {
 /** BEGIN, and the opening statement with it: one write and one round trip where the client can pipeline. */
 async function begin(client: PgClientLike, naming: Naming, wire: Wire | undefined, opening: BoundStatement | undefined): Promise<Opened> {
   if (wire === undefined || opening === undefined) {
-    await client.query('BEGIN');
+    await client.query(BEGIN_READ_COMMITTED);
     return open(pgSql(client, naming), opening);
   }
-  const [begun, first] = wire.together(() => [client.query('BEGIN'), open(pgSql(client, naming), opening)] as const);
+  const [begun, first] = wire.together(() => [client.query(BEGIN_READ_COMMITTED), open(pgSql(client, naming), opening)] as const);
   const [, opened] = await Promise.all([begun, first]);
   // The handler's statements are not pipelined: it may use what pipeline mode refuses (cursors, `rows`).
   wire.settle();

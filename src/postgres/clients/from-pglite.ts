@@ -1,4 +1,5 @@
 import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
+import { SET_READ_COMMITTED } from './read-committed.js';
 
 interface PGliteQueryable {
   query<Row>(text: string, params?: unknown[]): Promise<{ rows: Row[] }>;
@@ -17,7 +18,12 @@ export interface PGliteLike<Tx extends PGliteQueryable> extends PGliteQueryable 
  */
 export function fromPGlite<Tx extends PGliteQueryable>(db: PGliteLike<Tx>): SqlDatabase<Tx> {
   return {
-    transaction: (work, opening) => db.transaction((tx) => openWith(pgliteSql(tx), tx, work, opening)),
+    // PGlite sends BEGIN itself; in process, the statement after it costs no round trip.
+    transaction: (work, opening) =>
+      db.transaction(async (tx) => {
+        await tx.exec(SET_READ_COMMITTED);
+        return openWith(pgliteSql(tx), tx, work, opening);
+      }),
     runner: pgliteSql,
     query: pgliteSql(db).query,
   };

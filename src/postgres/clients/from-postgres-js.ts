@@ -20,7 +20,7 @@ export function fromPostgresJs<Tx extends PostgresJsQueryable>(sql: PostgresJsLi
   return {
     async transaction(work, opening) {
       let result: { readonly value: Awaited<ReturnType<typeof work>> } | undefined;
-      await sql.begin('read write', async (tx) => {
+      await sql.begin('read write isolation level read committed', async (tx) => {
         result = { value: await openWith(postgresJsRunner(tx), tx, work, opening) };
       });
       if (result === undefined) throw new Error('postgres.js committed a transaction whose work did not finish.');

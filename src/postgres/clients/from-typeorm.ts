@@ -19,7 +19,7 @@ export interface TypeORMManagerLike {
 export interface TypeORMLike<Tx extends TypeORMManagerLike> {
   /** The data source's own manager, whose type the transaction's shares: `Tx` is read from it. */
   readonly manager: Tx;
-  transaction<T>(work: (manager: Tx) => Promise<T>): Promise<T>;
+  transaction<T>(isolationLevel: 'READ COMMITTED', work: (manager: Tx) => Promise<T>): Promise<T>;
   createQueryRunner(): TypeORMQueryRunnerLike;
 }
 
@@ -33,7 +33,7 @@ export interface TypeORMLike<Tx extends TypeORMManagerLike> {
  */
 export function fromTypeORM<Tx extends TypeORMManagerLike>(dataSource: TypeORMLike<Tx>): SqlDatabase<Tx> {
   return {
-    transaction: (work, opening) => dataSource.transaction((manager) => openWith(typeormRunner(manager), manager, work, opening)),
+    transaction: (work, opening) => dataSource.transaction('READ COMMITTED', (manager) => openWith(typeormRunner(manager), manager, work, opening)),
     runner: typeormRunner,
     async query<Row>(text: string | Statement, values?: readonly unknown[]) {
       const runner = dataSource.createQueryRunner();
