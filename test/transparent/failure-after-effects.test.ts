@@ -2,11 +2,25 @@ import { describe, expect, it } from 'vitest';
 import { resolveOperation } from '../../src/leases/resolve.js';
 import { engines } from '../support/engines.js';
 import { newKey, useEngine } from '../adapters/harness.js';
-import { SHOP_OPTIONS, useShop } from './harness.js';
+import { SHOP_OPTIONS, type Shop, useShop } from './harness.js';
 import { frameworks } from './shop.js';
 
 /** The statuses a route answers after its insert: a 5xx, and the transient ones a retry would otherwise run again on. */
 const FAILED_STATUSES = [500, 503, 429] as const;
+
+/** The route ran once for `key`, and its one order is the only row. */
+async function expectOneRun(shop: Shop, key: string): Promise<void> {
+  expect(shop.runs(key)).toBe(1);
+  expect(await shop.orders()).toBe(1);
+}
+
+/** Sends `key` to a route that inserts then throws: the framework's error handling answers it. */
+async function expectThrown(shop: Shop, key: string): Promise<void> {
+  const thrown = await shop.post(key, { sku: 'THROW' });
+  expect(thrown.status).toBe(400);
+  expect(thrown.json).toEqual({ error: 'handled' });
+  expect(shop.state.errors).toHaveLength(1);
+}
 
 /**
  * A transparent route's effects are its own: they stay whatever it answers
@@ -32,16 +46,12 @@ describe.each(engines)('a transparent route that fails after its effect, on $nam
         expect(retry.status).toBe(status);
         expect(retry.bodyBytes.equals(first.bodyBytes)).toBe(true);
         expect(retry.headers['idempotent-replayed']).toBe('true');
-        expect(shop.runs(key)).toBe(1);
-        expect(await shop.orders()).toBe(1);
+        await expectOneRun(shop, key);
       });
 
       it('stores a thrown error as 500 route-failed: the framework answers the first request, every retry gets the problem replayed', async () => {
         const key = newKey();
-        const thrown = await shop.post(key, { sku: 'THROW' });
-        expect(thrown.status).toBe(400);
-        expect(thrown.json).toEqual({ error: 'handled' });
-        expect(shop.state.errors).toHaveLength(1);
+        await expectThrown(shop, key);
         expect(await shop.record(key)).toMatchObject({ state: 'failed', mode: 'transparent', response_status: 500, owner_token: null });
 
         for (const retry of [await shop.post(key, { sku: 'THROW' }), await shop.post(key, { sku: 'THROW' })]) {
@@ -50,8 +60,7 @@ describe.each(engines)('a transparent route that fails after its effect, on $nam
           expect(retry.headers['idempotent-replayed']).toBe('true');
           expect(retry.json).toMatchObject({ type: 'https://retrysafe.dev/problems/route-failed', status: 500 });
         }
-        expect(shop.runs(key)).toBe(1);
-        expect(await shop.orders()).toBe(1);
+        await expectOneRun(shop, key);
       });
     });
 
@@ -70,15 +79,12 @@ describe.each(engines)('a transparent route that fails after its effect, on $nam
         const retry = await shop.post(key, { sku: `FAIL-${status}` });
         expect(retry.status).toBe(409);
         expect(retry.json).toMatchObject({ type: 'https://retrysafe.dev/problems/outcome-unknown' });
-        expect(shop.runs(key)).toBe(1);
-        expect(await shop.orders()).toBe(1);
+        await expectOneRun(shop, key);
       });
 
       it('keeps a thrown error unknown until an operator resolves it; the retry then gets the resolution replayed', async () => {
         const key = newKey();
-        const thrown = await shop.post(key, { sku: 'THROW' });
-        expect(thrown.status).toBe(400);
-        expect(shop.state.errors).toHaveLength(1);
+        await expectThrown(shop, key);
         expect(await shop.record(key)).toMatchObject({ state: 'unknown', mode: 'transparent', owner_token: null });
 
         const waiting = await shop.post(key, { sku: 'THROW' });
@@ -92,8 +98,7 @@ describe.each(engines)('a transparent route that fails after its effect, on $nam
         expect(settled.status).toBe(201);
         expect(settled.json).toEqual({ reconciled: true });
         expect(settled.headers['idempotent-replayed']).toBe('true');
-        expect(shop.runs(key)).toBe(1);
-        expect(await shop.orders()).toBe(1);
+        await expectOneRun(shop, key);
       });
     });
   });
