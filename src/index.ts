@@ -9,7 +9,7 @@ export { defaultPolicy, type StoragePolicy } from './core/storage-policy.js';
 export { defaultProblemBase, type Problem, type ProblemCode } from './core/answer/problems.js';
 export type { CompletedRecord, InProgressRecord, OperationMode, OperationRecord, RecordState, TombstoneRecord, UnknownRecord } from './core/record.js';
 export { REPLAYED_HEADER, type HandlerReply, type HeaderValue, type Reply } from './core/answer/reply.js';
-export { invalid, valid, type AtomicContext, type AtomicRoute, type RouteDefinition, type RouteEvent, type RouteRefusal, type Validation } from './core/route.js';
+export { invalid, valid, type AtomicContext, type AtomicRoute, type RouteDefinition, type RouteEvent, type RouteRefusal, type TransparentFailure, type TransparentRoute, type Validation } from './core/route.js';
 export type { Observer, RetrysafeEvent, RetrysafeEventOf } from './core/events.js';
 export type { Tracing } from './core/tracing.js';
 export { idempotent, type IdempotentOptions, type IdempotentOutcome } from './modes/idempotent.js';

@@ -3,7 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { type Idempotency } from '../modes/idempotency.js';
 import { defineRoute } from '../core/route.js';
 import type { Reply } from '../core/answer/reply.js';
-import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
+import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../core/route.js';
 import type { LeasedRoute } from '../modes/leased-route.js';
 import { beginTransparent, capturedReply, type TransparentAttempt } from '../modes/run-transparent.js';
 import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
@@ -29,9 +29,10 @@ export function leased<Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Re
  * An Express 5 handler for a transparent route: `handler` is written the
  * usual way (`res.status(201).json(…)`, `res.write` then `res.end`,
  * `next(err)`), without steps. Everything it writes is held back until its
- * outcome is stored; a retry never runs it again. Errors go to `next`.
+ * outcome is stored; a retry never runs it again, and gets the stored answer
+ * (a failure too: see the route's `onFailure`). Errors go to `next`.
  */
-export function transparent<Input>(config: Idempotency<unknown>, route: RouteDefinition<Request, Input>, handler: RequestHandler): RequestHandler {
+export function transparent<Input>(config: Idempotency<unknown>, route: TransparentRoute<Request, Input>, handler: RequestHandler): RequestHandler {
   defineRoute(route);
   return function retrysafe(req, res, next) {
     beginTransparent(config, route, incoming(req)).then((start) => {

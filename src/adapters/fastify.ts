@@ -10,7 +10,7 @@ import type {
 import { type Idempotency } from '../modes/idempotency.js';
 import { defineRoute } from '../core/route.js';
 import type { Reply } from '../core/answer/reply.js';
-import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
+import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../core/route.js';
 import type { LeasedRoute } from '../modes/leased-route.js';
 import { beginTransparent, capturedReply, type TransparentAttempt } from '../modes/run-transparent.js';
 import { bodyText, keepBodyText } from './fastify-body-text.js';
@@ -49,7 +49,7 @@ export interface TransparentHooks {
   readonly preHandler: preHandlerAsyncHookHandler;
   /** Captures the handler's payload, whatever its form, and stores the outcome before Fastify sends it. */
   readonly onSend: onSendAsyncHookHandler;
-  /** The handler threw: the record is dropped before the error handler answers. */
+  /** The handler threw: the failure is recorded, as the route's `onFailure` says, before the error handler answers. */
   readonly onError: onErrorAsyncHookHandler;
 }
 
@@ -57,9 +57,10 @@ export interface TransparentHooks {
  * Hooks for a Fastify 5 route written the usual way, without steps:
  * `app.post('/orders', { ...transparent(config, route) }, handler)`. The
  * handler's response is held until its outcome is stored; a retry never runs
- * it again.
+ * it again, and gets the stored answer (a failure too: see the route's
+ * `onFailure`).
  */
-export function transparent<Input>(config: Idempotency<unknown>, route: RouteDefinition<FastifyRequest, Input>): TransparentHooks {
+export function transparent<Input>(config: Idempotency<unknown>, route: TransparentRoute<FastifyRequest, Input>): TransparentHooks {
   defineRoute(route);
   const attempts = new WeakMap<FastifyRequest, TransparentAttempt>();
   // Taken out of the map once settled, so an error handler's or retrysafe's own answer is never stored.

@@ -4,7 +4,7 @@ import { answerProblem } from '../core/answer/answers.js';
 import { isJsonMediaType } from '../core/json-numbers.js';
 import { problem } from '../core/answer/problems.js';
 import type { Reply } from '../core/answer/reply.js';
-import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
+import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../core/route.js';
 import type { LeasedRoute } from '../modes/leased-route.js';
 import { beginTransparent, capturedReply } from '../modes/run-transparent.js';
 import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
@@ -40,12 +40,14 @@ export function leased<Input, Tx, Context = undefined>(
  * A web-standard handler for a transparent route: `handler` is written the
  * usual way and returns its own `Response`, without steps. Its body is read
  * in full (a stream too) and the outcome stored before the same status,
- * headers and bytes are returned; a retry never runs it again. The handler
- * can read the request body itself.
+ * headers and bytes are returned. A retry never runs it again, whatever it
+ * answered or threw: it gets the stored answer, or 409 `outcome-unknown` for
+ * a route whose `onFailure` is `unknown`. The handler can read the request
+ * body itself.
  */
 export function transparent<Input, Context = undefined>(
   config: Idempotency<unknown>,
-  route: RouteDefinition<FetchRequest<Context>, Input>,
+  route: TransparentRoute<FetchRequest<Context>, Input>,
   handler: (request: Request, context: Context) => Response | Promise<Response>,
 ): (request: Request, context: Context) => Promise<Response> {
   defineRoute(route);

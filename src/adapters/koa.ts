@@ -2,7 +2,7 @@ import type { Context, Middleware } from 'koa';
 import { type Idempotency } from '../modes/idempotency.js';
 import { defineRoute } from '../core/route.js';
 import type { Reply } from '../core/answer/reply.js';
-import type { AtomicRoute, IncomingRequest, RouteDefinition } from '../core/route.js';
+import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../core/route.js';
 import type { LeasedRoute } from '../modes/leased-route.js';
 import { beginTransparent, capturedReply } from '../modes/run-transparent.js';
 import { headerLines } from './header-lines.js';
@@ -28,9 +28,10 @@ export function leased<Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Co
  * A Koa middleware that makes the middleware after it transparent: that one is
  * written the usual way (`ctx.status = 201; ctx.body = …`, a stream too),
  * without steps. Its answer is read in full and stored before it goes out; a
- * retry never runs it again. A throw drops the record and goes up.
+ * retry never runs it again. A throw is recorded, as the route's `onFailure`
+ * says, and goes up.
  */
-export function transparent<Input>(config: Idempotency<unknown>, route: RouteDefinition<Context, Input>): Middleware {
+export function transparent<Input>(config: Idempotency<unknown>, route: TransparentRoute<Context, Input>): Middleware {
   defineRoute(route);
   return async function retrysafe(ctx, next) {
     const start = await beginTransparent(config, route, incoming(ctx));

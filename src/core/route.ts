@@ -98,6 +98,24 @@ export interface AtomicRoute<Req, Input, Tx> extends RouteDefinition<Req, Input>
   handler(context: AtomicContext<Req, Input, Tx>): Promise<HandlerReply>;
 }
 
+/**
+ * What a transparent route's failure leaves in its record: a thrown error,
+ * a 5xx or a transient status (408, 409, 425, 429 by default) the route
+ * answered. The route ran, so its effects may have happened, and a retry
+ * must not run it again.
+ * - `store`: the answer is stored and replayed to every retry (a thrown error
+ *   as 500 `route-failed`), as Stripe does for a request that began executing.
+ * - `unknown`: the operation is kept `unknown`: retries get 409
+ *   `outcome-unknown` until an operator settles it (`resolveOperation`).
+ */
+export type TransparentFailure = 'store' | 'unknown';
+
+/** A route that writes its own response and has no steps (transparent mode). */
+export interface TransparentRoute<Req, Input> extends RouteDefinition<Req, Input> {
+  /** Default `store`: every retry gets a final answer at once, and no operator is needed. */
+  readonly onFailure?: TransparentFailure;
+}
+
 /** Checks a route once, when it is defined, rather than on every request. */
 export function defineRoute<R extends Pick<RouteDefinition<unknown, unknown>, 'operation' | 'describedBy'> & { readonly lockTimeoutMs?: number }>(route: R): R {
   assertOperationName(route.operation);

@@ -11,6 +11,8 @@ export interface StoragePolicy {
   /**
    * Statuses that describe the moment rather than the operation, never stored,
    * so a retry runs again. Every 5xx is treated so too. Default: 408, 409, 425, 429.
+   * A transparent route's are failures after its effects instead: its
+   * `onFailure` says what is kept.
    */
   readonly transientStatuses: readonly number[];
   /**

@@ -6,8 +6,9 @@ import type { Idempotency } from './idempotency.js';
 import { decideExisting } from '../core/answer/decision.js';
 import { completionOf, isStoredStatus } from '../core/storage-policy.js';
 import { prepare } from './prepare.js';
-import { type HeaderValue, headerValue, type Reply } from '../core/answer/reply.js';
-import type { IncomingRequest, RouteDefinition } from '../core/route.js';
+import { type HeaderValue, headerValue, problemReply, type Reply } from '../core/answer/reply.js';
+import { problem, problemCatalogue } from '../core/answer/problems.js';
+import type { IncomingRequest, TransparentFailure, TransparentRoute } from '../core/route.js';
 import { withinStoreTimeout } from './store-clock.js';
 import type { Lease, LeaseStore } from '../store/lease-store.js';
 import { routeAttempt } from './route-attempt.js';
@@ -28,12 +29,12 @@ export type TransparentStart =
   | { readonly kind: 'claimed'; readonly attempt: TransparentAttempt };
 
 /** Authenticates, reads the key and the input, and claims the identity; the adapter then runs the route or sends the answer. */
-export function beginTransparent<Req, Input>(config: Idempotency<unknown, LeaseStore<unknown>>, route: RouteDefinition<Req, Input>, incoming: IncomingRequest<Req>): Promise<TransparentStart> {
+export function beginTransparent<Req, Input>(config: Idempotency<unknown, LeaseStore<unknown>>, route: TransparentRoute<Req, Input>, incoming: IncomingRequest<Req>): Promise<TransparentStart> {
   // The span covers the claim: the route then runs in the framework's hands, and the answer's storing is a store span of its own.
   return routeAttempt(config, route, incoming.raw, 'transparent', (own) => claimTransparent(own, route, incoming));
 }
 
-async function claimTransparent<Req, Input>(config: Idempotency<unknown, LeaseStore<unknown>>, route: RouteDefinition<Req, Input>, incoming: IncomingRequest<Req>): Promise<TransparentStart> {
+async function claimTransparent<Req, Input>(config: Idempotency<unknown, LeaseStore<unknown>>, route: TransparentRoute<Req, Input>, incoming: IncomingRequest<Req>): Promise<TransparentStart> {
   const prepared = await prepare(config, route, incoming);
   if (prepared.kind === 'answered') return prepared;
   if (prepared.kind === 'unkeyed') return { kind: 'unkeyed' };
@@ -57,7 +58,7 @@ async function claimTransparent<Req, Input>(config: Idempotency<unknown, LeaseSt
     }
     config.emit({ type: 'claimed', identity, mode: 'transparent' });
     crashPoint('after-claim');
-    return { kind: 'claimed', attempt: new TransparentAttempt(config, claim.lease) };
+    return { kind: 'claimed', attempt: new TransparentAttempt(config, claim.lease, route.onFailure ?? 'store') };
   } catch (error) {
     if (isRetrysafeError(error, 'store-unavailable')) return { kind: 'answered', reply: answerStoreUnavailable(config, identity, error) };
     throw error;
@@ -67,7 +68,9 @@ async function claimTransparent<Req, Input>(config: Idempotency<unknown, LeaseSt
 /**
  * One claimed run of a transparent route. Its lease is renewed until the
  * route's answer is settled. Every write is conditional on the lease, so a
- * worker whose lease was taken over changes nothing.
+ * worker whose lease was taken over changes nothing. The route has run once
+ * it is claimed, so its record is never deleted: its effects may have
+ * happened, whatever it answers.
  */
 export class TransparentAttempt {
   private readonly keeper: LeaseKeeper;
@@ -76,15 +79,17 @@ export class TransparentAttempt {
   constructor(
     private readonly config: Idempotency<unknown, LeaseStore<unknown>>,
     private readonly lease: Lease,
+    private readonly onFailure: TransparentFailure,
   ) {
     this.keeper = new LeaseKeeper(config.store, lease, config.leaseSeconds);
   }
 
   /**
-   * Stores the route's answer, or drops the record when the policy does not
-   * keep it (a transient or 5xx answer), so a retry may run again. Resolves
-   * once the write is done: only then may the answer be sent, so a retry
-   * right after it finds the record.
+   * Completes the operation with the route's answer. An answer the policy
+   * would not keep (a 5xx, a transient status) came after the route ran, so
+   * it is stored all the same, or the operation is kept `unknown`, as the
+   * route's `onFailure` says. Resolves once the write is done: only then may
+   * the answer be sent, so a retry right after it finds the record.
    *
    * Never throws. When the store fails here, the route's answer is sent all
    * the same: its effect has happened, and a 503 would tell the client it had
@@ -95,18 +100,18 @@ export class TransparentAttempt {
   async settle(reply: Reply): Promise<void> {
     if (!this.stop()) return;
     const { config, lease } = this;
-    const stored = isStoredStatus(reply.status, config.policy);
+    const stored = isStoredStatus(reply.status, config.policy) || this.onFailure === 'store';
     config.emit({ type: 'finished', identity: lease.identity, mode: 'transparent', status: reply.status, stored });
-    if (!stored) return this.write(() => config.store.abandon(lease));
+    if (!stored) return this.markUnknown(`The route answered ${reply.status} after it may have had effects; whether they happened is not known.`);
     crashPoint('before-complete');
-    await this.write(() => config.store.completeLease(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))));
+    await this.complete(reply);
     crashPoint('after-complete');
   }
 
   /**
    * Runs the route and captures its answer (`reply`, with whatever else the
-   * adapter needs to send it); resolves once it is settled, so it may be sent. A throw drops the record, then goes on to the
-   * framework.
+   * adapter needs to send it); resolves once it is settled, so it may be sent.
+   * A throw is recorded as `fail` does, then goes on to the framework.
    */
   async capture<Captured extends { readonly reply: Reply }>(route: () => Promise<Captured>): Promise<Captured> {
     let captured: Captured;
@@ -120,10 +125,18 @@ export class TransparentAttempt {
     return captured;
   }
 
-  /** The route threw: drops the record so a retry may run again, before the error goes on to the framework. Never throws. */
+  /**
+   * The route threw, after it may have had effects: stores 500 `route-failed`
+   * for every retry, or keeps the operation `unknown`, as the route's
+   * `onFailure` says, before the error goes on to the framework. Never throws.
+   */
   async fail(): Promise<void> {
     if (!this.stop()) return;
-    await this.write(() => this.config.store.abandon(this.lease));
+    const { config } = this;
+    if (this.onFailure === 'unknown') return this.markUnknown('The route threw after it may have had effects; whether they happened is not known.');
+    const detail = 'The route failed after it may have had effects, and this key will not run it again. Check whether the operation took effect before you send it under a new key.';
+    config.emit({ type: 'finished', identity: this.lease.identity, mode: 'transparent', status: problemCatalogue['route-failed'].status, stored: true });
+    await this.complete(problemReply(problem('route-failed', detail), config.problemBase, config.describedBy));
   }
 
   private stop(): boolean {
@@ -133,16 +146,27 @@ export class TransparentAttempt {
     return true;
   }
 
-  private async write(conditional: () => Promise<boolean>): Promise<void> {
+  private complete(reply: Reply): Promise<boolean> {
+    const { config, lease } = this;
+    return this.write(() => config.store.completeLease(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))));
+  }
+
+  private async markUnknown(reason: string): Promise<void> {
+    const { config, lease } = this;
+    if (await this.write(() => config.store.markUnknown(lease, reason))) config.emit({ type: 'unknown', identity: lease.identity, reason });
+  }
+
+  /** Whether the conditional write landed. */
+  private async write(conditional: () => Promise<boolean>): Promise<boolean> {
     const { config, lease } = this;
     try {
-      if (!(await withinStoreTimeout(conditional(), config.storeTimeoutMs))) {
-        config.emit({ type: 'fenced', identity: lease.identity, attempt: lease.attempt });
-      }
+      if (await withinStoreTimeout(conditional(), config.storeTimeoutMs)) return true;
+      config.emit({ type: 'fenced', identity: lease.identity, attempt: lease.attempt });
     } catch (error) {
       // Not silent: the unrenewed lease runs out and the recovery worker marks the outcome unknown.
       config.emit({ type: 'store-error', identity: lease.identity, error });
     }
+    return false;
   }
 }
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type AtomicRoute, defineRoute, type Idempotency, type LeasedRoute, type RouteDefinition } from 'retrysafe';
+import { type AtomicRoute, defineRoute, type Idempotency, type LeasedRoute, type TransparentRoute } from 'retrysafe';
 import { atomicRunner, beginTransparent, capturedReply, type IncomingRequest, leasedRunner, payloadBytes, type Reply, type RouteRunner, sendReply } from 'retrysafe/adapter';
 
 /**
@@ -34,7 +34,7 @@ export function leased<Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<In
 /** `route` answers as plain `http` code would, here as a value; its answer is stored before it is sent, and a retry never runs it again. */
 export function transparent<Input>(
   config: Idempotency<unknown>,
-  route: RouteDefinition<IncomingMessage, Input>,
+  route: TransparentRoute<IncomingMessage, Input>,
   answer: (req: IncomingMessage, body: unknown) => Promise<HttpAnswer>,
 ): HttpHandler {
   defineRoute(route);

@@ -4,7 +4,7 @@ import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import type { EngineRef } from '../adapters/harness.js';
 import { type Received, send } from '../support/http.js';
-import { type Framework, gate, type ShopState } from './shop.js';
+import { type Framework, gate, type ShopSettings, type ShopState } from './shop.js';
 
 /** Settings every transparent test runs with: a 1 KiB stored-body limit, and a lease long enough that no renewal lands mid-test. */
 export const SHOP_OPTIONS = { policy: { maxStoredBodyBytes: 1024 }, leaseSeconds: 60 } as const;
@@ -57,14 +57,14 @@ export function postOrder(url: string, key: string | undefined, body: unknown, t
   return send('POST', `${url}/orders`, { headers: { Authorization: `Bearer ${token}`, ...(key === undefined ? {} : { 'Idempotency-Key': key }) }, body });
 }
 
-/** Runs `framework`'s shop over the engine for a describe block; every test starts from empty tables. */
-export function useShop(ref: EngineRef, framework: Framework, options: Omit<IdempotencyOptions<SqlClient>, 'store'> = SHOP_OPTIONS): Shop {
+/** Runs `framework`'s shop over the engine for a describe block, its route with `settings`; every test starts from empty tables. */
+export function useShop(ref: EngineRef, framework: Framework, options: Omit<IdempotencyOptions<SqlClient>, 'store'> = SHOP_OPTIONS, settings: ShopSettings = {}): Shop {
   const state: ShopState = { runs: [], errors: [], gate: opened() };
   let server: { readonly url: string; close(): Promise<void> } | undefined;
   let config: Idempotency<SqlClient> | undefined;
   beforeAll(async () => {
     config = idempotency({ ...options, store: postgresStore(ref.engine.database) });
-    server = await framework.start(config, ref.engine.database, state);
+    server = await framework.start(config, ref.engine.database, state, settings);
   });
   afterAll(() => server?.close());
   beforeEach(async () => {

@@ -5,11 +5,11 @@ import 'reflect-metadata';
 import { Idempotent, type NestHttpRequest, RetrysafeModule } from '../../src/adapters/nestjs/index.js';
 import type { Idempotency } from '../../src/modes/idempotency.js';
 import { nestPlatforms, type PassthroughResponse, startNest } from '../support/nest-apps.js';
-import { type Effects, type Framework, LINKS, route, type ShopState, STREAM_CHUNKS, statusOf, takeOrder, tenantOf } from './shop.js';
+import { type Effects, type Framework, LINKS, route, type ShopSettings, type ShopState, STREAM_CHUNKS, statusOf, takeOrder, tenantOf } from './shop.js';
 
 /** The shop's route written the Nest way (a body, with the status and headers set on the response), made transparent. */
-function shopModule(config: Idempotency<unknown>, effects: Effects, state: ShopState): new () => unknown {
-  const definition = route<NestHttpRequest>((request) => request.headers.authorization);
+function shopModule(config: Idempotency<unknown>, effects: Effects, state: ShopState, settings?: ShopSettings): new () => unknown {
+  const definition = route<NestHttpRequest>((request) => request.headers.authorization, settings);
 
   @Controller()
   class ShopController {
@@ -23,8 +23,8 @@ function shopModule(config: Idempotency<unknown>, effects: Effects, state: ShopS
     ): Promise<unknown> {
       const outcome = await takeOrder(effects, state, tenantOf(authorization) ?? '', key ?? '', body);
       if (outcome.kind === 'thrown') throw outcome.error;
-      if (outcome.kind === 'server-error') {
-        res.status(500);
+      if (outcome.kind === 'failed') {
+        res.status(outcome.status);
         return { error: 'upstream failed' };
       }
       res.status(201);
@@ -54,5 +54,5 @@ function shopModule(config: Idempotency<unknown>, effects: Effects, state: ShopS
 
 export const nestShops: readonly Framework[] = nestPlatforms.map((platform) => ({
   name: platform.name,
-  start: (config, effects, state) => startNest(shopModule(config, effects, state), platform, state.errors, (error) => ({ status: statusOf(error), body: { error: 'handled' } })),
+  start: (config, effects, state, settings) => startNest(shopModule(config, effects, state, settings), platform, state.errors, (error) => ({ status: statusOf(error), body: { error: 'handled' } })),
 }));

@@ -6,6 +6,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { type Context, Hono } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import { keepRawBody, transparent as expressTransparent } from '../../src/adapters/express.js';
@@ -13,7 +14,7 @@ import { transparent as fastifyTransparent } from '../../src/adapters/fastify.js
 import { type FetchRequest, transparent as fetchTransparent } from '../../src/adapters/fetch.js';
 import { transparent as koaTransparent } from '../../src/adapters/koa.js';
 import type { Idempotency } from '../../src/modes/idempotency.js';
-import type { RouteDefinition } from '../../src/core/route.js';
+import type { TransparentRoute } from '../../src/core/route.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { startKoa } from '../support/koa-app.js';
 import { transparent as httpTransparent } from '../support/node-http-adapter.js';
@@ -27,10 +28,10 @@ import { nestShops } from './nest-shop.js';
  * test/support/apps.ts through `effects` (its own connection, not the store's) and answers 201 with Location, a session
  * cookie, a debug header and the order as JSON. The `sku` steers it:
  * - `HANG`: inserts, then waits for `state.gate` before answering;
- * - `FAIL-500-ONCE`, `THROW-ONCE`: on the key's first run, answers 500 or
- *   throws (Express `next(err)`) without inserting. The error carries status
- *   400, which the error handlers answer with: a thrown error is dropped
- *   whatever status the framework then gives it;
+ * - `FAIL-<status>`: inserts, then answers that status (500, 503, 429) with `{ "error": "upstream failed" }`;
+ * - `THROW`: inserts, then throws (Express `next(err)`). The error carries
+ *   status 400, which the error handlers answer with: what retrysafe keeps of
+ *   a thrown error does not depend on the status the framework then gives it;
  * - `STREAM`: inserts, then streams `STREAM_CHUNKS` as text/plain.
  */
 export interface ShopState {
@@ -57,7 +58,7 @@ export const STREAM_CHUNKS: readonly string[] = Array.from({ length: 8 }, (_, i)
 
 export interface Framework {
   readonly name: string;
-  start(config: Idempotency<unknown>, effects: Effects, state: ShopState): Promise<{ readonly url: string; close(): Promise<void> }>;
+  start(config: Idempotency<unknown>, effects: Effects, state: ShopState, settings?: ShopSettings): Promise<{ readonly url: string; close(): Promise<void> }>;
 }
 
 /** Where the route writes its orders. */
@@ -70,7 +71,7 @@ interface Order {
 
 type Outcome =
   | { readonly kind: 'created' | 'streamed'; readonly order: Order }
-  | { readonly kind: 'server-error' }
+  | { readonly kind: 'failed'; readonly status: number }
   | { readonly kind: 'thrown'; readonly error: Error };
 
 const TOKENS: Readonly<Record<string, string>> = { 'token-a': 'tenant-a', 'token-b': 'tenant-b' };
@@ -82,12 +83,12 @@ export function tenantOf(authorization: string | undefined | null): string | und
 /** What the route does, whatever the framework; each framework then answers in its own way. */
 export async function takeOrder(effects: Effects, state: ShopState, tenant: string, key: string, body: unknown): Promise<Outcome> {
   const { sku = '' } = (body ?? {}) as { sku?: string };
-  const first = !state.runs.includes(key);
   state.runs.push(key);
-  if (first && sku === 'FAIL-500-ONCE') return { kind: 'server-error' };
-  if (first && sku === 'THROW-ONCE') return { kind: 'thrown', error: Object.assign(new Error('the route rejected the order'), { status: 400, statusCode: 400 }) };
   const { rows } = await effects.query<{ id: number }>('INSERT INTO orders (tenant, sku, qty) VALUES ($1, $2, 1) RETURNING id', [tenant, sku]);
   const order = { id: rows[0]?.id ?? 0, sku };
+  if (sku === 'THROW') return { kind: 'thrown', error: Object.assign(new Error('the route failed after its insert'), { status: 400, statusCode: 400 }) };
+  const failed = /^FAIL-(\d{3})$/.exec(sku);
+  if (failed !== null) return { kind: 'failed', status: Number(failed[1]) };
   if (sku === 'HANG') await state.gate.opened;
   return { kind: sku === 'STREAM' ? 'streamed' : 'created', order };
 }
@@ -97,8 +98,11 @@ export function statusOf(error: unknown): number {
   return typeof status === 'number' ? status : 500;
 }
 
-export function route<Req>(authorization: (request: Req) => string | undefined | null): RouteDefinition<Req, unknown> {
-  return { operation: 'orders.create@1', tenant: (request) => tenantOf(authorization(request)), keyRequired: false };
+/** What a test may set on the shop's route. */
+export type ShopSettings = Pick<TransparentRoute<unknown, unknown>, 'onFailure'>;
+
+export function route<Req>(authorization: (request: Req) => string | undefined | null, settings: ShopSettings = {}): TransparentRoute<Req, unknown> {
+  return { ...settings, operation: 'orders.create@1', tenant: (request) => tenantOf(authorization(request)), keyRequired: false };
 }
 
 /** The two lines of the `Link` header every created order carries, in this order. */
@@ -106,18 +110,18 @@ export const LINKS = ['</orders>; rel="collection"', '</docs/orders>; rel="descr
 
 export const expressShop: Framework = {
   name: 'express',
-  start(config, effects, state) {
+  start(config, effects, state, settings) {
     const app = express();
     app.post(
       '/orders',
       express.json({ verify: keepRawBody }),
       expressTransparent(
         config,
-        route<Request>((req) => req.get('authorization')),
+        route<Request>((req) => req.get('authorization'), settings),
         async (req: Request, res: Response, next: NextFunction) => {
           const outcome = await takeOrder(effects, state, tenantOf(req.get('authorization')) ?? '', req.get('idempotency-key') ?? '', req.body);
           if (outcome.kind === 'thrown') return next(outcome.error);
-          if (outcome.kind === 'server-error') return void res.status(500).json({ error: 'upstream failed' });
+          if (outcome.kind === 'failed') return void res.status(outcome.status).json({ error: 'upstream failed' });
           res.status(201).location(`/orders/${outcome.order.id}`).cookie('session', 'secret').set('x-debug', '1').set('link', [...LINKS]);
           if (outcome.kind === 'created') return void res.json(outcome.order);
           res.type('text/plain');
@@ -139,7 +143,7 @@ export const expressShop: Framework = {
 
 export const fastifyShop: Framework = {
   name: 'fastify',
-  async start(config, effects, state) {
+  async start(config, effects, state, settings) {
     const app = Fastify();
     app.setErrorHandler((error, _request, reply) => {
       state.errors.push(error);
@@ -147,13 +151,13 @@ export const fastifyShop: Framework = {
     });
     const hooks = fastifyTransparent(
       config,
-      route<FastifyRequest>((request) => request.headers.authorization),
+      route<FastifyRequest>((request) => request.headers.authorization, settings),
     );
     app.post('/orders', { ...hooks }, async (request, reply) => {
       const key = request.headers['idempotency-key'];
       const outcome = await takeOrder(effects, state, tenantOf(request.headers.authorization) ?? '', typeof key === 'string' ? key : '', request.body);
       if (outcome.kind === 'thrown') throw outcome.error;
-      if (outcome.kind === 'server-error') return reply.code(500).send({ error: 'upstream failed' });
+      if (outcome.kind === 'failed') return reply.code(outcome.status).send({ error: 'upstream failed' });
       reply.code(201).header('location', `/orders/${outcome.order.id}`).header('set-cookie', 'session=secret; Path=/').header('x-debug', '1').header('link', [...LINKS]);
       if (outcome.kind === 'created') return outcome.order;
       return reply.type('text/plain').send(Readable.from(STREAM_CHUNKS));
@@ -166,15 +170,15 @@ export const fastifyShop: Framework = {
 
 export const honoShop: Framework = {
   name: 'fetch (Hono)',
-  start(config, effects, state) {
+  start(config, effects, state, settings) {
     const orders = fetchTransparent(
       config,
-      route<FetchRequest<Context>>(({ request }) => request.headers.get('authorization')),
+      route<FetchRequest<Context>>(({ request }) => request.headers.get('authorization'), settings),
       async (_request: globalThis.Request, c: Context) => {
         // The handler reads the body itself, after retrysafe has read it too.
         const outcome = await takeOrder(effects, state, tenantOf(c.req.header('authorization')) ?? '', c.req.header('idempotency-key') ?? '', await c.req.json());
         if (outcome.kind === 'thrown') throw outcome.error;
-        if (outcome.kind === 'server-error') return c.json({ error: 'upstream failed' }, 500);
+        if (outcome.kind === 'failed') return c.json({ error: 'upstream failed' }, outcome.status as ContentfulStatusCode);
         c.header('location', `/orders/${outcome.order.id}`);
         c.header('set-cookie', 'session=secret; Path=/');
         c.header('x-debug', '1');
@@ -203,19 +207,19 @@ export const honoShop: Framework = {
 
 export const koaShop: Framework = {
   name: 'koa',
-  start(config, effects, state) {
+  start(config, effects, state, settings) {
     const router = new Router();
     router.post(
       '/orders',
       koaTransparent(
         config,
-        route<KoaContext>((ctx) => ctx.get('authorization')),
+        route<KoaContext>((ctx) => ctx.get('authorization'), settings),
       ),
       async (ctx) => {
         const outcome = await takeOrder(effects, state, tenantOf(ctx.get('authorization')) ?? '', ctx.get('idempotency-key'), ctx.request.body);
         if (outcome.kind === 'thrown') throw outcome.error;
-        if (outcome.kind === 'server-error') {
-          ctx.status = 500;
+        if (outcome.kind === 'failed') {
+          ctx.status = outcome.status;
           ctx.body = { error: 'upstream failed' };
           return;
         }
@@ -238,15 +242,15 @@ export const koaShop: Framework = {
 /** Node's own `http` server, through an adapter built from the public `retrysafe/adapter` only. */
 export const nodeHttpShop: Framework = {
   name: 'node:http (retrysafe/adapter)',
-  start(config, effects, state) {
+  start(config, effects, state, settings) {
     const orders = httpTransparent(
       config,
-      route<IncomingMessage>((req) => req.headers.authorization),
+      route<IncomingMessage>((req) => req.headers.authorization, settings),
       async (req, body) => {
         const key = req.headers['idempotency-key'];
         const outcome = await takeOrder(effects, state, tenantOf(req.headers.authorization) ?? '', typeof key === 'string' ? key : '', body);
         if (outcome.kind === 'thrown') throw outcome.error;
-        if (outcome.kind === 'server-error') return { status: 500, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'upstream failed' }) };
+        if (outcome.kind === 'failed') return { status: outcome.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'upstream failed' }) };
         const headers = { location: `/orders/${outcome.order.id}`, 'set-cookie': 'session=secret; Path=/', 'x-debug': '1', link: [...LINKS] };
         if (outcome.kind === 'created') return { status: 201, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(outcome.order) };
         return { status: 201, headers: { ...headers, 'content-type': 'text/plain' }, body: Readable.from(STREAM_CHUNKS) };

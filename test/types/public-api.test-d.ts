@@ -18,6 +18,8 @@ import {
   type RetrysafeEventOf,
   type SqlClient,
   type SqlDatabase,
+  type TransparentFailure,
+  type TransparentRoute,
   idempotency,
   idempotent,
   invalid,
@@ -28,7 +30,10 @@ import { atomicRunner, beginTransparent, type IncomingRequest, type Reply, type 
 import { type IdempotentFetchErrorCode, idempotentFetch, type IdempotentResult, isIdempotentFetchError, type RetryEvent } from 'retrysafe/client';
 import { drizzleRunner, fromDrizzle } from 'retrysafe/drizzle';
 import { atomic as expressAtomic, leased as expressLeased, transparent as expressTransparent } from 'retrysafe/express';
-import { atomic as fastifyAtomic } from 'retrysafe/fastify';
+import { atomic as fastifyAtomic, transparent as fastifyTransparent } from 'retrysafe/fastify';
+import { transparent as fetchTransparent } from 'retrysafe/fetch';
+import { transparent as koaTransparent } from 'retrysafe/koa';
+import type { IdempotentOptions as NestIdempotentOptions } from 'retrysafe/nestjs';
 import { consume, type InboxResult } from 'retrysafe/inbox';
 import { fromKnex, knexRunner } from 'retrysafe/knex';
 import { fromKysely, kyselyRunner } from 'retrysafe/kysely';
@@ -170,6 +175,29 @@ describe('routes infer their input and transaction in each mode', () => {
   it('transparent: the route has no handler of its own and no transaction', () => {
     const handler: RequestHandler = (_req, res) => void res.status(201).json({});
     expectTypeOf(expressTransparent(idempotency({ store: postgresStore(fromPg(pool)) }), { operation: 'orders.create@1', tenant: () => 'tenant-a' }, handler)).toEqualTypeOf<RequestHandler>();
+  });
+
+  it('transparent: onFailure is store or unknown, on every adapter, and on no other mode', () => {
+    const config = idempotency({ store: postgresStore(fromPg(pool)) });
+    const handler: RequestHandler = (_req, res) => void res.status(201).json({});
+    expectTypeOf<TransparentFailure>().toEqualTypeOf<'store' | 'unknown'>();
+    expectTypeOf<TransparentRoute<ExpressRequest, unknown>['onFailure']>().toEqualTypeOf<TransparentFailure | undefined>();
+    expressTransparent(config, { operation: 'orders.create@1', tenant: () => 'tenant-a', onFailure: 'unknown' }, handler);
+    fastifyTransparent(config, { operation: 'orders.create@1', tenant: () => 'tenant-a', onFailure: 'store' });
+    koaTransparent(config, { operation: 'orders.create@1', tenant: () => 'tenant-a', onFailure: 'unknown' });
+    fetchTransparent(config, { operation: 'orders.create@1', tenant: () => 'tenant-a', onFailure: 'store' }, () => new Response());
+    // @ts-expect-error: a failure is stored or kept unknown, never dropped
+    expressTransparent(config, { operation: 'orders.create@1', tenant: () => 'tenant-a', onFailure: 'delete' }, handler);
+    // @ts-expect-error: an atomic route rolls its failures back: it has no onFailure
+    expressAtomic(config, { operation: 'orders.create@1', tenant: () => 'tenant-a', onFailure: 'store', handler: () => Promise.resolve({ status: 201 }) });
+    expectTypeOf<{ operation: 'orders.create@1'; mode: 'transparent'; onFailure: 'unknown' }>().toExtend<NestIdempotentOptions>();
+    const nestAtomic: NestIdempotentOptions = {
+      operation: 'orders.create@1',
+      mode: 'atomic',
+      // @ts-expect-error: nor has a Nest route that is not transparent
+      onFailure: 'store',
+    };
+    expectTypeOf(nestAtomic).toEqualTypeOf<NestIdempotentOptions>();
   });
 });
 

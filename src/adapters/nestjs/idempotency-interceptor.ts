@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { RetrysafeError } from '../../core/errors.js';
 import { type HandlerReply, isStream, toReply, type Reply } from '../../core/answer/reply.js';
-import type { RouteDefinition } from '../../core/route.js';
+import type { TransparentRoute } from '../../core/route.js';
 import { runAtomic } from '../../modes/run-atomic.js';
 import { runLeased } from '../../modes/run-leased.js';
 import { beginTransparent, capturedReply } from '../../modes/run-transparent.js';
@@ -32,7 +32,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const http = context.switchToHttp();
     const request = http.getRequest<NestHttpRequest>();
     const response = http.getResponse<NestHttpResponse>();
-    const definition: RouteDefinition<NestHttpRequest, unknown> = { tenant: this.options.tenant, authorize: this.options.authorize, ...route };
+    const definition: TransparentRoute<NestHttpRequest, unknown> = { tenant: this.options.tenant, authorize: this.options.authorize, ...route };
     const config = this.options.idempotency;
     if (route.mode === 'leased') return answer(runLeased(config, extend(definition, { handler: route.handler }), incoming(request)), response);
     const handle = (): Promise<unknown> => lastValueFrom(next.handle() as Observable<unknown>, { defaultValue: undefined });

@@ -1,5 +1,5 @@
 import { Reflector } from '@nestjs/core';
-import type { RouteDefinition } from '../../core/route.js';
+import type { RouteDefinition, TransparentRoute } from '../../core/route.js';
 import type { LeasedOperation } from '../../modes/leased-route.js';
 import type { NestHttpRequest } from './nest-request.js';
 
@@ -11,12 +11,14 @@ export type RouteOptions = Omit<RouteDefinition<NestHttpRequest, unknown>, 'oper
  * - `atomic`: the method runs inside the transaction that holds the operation
  *   record; it gets that transaction through `@Tx()`.
  * - `transparent`: the method runs as usual, without steps; its answer is
- *   stored before it is sent, and a retry never runs it again.
+ *   stored before it is sent, and a retry never runs it again: a failure is
+ *   stored or kept `unknown`, as `onFailure` says.
  * - `leased`: the operation's `handler` runs with steps (the same object goes
  *   to the recovery worker); the method itself is not called.
  */
 export type IdempotentOptions =
-  | (RouteOptions & { readonly mode: 'atomic' | 'transparent'; readonly operation: string })
+  | (RouteOptions & { readonly mode: 'atomic'; readonly operation: string })
+  | (RouteOptions & Pick<TransparentRoute<NestHttpRequest, unknown>, 'onFailure'> & { readonly mode: 'transparent'; readonly operation: string })
   | (RouteOptions & LeasedOperation<unknown, unknown> & { readonly mode: 'leased' });
 
 /** Where `@Idempotent` keeps a route's options for the interceptor. */
