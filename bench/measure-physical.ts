@@ -83,19 +83,32 @@ async function measureShape(shape: PhysicalShape, round: number, target: ShapeTa
   const resident = new Set((await readProcStats()).filter((stat) => stat.ppid === postmaster).map((stat) => stat.pid));
   await pgbenchCount(shape.plan, target.url, WARMUP_TRANSACTIONS);
   await ticksOnceExited(postmaster, resident);
-  const [start] = (await admin.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows;
+  const [start] = (await admin.query<WalSample>(WAL_SAMPLE)).rows;
   const before = await ticksOnceExited(postmaster, resident);
   const tps = await pgbenchCount(shape.plan, target.url, target.transactions);
   const after = await ticksOnceExited(postmaster, resident);
-  const [wal] = (await admin.query<{ bytes: number }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::float8 AS bytes', [start?.lsn])).rows;
+  // pg_stat_wal has the backend's counts once it has exited, as it has by now.
+  const [end] = (await admin.query<WalSample>(WAL_SAMPLE)).rows;
+  const [wal] = (await admin.query<{ bytes: number }>('SELECT pg_wal_lsn_diff($1, $2)::float8 AS bytes', [end?.lsn, start?.lsn])).rows;
+  const per = (count: number): number => count / target.transactions;
   return {
     shape: shape.id,
     round,
-    cpuMicros: ((after - before) * 1e6) / target.hz / target.transactions,
-    walBytes: (wal?.bytes ?? Number.NaN) / target.transactions,
+    cpuMicros: per(((after - before) * 1e6) / target.hz),
+    walBytes: per(wal?.bytes ?? Number.NaN),
+    walRecords: per((end?.records ?? Number.NaN) - (start?.records ?? Number.NaN)),
+    fullPageImages: per((end?.fpi ?? Number.NaN) - (start?.fpi ?? Number.NaN)),
     tps,
   };
 }
+
+interface WalSample {
+  readonly lsn: string;
+  readonly records: number;
+  readonly fpi: number;
+}
+
+const WAL_SAMPLE = 'SELECT pg_current_wal_lsn()::text AS lsn, wal_records::float8 AS records, wal_fpi::float8 AS fpi FROM pg_stat_wal';
 
 /** The cluster's CPU ticks once every child that was not `resident` (pgbench's backend) has exited and been waited for. */
 async function ticksOnceExited(postmaster: number, resident: ReadonlySet<number>): Promise<number> {

@@ -34,6 +34,9 @@ export interface ShapeRound {
   /** User plus system CPU time of all the cluster's processes. */
   readonly cpuMicros: number;
   readonly walBytes: number;
+  readonly walRecords: number;
+  /** Whole pages written to the WAL, as the first change of a page after a checkpoint is: none once warmed up. */
+  readonly fullPageImages: number;
   /** pgbench's rate, without the time it took to connect. */
   readonly tps: number;
 }
@@ -125,6 +128,7 @@ export function renderPhysical(run: PhysicalRun): string[] {
       shape.newKey ? fixed(bareOf((s) => s.cpuMicros) / median(cpu), 2) : '',
       fixed(wal, 0),
       shape.newKey ? fixed(bareOf((s) => s.walBytes) / wal, 2) : '',
+      `${fixed(median(measured.map((s) => s.walRecords)), 1)} (${fixed(median(measured.map((s) => s.fullPageImages)), 2)})`,
       fixed(median(measured.map((s) => s.tps)), 0),
     ];
     return [`| ${cells.join(' | ')} |`];
@@ -142,11 +146,11 @@ export function renderPhysical(run: PhysicalRun): string[] {
       `so that no other client's work is counted. Each shape: a checkpoint, ${run.warmupTransactions} transactions of warm-up, then ${run.transactions} transactions from pgbench on one connection, prepared. ` +
       "**CPU**: user plus system time of all the cluster's processes (`/proc/<pid>/stat` of the postmaster and every child, and the postmaster's waited-for children, ending with pgbench's backend), per transaction; " +
       "it includes that backend's start and exit, once per run, and is shared with the rest of the machine's load, so it moves from run to run. " +
-      '**WAL**: `pg_current_wal_lsn()` after the run less before, per transaction: exact, the same in every run but for a few bytes. ' +
+      '**WAL**: `pg_current_wal_lsn()` after the run less before, per transaction: exact, the same in every run but for a few bytes; its records and whole-page images from `pg_stat_wal`. ' +
       `Medians over ${count} round${count === 1 ? '' : 's'}, range in brackets; ratios are taken within a round.`,
     '',
-    '| shape | transaction | PostgreSQL CPU µs/tx | bare/this | WAL bytes/tx | bare/this | pgbench tx/s |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+    '| shape | transaction | PostgreSQL CPU µs/tx | bare/this | WAL bytes/tx | bare/this | WAL records/tx (whole pages) | pgbench tx/s |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...shapeRows,
     '',
     `The Node servers held at the same load, ${run.nodeSeconds} s at 200 requests per second after 1 s of warm-up, on the same cluster: CPU per request of the server process (\`process.cpuUsage\`).`,

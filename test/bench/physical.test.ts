@@ -46,7 +46,7 @@ describe('/proc/<pid>/stat', () => {
 
 describe('the physical goals', () => {
   const shapes = (round: number, cpu: Record<ShapeId, number>, wal: Record<ShapeId, number>): ShapeRound[] =>
-    PHYSICAL_SHAPES.map((shape) => ({ shape: shape.id, round, cpuMicros: cpu[shape.id], walBytes: wal[shape.id], tps: 1000 }));
+    PHYSICAL_SHAPES.map((shape) => ({ shape: shape.id, round, cpuMicros: cpu[shape.id], walBytes: wal[shape.id], walRecords: shape.newKey ? 5 : 0, fullPageImages: 0, tps: 1000 }));
   const wal = { bare: 221, 'key-row': 461, 'lock-key-row': 458, retrysafe: 826, replay: 0 };
   const node = (scenario: string, round: number, cpuMicros: number): Measurement => ({ scenario, round, throughput: 200, latency: { p50: 1, p99: 2, max: 3 }, cpuMicros, errors: 0 });
   const physical: PhysicalRun = {
@@ -84,8 +84,8 @@ describe('the physical goals', () => {
 
   it('renders a row per shape, per server and per goal', () => {
     const lines = renderPhysical(physical);
-    expect(lines).toContain('| bare | A\'s: `BEGIN`, the order `INSERT`, `COMMIT` | 150 (140–160) | 1.00 | 221 | 1.00 | 1000 |');
-    expect(lines.find((l) => l.startsWith('| replay |'))).toMatch(/^\| replay \| [^|]+ \| 20 \(20–20\) \| {2}\| 0 \| {2}\| 1000 \|$/);
+    expect(lines).toContain('| bare | A\'s: `BEGIN`, the order `INSERT`, `COMMIT` | 150 (140–160) | 1.00 | 221 | 1.00 | 5.0 (0.00) | 1000 |');
+    expect(lines.find((l) => l.startsWith('| replay |'))).toMatch(/^\| replay \| [^|]+ \| 20 \(20–20\) \| {2}\| 0 \| {2}\| 0\.0 \(0\.00\) \| 1000 \|$/);
     expect(lines).toContain('| B@200 | 300 (290–310) | 200 |');
     expect(lines).toContain('| WAL bytes per new key, bare/retrysafe ≥ 0.33 | 0.27 | 0.27–0.27 | 0.48 | 0.56 | **missed** |');
     expect(lines.find((l) => l.startsWith('| Node CPU'))).toMatch(/ \| met \|$/);
