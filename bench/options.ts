@@ -17,8 +17,10 @@ export interface BenchOptions {
   readonly poolSize: number;
   readonly replayKeys: number;
   readonly stormKeys: number;
-  /** Scenario ids to run; all when empty. */
+  /** Scenario ids to run, and `physical` for PostgreSQL's cost per new key; all when empty. */
   readonly only: readonly string[];
+  /** Transactions of each shape in the measurement of PostgreSQL's cost per new key. */
+  readonly transactions: number;
   /** Profile B and C after the rounds. */
   readonly profile: boolean;
 }
@@ -32,7 +34,9 @@ export const USAGE = `npm run bench [-- options]
   --storm-connections N  HTTP connections in the storm scenarios (200)
   --pool N               the server's pg Pool size (8)
   --replay-keys N        completed keys replayed round-robin in C (500)
-  --only A,B,C           run only these scenarios
+  --only A,B,C           run only these scenarios; \`physical\` names PostgreSQL's
+                         cost per new key, measured on a cluster of the run's own
+  --transactions N       transactions per shape in that measurement (3000)
   --no-profile           skip the CPU profiles of B and C
 
   BENCH_DATABASE_URL  PostgreSQL server (postgres://postgres@127.0.0.1:5432/postgres);
@@ -52,6 +56,7 @@ export function benchOptions(args: readonly string[], env: NodeJS.ProcessEnv): B
       pool: { type: 'string' },
       'replay-keys': { type: 'string' },
       only: { type: 'string' },
+      transactions: { type: 'string' },
       'no-profile': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -77,6 +82,7 @@ export function benchOptions(args: readonly string[], env: NodeJS.ProcessEnv): B
     replayKeys: Math.round(number(values['replay-keys'], 500, 'replay-keys')),
     stormKeys: 20,
     only: values.only === undefined ? [] : values.only.split(',').map((id) => id.trim()),
+    transactions: Math.round(number(values.transactions, 3000, 'transactions')),
     profile: values['no-profile'] !== true,
   };
 }

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { INSERT_ORDER as SERVICE_INSERT_ORDER, LOCK_CART } from '../examples/orders/data/queries.js';
-import { CLAIM_ATOMIC } from '../src/postgres/sql/claim-atomic.js';
+import { CLAIM_ATOMIC, READ_RECORD } from '../src/postgres/sql/claim-atomic.js';
 import { ENQUEUE } from '../src/postgres/sql/outbox.js';
 import { COMPLETE_ATOMIC } from '../src/postgres/sql/complete-atomic.js';
 import type { CeilingPlan } from './ceiling/result.js';
-import { claimValues, completeValues, finishedValues, FINISHED_RECORD, LOCK_IDENTITY, lockValues } from './ceiling/statements.js';
+import { claimValues, completeValues, finishedValues, FINISHED_RECORD, KEY_ROW, LOCK_IDENTITY, lockValues, PLAIN_LOCK } from './ceiling/statements.js';
 import { type LatencySummary, summariseLatencies } from './latency.js';
 import { ORDER_BODY, TENANT } from './request.js';
 import { INSERT_ORDER, type OrderInput } from './server/orders.js';
@@ -36,11 +36,7 @@ export async function hasPgbench(): Promise<boolean> {
  * statements (`-M prepared`).
  */
 export async function pgbenchCeiling(plan: PgbenchShape, databaseUrl: string, clients: number, warmupSeconds: number, seconds: number): Promise<PgbenchResult> {
-  const dir = await mkdtemp(join(tmpdir(), 'retrysafe-pgbench-'));
-  try {
-    const script = join(dir, `${plan}.sql`);
-    await writeFile(script, SCRIPTS[plan].script);
-    const common = ['-n', '-M', 'prepared', '-c', String(clients), '-j', '1', '-f', script, ...SCRIPTS[plan].variables];
+  return withScript(plan, clients, async (common, dir) => {
     await run('pgbench', [...common, '-T', String(Math.max(1, Math.round(warmupSeconds))), databaseUrl]);
     const prefix = join(dir, 'log');
     const { stdout } = await run('pgbench', [...common, '-T', String(Math.round(seconds)), '-l', `--log-prefix=${prefix}`, databaseUrl]);
@@ -55,10 +51,38 @@ export async function pgbenchCeiling(plan: PgbenchShape, databaseUrl: string, cl
     const transactions = Number(/number of transactions actually processed: (\d+)/.exec(stdout)?.[1] ?? latencies.length);
     const measured = Number(/duration: (\d+) s/.exec(stdout)?.[1] ?? seconds);
     return { transactions, seconds: measured, latency: summariseLatencies(latencies) };
+  });
+}
+
+/**
+ * `transactions` of `plan` on one connection (`-c 1`, so one backend serves
+ * them all); resolves to pgbench's rate, in transactions per second.
+ */
+export async function pgbenchCount(plan: PgbenchShape, databaseUrl: string, transactions: number): Promise<number> {
+  return withScript(plan, 1, async (common) => pgbenchRate((await run('pgbench', [...common, '-t', String(transactions), databaseUrl])).stdout));
+}
+
+/** The rate pgbench prints, without the time it took to connect. */
+export function pgbenchRate(stdout: string): number {
+  const rate = /^tps = ([\d.]+) \(without initial connection time\)$/m.exec(stdout)?.[1];
+  if (rate === undefined) throw new Error(`pgbench printed no rate:\n${stdout}`);
+  return Number(rate);
+}
+
+/** The pgbench arguments that run `plan`'s script, written to a directory of its own for `work`. */
+async function withScript<T>(plan: PgbenchShape, clients: number, work: (common: readonly string[], dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'retrysafe-pgbench-'));
+  try {
+    const script = join(dir, `${plan}.sql`);
+    await writeFile(script, SCRIPTS[plan].script);
+    return await work(['-n', '-M', 'prepared', '-c', String(clients), '-j', '1', '-f', script, ...SCRIPTS[plan].variables], dir);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** The script pgbench runs for `plan`, and its `-D` definitions. */
+export const pgbenchScript = (plan: PgbenchShape): { readonly script: string; readonly variables: readonly string[] } => SCRIPTS[plan];
 
 /** `$n` becomes `:<prefix>n`, except the key, which pgbench draws at random for every transaction. */
 const withVariables = (sql: string, prefix: string, keyAt: number): string =>
@@ -91,7 +115,16 @@ export type PgbenchShape =
   /** The same with retrysafe's claim sent with BEGIN and its completion with COMMIT, as R-B sends it. */
   | 'service-claim-order-complete'
   /** B's transaction as node-postgres sends it: the claim in one pipeline with BEGIN, the order INSERT, the completion in one with COMMIT. */
-  | 'pipelined-claim-insert-complete';
+  | 'pipelined-claim-insert-complete'
+  /** BEGIN, the order INSERT, one more row with only its key (`bench_keys`) sent with COMMIT: the least any record adds. */
+  | 'insert-key-row'
+  /** The same with the identity's advisory lock, as plain SQL, sent with BEGIN. */
+  | 'lock-insert-key-row'
+  /** A replay as retrysafe sends it: the one read of an existing record, no transaction. */
+  | 'read-record';
+
+/** Records of keys `1` … that `read-record` reads, one drawn at random per transaction; `recordValues` gives each one's values. */
+export const PGBENCH_RECORDS = { count: 1000 } as const;
 
 /** Carts `cart0` … that the service shapes lock, one drawn at random per transaction. */
 export const PGBENCH_CARTS = { prefix: 'cart', count: 20_000 } as const;
@@ -125,6 +158,10 @@ const completeVariables = variables('u', completeValues(''), 3);
 /** Statements sent in one write, their answers read together: pgbench's pipeline mode. */
 const pipelined = (...statements: string[]): string => ['\\startpipeline', ...statements, '\\endpipeline'].join('\n');
 const DRAW_CART = `\\set cart random(0, ${PGBENCH_CARTS.count - 1})`;
+const keyRowStatement = `${withVariables(KEY_ROW, 'k', 3)};`;
+const keyRowVariables = variables('k', lockValues(''), 3);
+const plainLockStatement = `${withVariables(PLAIN_LOCK, 'p', 3)};`;
+const plainLockVariables = variables('p', lockValues(''), 3);
 
 const SCRIPTS: Record<PgbenchShape, { readonly script: string; readonly variables: readonly string[] }> = {
   'claim-complete': {
@@ -154,6 +191,18 @@ const SCRIPTS: Record<PgbenchShape, { readonly script: string; readonly variable
   'pipelined-claim-insert-complete': {
     script: `${DRAW_KEY}\n${pipelined('BEGIN;', claimStatement)}\n${orderInsert}\n${pipelined(completeStatement, 'COMMIT;')}\n`,
     variables: [...claimVariables, ...orderVariables, ...completeVariables],
+  },
+  'insert-key-row': {
+    script: `${DRAW_KEY}\nBEGIN;\n${orderInsert}\n${pipelined(keyRowStatement, 'COMMIT;')}\n`,
+    variables: [...orderVariables, ...keyRowVariables],
+  },
+  'lock-insert-key-row': {
+    script: `${DRAW_KEY}\n${pipelined('BEGIN;', plainLockStatement)}\n${orderInsert}\n${pipelined(keyRowStatement, 'COMMIT;')}\n`,
+    variables: [...plainLockVariables, ...orderVariables, ...keyRowVariables],
+  },
+  'read-record': {
+    script: `\\set key random(1, ${PGBENCH_RECORDS.count})\n${withVariables(READ_RECORD.text, 'r', 3)};\n`,
+    variables: variables('r', lockValues(''), 3),
   },
   'service-order': {
     script: `${DRAW_KEY}\n${DRAW_CART}\nBEGIN;\n${serviceOrder}\nCOMMIT;\n`,

@@ -14,6 +14,9 @@ export interface RedisAdmin {
   close(): Promise<void>;
 }
 
+/** For a run of no other library's scenario: no Redis is connected, none is needed. */
+export const withoutRedis: RedisAdmin = { version: 'not used', forget: () => Promise.resolve(0), close: () => Promise.resolve() };
+
 export async function redisAdmin(url: string): Promise<RedisAdmin> {
   const redis = await loadPeer<{ createClient(options: { url: string }): RawRedis }>('@redis/client');
   const client = await redis.createClient({ url }).connect();

@@ -4,9 +4,10 @@ import { median } from './latency.js';
 import type { Machine } from './machine.js';
 import type { Measurement } from './measurement.js';
 import type { BenchOptions } from './options.js';
+import { type PhysicalRun, renderPhysical } from './physical.js';
 import type { PlaceTime, SelfTime } from './profile-summary.js';
 import type { Source } from './source.js';
-import { RATIOS, type Ratio, type Scenario } from './scenarios.js';
+import { RATIOS, type Ratio, SCENARIOS, type Scenario } from './scenarios.js';
 
 /** A CPU profile of one scenario's measured window. */
 export interface ProfileReport {
@@ -30,6 +31,8 @@ export interface RunReport {
   readonly measurements: readonly Measurement[];
   readonly profiles: readonly ProfileReport[];
   readonly updateStats: readonly UpdateStats[];
+  /** PostgreSQL's cost per new key, on a cluster of the run's own; undefined when it was not measured. */
+  readonly physical: PhysicalRun | undefined;
 }
 
 /** A ratio computed per round and summarised by its median. */
@@ -80,10 +83,10 @@ export function chartData(report: RunReport): ChartData {
   return { throughput, bounds, caption };
 }
 
-/** retrysafe scenarios whose correctness check failed in some round. */
+/** retrysafe scenarios whose correctness check failed in some round, those of the physical measurement included. */
 export function failures(report: RunReport): Measurement[] {
-  const ours = new Set(report.scenarios.filter((s) => s.kind === 'http' && s.guarantee === 'retrysafe').map((s) => s.id));
-  return report.measurements.filter((m) => ours.has(m.scenario) && m.verdict?.ok === false);
+  const ours = new Set(SCENARIOS.filter((s) => s.kind === 'http' && s.guarantee === 'retrysafe').map((s) => s.id));
+  return [...report.measurements, ...(report.physical?.node ?? [])].filter((m) => ours.has(m.scenario) && m.verdict?.ok === false);
 }
 
 export function renderMarkdown(report: RunReport): string {
@@ -101,6 +104,18 @@ export function renderMarkdown(report: RunReport): string {
     `Settings: ${options.rounds} rounds; per scenario ${options.warmupSeconds} s warm-up then ${options.seconds} s measured; ${options.connections} HTTP connections (storms ${options.stormConnections}); ` +
       `server pg Pool of ${options.poolSize}; ${options.replayKeys} keys replayed in C; ${options.stormKeys} keys in a storm.`,
     '',
+    ...ratioSection(report.measurements),
+    ...(report.physical === undefined ? [] : renderPhysical(report.physical)),
+    ...scenarioSection(report),
+    ...updateSection(report.updateStats),
+    ...profileSection(report.profiles),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+function ratioSection(measurements: readonly Measurement[]): string[] {
+  if (measurements.length === 0) return [];
+  return [
     '## Ratios',
     '',
     'Throughput of one scenario over another (CPU time per request where marked), computed in each round and summarised by the median (range over rounds).',
@@ -110,12 +125,18 @@ export function renderMarkdown(report: RunReport): string {
     '',
     '| ratio | compares | median | range | bound | goal |',
     '| --- | --- | ---: | --- | ---: | --- |',
-    ...ratioResults(report.measurements).map((r) => {
+    ...ratioResults(measurements).map((r) => {
       const goal = r.ratio.atLeast === undefined ? '' : `≥ ${r.ratio.atLeast} ${r.median >= r.ratio.atLeast ? 'met' : '**missed**'}`;
       const bound = r.bound === undefined ? '' : `${r.bound.toFixed(2)} (${r.ratio.bound?.numerator}/${r.ratio.bound?.denominator})`;
       return `| ${r.ratio.numerator}/${r.ratio.denominator}${r.ratio.metric === 'cpu' ? ' (CPU)' : ''} | ${r.ratio.meaning} | ${r.median.toFixed(2)} | ${r.min.toFixed(2)}–${r.max.toFixed(2)} | ${bound} | ${goal} |`;
     }),
     '',
+  ];
+}
+
+function scenarioSection(report: RunReport): string[] {
+  if (report.measurements.length === 0) return [];
+  return [
     '## Scenarios',
     '',
     'Medians over rounds. Per-request figures are counted in the server process between two samples taken with no request in flight; ' +
@@ -125,10 +146,7 @@ export function renderMarkdown(report: RunReport): string {
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
     ...report.scenarios.flatMap((scenario) => scenarioRow(scenario, report.measurements.filter((m) => m.scenario === scenario.id))),
     '',
-    ...updateSection(report.updateStats),
-    ...profileSection(report.profiles),
   ];
-  return `${lines.join('\n')}\n`;
 }
 
 function scenarioRow(scenario: Scenario, rounds: readonly Measurement[]): string[] {

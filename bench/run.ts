@@ -14,12 +14,14 @@ import { repoRoot } from './child-process.js';
 import { freshDatabase, type UpdateStats } from './database.js';
 import { describeMachine, loadAverage } from './machine.js';
 import { measure, type RunContext } from './measure.js';
+import { measurePhysical } from './measure-physical.js';
+import type { PhysicalRun } from './physical.js';
 import type { Measurement } from './measurement.js';
 import { benchOptions, USAGE } from './options.js';
 import { hasPgbench } from './pgbench.js';
 import { summariseProfile } from './profile-summary.js';
 import { startProvider } from './provider-process.js';
-import { redisAdmin } from './redis.js';
+import { redisAdmin, withoutRedis } from './redis.js';
 import { renderChart } from './chart.js';
 import { chartData, failures, type ProfileReport, renderMarkdown, type RunReport } from './report.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
@@ -35,23 +37,26 @@ if (parsed === 'help') {
   process.exit(0);
 }
 const options = parsed;
-const missing = PEERS.filter((name) => !existsSync(join(benchDir, 'node_modules', name, 'package.json')));
-if (missing.length > 0) {
-  console.error(`bench/ needs its own dependencies (${missing.join(', ')}). Install them with:\n\n  npm install --prefix bench --no-audit --no-fund --ignore-scripts\n`);
-  process.exit(1);
-}
 
 // The servers run retrysafe's compiled package, as an application does (bench/server/retrysafe.ts): built from these sources now.
 execFileSync('npm', ['run', '--silent', 'build'], { cwd: repoRoot, stdio: 'inherit' });
 
 const pgbench = await hasPgbench();
 const scenarios = SCENARIOS.filter((s) => (options.only.length === 0 || options.only.includes(s.id)) && (s.kind !== 'pgbench' || pgbench));
-if (!pgbench) console.log('pgbench is not installed: the G-pgbench ceiling is skipped.');
+const wantsPhysical = options.only.length === 0 || options.only.includes('physical');
+if (!pgbench) console.log(`pgbench is not installed: the G-pgbench ceiling${wantsPhysical ? " and PostgreSQL's cost per new key are" : ' is'} skipped.`);
+// Only the other libraries' scenarios need bench/'s own dependencies, and Redis.
+const needsPeers = scenarios.some((s) => s.kind === 'http' && s.guarantee === 'peer');
+const missing = needsPeers ? PEERS.filter((name) => !existsSync(join(benchDir, 'node_modules', name, 'package.json'))) : [];
+if (missing.length > 0) {
+  console.error(`bench/ needs its own dependencies (${missing.join(', ')}). Install them with:\n\n  npm install --prefix bench --no-audit --no-fund --ignore-scripts\n`);
+  process.exit(1);
+}
 const startedAt = new Date();
 const source = describeSource();
 const loadBefore = loadAverage();
 const database = await freshDatabase(options.databaseUrl, options.databaseName);
-const redis = await redisAdmin(options.redisUrl);
+const redis = needsPeers ? await redisAdmin(options.redisUrl) : withoutRedis;
 const provider = scenarios.some((s) => s.kind === 'http' && s.needsProvider === true) ? await startProvider() : undefined;
 const context: RunContext = {
   options,
@@ -67,12 +72,21 @@ const measurements: Measurement[] = [];
 const broken: string[] = [];
 const profiles: ProfileReport[] = [];
 let updateStats: UpdateStats[];
+let physical: PhysicalRun | undefined;
 try {
   for (let round = 1; round <= options.rounds; round += 1) {
     for (const scenario of scenarios) {
       const measured = await attempt(scenario, round);
       if (measured !== undefined) measurements.push(measured);
     }
+  }
+  if (wantsPhysical && pgbench) {
+    physical = await measurePhysical(context, options.transactions).catch((error: unknown) => {
+      const message = `physical: ${error instanceof Error ? error.message : String(error)}`;
+      console.error(message);
+      broken.push(message.split('\n')[0] ?? message);
+      return undefined;
+    });
   }
   if (options.profile) {
     const profileDir = join(benchDir, 'results', 'profiles');
@@ -109,6 +123,7 @@ const report: RunReport = {
   measurements,
   profiles,
   updateStats,
+  physical,
 };
 const markdown = renderMarkdown(report) + (broken.length > 0 ? `\n## Scenarios that could not run\n\n${broken.map((b) => `- ${b}`).join('\n')}\n` : '');
 mkdirSync(join(benchDir, 'results'), { recursive: true });

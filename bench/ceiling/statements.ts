@@ -59,3 +59,21 @@ export function lockValues(key: string): unknown[] {
 export function finishedValues(key: string): unknown[] {
   return [...ids({ tenant: TENANT, operation: ORDER_OPERATION, key }), ORDER_FINGERPRINT, ...completionValues(ORDER_COMPLETION)];
 }
+
+/**
+ * The least a record can be: a row of a narrow table with only the identity,
+ * its primary key. What one more row costs the transaction, whatever the
+ * record holds.
+ */
+export const KEY_ROWS_TABLE = `CREATE TABLE IF NOT EXISTS bench_keys (
+  tenant text NOT NULL,
+  operation text NOT NULL,
+  key text NOT NULL,
+  PRIMARY KEY (tenant, operation, key)
+)`;
+
+/** $1 tenant, $2 operation, $3 key: the values of `lockValues`. */
+export const KEY_ROW = 'INSERT INTO bench_keys (tenant, operation, key) VALUES ($1, $2, $3)';
+
+/** The identity's transaction-scoped advisory lock alone, as plain SQL, on the hash the claim takes. $1 tenant, $2 operation, $3 key. */
+export const PLAIN_LOCK = 'SELECT pg_advisory_xact_lock(hashtextextended($3, hashtextextended($2, hashtextextended($1, 0))))';

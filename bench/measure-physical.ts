@@ -1,0 +1,127 @@
+import { execFile } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { COMPLETE_ATOMIC } from '../src/postgres/sql/complete-atomic.js';
+import { completeValues, KEY_ROWS_TABLE } from './ceiling/statements.js';
+import { clusterTicks, readProcStats } from './cluster-cpu.js';
+import { freshDatabase } from './database.js';
+import { measure, type RunContext } from './measure.js';
+import type { Measurement } from './measurement.js';
+import { NODE_SCENARIOS, PHYSICAL_SHAPES, type PhysicalRun, type PhysicalShape, type ShapeRound } from './physical.js';
+import { pgbenchCount, PGBENCH_RECORDS } from './pgbench.js';
+import { startPrivateCluster } from './private-cluster.js';
+import { SCENARIOS } from './scenarios.js';
+
+const run = promisify(execFile);
+
+const WARMUP_TRANSACTIONS = 500;
+/** The Node servers' measured window at 200 requests per second. */
+const NODE_SECONDS = 5;
+/** How long the postmaster may take to wait for pgbench's backend once pgbench has exited. */
+const EXIT_MS = 10_000;
+
+/**
+ * Starts a cluster of the bench's own, gives it the bench's schema, and in
+ * each round runs every shape of `PHYSICAL_SHAPES` then A@200 and B@200 on it;
+ * stops and removes it at the end.
+ */
+export async function measurePhysical(context: RunContext, transactions: number): Promise<PhysicalRun> {
+  const { options } = context;
+  const hz = Number((await run('getconf', ['CLK_TCK'])).stdout.trim());
+  const cluster = await startPrivateCluster();
+  try {
+    const database = await freshDatabase(cluster.adminUrl, options.databaseName);
+    // Its own backend lives through every window, idle between the samples it takes.
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      await admin.query(KEY_ROWS_TABLE);
+      const nodeContext: RunContext = { ...context, database, options: { ...options, seconds: NODE_SECONDS } };
+      const shapes: ShapeRound[] = [];
+      const node: Measurement[] = [];
+      for (let round = 1; round <= options.rounds; round += 1) {
+        for (const shape of PHYSICAL_SHAPES) {
+          await database.reset();
+          await admin.query('TRUNCATE bench_keys');
+          const measured = await measureShape(shape, round, { admin, url: database.url, postmaster: cluster.postmasterPid, hz, transactions });
+          console.log(`[r${round}] ${shape.id.padEnd(12)} ${Math.round(measured.cpuMicros)} µs PostgreSQL CPU, ${Math.round(measured.walBytes)} WAL bytes, ${Math.round(measured.tps)} tx/s`);
+          shapes.push(measured);
+        }
+        for (const id of Object.values(NODE_SCENARIOS)) {
+          const scenario = SCENARIOS.find((s) => s.id === id);
+          if (scenario === undefined) throw new Error(`no scenario ${id}`);
+          const measured = await measure(scenario, round, nodeContext);
+          console.log(`[r${round}] ${id.padEnd(12)} ${Math.round(measured.cpuMicros ?? Number.NaN)} µs Node CPU per request, ${Math.round(measured.throughput)} req/s`);
+          node.push(measured);
+        }
+      }
+      return { serverVersion: database.serverVersion, settings: cluster.settings, transactions, warmupTransactions: WARMUP_TRANSACTIONS, nodeSeconds: NODE_SECONDS, shapes, node };
+    } finally {
+      await admin.end();
+      await database.close();
+    }
+  } finally {
+    await cluster.dispose();
+  }
+}
+
+interface ShapeTarget {
+  readonly admin: pg.Client;
+  readonly url: string;
+  readonly postmaster: number;
+  /** Clock ticks per second, the unit of `/proc/<pid>/stat`'s times. */
+  readonly hz: number;
+  readonly transactions: number;
+}
+
+async function measureShape(shape: PhysicalShape, round: number, target: ShapeTarget): Promise<ShapeRound> {
+  const { admin, postmaster } = target;
+  if (shape.plan === 'read-record') await writeRecords(admin);
+  // Pages first changed after a checkpoint are written whole to the WAL: the warm-up changes them, not the window.
+  await admin.query('CHECKPOINT');
+  const resident = new Set((await readProcStats()).filter((stat) => stat.ppid === postmaster).map((stat) => stat.pid));
+  await pgbenchCount(shape.plan, target.url, WARMUP_TRANSACTIONS);
+  await ticksOnceExited(postmaster, resident);
+  const [start] = (await admin.query<WalSample>(WAL_SAMPLE)).rows;
+  const before = await ticksOnceExited(postmaster, resident);
+  const tps = await pgbenchCount(shape.plan, target.url, target.transactions);
+  const after = await ticksOnceExited(postmaster, resident);
+  // pg_stat_wal has the backend's counts once it has exited, as it has by now.
+  const [end] = (await admin.query<WalSample>(WAL_SAMPLE)).rows;
+  const [wal] = (await admin.query<{ bytes: number }>('SELECT pg_wal_lsn_diff($1, $2)::float8 AS bytes', [end?.lsn, start?.lsn])).rows;
+  const per = (count: number): number => count / target.transactions;
+  return {
+    shape: shape.id,
+    round,
+    cpuMicros: per(((after - before) * 1e6) / target.hz),
+    walBytes: per(wal?.bytes ?? Number.NaN),
+    walRecords: per((end?.records ?? Number.NaN) - (start?.records ?? Number.NaN)),
+    fullPageImages: per((end?.fpi ?? Number.NaN) - (start?.fpi ?? Number.NaN)),
+    tps,
+  };
+}
+
+interface WalSample {
+  readonly lsn: string;
+  readonly records: number;
+  readonly fpi: number;
+}
+
+const WAL_SAMPLE = 'SELECT pg_current_wal_lsn()::text AS lsn, wal_records::float8 AS records, wal_fpi::float8 AS fpi FROM pg_stat_wal';
+
+/** The cluster's CPU ticks once every child that was not `resident` (pgbench's backend) has exited and been waited for. */
+async function ticksOnceExited(postmaster: number, resident: ReadonlySet<number>): Promise<number> {
+  for (const deadline = Date.now() + EXIT_MS; ; await sleep(20)) {
+    const stats = await readProcStats();
+    if (stats.every((stat) => stat.ppid !== postmaster || resident.has(stat.pid))) return clusterTicks(stats, postmaster);
+    if (Date.now() > deadline) throw new Error("pgbench's backend has not exited");
+  }
+}
+
+/** The finished records `read-record` replays, keys `1` … as the completion writes them. */
+async function writeRecords(admin: pg.Client): Promise<void> {
+  await admin.query('BEGIN');
+  for (let key = 1; key <= PGBENCH_RECORDS.count; key += 1) await admin.query(COMPLETE_ATOMIC.text, completeValues(String(key)));
+  await admin.query('COMMIT');
+}

@@ -1,0 +1,54 @@
+import { appendFile, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { asPostgres, PG_BIN, serverDirectory } from '../test/faults/support/as-postgres.js';
+import { freePort } from '../test/support/free-port.js';
+
+/**
+ * A PostgreSQL 15 cluster of the bench's own, for what is counted per process:
+ * its data directory in a temporary directory owned by the server account,
+ * its own port on 127.0.0.1, so that no other client's work is in its CPU
+ * time or its WAL. Never the machine's own cluster.
+ */
+export interface PrivateCluster {
+  /** The `postgres` database, to create others from. */
+  readonly adminUrl: string;
+  readonly postmasterPid: number;
+  /** The settings it runs with besides PostgreSQL's defaults. */
+  readonly settings: readonly string[];
+  /** Stops it and removes its files. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * PostgreSQL's defaults (fsync and full-page writes on) but for what would
+ * land in a measured window at random: autovacuum, and a checkpoint by time
+ * or WAL size (the first change of each page after one writes the whole page).
+ */
+const SETTINGS = ['autovacuum = off', 'checkpoint_timeout = 1h', 'max_wal_size = 8GB'];
+
+export async function startPrivateCluster(): Promise<PrivateCluster> {
+  const root = await serverDirectory('retrysafe-bench-cluster-');
+  const dataDir = join(root, 'data');
+  const pgCtl = (...args: string[]): Promise<string> => asPostgres(join(PG_BIN, 'pg_ctl'), ['-D', dataDir, ...args]);
+  try {
+    const port = await freePort();
+    await asPostgres(join(PG_BIN, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+    const conf = [...SETTINGS, "listen_addresses = '127.0.0.1'", `port = ${port}`, `unix_socket_directories = '${root}'`, "log_min_messages = 'warning'"];
+    await appendFile(join(dataDir, 'postgresql.conf'), `\n${conf.join('\n')}\n`);
+    await pgCtl('-l', join(root, 'server.log'), '-w', '-t', '60', 'start');
+    const postmasterPid = Number((await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    return {
+      adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      postmasterPid,
+      settings: SETTINGS,
+      async dispose() {
+        await pgCtl('-m', 'fast', '-w', 'stop').catch(() => undefined);
+        await rm(root, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await pgCtl('-m', 'immediate', '-w', 'stop').catch(() => undefined);
+    await rm(root, { recursive: true, force: true });
+    throw error;
+  }
+}
