@@ -7,6 +7,7 @@ import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { ORDERS_TABLE } from '../support/apps.js';
 import { type Engine, engines } from '../support/engines.js';
+import { countingHeldClaims } from '../support/held-claims.js';
 
 /**
  * retrysafe's transactions run at READ COMMITTED whatever the database's
@@ -52,6 +53,11 @@ describe.each(engines)('the isolation level of retrysafe’s transactions on $na
       }
     }
 
+    /** Resolves once `duplicates` claims found the identity held by the first attempt, or after 10 s. */
+    async function heldClaims(held: () => number, duplicates: number): Promise<void> {
+      for (let waited = 0; waited < 10_000 && held() < duplicates; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+
     it('is the default of a statement outside them (the setting took)', async () => {
       expect(await isolationOf(engine.database)).toBe(level);
     });
@@ -87,13 +93,14 @@ describe.each(engines)('the isolation level of retrysafe’s transactions on $na
       async () => {
         const key = randomUUID();
         let runs = 0;
-        const route = atomic(idempotency({ store: postgresStore(engine.database), lockTimeoutMs: 30_000 }), {
+        const claims = countingHeldClaims(engine.database);
+        const route = atomic(idempotency({ store: postgresStore(claims.database), lockTimeoutMs: 30_000 }), {
           operation: 'orders.create@1',
           tenant: () => 'tenant-a',
           async handler({ tx, tenant }) {
             runs += 1;
             const [row] = (await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku, qty) VALUES ($1, $2, 1) RETURNING id', [tenant, key])).rows;
-            if (runs === 1) await lockWaiters(N - 1);
+            if (runs === 1) await heldClaims(() => claims.held(), N - 1);
             return { status: 201, body: { id: row?.id } };
           },
         });

@@ -12,6 +12,7 @@ import type { AtomicClaim, AtomicTransaction, Settlement } from '../../src/store
 import type { BoundStatement, Opened, SqlClient, SqlDatabase, Statement } from '../../src/store/sql-client.js';
 import { extend } from '../../src/core/extend.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { countingHeldClaims } from '../support/held-claims.js';
 
 /**
  * Atomic mode writes its record once, with the commit; a concurrent duplicate
@@ -102,21 +103,17 @@ const writeWhenClaimed =
  * the identity held by the first (it then waits outside the database and tries again).
  */
 async function duplicate(id: OperationIdentity, lockTimeoutMs?: number): Promise<{ readonly answer: Promise<Attempt> }> {
-  const held = gate();
-  const database = fromPg(pool);
-  const watched: SqlDatabase<pg.PoolClient> = extend(database, {
-    transaction: <T>(work: (sql: SqlClient, tx: pg.PoolClient, opened: Opened) => Promise<T>, opening?: BoundStatement) =>
-      database.transaction((sql, tx, opened) => {
-        if ('rows' in opened && (opened.rows[0] as { locked?: boolean } | undefined)?.locked === false) held.open();
-        return work(sql, tx, opened);
-      }, opening),
-  });
-  const answer = postgresStore(watched).atomic(request(id, lockTimeoutMs), writeWhenClaimed(id), taken);
-  const ended = answer.then(
-    () => false,
-    () => false,
+  const watched = countingHeldClaims(fromPg(pool));
+  const answer = postgresStore(watched.database).atomic(request(id, lockTimeoutMs), writeWhenClaimed(id), taken);
+  let ended = false;
+  answer.then(
+    () => (ended = true),
+    () => (ended = true),
   );
-  if (!(await Promise.race([held.opened.then(() => true), ended]))) throw new Error('The duplicate never found the identity held.');
+  while (watched.held() === 0) {
+    if (ended) throw new Error('The duplicate never found the identity held.');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
   return { answer };
 }
 
