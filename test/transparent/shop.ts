@@ -73,10 +73,15 @@ type Outcome =
   | { readonly kind: 'server-error' }
   | { readonly kind: 'thrown'; readonly error: Error };
 
-const TOKENS: Readonly<Record<string, string>> = { 'token-a': 'tenant-a', 'token-b': 'tenant-b' };
+const TOKENS: Readonly<Record<string, string>> = { 'token-a': 'tenant-a', 'token-a2': 'tenant-a', 'token-b': 'tenant-b' };
+
+/** The user each token names: `token-a2` is another user of `tenant-a`. */
+const USERS: Readonly<Record<string, string>> = { 'token-a': 'user-1', 'token-a2': 'user-2', 'token-b': 'user-3' };
+
+const tokenOf = (authorization: string | undefined | null): string => /^Bearer (\S+)$/.exec(authorization ?? '')?.[1] ?? '';
 
 export function tenantOf(authorization: string | undefined | null): string | undefined {
-  return TOKENS[/^Bearer (\S+)$/.exec(authorization ?? '')?.[1] ?? ''];
+  return TOKENS[tokenOf(authorization)];
 }
 
 /** What the route does, whatever the framework; each framework then answers in its own way. */
@@ -98,7 +103,7 @@ export function statusOf(error: unknown): number {
 }
 
 export function route<Req>(authorization: (request: Req) => string | undefined | null): RouteDefinition<Req, unknown> {
-  return { operation: 'orders.create@1', tenant: (request) => tenantOf(authorization(request)), keyRequired: false };
+  return { operation: 'orders.create@1', tenant: (request) => tenantOf(authorization(request)), principal: (request) => USERS[tokenOf(authorization(request))], keyRequired: false };
 }
 
 /** The two lines of the `Link` header every created order carries, in this order. */
