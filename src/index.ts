@@ -1,5 +1,6 @@
 export { RetrysafeError, isRetrysafeError, type RetrysafeErrorCode } from './core/errors.js';
 export type { Fingerprint } from './core/fingerprint.js';
+export type { PrincipalDigest } from './core/principal.js';
 export { identityHash, type OperationIdentity } from './core/identity.js';
 export { idempotency, type Idempotency, type IdempotencyOptions } from './modes/idempotency.js';
 export { defineRoute } from './core/route.js';

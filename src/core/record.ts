@@ -1,5 +1,6 @@
 import type { Fingerprint } from './fingerprint.js';
 import type { OperationIdentity } from './identity.js';
+import type { PrincipalDigest } from './principal.js';
 import type { Reply } from './answer/reply.js';
 
 /** The life of an operation record; see docs/architecture.md for the diagram. */
@@ -17,6 +18,8 @@ interface RecordBase {
   readonly identity: OperationIdentity;
   readonly mode: OperationMode;
   readonly fingerprint: Fingerprint;
+  /** The digest of the user who made the operation; undefined when the route named none (or the record predates per-user scoping). */
+  readonly principal?: PrincipalDigest | undefined;
   readonly createdAt: Date;
   /** The store's clock when the record was read, for lease arithmetic. */
   readonly readAt: Date;

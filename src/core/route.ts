@@ -50,6 +50,14 @@ export interface RouteDefinition<Req, Input> extends RouteSettings {
   readonly operation: string;
   /** The authenticated caller's tenant, or undefined to answer 401. Runs on every attempt. */
   tenant(request: Req): string | undefined | Promise<string | undefined>;
+  /**
+   * The authenticated user within the tenant, when keys are scoped per user:
+   * undefined answers 401. Runs on every attempt, after `tenant`. A digest of
+   * it is stored with the record, and another user who sends the same key is
+   * refused (403 `key-of-another-principal`), never answered with the stored
+   * response. Not part of the identity: one key is one operation per tenant.
+   */
+  principal?(request: Req, tenant: string): string | undefined | Promise<string | undefined>;
   /** The route's authorisation. Runs on every attempt, replays included; false answers 403. */
   authorize?(request: Req, tenant: string): boolean | Promise<boolean>;
   /** Validates and selects the input. Default: the parsed body, as is. */

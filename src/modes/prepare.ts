@@ -5,6 +5,7 @@ import type { OperationIdentity } from '../core/identity.js';
 import { answerProblem } from '../core/answer/answers.js';
 import { inputDefect } from '../core/input-shape.js';
 import { isJsonMediaType, numbersExact } from '../core/json-numbers.js';
+import { type PrincipalDigest, principalDigest } from '../core/principal.js';
 import { checkKey, type KeyLimits, type ParsedKey, parseIdempotencyKey } from '../core/key.js';
 import { type Problem, problem } from '../core/answer/problems.js';
 import { type Reply, toReply } from '../core/answer/reply.js';
@@ -27,11 +28,14 @@ export type Prepared<Input> =
       readonly input: Input;
       readonly identity: OperationIdentity;
       readonly fingerprint: Fingerprint;
+      /** The digest of the route's principal, when it names one. */
+      readonly principal: PrincipalDigest | undefined;
     };
 
 /**
  * The steps every attempt takes before the store is touched, in this order:
- * authenticate, authorise, read the key, validate the input, fingerprint it.
+ * authenticate (the tenant, then the principal), authorise, read the key,
+ * validate the input, fingerprint it.
  */
 export async function prepare<Req, Input>(
   config: Idempotency<unknown, unknown>,
@@ -45,6 +49,11 @@ export async function prepare<Req, Input>(
   const tenant = isPromiseLike(found) ? await found : found;
   if (tenant === undefined || tenant === '') {
     return refuse(problem('unauthenticated', 'This request must be authenticated.'));
+  }
+  const named = route.principal?.(incoming.raw, tenant);
+  const principal = isPromiseLike(named) ? await named : named;
+  if (route.principal !== undefined && (principal === undefined || principal === '')) {
+    return refuse(problem('unauthenticated', 'This request must be authenticated as a user.'));
   }
   const allowed = route.authorize === undefined || route.authorize(incoming.raw, tenant);
   if (!(isPromiseLike(allowed) ? await allowed : allowed)) {
@@ -75,7 +84,8 @@ export async function prepare<Req, Input>(
     // JSON.parse accepts what canonical JSON cannot hold, such as a lone surrogate.
     return refuse(problem('request-body-invalid', 'The request holds a value that has no canonical JSON form.'));
   }
-  return { kind: 'keyed', tenant, input, identity: { tenant, operation: route.operation, key: parsed.key }, fingerprint: hashed };
+  const identity = { tenant, operation: route.operation, key: parsed.key };
+  return { kind: 'keyed', tenant, input, identity, fingerprint: hashed, principal: principal === undefined ? undefined : principalDigest(identity, principal) };
 }
 
 /**

@@ -32,7 +32,7 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore
     const kept = config.recall(prepared.identity);
     if (kept !== undefined) {
       config.readFirst(prepared.identity.operation).observe(true);
-      return answerExisting(config, prepared.identity, decideExisting(kept, prepared.fingerprint));
+      return answerExisting(config, prepared.identity, decideExisting(kept, prepared.fingerprint, prepared.principal));
     }
   }
   const clock = new StoreClock();
@@ -72,14 +72,14 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore
       const known = await withinStoreTimeout(config.store.read(claimed), config.storeTimeoutMs);
       if (known !== undefined && known.state !== 'in_progress') {
         readFirst.observe(true);
-        return answerExisting(config, claimed, decideExisting(known, prepared.fingerprint));
+        return answerExisting(config, claimed, decideExisting(known, prepared.fingerprint, prepared.principal));
       }
     }
     const lockTimeoutMs = route.lockTimeoutMs ?? config.lockTimeoutMs;
     clock.enterStore(config.storeTimeoutMs + lockTimeoutMs);
     const started = performance.now();
     const reply = await clock.race(
-      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, lockTimeoutMs, statementTimeoutMs: config.statementTimeoutMs }, async ({ claim, tx, complete }) => {
+      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, principal: prepared.principal, lockTimeoutMs, statementTimeoutMs: config.statementTimeoutMs }, async ({ claim, tx, complete }) => {
         clock.leaveStore();
         if (claim.kind !== 'busy') readFirst.observe(claim.kind === 'existing' && claim.record.state !== 'in_progress');
         if (claim.kind !== 'claimed') {
@@ -87,7 +87,7 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore
           return rollBack(
             claim.kind === 'busy'
               ? answerProblem(config, claimed, inProgress(config.retryAfterSeconds))
-              : answerExisting(config, claimed, decideExisting(claim.record, prepared.fingerprint)),
+              : answerExisting(config, claimed, decideExisting(claim.record, prepared.fingerprint, prepared.principal)),
           );
         }
         crashPoint('after-claim');
@@ -103,7 +103,7 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore
         return { commit: true, value: reply };
       },
       // A writer that did not wait for the claim stored a record first: everything rolled back, the record answers.
-      (record) => answerExisting(config, claimed, decideExisting(record, prepared.fingerprint))),
+      (record) => answerExisting(config, claimed, decideExisting(record, prepared.fingerprint, prepared.principal))),
     );
     crashPoint('after-commit');
     return reply;

@@ -5,6 +5,7 @@ import type { Idempotency } from './idempotency.js';
 import { decideExisting, inProgress } from '../core/answer/decision.js';
 import { prepare } from './prepare.js';
 import { problem } from '../core/answer/problems.js';
+import { type PrincipalDigest, samePrincipal } from '../core/principal.js';
 import type { InProgressRecord, OperationRecord } from '../core/record.js';
 import type { Reply } from '../core/answer/reply.js';
 import { answerExisting, answerProblem, answerStoreUnavailable } from '../core/answer/answers.js';
@@ -42,6 +43,7 @@ async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx, LeaseStore<
       config.store.claimLease({
         identity,
         fingerprint: prepared.fingerprint,
+        principal: prepared.principal,
         // Stored as JSON and read back the same way on every attempt.
         input: JSON.parse(JSON.stringify(prepared.input ?? null)) as unknown,
         mode: 'leased',
@@ -55,7 +57,7 @@ async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx, LeaseStore<
       lease = claim.lease;
     } else {
       const { record } = claim;
-      if (!isResumable(record, prepared.fingerprint)) return answerExisting(config, identity, decideExisting(record, prepared.fingerprint));
+      if (!isResumable(record, prepared)) return answerExisting(config, identity, decideExisting(record, prepared.fingerprint, prepared.principal));
       const taken = await bounded(config.store.takeOver(identity, record.fencingToken, owner, config.leaseSeconds));
       if (taken === undefined) return inProgressNow();
       config.emit({ type: 'taken-over', identity, attempt: taken.attempt, by: 'retry' });
@@ -80,7 +82,13 @@ async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx, LeaseStore<
   }
 }
 
-/** An expired lease on the same request: the retry may take the operation over. */
-function isResumable(record: OperationRecord, requestFingerprint: Fingerprint): record is InProgressRecord {
-  return record.state === 'in_progress' && record.mode === 'leased' && record.leaseExpiresAt <= record.readAt && sameFingerprint(record.fingerprint, requestFingerprint);
+/** An expired lease on the same request of the same principal: the retry may take the operation over. */
+function isResumable(record: OperationRecord, request: { readonly fingerprint: Fingerprint; readonly principal: PrincipalDigest | undefined }): record is InProgressRecord {
+  return (
+    record.state === 'in_progress' &&
+    record.mode === 'leased' &&
+    record.leaseExpiresAt <= record.readAt &&
+    samePrincipal(record.principal, request.principal) &&
+    sameFingerprint(record.fingerprint, request.fingerprint)
+  );
 }

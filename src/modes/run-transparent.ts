@@ -45,6 +45,7 @@ async function claimTransparent<Req, Input>(config: Idempotency<unknown, LeaseSt
       config.store.claimLease({
         identity,
         fingerprint: prepared.fingerprint,
+        principal: prepared.principal,
         // Nothing can run the route again, so its input is not kept.
         input: null,
         mode: 'transparent',
@@ -54,7 +55,7 @@ async function claimTransparent<Req, Input>(config: Idempotency<unknown, LeaseSt
       config.storeTimeoutMs,
     );
     if (claim.kind === 'existing') {
-      return { kind: 'answered', reply: answerExisting(config, identity, decideExisting(claim.record, prepared.fingerprint)) };
+      return { kind: 'answered', reply: answerExisting(config, identity, decideExisting(claim.record, prepared.fingerprint, prepared.principal)) };
     }
     config.emit({ type: 'claimed', identity, mode: 'transparent' });
     crashPoint('after-claim');

@@ -51,6 +51,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
         request.leaseSeconds,
         JSON.stringify(request.input ?? null),
         request.mode,
+        request.principal ?? null,
       ]);
       if (row?.claimed) {
         const lease = { identity: request.identity, ownerToken: request.ownerToken, fencingToken: row.fencing_token, attempt: row.attempt, input: request.input, failures: 0, ageSeconds: 0 };

@@ -1,11 +1,14 @@
 import type { Completion } from '../core/completion.js';
 import type { Fingerprint } from '../core/fingerprint.js';
 import type { OperationIdentity } from '../core/identity.js';
+import type { PrincipalDigest } from '../core/principal.js';
 import type { OperationRecord } from '../core/record.js';
 
 export interface ClaimRequest {
   readonly identity: OperationIdentity;
   readonly fingerprint: Fingerprint;
+  /** Stored with the record: the digest of the route's principal, when it names one. */
+  readonly principal?: PrincipalDigest | undefined;
   /** How long a duplicate waits for a running first attempt before giving up; the claim alone, not the handler. */
   readonly lockTimeoutMs: number;
   /** The server-side bound (`statement_timeout`) on every later statement of the transaction. Unset: the session's. */

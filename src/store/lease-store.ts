@@ -1,6 +1,7 @@
 import type { Completion } from '../core/completion.js';
 import type { Fingerprint } from '../core/fingerprint.js';
 import type { OperationIdentity } from '../core/identity.js';
+import type { PrincipalDigest } from '../core/principal.js';
 import type { OperationMode, OperationRecord } from '../core/record.js';
 
 /** A worker's hold on a leased operation: every write it makes names the owner and fencing tokens. */
@@ -30,6 +31,8 @@ export interface Release {
 export interface LeaseRequest {
   readonly identity: OperationIdentity;
   readonly fingerprint: Fingerprint;
+  /** Stored with the record: the digest of the route's principal, when it names one. */
+  readonly principal?: PrincipalDigest | undefined;
   readonly input: unknown;
   readonly mode: Exclude<OperationMode, 'atomic'>;
   readonly ownerToken: string;

@@ -11,7 +11,7 @@ import { extend } from '../core/extend.js';
 export interface ReplayCacheOptions {
   /** Most records kept. Default 10 000. */
   readonly entries?: number;
-  /** Most bytes of stored answers (body, headers, fingerprint) kept. Default 32 MiB. */
+  /** Most bytes of stored answers (body, headers, fingerprint, principal digest) kept. Default 32 MiB. */
   readonly bytes?: number;
   /**
    * Longest a record is served from memory, whatever its response retention:
@@ -145,6 +145,7 @@ function committed(request: ClaimRequest, completion: Completion): CompletedReco
     identity: request.identity,
     mode: 'atomic',
     fingerprint: request.fingerprint,
+    principal: request.principal,
     createdAt: now,
     readAt: now,
     state: completion.state,
@@ -165,9 +166,13 @@ const nameOf = ({ tenant, operation, key }: OperationIdentity): string => `${ten
  * documentation advises, into Buffers outside the pool, which are sent as is.
  */
 function ownBytes(record: CompletedRecord): CompletedRecord {
-  const { fingerprint, response } = record;
-  if (!isShared(fingerprint) && !isShared(response.body)) return record;
-  return extend(record, { fingerprint: ownCopy(fingerprint), response: extend(response, { body: ownCopy(response.body) }) });
+  const { fingerprint, principal, response } = record;
+  if (!isShared(fingerprint) && !isShared(response.body) && (principal === undefined || !isShared(principal))) return record;
+  return extend(record, {
+    fingerprint: ownCopy(fingerprint),
+    principal: principal === undefined ? undefined : ownCopy(principal),
+    response: extend(response, { body: ownCopy(response.body) }),
+  });
 }
 
 const isShared = (bytes: Uint8Array): boolean => bytes.byteLength !== bytes.buffer.byteLength;
@@ -179,7 +184,7 @@ function ownCopy(bytes: Uint8Array): Buffer {
 }
 
 function sizeOf(record: CompletedRecord): number {
-  let size = ENTRY_OVERHEAD_BYTES + record.response.body.byteLength + record.fingerprint.byteLength;
+  let size = ENTRY_OVERHEAD_BYTES + record.response.body.byteLength + record.fingerprint.byteLength + (record.principal?.byteLength ?? 0);
   for (const [name, value] of Object.entries(record.response.headers)) size += name.length + (typeof value === 'string' ? value.length : value.join('').length);
   return size;
 }

@@ -5,7 +5,7 @@ import type { OperationIdentity } from '../core/identity.js';
 import type { OperationStore } from '../store/operation-store.js';
 import type { AtomicClaim, ClaimRequest } from '../store/atomic-store.js';
 import type { Completion } from '../core/completion.js';
-import { completion, type ContractSubject, expectCompleted, FINGERPRINT, gate } from './contract-fixtures.js';
+import { completion, type ContractSubject, expectCompleted, FINGERPRINT, gate, hex, PRINCIPAL } from './contract-fixtures.js';
 import type { OperationRecord } from '../core/record.js';
 
 const request = (identity: OperationIdentity, lockTimeoutMs = 5000): ClaimRequest => ({ identity, fingerprint: FINGERPRINT, lockTimeoutMs });
@@ -73,6 +73,22 @@ export function describeAtomicContract<Tx>(subject: ContractSubject<Tx>, concurr
       );
       await expect(attempt).rejects.toBe(thrown);
       expect(await subject.store.read(identity)).toBeUndefined();
+    });
+
+    it('keeps the principal digest the record was written with, byte for byte, and none when it was given none', async () => {
+      const identity = subject.identity();
+      await subject.store.atomic({ ...request(identity), principal: PRINCIPAL }, async ({ complete }) => {
+        await complete(completion());
+        return { commit: true, value: undefined };
+      }, () => undefined);
+      const read = await subject.store.read(identity);
+      expect(hex(expectCompleted(read, completion()).principal ?? new Uint8Array())).toBe(hex(PRINCIPAL));
+      const claim = await settle(subject.store, identity, false);
+      if (claim.kind !== 'existing') throw new Error(`Expected the existing record, got ${claim.kind}.`);
+      expect(hex(claim.record.principal ?? new Uint8Array())).toBe(hex(PRINCIPAL));
+      const without = subject.identity();
+      await settle(subject.store, without, true, completion());
+      expect((await subject.store.read(without))?.principal).toBeUndefined();
     });
 
     it('keeps the same key apart across tenants and operations', async () => {

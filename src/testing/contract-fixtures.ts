@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { fingerprint } from '../core/fingerprint.js';
 import type { OperationIdentity } from '../core/identity.js';
+import type { PrincipalDigest } from '../core/principal.js';
 import type { CompletedRecord, OperationRecord } from '../core/record.js';
 import { type OperationStore } from '../store/operation-store.js';
 import { type Completion } from '../core/completion.js';
@@ -49,6 +50,9 @@ export function useStore<Tx>(open: () => Promise<StoreUnderTest<Tx>>): ContractS
 }
 
 export const FINGERPRINT = fingerprint({ contract: 'first request' });
+
+/** A principal digest: 32 bytes, kept byte for byte. */
+export const PRINCIPAL: PrincipalDigest = Uint8Array.from({ length: 32 }, (_, i) => 255 - i * 7);
 
 /** Every byte value, invalid UTF-8 included, so that any re-encoding shows. */
 const ALL_BYTES = Uint8Array.from({ length: 256 }, (_, i) => i);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode } from '../core/record.js';
 import type { Lease, LeaseStore, StepProgress } from '../store/lease-store.js';
-import { completion, type ContractSubject, expectCompleted, FINGERPRINT } from './contract-fixtures.js';
+import { completion, type ContractSubject, expectCompleted, FINGERPRINT, hex, PRINCIPAL } from './contract-fixtures.js';
 
 const LEASE_SECONDS = 60;
 const INPUT = { order: 'ord-7', amount: 1299, lines: [{ sku: 'W', quantity: 2 }] };
@@ -38,6 +38,18 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
       expect(record).toMatchObject({ state: 'in_progress', mode: 'leased', attempt: 1, fencingToken: result.lease.fencingToken });
       if (record?.state !== 'in_progress') throw new Error('Expected an in_progress record.');
       expect(record.leaseExpiresAt.getTime()).toBeGreaterThan(record.readAt.getTime());
+    });
+
+    it('keeps the principal digest a claim was made with, while it runs and once it is complete', async () => {
+      const id = identity();
+      const first = await subject.store.claimLease({ identity: id, fingerprint: FINGERPRINT, principal: PRINCIPAL, input: INPUT, mode: 'leased', ownerToken: randomUUID(), leaseSeconds: LEASE_SECONDS });
+      if (first.kind !== 'claimed') throw new Error('Expected a new lease.');
+      const again = await subject.store.claimLease({ identity: id, fingerprint: FINGERPRINT, input: INPUT, mode: 'leased', ownerToken: randomUUID(), leaseSeconds: LEASE_SECONDS });
+      if (again.kind !== 'existing') throw new Error('Expected the existing record.');
+      expect(hex(again.record.principal ?? new Uint8Array())).toBe(hex(PRINCIPAL));
+      expect(await subject.store.completeLease(first.lease, completion())).toBe(true);
+      expect(hex(expectCompleted(await subject.store.read(id), completion()).principal ?? new Uint8Array())).toBe(hex(PRINCIPAL));
+      expect((await subject.store.read((await claim(identity())).identity))?.principal).toBeUndefined();
     });
 
     it('gives a second claim the running record with its lease', async () => {

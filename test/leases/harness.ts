@@ -25,7 +25,8 @@ export interface LeasedHarness {
   /** Every event the configuration emitted since `setUp`. */
   readonly events: RetrysafeEvent[];
   setUp(this: void, options?: Omit<Partial<IdempotencyOptions<SqlClient>>, 'store'>, route?: LeasedRoute<FetchRequest, PaymentInput, SqlClient>): void;
-  pay(this: void, key: string, body: unknown, tenant?: string): Promise<Response>;
+  /** `user`, when given, is sent as `x-user`, for a route scoped per user. */
+  pay(this: void, key: string, body: unknown, tenant?: string, user?: string): Promise<Response>;
   state(this: void, key: string, tenant?: string): Promise<{ state: string; attempt: number; reason: string | null } | undefined>;
   payments(this: void, order: string): Promise<number | undefined>;
   chargeKey(this: void, key: string, tenant?: string): string;
@@ -59,10 +60,10 @@ export function useLeasedHarness(factory: EngineFactory): LeasedHarness {
     if (value === undefined) throw new Error(`${what} is not ready: call setUp in the test.`);
     return value;
   };
-  const request = (key: string, body: unknown, tenant: string): Request =>
+  const request = (key: string, body: unknown, tenant: string, user: string | undefined): Request =>
     new Request('http://service.test/payments', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-tenant': tenant },
+      headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-tenant': tenant, ...(user === undefined ? {} : { 'x-user': user }) },
       body: JSON.stringify(body),
     });
 
@@ -92,7 +93,7 @@ export function useLeasedHarness(factory: EngineFactory): LeasedHarness {
       config = idempotency({ store: postgresStore(harness.engine.database), ...options, observers: [...(options.observers ?? []), (event) => recorded.push(event)] });
       pay = leased(config, route ?? paymentRoute(harness.providerUrl, calls));
     },
-    pay: (key, body, tenant = 'tenant-a') => defined(pay, 'the route')(request(key, body, tenant), undefined),
+    pay: (key, body, tenant = 'tenant-a', user) => defined(pay, 'the route')(request(key, body, tenant, user), undefined),
     async state(key, tenant = 'tenant-a') {
       const { rows } = await harness.engine.database.query<{ state: string; attempt: number; reason: string | null }>(
         'SELECT state, attempt, reason FROM retrysafe_operations WHERE tenant = $1 AND operation = $2 AND key = $3',

@@ -199,8 +199,19 @@ describe('upgrading to the domain checks', () => {
     const files = await fileNodes();
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
-    expect(await migrate(database)).toEqual({ applied: [7], version: migrations.at(-1)?.version });
+    expect(await migrate(database, migrations.filter((m) => m.version <= 7))).toEqual({ applied: [7], version: 7 });
     expect(await fileNodes()).toEqual(files);
     expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
+  });
+
+  it('then learns per-user scoping (0008) without a rewrite: every record keeps no principal, and a new one is 32 bytes', async () => {
+    const files = await fileNodes();
+    const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
+
+    expect(await migrate(database)).toEqual({ applied: [8], version: migrations.at(-1)?.version });
+    expect(await fileNodes()).toEqual(files);
+    expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records.map((row) => ({ ...row, principal: null })));
+    expect(await refusal(database, "UPDATE retrysafe_operations SET principal = '\\x00' WHERE key = 'k1'")).toEqual({ code: '23514', constraint: 'retrysafe_digest_check' });
+    await database.query("UPDATE retrysafe_operations SET principal = decode(repeat('ab', 32), 'hex') WHERE key = 'k1'");
   });
 });

@@ -23,7 +23,7 @@ import { type ErrorAnswer, nestAdapters, nestAdaptersWithoutText } from './nest-
 import { allSuites, selectedFrameworks } from './suites.js';
 
 /**
- * The app every adapter test runs: `POST /orders` (`orders.create@1`) and
+ * The app every adapter test runs, each route scoped per user (`principal`): `POST /orders` (`orders.create@1`) and
  * `POST /refunds` (`refunds.create@1`) insert an order through `tx`;
  * `GET /orders` and `PUT /orders` (`orders.read@1`) only count themselves.
  * `POST /imports` (`imports.create@1`) is `POST /orders` with the route
@@ -70,7 +70,10 @@ export function importsRetention(tenant: string): { responseSeconds: number } {
   return { responseSeconds: tenant === 'tenant-b' ? 60 : 7200 };
 }
 
-const TOKENS: Readonly<Record<string, string>> = { 'token-a': 'tenant-a', 'token-b': 'tenant-b', 'token-revoked': 'tenant-a' };
+const TOKENS: Readonly<Record<string, string>> = { 'token-a': 'tenant-a', 'token-a2': 'tenant-a', 'token-a-service': 'tenant-a', 'token-b': 'tenant-b', 'token-revoked': 'tenant-a' };
+
+/** The user each token names: `token-a2` is another user of `tenant-a`, `token-a-service` names none. */
+const USERS: Readonly<Record<string, string>> = { 'token-a': 'user-1', 'token-a2': 'user-2', 'token-b': 'user-3', 'token-revoked': 'user-1' };
 
 export const ORDERS_TABLE = `CREATE TABLE IF NOT EXISTS orders (
   id serial PRIMARY KEY,
@@ -113,6 +116,7 @@ export function routes<Req>(authorization: (request: Req) => string | undefined,
   const token = (request: Req): string | undefined => /^Bearer (\S+)$/.exec(authorization(request) ?? '')?.[1];
   const base = {
     tenant: (request: Req) => TOKENS[token(request) ?? ''],
+    principal: (request: Req) => USERS[token(request) ?? ''],
     authorize: (request: Req) => token(request) !== 'token-revoked',
   };
   const create = (operation: string, prefix: string): AtomicRoute<Req, unknown, SqlClient> => ({

@@ -62,5 +62,27 @@ describe.each(engines)('transparent refusals on $name', (factory) => {
       expect(shop.runs(key)).toBe(0);
       expect(await shop.record(key)).toBeUndefined();
     });
+
+    it("refuses another user of the same tenant who sends the first user's key, while it runs and once it is stored", async () => {
+      const key = newKey();
+      shop.state.gate = gate();
+      const first = shop.post(key, { sku: 'HANG' });
+      await until(async () => shop.runs(key) === 1 && (await shop.record(key))?.state === 'in_progress');
+      expectProblem(await shop.post(key, { sku: 'HANG' }, 'token-a2'), 'key-of-another-principal', 403);
+      shop.state.gate.open();
+      const stored = await first;
+      expect(stored.status).toBe(201);
+      const record = await shop.record(key);
+      const other = await shop.post(key, { sku: 'HANG' }, 'token-a2');
+      expectProblem(other, 'key-of-another-principal', 403);
+      expect(other.bodyBytes.toString('latin1')).not.toContain(stored.bodyBytes.toString('latin1'));
+      expect(other.headers.location).toBeUndefined();
+      expect(shop.runs(key)).toBe(1);
+      expect(await shop.orders()).toBe(1);
+      expect(await shop.record(key)).toEqual(record);
+      const replay = await shop.post(key, { sku: 'HANG' });
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.bodyBytes.toString('latin1')).toBe(stored.bodyBytes.toString('latin1'));
+    });
   });
 });

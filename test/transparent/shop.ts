@@ -74,10 +74,15 @@ type Outcome =
   | { readonly kind: 'failed'; readonly status: number }
   | { readonly kind: 'thrown'; readonly error: Error };
 
-const TOKENS: Readonly<Record<string, string>> = { 'token-a': 'tenant-a', 'token-b': 'tenant-b' };
+const TOKENS: Readonly<Record<string, string>> = { 'token-a': 'tenant-a', 'token-a2': 'tenant-a', 'token-b': 'tenant-b' };
+
+/** The user each token names: `token-a2` is another user of `tenant-a`. */
+const USERS: Readonly<Record<string, string>> = { 'token-a': 'user-1', 'token-a2': 'user-2', 'token-b': 'user-3' };
+
+const tokenOf = (authorization: string | undefined | null): string => /^Bearer (\S+)$/.exec(authorization ?? '')?.[1] ?? '';
 
 export function tenantOf(authorization: string | undefined | null): string | undefined {
-  return TOKENS[/^Bearer (\S+)$/.exec(authorization ?? '')?.[1] ?? ''];
+  return TOKENS[tokenOf(authorization)];
 }
 
 /** What the route does, whatever the framework; each framework then answers in its own way. */
@@ -102,7 +107,7 @@ export function statusOf(error: unknown): number {
 export type ShopSettings = Pick<TransparentRoute<unknown, unknown>, 'onFailure'>;
 
 export function route<Req>(authorization: (request: Req) => string | undefined | null, settings: ShopSettings = {}): TransparentRoute<Req, unknown> {
-  return { ...settings, operation: 'orders.create@1', tenant: (request) => tenantOf(authorization(request)), keyRequired: false };
+  return { ...settings, operation: 'orders.create@1', tenant: (request) => tenantOf(authorization(request)), principal: (request) => USERS[tokenOf(authorization(request))], keyRequired: false };
 }
 
 /** The two lines of the `Link` header every created order carries, in this order. */

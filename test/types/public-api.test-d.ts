@@ -108,6 +108,21 @@ describe('routes infer their input and transaction in each mode', () => {
     expectTypeOf(expressAtomic<unknown, Transaction<Orders>>).returns.toEqualTypeOf<RequestHandler>();
   });
 
+  it('a principal gets the framework request and the tenant, and may answer later', () => {
+    expressAtomic(kyselyConfig, {
+      operation: 'orders.create@1',
+      tenant: (req) => req.get('x-tenant'),
+      principal(req, tenant) {
+        expectTypeOf(req).toEqualTypeOf<ExpressRequest>();
+        expectTypeOf(tenant).toEqualTypeOf<string>();
+        return Promise.resolve(req.get('x-user'));
+      },
+      handler: () => Promise.resolve({ status: 204 }),
+    });
+    // @ts-expect-error a principal is a string: a number would be stored under another digest than its text.
+    expressAtomic(kyselyConfig, { operation: 'orders.create@1', tenant: () => 'tenant-a', principal: () => 7, handler: () => Promise.resolve({ status: 204 }) });
+  });
+
   it('atomic through TypeORM and Knex: the handler writes through its own transaction', () => {
     fastifyAtomic(idempotency({ store: postgresStore(fromTypeORM(dataSource)) }), {
       operation: 'orders.create@1',
@@ -222,6 +237,7 @@ describe('observers and errors', () => {
     expectTypeOf<'misuse'>().toExtend<RetrysafeErrorCode>();
     expectTypeOf<'store-unavailable'>().toExtend<RetrysafeErrorCode>();
     expectTypeOf<'fingerprint-mismatch'>().toExtend<ProblemCode>();
+    expectTypeOf<'key-of-another-principal'>().toExtend<ProblemCode>();
     expectTypeOf<'no-such-code'>().not.toExtend<ProblemCode>();
     expectTypeOf<string>().not.toExtend<RetrysafeErrorCode>();
     expectTypeOf<IdempotentFetchErrorCode>().not.toEqualTypeOf<string>();

@@ -32,7 +32,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const http = context.switchToHttp();
     const request = http.getRequest<NestHttpRequest>();
     const response = http.getResponse<NestHttpResponse>();
-    const definition: TransparentRoute<NestHttpRequest, unknown> = { tenant: this.options.tenant, authorize: this.options.authorize, ...route };
+    const definition: TransparentRoute<NestHttpRequest, unknown> = { tenant: this.options.tenant, principal: this.options.principal, authorize: this.options.authorize, ...route };
     const config = this.options.idempotency;
     if (route.mode === 'leased') return answer(runLeased(config, extend(definition, { handler: route.handler }), incoming(request)), response);
     const handle = (): Promise<unknown> => lastValueFrom(next.handle() as Observable<unknown>, { defaultValue: undefined });

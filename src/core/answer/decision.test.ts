@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fingerprint } from '../fingerprint.js';
 import { decideExisting, inProgress } from './decision.js';
+import { principalDigest } from '../principal.js';
 import type { OperationRecord } from '../record.js';
 import { toReply } from './reply.js';
 
@@ -23,7 +24,28 @@ const allStates: OperationRecord[] = [
   { ...base, state: 'tombstone', status: 201, resource: '/orders/1' },
 ];
 
+const alice = principalDigest(identity, 'alice');
+const bob = principalDigest(identity, 'bob');
+
 describe('decideExisting', () => {
+  it.each(allStates.map((r) => [r.state, r] as const))("refuses another principal's %s record before anything else, and without its answer", (_state, record) => {
+    // Another fingerprint too: the refusal must not tell the other principal that its input differs.
+    for (const fp of [mine, other]) {
+      for (const requested of [bob, undefined]) {
+        const decision = decideExisting({ ...record, fingerprint: fp, principal: alice }, mine, requested);
+        expect(decision).toEqual({ kind: 'problem', problem: { code: 'key-of-another-principal', detail: expect.any(String) as string } });
+      }
+    }
+  });
+
+  it('answers the same principal as it would answer anyone, and a record without a principal as before', () => {
+    const completed = allStates[1];
+    if (completed === undefined) throw new Error('no completed record');
+    expect(decideExisting({ ...completed, principal: alice }, mine, principalDigest(identity, 'alice'))).toEqual({ kind: 'replay', reply: response });
+    expect(decideExisting(completed, mine, bob)).toEqual({ kind: 'replay', reply: response });
+    expect(decideExisting(completed, mine)).toEqual({ kind: 'replay', reply: response });
+  });
+
   it.each(allStates.map((r) => [r.state, r] as const))('refuses a %s record with another fingerprint as fingerprint-mismatch', (_state, record) => {
     const decision = decideExisting({ ...record, fingerprint: other }, mine);
     expect(decision).toMatchObject({ kind: 'problem', problem: { code: 'fingerprint-mismatch' } });

@@ -1,4 +1,5 @@
 import { type Fingerprint, sameFingerprint } from '../fingerprint.js';
+import { type PrincipalDigest, samePrincipal } from '../principal.js';
 import { type Problem, problem } from './problems.js';
 import type { OperationRecord } from '../record.js';
 import type { Reply } from './reply.js';
@@ -9,11 +10,15 @@ export type Decision =
   | { readonly kind: 'problem'; readonly problem: Problem };
 
 /**
- * Decides the answer for an existing record. The fingerprint is compared
- * first, so a reused key with another input is refused even while the first
- * attempt still runs.
+ * Decides the answer for an existing record. Whose record it is comes first:
+ * another principal learns nothing of it, not even that its input differs.
+ * Then the fingerprint, so a reused key with another input is refused even
+ * while the first attempt still runs.
  */
-export function decideExisting(record: OperationRecord, requestFingerprint: Fingerprint): Decision {
+export function decideExisting(record: OperationRecord, requestFingerprint: Fingerprint, requestPrincipal?: PrincipalDigest): Decision {
+  if (!samePrincipal(record.principal, requestPrincipal)) {
+    return refuse(problem('key-of-another-principal', 'This Idempotency-Key belongs to an operation of another user; use a new key for a new operation.'));
+  }
   if (!sameFingerprint(record.fingerprint, requestFingerprint)) {
     return refuse(problem('fingerprint-mismatch', 'This Idempotency-Key was first used with a different request; use a new key for a new operation.'));
   }

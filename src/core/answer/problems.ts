@@ -13,6 +13,7 @@ export const problemCatalogue = {
   'webhook-signature-invalid': { status: 401, title: 'Webhook signature missing or invalid' },
   'webhook-timestamp-invalid': { status: 401, title: 'Webhook timestamp outside the tolerance' },
   forbidden: { status: 403, title: 'Caller may not perform this operation' },
+  'key-of-another-principal': { status: 403, title: 'Idempotency-Key belongs to another user' },
   'operation-in-progress': { status: 409, title: 'An earlier attempt with this key is still running' },
   'outcome-unknown': { status: 409, title: 'The outcome of the earlier attempt is being reconciled' },
   'response-expired': { status: 410, title: 'The stored response for this key has expired' },

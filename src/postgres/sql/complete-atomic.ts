@@ -4,7 +4,7 @@ import { statement } from './statement.js';
 import { completionInsert, completionValues } from './completion.js';
 import { ids } from './record-row.js';
 
-const outcome = completionInsert(5);
+const outcome = completionInsert(6);
 
 /**
  * Writes the finished record, once, as the last statement of the atomic
@@ -12,13 +12,13 @@ const outcome = completionInsert(5);
  * the primary key decides, and an attempt that lost must fail here, so that
  * its transaction, handler's writes included, cannot commit even when COMMIT
  * was already on its way.
- * $1 tenant, $2 operation, $3 key, $4 fingerprint, then the outcome from $5 (see `completionValues`).
+ * $1 tenant, $2 operation, $3 key, $4 fingerprint, $5 principal digest (or null), then the outcome from $6 (see `completionValues`).
  */
 export const COMPLETE_ATOMIC = statement('retrysafe_complete_atomic', `
-INSERT INTO retrysafe_operations (tenant, operation, key, fingerprint, ${outcome.columns})
-VALUES ($1, $2, $3, $4::bytea, ${outcome.values})`);
+INSERT INTO retrysafe_operations (tenant, operation, key, fingerprint, principal, ${outcome.columns})
+VALUES ($1, $2, $3, $4::bytea, $5::bytea, ${outcome.values})`);
 
 /** The values of `COMPLETE_ATOMIC` for one request and its outcome. */
 export function completeAtomicValues(request: ClaimRequest, completion: Completion): unknown[] {
-  return [...ids(request.identity), request.fingerprint, ...completionValues(completion)];
+  return [...ids(request.identity), request.fingerprint, request.principal ?? null, ...completionValues(completion)];
 }

@@ -17,13 +17,13 @@ const RESTED = `(not_before IS NULL OR not_before <= now())`;
 
 /**
  * Commits an `in_progress` record with a fresh lease, or returns the record that holds the identity.
- * $4 fingerprint, $5 owner, $6 lease seconds, $7 input, $8 mode.
+ * $4 fingerprint, $5 owner, $6 lease seconds, $7 input, $8 mode, $9 principal digest (or null).
  * `$4::bytea`: drivers that encode a value by its parameter's type (PGlite) know bytea, not the column's domain.
  */
 export const CLAIM_LEASE = statement('retrysafe_claim_lease', claimOrRead(`
   INSERT INTO retrysafe_operations AS o
-    (tenant, operation, key, fingerprint, state, owner_token, lease_expires_at, input, mode)
-  VALUES ($1, $2, $3, $4::bytea, 'in_progress', $5, now() + make_interval(secs => $6), ${jsonText('$7')}, $8)`));
+    (tenant, operation, key, fingerprint, state, owner_token, lease_expires_at, input, mode, principal)
+  VALUES ($1, $2, $3, $4::bytea, 'in_progress', $5, now() + make_interval(secs => $6), ${jsonText('$7')}, $8, $9::bytea)`));
 
 /**
  * Takes over an expired lease by compare-and-swap on the fencing token last

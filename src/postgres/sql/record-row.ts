@@ -2,7 +2,7 @@ import type { OperationIdentity } from '../../core/identity.js';
 import type { OperationMode, OperationRecord, RecordState } from '../../core/record.js';
 
 /** The columns every statement that returns a record selects, in this order. */
-export const RECORD_COLUMNS = `o.state, o.mode, o.fingerprint, o.created_at, now() AS read_at,
+export const RECORD_COLUMNS = `o.state, o.mode, o.fingerprint, o.principal, o.created_at, now() AS read_at,
   o.lease_expires_at, o.attempt, o.fencing_token, o.response_status, o.response_headers,
   o.response_body, o.response_omitted, o.finished_at, o.response_expires_at, o.resource_ref, o.reason`;
 
@@ -36,6 +36,7 @@ export interface RecordRow {
   readonly state: RecordState;
   readonly mode: OperationMode;
   readonly fingerprint: Uint8Array;
+  readonly principal: Uint8Array | null;
   readonly created_at: Date;
   readonly read_at: Date;
   readonly lease_expires_at: Date | null;
@@ -53,7 +54,7 @@ export interface RecordRow {
 }
 
 export function toRecord(identity: OperationIdentity, row: RecordRow): OperationRecord {
-  const base = { identity, mode: row.mode, fingerprint: row.fingerprint, createdAt: row.created_at, readAt: row.read_at };
+  const base = { identity, mode: row.mode, fingerprint: row.fingerprint, principal: row.principal ?? undefined, createdAt: row.created_at, readAt: row.read_at };
   switch (row.state) {
     case 'in_progress':
       return {
