@@ -6,6 +6,8 @@ export const QUERY_CANCELED = '57014';
 export const UNIQUE_VIOLATION = '23505';
 /** A statement sent after an earlier one of the transaction failed: PostgreSQL refuses everything until ROLLBACK. */
 export const IN_FAILED_SQL_TRANSACTION = '25P02';
+/** A statement at REPEATABLE READ or SERIALIZABLE met a row committed after its snapshot; nothing of it was applied. */
+export const SERIALIZATION_FAILURE = '40001';
 /** A table the statement names does not exist: the schema was never migrated. */
 export const UNDEFINED_TABLE = '42P01';
 /**

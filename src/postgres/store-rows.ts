@@ -1,12 +1,28 @@
 import type { SqlDatabase, Statement } from '../store/sql-client.js';
+import { SERIALIZATION_FAILURE, sqlState } from './sqlstate.js';
 import { unavailable } from './transaction.js';
 
-/** Runs one statement outside any transaction; a failure becomes `RetrysafeError('store-unavailable')`. */
+/**
+ * How often a statement that lost a serialization race is sent again. Each
+ * try takes a new snapshot, in which the row it raced with is committed.
+ */
+const SERIALIZATION_TRIES = 5;
+
+/**
+ * Runs one statement outside any transaction; a failure becomes
+ * `RetrysafeError('store-unavailable')`. Under a database default of
+ * REPEATABLE READ or SERIALIZABLE a statement of its own can fail with a
+ * serialization failure where READ COMMITTED would have seen the concurrent
+ * row: nothing of it was applied, so it is sent again.
+ */
 export async function storeRows<Row>(database: Pick<SqlDatabase<unknown>, 'query'>, text: string | Statement, values: readonly unknown[]): Promise<Row[]> {
-  try {
-    return (await database.query<Row>(text, values)).rows;
-  } catch (error) {
-    throw unavailable(error);
+  for (let tries = 1; ; tries += 1) {
+    try {
+      return (await database.query<Row>(text, values)).rows;
+    } catch (error) {
+      if (tries < SERIALIZATION_TRIES && sqlState(error) === SERIALIZATION_FAILURE) continue;
+      throw unavailable(error);
+    }
   }
 }
 

@@ -121,6 +121,28 @@ describe.each(engines)('the isolation level of retrysafe’s transactions on $na
       },
     );
 
+    it.runIf(engineConcurrent(factory.name))(
+      `${N} concurrent leased claims of one key, each a statement of its own at the database default: one claims, every other finds it, none fails`,
+      async () => {
+        const store = postgresStore(engine.database);
+        // A serialization failure needs the race to land inside a statement: several rounds make it land.
+        for (let round = 0; round < 5; round += 1) {
+          const identity = { tenant: 'tenant-a', operation: 'payments.charge@1', key: randomUUID() };
+          const claims = await Promise.all(
+            Array.from({ length: N }, () =>
+              store
+                .claimLease({ identity, fingerprint: new Uint8Array(32), input: null, mode: 'leased', ownerToken: randomUUID(), leaseSeconds: 30 })
+                .then(
+                  (claim) => claim.kind,
+                  (error: unknown) => (error as { code?: string }).code ?? 'error',
+                ),
+            ),
+          );
+          expect(claims.sort()).toEqual(['claimed', ...Array.from({ length: N - 1 }, () => 'existing')].sort());
+        }
+      },
+    );
+
     it.runIf(engineConcurrent(factory.name))(`${N} concurrent deliveries of one message to the inbox: one is processed, the rest are duplicates, one row`, async () => {
       const messageId = randomUUID();
       let runs = 0;
