@@ -77,7 +77,7 @@ export class TransparentAttempt {
     private readonly config: Idempotency<unknown, LeaseStore<unknown>>,
     private readonly lease: Lease,
   ) {
-    this.keeper = new LeaseKeeper(config.store, lease, config.leaseSeconds);
+    this.keeper = new LeaseKeeper(config.store, lease, config.leaseSeconds, config.storeTimeoutMs);
   }
 
   /**
