@@ -18,6 +18,7 @@ export const problemCatalogue = {
   'response-expired': { status: 410, title: 'The stored response for this key has expired' },
   'response-not-stored': { status: 410, title: 'The response for this key was too large to store' },
   'fingerprint-mismatch': { status: 422, title: 'Idempotency-Key reused with a different request' },
+  'tenant-invalid': { status: 500, title: 'The route named a tenant that cannot be stored' },
   'statement-timeout': { status: 503, title: 'A statement of the operation ran out of time' },
   'store-unavailable': { status: 503, title: 'Idempotency store unavailable' },
 } as const satisfies Record<string, { readonly status: number; readonly title: string }>;
