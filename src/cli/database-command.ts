@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import pg from 'pg';
+import type pg from 'pg';
 import type { OperationIdentity } from '../core/identity.js';
 import { fromPg } from '../postgres/clients/from-pg.js';
 import { sqlState, UNDEFINED_TABLE } from '../postgres/sqlstate.js';
@@ -34,16 +34,30 @@ export function databaseCommand(program: Command, name: string): Command {
  */
 export async function withDatabase(command: Command, flags: DatabaseFlags, work: (database: SqlDatabase<SqlClient>) => Promise<void>): Promise<void> {
   const url = databaseUrl(command, flags);
-  const pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 10_000, application_name: `retrysafe ${command.name()}` });
-  // An idle connection that breaks must not crash the command; the next query reports it.
-  pool.on('error', () => {});
+  let pool: pg.Pool | undefined;
   try {
+    const { Pool } = await loadPg();
+    pool = new Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 10_000, application_name: `retrysafe ${command.name()}` });
+    // An idle connection that breaks must not crash the command; the next query reports it.
+    pool.on('error', () => {});
     await work(portable(fromPg(pool)));
   } catch (error) {
     process.stderr.write(`retrysafe ${command.name()}: ${missingSchema(error) ? MISSING_SCHEMA : describeError(error)}\n`);
     process.exitCode = RUNTIME_FAILURE;
   } finally {
-    await pool.end().catch(() => undefined);
+    await pool?.end().catch(() => undefined);
+  }
+}
+
+/** node-postgres is an optional peer: only the commands that connect load it, so `retrysafe schema` runs without it. */
+async function loadPg(): Promise<typeof pg> {
+  try {
+    return (await import('pg')).default;
+  } catch (error) {
+    if (error instanceof Error && 'code' in error && error.code === 'ERR_MODULE_NOT_FOUND') {
+      throw new CommandFailure('this command connects with node-postgres, an optional peer that is not installed: run "npm install pg".');
+    }
+    throw error;
   }
 }
 

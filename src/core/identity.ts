@@ -13,7 +13,24 @@ export interface OperationIdentity {
   readonly key: string;
 }
 
+/** The most bytes a tenant or a key may have: the columns' domain (`retrysafe_name`) holds 1 to 255. */
+export const NAME_MAX_BYTES = 255;
+
+// At most 253 ASCII characters: within the 3 to 255 bytes of the operation column's domain.
 const OPERATION_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,200}@[A-Za-z0-9][A-Za-z0-9._-]{0,50}$/;
+
+/**
+ * Why a tenant cannot be stored in an identity, or undefined when it can: the
+ * column holds 1 to 255 bytes of UTF-8 text, which cannot hold a NUL, and a lone
+ * surrogate would be stored as U+FFFD, so that two tenants would share one name.
+ */
+export function tenantDefect(tenant: unknown): string | undefined {
+  if (typeof tenant !== 'string') return `is a ${typeof tenant}, not a string`;
+  if (Buffer.byteLength(tenant) > NAME_MAX_BYTES) return `is longer than ${NAME_MAX_BYTES} bytes`;
+  if (tenant.includes('\0')) return 'holds a NUL character';
+  if (!tenant.isWellFormed()) return 'holds a lone UTF-16 surrogate';
+  return undefined;
+}
 
 /** Throws at configuration time when an operation name has no version. */
 export function assertOperationName(operation: string): void {

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { pollLoop } from '../background/poll-loop.js';
 import type { Idempotency } from '../modes/idempotency.js';
 import type { ExpiredLease, LeaseStore } from '../store/lease-store.js';
 import { runWithLease } from '../modes/run-with-lease.js';
 import type { LeasedOperation } from '../modes/leased-route.js';
 import { traceAttempt } from '../modes/traced-attempt.js';
+import { withinStoreTimeout } from '../modes/store-clock.js';
 
 export interface RecoveryWorkerOptions<Tx> {
   readonly config: Idempotency<Tx, LeaseStore<Tx>>;
@@ -14,6 +15,8 @@ export interface RecoveryWorkerOptions<Tx> {
   readonly batchSize?: number;
   /** Pause after a pass that found fewer expired leases than a batch, in ms. Default 1000. */
   readonly idleMs?: number;
+  /** `run`: told about failed passes, which are retried on the next pass. */
+  readonly onError?: (error: unknown) => void;
 }
 
 /** What one pass did, by expired lease. */
@@ -48,7 +51,8 @@ export class RecoveryWorker<Tx> {
   /** One pass over the expired leases; tests and the command line call this. */
   async runOnce(): Promise<RecoveryReport> {
     const tally: Tally = { examined: 0, completed: 0, unknown: 0, incomplete: 0, lost: 0 };
-    const expired = await this.options.config.store.expiredLeases(this.options.batchSize ?? 20, [...this.operations.keys()]);
+    const { config } = this.options;
+    const expired = await withinStoreTimeout(config.store.expiredLeases(this.options.batchSize ?? 20, [...this.operations.keys()]), config.storeTimeoutMs);
     for (const candidate of expired) {
       tally.examined += 1;
       tally[await this.recover(candidate)] += 1;
@@ -61,12 +65,10 @@ export class RecoveryWorker<Tx> {
    * when more may be waiting; otherwise it rests. An operation whose attempt
    * failed is not listed again before its backoff has passed.
    */
-  async run(signal: AbortSignal): Promise<void> {
-    const batchSize = this.options.batchSize ?? 20;
-    while (!signal.aborted) {
-      const report = await this.runOnce().catch(() => undefined);
-      if (report === undefined || report.examined < batchSize) await sleep(this.options.idleMs ?? 1000, undefined, { signal }).catch(() => undefined);
-    }
+  run(signal: AbortSignal): Promise<void> {
+    const { batchSize = 20, idleMs = 1000, onError } = this.options;
+    const pass = async (): Promise<boolean> => (await this.runOnce()).examined >= batchSize;
+    return pollLoop({ pass, idleMs, onError }, signal);
   }
 
   /** Takes `candidate` over and runs it, in an attempt span like a request's. */
@@ -76,12 +78,13 @@ export class RecoveryWorker<Tx> {
 
   private async takeOver(config: Idempotency<Tx, LeaseStore<Tx>>, candidate: ExpiredLease): Promise<Exclude<keyof RecoveryReport, 'examined'>> {
     const operation = this.operations.get(candidate.identity.operation);
-    const lease = await config.store.takeOver(candidate.identity, candidate.fencingToken, randomUUID(), config.leaseSeconds);
+    const bounded = <T>(call: Promise<T>): Promise<T> => withinStoreTimeout(call, config.storeTimeoutMs);
+    const lease = await bounded(config.store.takeOver(candidate.identity, candidate.fencingToken, randomUUID(), config.leaseSeconds));
     if (lease === undefined) return 'lost';
     config.emit({ type: 'taken-over', identity: lease.identity, attempt: lease.attempt, by: 'recovery' });
     if (operation === undefined || candidate.mode !== 'leased') {
       const reason = 'The process running this route stopped before it finished; whether it took effect is not known.';
-      if (!(await config.store.markUnknown(lease, reason))) return 'lost';
+      if (!(await bounded(config.store.markUnknown(lease, reason)))) return 'lost';
       config.emit({ type: 'unknown', identity: lease.identity, reason });
       return 'unknown';
     }

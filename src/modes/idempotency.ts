@@ -9,7 +9,7 @@ import { type ReadBeforeClaim, type ReadFirst, readFirstPolicy } from './read-fi
 import { defaultProblemBase } from '../core/answer/problems.js';
 import type { OperationStore } from '../store/operation-store.js';
 import { defaultRetention, type Retention } from '../core/retention.js';
-import type { OperationIdentity } from '../core/identity.js';
+import { NAME_MAX_BYTES, type OperationIdentity } from '../core/identity.js';
 import type { CompletedRecord } from '../core/record.js';
 import { assertDescribedBy, assertWait, resolveRetention, type RetentionSetting } from '../core/route-settings.js';
 import type { Tracing } from '../core/tracing.js';
@@ -57,6 +57,7 @@ export interface IdempotencyOptions<Tx> {
    */
   readonly giveUpAfterSeconds?: number;
   readonly policy?: Partial<StoragePolicy>;
+  /** Bounds on an accepted key, in bytes; within 1 to 255, what the key column holds. Default 1 to 255. */
   readonly keyLimits?: Partial<KeyLimits>;
   /** Deepest nesting of arrays and objects accepted in a request body, checked before anything reads it. Default 64. */
   readonly maxInputDepth?: number;
@@ -143,7 +144,7 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     retryDelay: backoff(extend(defaultRetryDelay, options.retryDelay ?? {})),
     giveUpAfterSeconds: positive('giveUpAfterSeconds', options.giveUpAfterSeconds ?? 3600),
     policy: resolvePolicy(options.policy),
-    keyLimits: extend(defaultKeyLimits, options.keyLimits ?? {}),
+    keyLimits: keyLimits(extend(defaultKeyLimits, options.keyLimits ?? {})),
     maxInputDepth: positive('maxInputDepth', options.maxInputDepth ?? 64),
     retention: typeof options.retention === 'function' ? defaultRetention : extend(defaultRetention, options.retention ?? {}),
     retentionFor: (identity) => resolveRetention(options.retention, identity),
@@ -197,6 +198,21 @@ function fitsTransactionLimit(limitMs: number | undefined, lockTimeoutMs: number
       `The data layer ends a transaction after ${limitMs} ms, but an atomic route's lock wait and store budgets need ${needed} ms (lockTimeoutMs + 2 × storeTimeoutMs) before its handler's time: raise the transaction timeout or lower lockTimeoutMs and storeTimeoutMs.`,
     );
   }
+}
+
+/** Key limits the key column can hold: its domain takes 1 to 255 bytes, and a key outside it would fail every attempt. */
+function keyLimits(limits: KeyLimits): KeyLimits {
+  const { minBytes, maxBytes } = limits;
+  if (!Number.isInteger(minBytes) || minBytes < 1 || minBytes > NAME_MAX_BYTES) {
+    throw new RetrysafeError('misuse', `keyLimits.minBytes must be a whole number from 1 to ${NAME_MAX_BYTES}, got ${minBytes}.`);
+  }
+  if (!Number.isInteger(maxBytes) || maxBytes < minBytes || maxBytes > NAME_MAX_BYTES) {
+    throw new RetrysafeError(
+      'misuse',
+      `keyLimits.maxBytes must be a whole number from keyLimits.minBytes (${minBytes}) to ${NAME_MAX_BYTES}, the most the key column holds, got ${maxBytes}.`,
+    );
+  }
+  return limits;
 }
 
 function positive(name: string, value: number): number {

@@ -1,7 +1,7 @@
 import { isRetrysafeError } from '../core/errors.js';
 import { type Fingerprint, fingerprint } from '../core/fingerprint.js';
 import type { Idempotency } from './idempotency.js';
-import type { OperationIdentity } from '../core/identity.js';
+import { type OperationIdentity, tenantDefect } from '../core/identity.js';
 import { answerProblem } from '../core/answer/answers.js';
 import { inputDefect } from '../core/input-shape.js';
 import { isJsonMediaType, numbersExact } from '../core/json-numbers.js';
@@ -50,6 +50,9 @@ export async function prepare<Req, Input>(
   if (tenant === undefined || tenant === '') {
     return refuse(problem('unauthenticated', 'This request must be authenticated.'));
   }
+  // The server's own function named it, so the server is at fault; the tenant itself is not echoed.
+  const unstorable = tenantDefect(tenant);
+  if (unstorable !== undefined) return refuse(problem('tenant-invalid', `The tenant this route named for the request ${unstorable}, so no operation can be recorded under it.`));
   const named = route.principal?.(incoming.raw, tenant);
   const principal = isPromiseLike(named) ? await named : named;
   if (route.principal !== undefined && (principal === undefined || principal === '')) {

@@ -38,7 +38,7 @@ export async function runWithLease<Input, Tx>(given: Idempotency<Tx, LeaseStore<
   const bounded = <T>(call: Promise<T>): Promise<T> => withinStoreTimeout(call, config.storeTimeoutMs);
   const earlier = lease.attempt > 1 ? await bounded(store.steps(lease)) : new Map<string, StepProgress>();
   // Started once nothing can throw before the try below stops it.
-  const keeper = new LeaseKeeper(store, lease, leaseSeconds);
+  const keeper = new LeaseKeeper(store, lease, leaseSeconds, config.storeTimeoutMs);
   const done = new Map<string, unknown>();
   for (const [name, progress] of earlier) if (progress.state === 'finished') done.set(name, progress.result);
   // Steps an earlier attempt started and did not finish: their calls may have reached the outside world.

@@ -28,6 +28,13 @@ interface DetailsRow {
   readonly expires_at: Date | null;
 }
 
+interface StepRow {
+  readonly step: string;
+  readonly started_at: Date;
+  readonly finished_at: Date | null;
+  readonly fencing_token: number;
+}
+
 interface StuckRow {
   readonly tenant: string;
   readonly operation: string;
@@ -72,8 +79,12 @@ export function maintenanceStore<Tx>(database: SqlDatabase<Tx>): MaintenanceStor
     async inspect(identity, options = {}) {
       const [row] = await run<DetailsRow>(INSPECT_OPERATION, [...ids(identity), options.body === true]);
       if (row === undefined) return undefined;
-      const steps = await run<{ step: string; finished_at: Date; fencing_token: number }>(INSPECT_STEPS, ids(identity));
-      return toDetails(identity, row, steps.map((s) => ({ name: s.step, finishedAt: s.finished_at, fencingToken: s.fencing_token })));
+      const steps = await run<StepRow>(INSPECT_STEPS, ids(identity));
+      return toDetails(
+        identity,
+        row,
+        steps.map((s) => ({ name: s.step, startedAt: s.started_at, finishedAt: s.finished_at ?? undefined, fencingToken: s.fencing_token })),
+      );
     },
     async stuck(query) {
       const rows = await run<StuckRow>(STUCK_OPERATIONS, [query.olderThanSeconds, batchLimit(query.limit)]);

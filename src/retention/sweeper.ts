@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { pollLoop } from '../background/poll-loop.js';
 import type { MaintenanceStore } from '../store/maintenance-store.js';
 import { extend } from '../core/extend.js';
 
@@ -40,6 +40,8 @@ export interface SweeperOptions {
   readonly idleMs?: number;
   /** Called after every batch, for progress lines. */
   readonly onBatch?: (progress: SweepProgress) => void;
+  /** `run`: told about failed passes, which are retried on the next pass. */
+  readonly onError?: (error: unknown) => void;
 }
 
 type Tally = { -readonly [K in keyof SweepProgress]: SweepProgress[K] };
@@ -75,11 +77,14 @@ export class Sweeper {
   }
 
   /** Passes until `signal` aborts, resting `idleMs` after each. */
-  async run(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      await this.runOnce().catch(() => undefined);
-      await sleep(this.options.idleMs ?? 60_000, undefined, { signal }).catch(() => undefined);
-    }
+  run(signal: AbortSignal): Promise<void> {
+    const { idleMs = 60_000, onError } = this.options;
+    // A pass drains everything that had expired, so the next one always rests first.
+    const pass = async (): Promise<boolean> => {
+      await this.runOnce();
+      return false;
+    };
+    return pollLoop({ pass, idleMs, onError }, signal);
   }
 
   /** Repeats one statement until a batch comes back short: then nothing more had expired. */

@@ -12,10 +12,12 @@ export interface StoreStats {
   readonly expiredLeases: number;
 }
 
-/** A recovery point of a leased operation, without its result. */
+/** A step of a leased operation, without its result. */
 export interface StepSummary {
   readonly name: string;
-  readonly finishedAt: Date;
+  readonly startedAt: Date;
+  /** Undefined while the step is started and unfinished: its call may have reached the outside world, its result is not checkpointed. */
+  readonly finishedAt: Date | undefined;
   /** The owner's fencing token when the step was recorded. */
   readonly fencingToken: number;
 }

@@ -13,6 +13,7 @@ describe('retrysafe inspect', () => {
   let db: CliDatabase;
   const finished: OperationIdentity = { tenant: 'tenant-a', operation: 'payments.create@1', key: `done-${randomUUID()}` };
   const running: OperationIdentity = { tenant: 'tenant-a', operation: 'payments.create@1', key: `running-${randomUUID()}` };
+  const started: OperationIdentity = { tenant: 'tenant-a', operation: 'payments.create@1', key: `started-${randomUUID()}` };
   const print = fingerprint({ amount: 1299 });
   let runningLease: Lease;
 
@@ -33,6 +34,9 @@ describe('retrysafe inspect', () => {
       retention: defaultRetention,
     });
     runningLease = await claim(running);
+    const startedLease = await claim(started);
+    await store.checkpoint(startedLease, 'charge', { id: 'ch_2' }, 300);
+    await store.startStep(startedLease, 'record-payment', 300);
   });
   afterAll(() => db.close());
 
@@ -69,6 +73,18 @@ describe('retrysafe inspect', () => {
     const run = await retrysafe([...args(running), '--json']);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ state: 'in_progress', attempt: 1, fencingToken: 1, leaseOwner: runningLease.ownerToken, steps: [] });
+  });
+
+  it('shows a step that was started and never finished, as `retrysafe stuck` lists its operation', async () => {
+    const [text, json] = await Promise.all([retrysafe(args(started)), retrysafe([...args(started), '--json'])]);
+    expect(text.stderr).toBe('');
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('steps: charge, record-payment (started, unfinished)\n');
+    const view = JSON.parse(json.stdout) as { steps: { name: string; startedAt: string; finishedAt?: string }[] };
+    expect(view.steps.map((step) => [step.name, typeof step.startedAt, typeof step.finishedAt])).toEqual([
+      ['charge', 'string', 'string'],
+      ['record-payment', 'string', 'undefined'],
+    ]);
   });
 
   it('accepts the key in both forms the Idempotency-Key header takes: a quoted structured-field string and a bare token', async () => {

@@ -1,7 +1,11 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** tsx's loader by its own path, so that a program in a folder that cannot resolve tsx runs too. */
+const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 export interface Run {
   readonly code: number | null;
@@ -17,12 +21,13 @@ export interface Running {
 }
 
 /**
- * Starts `retrysafe <args>` as a real process from the repository root. The
- * environment is the test's own without DATABASE_URL, plus `env`.
+ * Starts `retrysafe <args>` as a real process from `cwd`'s `src/cli/main.ts`
+ * (the repository's own by default). The environment is the test's own
+ * without DATABASE_URL, plus `env`.
  */
-export function startRetrysafe(args: readonly string[], env: Readonly<Record<string, string>> = {}): Running {
+export function startRetrysafe(args: readonly string[], env: Readonly<Record<string, string>> = {}, cwd = root): Running {
   const { DATABASE_URL: _ignored, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: root, env: { ...inherited, ...env } });
+  const child = spawn(process.execPath, ['--import', tsxLoader, 'src/cli/main.ts', ...args], { cwd, env: { ...inherited, ...env } });
   const output = { stdout: '', stderr: '' };
   child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
@@ -34,8 +39,8 @@ export function startRetrysafe(args: readonly string[], env: Readonly<Record<str
 }
 
 /** Runs `retrysafe <args>` to its end. */
-export function retrysafe(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Run> {
-  return startRetrysafe(args, env).exited;
+export function retrysafe(args: readonly string[], env: Readonly<Record<string, string>> = {}, cwd = root): Promise<Run> {
+  return startRetrysafe(args, env, cwd).exited;
 }
 
 /** The checks every failing command must pass: one line on stderr, no stack trace, nothing on stdout. */

@@ -113,4 +113,22 @@ describe.each(engines)('sweeper on $name', (factory) => {
     controller.abort();
     await running;
   });
+
+  it('tells onError in run() about a pass that failed, and sweeps again once the store is back', async () => {
+    const errors: unknown[] = [];
+    const controller = new AbortController();
+    await engine.database.query('ALTER TABLE retrysafe_operations RENAME TO retrysafe_operations_away');
+    let running: Promise<void> | undefined;
+    try {
+      running = new Sweeper({ store: maintenanceStore(engine.database), idleMs: 20, onError: (error) => errors.push(error) }).run(controller.signal);
+      await waitFor(() => Promise.resolve(errors.length >= 1));
+    } finally {
+      await engine.database.query('ALTER TABLE retrysafe_operations_away RENAME TO retrysafe_operations');
+    }
+    expect(errors[0]).toMatchObject({ code: 'store-unavailable' });
+    await insertRecord(engine.database, { key: 'after-outage', state: 'completed', responseExpiresIn: -1 });
+    await waitFor(async () => (await recordsByKey(engine.database)).get('after-outage')?.state === 'tombstone');
+    controller.abort();
+    await running;
+  });
 });

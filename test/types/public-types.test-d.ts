@@ -4,7 +4,7 @@ import pg from 'pg';
 import { expectTypeOf } from 'vitest';
 import { idempotency, type LeasedOperation, type SqlDatabase } from 'retrysafe';
 import { atomic, type FetchRequest } from 'retrysafe/fetch';
-import { fromPg, postgresStore, type PgClientLike } from 'retrysafe/postgres';
+import { fromPg, type OperationDetails, postgresStore, type PgClientLike } from 'retrysafe/postgres';
 
 // Checked by `tsc` and `vitest --typecheck` (both part of npm test); nothing here runs.
 
@@ -59,3 +59,11 @@ export const payment: LeasedOperation<{ amount: number }, pg.PoolClient> = {
     return { status: 201, body: paid };
   },
 };
+
+// `inspect()` lists a step that was started and never finished (what `retrysafe stuck` points at): it has a start and no finish.
+declare const details: OperationDetails;
+const [firstStep] = details.steps;
+if (firstStep !== undefined) {
+  expectTypeOf(firstStep.startedAt).toEqualTypeOf<Date>();
+  expectTypeOf(firstStep.finishedAt).toEqualTypeOf<Date | undefined>();
+}

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HandlerReply } from 'retrysafe';
-import { orderProblem } from './problem.js';
+import { orderProblem, OrderProblemError } from './problem.js';
 import { respond } from './respond.js';
 
 /**
@@ -19,6 +19,10 @@ export function renderError(error: FastifyError, request: FastifyRequest, reply:
 }
 
 function problemFor(error: FastifyError, request: FastifyRequest): HandlerReply {
+  if (error instanceof OrderProblemError) {
+    request.log.warn({ err: error }, error.message);
+    return error.reply;
+  }
   const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
   // Fastify's own client-error messages describe the request; anything else might describe the server.
   const ours = typeof error.code === 'string' && error.code.startsWith('FST_');

@@ -45,3 +45,25 @@ export function orderProblem(code: OrderProblemCode, detail: string, extras: Pro
     body: { type: `${orderProblemBase}${code}`, title, status, detail, ...extras.members },
   };
 }
+
+/**
+ * A problem thrown instead of returned: where a returned answer would end the
+ * operation, a thrown one leaves it for a retry (a leased step that failed),
+ * and the error handler sends its answer.
+ */
+export class OrderProblemError extends Error {
+  override readonly name = 'OrderProblemError';
+
+  constructor(
+    readonly code: OrderProblemCode,
+    readonly detail: string,
+    readonly extras: ProblemExtras = {},
+    options?: ErrorOptions,
+  ) {
+    super(detail, options);
+  }
+
+  get reply(): HandlerReply {
+    return orderProblem(this.code, this.detail, this.extras);
+  }
+}

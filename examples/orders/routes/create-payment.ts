@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { type HandlerReply, invalid, type LeasedRoute, type StepCall, valid } from 'retrysafe';
 import type { SqlClient } from 'retrysafe/postgres';
-import type { ProviderClient } from '../../provider/client.js';
+import { type ProviderClient, ProviderNetworkError } from '../../provider/client.js';
 import { type Tokens, tenantOf } from '../infrastructure/auth.js';
 import { orderLocation } from './order-view.js';
-import { orderProblem } from '../infrastructure/problem.js';
+import { orderProblem, OrderProblemError } from '../infrastructure/problem.js';
 import { LIVE_PAYMENT, LOCK_ORDER_TOTAL, type PaymentRow, RESERVE_PAYMENT, SETTLE_PAYMENT } from '../data/queries.js';
 
 /** What a payment is for: the order in the path. The body carries nothing. */
@@ -83,18 +83,37 @@ async function reserve(tx: SqlClient, tenant: string, orderId: string): Promise<
 }
 
 async function chargeCard(provider: ProviderClient, call: StepCall, amountCents: number, orderId: string): Promise<Charge> {
-  const result = await provider.charge({ idempotencyKey: call.idempotencyKey, fencingToken: call.fencingToken, amountCents, currency: 'EUR', reference: orderId }, call.signal);
+  const result = await reach(() => provider.charge({ idempotencyKey: call.idempotencyKey, fencingToken: call.fencingToken, amountCents, currency: 'EUR', reference: orderId }, call.signal));
   if (result.kind === 'charged') return { kind: 'charged', chargeId: result.charge.id };
   if (result.kind === 'rejected') return { kind: 'declined', status: result.status };
   // A 5xx charged nothing: the step fails, and a retry or the recovery worker tries again with the same key.
-  throw new Error(`The payment provider answered ${result.status}.`);
+  throw providerUnavailable(`The payment provider answered ${result.status}.`);
 }
 
 async function lookUpCharge(provider: ProviderClient, call: StepCall) {
-  const found = await provider.lookup(call.idempotencyKey, call.signal);
+  const found = await reach(() => provider.lookup(call.idempotencyKey, call.signal));
   if (found.kind === 'found') return { found: true as const, result: { kind: 'charged' as const, chargeId: found.charge.id } };
   if (found.kind === 'not-found') return { found: false as const };
-  throw new Error(`The payment provider's look-up answered ${found.status}.`);
+  throw providerUnavailable(`The payment provider's look-up answered ${found.status}.`);
+}
+
+/** A call to the provider that got no complete answer: the step fails the same way as when the provider answers 5xx. */
+async function reach<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof ProviderNetworkError) throw providerUnavailable('The payment provider did not answer.', error);
+    throw error;
+  }
+}
+
+/**
+ * Thrown, not returned, so that the operation is not completed: the lease is
+ * released and a retry with the same key (or the recovery worker) charges
+ * with the same provider key, or finds the charge that was made.
+ */
+function providerUnavailable(detail: string, cause?: unknown): OrderProblemError {
+  return new OrderProblemError('provider-unavailable', `${detail} Retry with the same Idempotency-Key: the card is charged at most once.`, { headers: { 'retry-after': '1' } }, { cause });
 }
 
 async function settle(tx: SqlClient, tenant: string, paymentId: string, status: 'succeeded' | 'declined', chargeId: string | null): Promise<PaymentRow> {

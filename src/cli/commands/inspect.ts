@@ -51,7 +51,12 @@ function describe(details: OperationDetails) {
     bodyBytes: details.bodyBytes,
     responseExpiresAt: details.responseExpiresAt?.toISOString(),
     expiresAt: details.expiresAt?.toISOString(),
-    steps: details.steps.map((step) => ({ name: step.name, finishedAt: step.finishedAt.toISOString(), fencingToken: step.fencingToken })),
+    steps: details.steps.map((step) => ({
+      name: step.name,
+      startedAt: step.startedAt.toISOString(),
+      finishedAt: step.finishedAt?.toISOString(),
+      fencingToken: step.fencingToken,
+    })),
     body: details.body === undefined ? undefined : bodyText(details.body),
   };
 }
@@ -72,7 +77,7 @@ function formatView(view: InspectView): string {
   const lines = Object.entries(fields)
     .filter(([, value]) => value !== undefined)
     .map(([name, value]) => `${name}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`);
-  lines.push(`steps: ${steps.map((step) => step.name).join(', ') || '(none)'}`);
+  lines.push(`steps: ${steps.map((step) => (step.finishedAt === undefined ? `${step.name} (started, unfinished)` : step.name)).join(', ') || '(none)'}`);
   if (body !== undefined) lines.push(`body (${body.encoding}):`, body.text);
   return lines.join('\n');
 }

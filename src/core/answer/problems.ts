@@ -21,6 +21,7 @@ export const problemCatalogue = {
   'fingerprint-mismatch': { status: 422, title: 'Idempotency-Key reused with a different request' },
   'transaction-aborted': { status: 500, title: 'The operation failed a statement of its own and went on' },
   'route-failed': { status: 500, title: 'The route failed after it may have had effects' },
+  'tenant-invalid': { status: 500, title: 'The route named a tenant that cannot be stored' },
   'statement-timeout': { status: 503, title: 'A statement of the operation ran out of time' },
   'store-unavailable': { status: 503, title: 'Idempotency store unavailable' },
 } as const satisfies Record<string, { readonly status: number; readonly title: string }>;

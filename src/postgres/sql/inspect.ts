@@ -10,12 +10,12 @@ SELECT state, mode, fingerprint, created_at, finished_at, attempt, fencing_token
 FROM retrysafe_operations
 WHERE tenant = $1 AND operation = $2 AND key = $3`;
 
-/** The recovery points of one operation, in the order they were written; results are left out. */
+/** The steps of one operation, started or finished, in the order they were started; results are left out. */
 export const INSPECT_STEPS = `
-SELECT step, finished_at, fencing_token
+SELECT step, started_at, finished_at, fencing_token
 FROM retrysafe_steps
 WHERE tenant = $1 AND operation = $2 AND key = $3
-ORDER BY finished_at, step`;
+ORDER BY started_at, step`;
 
 /** The gauges, each answered from a partial index. */
 export const STORE_STATS = `
