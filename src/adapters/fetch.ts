@@ -1,7 +1,7 @@
 import { type Idempotency } from '../modes/idempotency.js';
 import { defineRoute } from '../core/route.js';
 import { answerProblem } from '../core/answer/answers.js';
-import { isJsonMediaType } from '../core/json-numbers.js';
+import { isJsonMediaType } from '../core/json-text.js';
 import { problem } from '../core/answer/problems.js';
 import type { Reply } from '../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../core/route.js';
@@ -91,19 +91,23 @@ async function incoming<Context>(config: Idempotency<unknown>, request: Request,
       path: url.pathname + url.search,
       header: (name) => request.headers.get(name) ?? undefined,
       body: body.value,
-      rawBody: body.text,
+      rawBody: body.bytes,
     },
   };
 }
 
-type Body = { readonly ok: true; readonly value: unknown; readonly text: string } | { readonly ok: false };
+type Body = { readonly ok: true; readonly value: unknown; readonly bytes: Uint8Array } | { readonly ok: false };
 
+const utf8 = new TextDecoder();
+
+/** The body parsed, and its bytes as sent: the core checks them, which `request.text()`'s U+FFFD in place of bytes that are not UTF-8 would hide. */
 async function readBody(request: Request): Promise<Body> {
-  const text = await request.text();
-  if (text === '') return { ok: true, value: undefined, text };
-  if (!isJsonMediaType(request.headers.get('content-type') ?? undefined)) return { ok: true, value: text, text };
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  if (bytes.byteLength === 0) return { ok: true, value: undefined, bytes };
+  const text = utf8.decode(bytes);
+  if (!isJsonMediaType(request.headers.get('content-type') ?? undefined)) return { ok: true, value: text, bytes };
   try {
-    return { ok: true, value: JSON.parse(text) as unknown, text };
+    return { ok: true, value: JSON.parse(text) as unknown, bytes };
   } catch {
     return { ok: false };
   }

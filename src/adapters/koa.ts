@@ -6,14 +6,17 @@ import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../core/rou
 import type { LeasedRoute } from '../modes/leased-route.js';
 import { beginTransparent, capturedReply } from '../modes/run-transparent.js';
 import { headerLines } from './header-lines.js';
+import { keptBody } from './koa-body-bytes.js';
 import { payloadBytes } from './payload-bytes.js';
 import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
 import { sendReply } from './send-reply.js';
 
+export { keepRawBody } from './koa-body-bytes.js';
+
 /**
- * A Koa middleware that answers an atomic route. Put a body parser
- * (`@koa/bodyparser`) and your authentication before it; handler errors are
- * thrown to the middleware above, as Koa does.
+ * A Koa middleware that answers an atomic route. Put `keepRawBody`, a body
+ * parser (`@koa/bodyparser`) and your authentication before it; handler
+ * errors are thrown to the middleware above, as Koa does.
  */
 export function atomic<Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<Context, Input, Tx>): Middleware {
   return handler(atomicRunner(config, route));
@@ -57,7 +60,7 @@ function handler(run: RouteRunner<Context>): Middleware {
 }
 
 function incoming(ctx: Context): IncomingRequest<Context> {
-  return { raw: ctx, method: ctx.method, path: ctx.originalUrl, header: (name) => headerLines(ctx.req, name), body: (ctx.request as { body?: unknown }).body, rawBody: (ctx.request as { rawBody?: string }).rawBody };
+  return { raw: ctx, method: ctx.method, path: ctx.originalUrl, header: (name) => headerLines(ctx.req, name), body: (ctx.request as { body?: unknown }).body, rawBody: keptBody(ctx.req) ?? (ctx.request as { rawBody?: string }).rawBody };
 }
 
 function send(ctx: Context, reply: Reply): void {

@@ -40,7 +40,8 @@ export type RetrysafeEvent =
   /**
    * A JSON body reached the route without its text (Express without
    * `keepRawBody`, NestJS without `rawBody: true`): a number beyond a
-   * double's precision is compared as rounded. Told once per operation.
+   * double's precision is compared as rounded, and neither its bytes (UTF-8)
+   * nor its member names (each once) are checked. Told once per operation.
    */
   | { readonly type: 'raw-body-missing'; readonly identity: undefined; readonly operation: string };
 

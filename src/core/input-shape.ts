@@ -1,4 +1,4 @@
-/** What makes a parsed request body unusable before anything reads it. */
+/** What makes a request body unusable before anything reads it: seen on the parsed body, or in its text (`json-text.ts`). */
 export type InputDefect =
   /** Arrays and objects nested deeper than the limit. */
   | { readonly kind: 'too-deep'; readonly max: number }
@@ -7,7 +7,14 @@ export type InputDefect =
    * parsing rounded it to a neighbour (9007199254740993 reads as ...992, 1e400
    * as Infinity), so two different requests would share one fingerprint.
    */
-  | { readonly kind: 'unsafe-number' };
+  | { readonly kind: 'unsafe-number' }
+  /** Bytes that are not UTF-8: a decoder would read each as U+FFFD, and two different bodies as one. */
+  | { readonly kind: 'not-utf8' }
+  /**
+   * One object naming a member twice, however spelt (`"a"` and `"\u0061"`):
+   * a parser keeps one of them, and a proxy or the application may read the other.
+   */
+  | { readonly kind: 'duplicate-member' };
 
 /**
  * The first defect of `value` (parsed JSON), or undefined. A scalar is depth

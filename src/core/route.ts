@@ -15,9 +15,11 @@ export interface IncomingRequest<Req> {
   /** The parsed body. */
   readonly body: unknown;
   /**
-   * The body as received, when the adapter has it: the numbers of a JSON body
-   * are checked against it, so that two that differ beyond a double's
-   * precision are refused rather than taken as one.
+   * The body as received, when the adapter has it: its bytes, which a JSON
+   * body is checked on before anything reads it (UTF-8, each member named
+   * once, numbers a double holds exactly), so that two different bodies are
+   * refused rather than taken as one. A string is taken as decoded already:
+   * bytes that were not UTF-8 can no longer be told from U+FFFD in it.
    */
   readonly rawBody?: Uint8Array | string;
 }

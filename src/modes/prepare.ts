@@ -4,14 +4,12 @@ import type { Idempotency } from './idempotency.js';
 import { type OperationIdentity, tenantDefect } from '../core/identity.js';
 import { answerProblem } from '../core/answer/answers.js';
 import { inputDefect } from '../core/input-shape.js';
-import { isJsonMediaType, numbersExact } from '../core/json-numbers.js';
+import { isJsonMediaType, jsonTextDefect, type TextDefect } from '../core/json-text.js';
 import { type PrincipalDigest, principalDigest } from '../core/principal.js';
 import { checkKey, type KeyLimits, type ParsedKey, parseIdempotencyKey } from '../core/key.js';
 import { type Problem, problem } from '../core/answer/problems.js';
 import { type Reply, toReply } from '../core/answer/reply.js';
 import type { IncomingRequest, RouteDefinition } from '../core/route.js';
-
-const utf8 = new TextDecoder();
 
 /** Methods whose retries retrysafe deduplicates; on the others a key is ignored. */
 const KEYED_METHODS = new Set(['POST', 'PATCH']);
@@ -70,12 +68,15 @@ export async function prepare<Req, Input>(
     const code = parsed.defect === 'missing' ? 'idempotency-key-missing' : 'idempotency-key-invalid';
     return refuse(problem(code, parsed.detail));
   }
-  const defect = inputDefect(incoming.body, config.maxInputDepth);
+  // The parsed body first: its depth bounds the text's scan.
+  const defect = inputDefect(incoming.body, config.maxInputDepth) ?? textDefectIn(config, route.operation, incoming);
   if (defect?.kind === 'too-deep') return refuse(problem('request-body-too-deep', `The request body nests arrays and objects deeper than ${defect.max} levels.`));
-  if (defect?.kind === 'unsafe-number' || !numbersExactIn(config, route.operation, incoming)) {
+  if (defect?.kind === 'unsafe-number') {
     const detail = 'The request body holds a number that a double cannot hold exactly (an integer beyond ±9007199254740991, or more digits than a double keeps), so it cannot be compared exactly; send it as a string.';
     return refuse(problem('request-body-number-unsafe', detail));
   }
+  if (defect?.kind === 'not-utf8') return refuse(problem('request-body-not-utf8', 'The request body holds bytes that are not UTF-8.'));
+  if (defect?.kind === 'duplicate-member') return refuse(problem('request-body-duplicate-member', 'An object in the request body names the same member twice.'));
   const checked = route.input === undefined ? { valid: true as const, value: incoming.body as Input } : route.input(incoming.raw, incoming.body);
   const validation = isPromiseLike(checked) ? await checked : checked;
   if (!validation.valid) return answer(toReply(validation.reply));
@@ -121,17 +122,17 @@ function fingerprintOf(selected: unknown): Fingerprint | undefined {
 }
 
 /**
- * Whether the numbers of a JSON body are exactly what was sent. Without the
- * body's text there is nothing to compare with: true, and the application is
- * told (once per operation) that its adapter keeps no text.
+ * What a JSON body's text shows that its parsed value does not. Without the
+ * text there is nothing to read: undefined, and the application is told
+ * (once per operation) that its adapter keeps no text.
  */
-function numbersExactIn(config: Idempotency<unknown, unknown>, operation: string, incoming: IncomingRequest<unknown>): boolean {
+function textDefectIn(config: Idempotency<unknown, unknown>, operation: string, incoming: IncomingRequest<unknown>): TextDefect | undefined {
   const { rawBody } = incoming;
   const type = incoming.header('content-type');
-  if (incoming.body === undefined || !isJsonMediaType(typeof type === 'string' ? type : type?.[0])) return true;
+  if (incoming.body === undefined || !isJsonMediaType(typeof type === 'string' ? type : type?.[0])) return undefined;
   if (rawBody === undefined) {
     config.emit({ type: 'raw-body-missing', identity: undefined, operation });
-    return true;
+    return undefined;
   }
-  return numbersExact(typeof rawBody === 'string' ? rawBody : utf8.decode(rawBody));
+  return jsonTextDefect(rawBody);
 }

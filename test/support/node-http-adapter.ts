@@ -58,8 +58,8 @@ function handler(run: RouteRunner<IncomingMessage>): HttpHandler {
 async function incoming(req: IncomingMessage): Promise<IncomingRequest<IncomingMessage>> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  return { raw: req, method: req.method ?? 'GET', path: req.url ?? '/', header: (name) => req.headersDistinct[name], body: parse(text, req.headers['content-type']), rawBody: text };
+  const bytes = Buffer.concat(chunks);
+  return { raw: req, method: req.method ?? 'GET', path: req.url ?? '/', header: (name) => req.headersDistinct[name], body: parse(bytes.toString('utf8'), req.headers['content-type']), rawBody: bytes };
 }
 
 function parse(text: string, contentType: string | undefined): unknown {

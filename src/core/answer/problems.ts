@@ -8,6 +8,8 @@ export const problemCatalogue = {
   'request-body-invalid': { status: 400, title: 'Request body could not be read' },
   'request-body-too-deep': { status: 400, title: 'Request body is nested too deeply' },
   'request-body-number-unsafe': { status: 400, title: 'Request body holds a number that cannot be compared exactly' },
+  'request-body-not-utf8': { status: 400, title: 'Request body is not UTF-8' },
+  'request-body-duplicate-member': { status: 400, title: 'Request body names an object member twice' },
   'webhook-payload-invalid': { status: 400, title: 'Webhook payload could not be read' },
   unauthenticated: { status: 401, title: 'Caller could not be identified' },
   'webhook-signature-invalid': { status: 401, title: 'Webhook signature missing or invalid' },
