@@ -20,6 +20,20 @@ describe('route settings', () => {
     expect(defineRoute({ operation: 'orders.create@1', describedBy: '/docs/idempotency#orders' }).describedBy).toBe('/docs/idempotency#orders');
   });
 
+  it.each([Number.POSITIVE_INFINITY, Number.NaN, 0, -1])('refuses a retention of %s seconds, set on a route or answered by its function', (seconds) => {
+    const misuse = (run: () => unknown): boolean => {
+      try {
+        run();
+      } catch (error) {
+        return isRetrysafeError(error, 'misuse');
+      }
+      return false;
+    };
+    expect(misuse(() => defineRoute({ operation: 'orders.create@1', retention: { responseSeconds: seconds } }))).toBe(true);
+    expect(misuse(() => resolveRetention(() => ({ tombstoneSeconds: seconds }), identity))).toBe(true);
+    expect(misuse(() => resolveRetention({ responseSeconds: seconds }, identity))).toBe(true);
+  });
+
   it('lays the route retention over the configuration, and a function decides per identity', () => {
     const base = { responseSeconds: 100, tombstoneSeconds: 1000 };
     expect(resolveRetention(undefined, identity, base)).toEqual(base);

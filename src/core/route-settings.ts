@@ -38,5 +38,21 @@ export function assertWait(name: string, ms: number): number {
 /** The retention of one operation under `setting`, over `base`. */
 export function resolveRetention(setting: RetentionSetting | undefined, identity: OperationIdentity, base: Retention = defaultRetention): Retention {
   if (setting === undefined) return base;
-  return extend(base, typeof setting === 'function' ? setting(identity) : setting);
+  return checkRetention(extend(base, typeof setting === 'function' ? setting(identity) : setting));
+}
+
+/**
+ * A retention the record's expiry columns can hold: a finite, positive number
+ * of seconds each. Checked when it is set, and on what a retention function
+ * answers, so that a bad value fails loudly rather than as a store error that
+ * a retry would meet again.
+ */
+export function checkRetention(retention: Retention): Retention {
+  for (const name of ['responseSeconds', 'tombstoneSeconds'] as const) {
+    const seconds: unknown = retention[name];
+    if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) {
+      throw new RetrysafeError('misuse', `retention.${name} must be a positive, finite number of seconds, got ${String(seconds)}.`);
+    }
+  }
+  return retention;
 }

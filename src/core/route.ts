@@ -1,7 +1,9 @@
 import { assertOperationName, type OperationIdentity } from './identity.js';
 import type { ProblemCode } from './answer/problems.js';
 import type { HandlerReply } from './answer/reply.js';
-import { assertDescribedBy, assertWait, type RouteSettings } from './route-settings.js';
+import { assertDescribedBy, assertWait, checkRetention, type RouteSettings } from './route-settings.js';
+import { defaultRetention } from './retention.js';
+import { extend } from './extend.js';
 
 /** A request as the core sees it; adapters build one from their framework's request. */
 export interface IncomingRequest<Req> {
@@ -127,9 +129,10 @@ export interface TransparentRoute<Req, Input> extends RouteDefinition<Req, Input
 }
 
 /** Checks a route once, when it is defined, rather than on every request. */
-export function defineRoute<R extends Pick<RouteDefinition<unknown, unknown>, 'operation' | 'describedBy'> & { readonly lockTimeoutMs?: number }>(route: R): R {
+export function defineRoute<R extends Pick<RouteDefinition<unknown, unknown>, 'operation' | 'describedBy' | 'retention'> & { readonly lockTimeoutMs?: number }>(route: R): R {
   assertOperationName(route.operation);
   assertDescribedBy(route.describedBy);
+  if (route.retention !== undefined && typeof route.retention !== 'function') checkRetention(extend(defaultRetention, route.retention));
   if (route.lockTimeoutMs !== undefined) assertWait('lockTimeoutMs', route.lockTimeoutMs);
   return route;
 }

@@ -11,7 +11,7 @@ import type { OperationStore } from '../store/operation-store.js';
 import { defaultRetention, type Retention } from '../core/retention.js';
 import { NAME_MAX_BYTES, type OperationIdentity } from '../core/identity.js';
 import type { CompletedRecord } from '../core/record.js';
-import { assertDescribedBy, assertWait, resolveRetention, type RetentionSetting } from '../core/route-settings.js';
+import { assertDescribedBy, assertWait, checkRetention, resolveRetention, type RetentionSetting } from '../core/route-settings.js';
 import type { Tracing } from '../core/tracing.js';
 import { tracedStore } from '../store/traced-store.js';
 import { replayCached, type ReplayCacheOptions } from '../store/replay-cache.js';
@@ -146,7 +146,7 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     policy: resolvePolicy(options.policy),
     keyLimits: keyLimits(extend(defaultKeyLimits, options.keyLimits ?? {})),
     maxInputDepth: positive('maxInputDepth', options.maxInputDepth ?? 64),
-    retention: typeof options.retention === 'function' ? defaultRetention : extend(defaultRetention, options.retention ?? {}),
+    retention: typeof options.retention === 'function' ? defaultRetention : checkRetention(extend(defaultRetention, options.retention ?? {})),
     retentionFor: (identity) => resolveRetention(options.retention, identity),
     describedBy: options.describedBy,
     problemBase: options.problemBase ?? defaultProblemBase,
