@@ -1,4 +1,4 @@
-import { defaultServerConditions } from 'vite';
+import { defaultServerConditions, type Plugin } from 'vite';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // Tests import the package by its name; `retrysafe-source` points those imports at the TypeScript sources.
@@ -7,19 +7,24 @@ export const conditions = ['retrysafe-source', ...defaultServerConditions.filter
 
 const processSuites = ['test/crash/**', 'test/demo/**', 'test/cli/**', 'examples/orders/test/**'];
 
+// Tests that open no database: they need neither the PostgreSQL server nor the PGlite template the
+// database project's global setup builds, and so start in a second (`npm run test:unit`).
+const unitTests = ['src/**/*.test.ts', 'test/architecture/**/*.test.ts'];
+
+// A project's own `exclude` replaces the root's, and with it what `--exclude` added on the command line
+// (.ci/faults.sh leaves three adapter files out that way): each project gets those patterns back.
+const commandLineExclude: Plugin = {
+  name: 'retrysafe:command-line-exclude',
+  configureVitest({ vitest, project }) {
+    project.config.exclude.push(...(vitest.config.cliExclude ?? []));
+  },
+};
+
 export default defineConfig({
+  plugins: [commandLineExclude],
   resolve: { conditions },
   ssr: { resolve: { conditions } },
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'],
-    // Minutes each: `.ci/run` runs them with their own configs (clusters, a pooler, failover and killed
-    // processes in test/faults; packed-package consumers in test/ci).
-    // The crash matrices, the demo, the command line's and the service's process tests start and kill processes: `npm test`
-    // leaves them to `.ci/run`, which sets RETRYSAFE_SUITES=all for its PostgreSQL 15 passes.
-    exclude: [...configDefaults.exclude, 'test/faults/**', 'test/ci/**', ...(process.env.RETRYSAFE_SUITES === 'all' ? [] : processSuites)],
-    // Type tests (`expectTypeOf` in test/types/*.test-d.ts) are compiled, never run.
-    typecheck: { enabled: true, include: ['test/types/**/*.test-d.ts'] },
-    globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
@@ -28,5 +33,30 @@ export default defineConfig({
     isolate: false,
     // Most suites wait on databases, brokers and child processes rather than the CPU.
     maxWorkers: 3,
+    projects: [
+      { extends: true, test: { name: 'unit', include: unitTests } },
+      {
+        extends: true,
+        test: {
+          name: 'database',
+          include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
+          // Minutes each: `.ci/run` runs them with their own configs (clusters, a pooler, failover and killed
+          // processes in test/faults; packed-package consumers in test/ci).
+          // The crash matrices, the demo, the command line's and the service's process tests start and kill processes: `npm test`
+          // leaves them to `.ci/run`, which sets RETRYSAFE_SUITES=all for its PostgreSQL 15 passes.
+          exclude: [
+            ...configDefaults.exclude,
+            ...unitTests,
+            'test/faults/**',
+            'test/ci/**',
+            ...(process.env.RETRYSAFE_SUITES === 'all' ? [] : processSuites),
+          ],
+          // Runs only when a file of this project is chosen: `vitest run --project unit` starts no server.
+          globalSetup: ['test/support/global-setup.ts'],
+        },
+      },
+      // Type tests (`expectTypeOf` in test/types/*.test-d.ts) are compiled, never run.
+      { extends: true, test: { name: 'types', include: [], typecheck: { enabled: true, only: true, include: ['test/types/**/*.test-d.ts'] } } },
+    ],
   },
 });
