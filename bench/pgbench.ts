@@ -84,15 +84,22 @@ async function withScript<T>(plan: PgbenchShape, clients: number, work: (common:
 /** The script pgbench runs for `plan`, and its `-D` definitions. */
 export const pgbenchScript = (plan: PgbenchShape): { readonly script: string; readonly variables: readonly string[] } => SCRIPTS[plan];
 
-/** `$n` becomes `:<prefix>n`, except the key, which pgbench draws at random for every transaction. */
-const withVariables = (sql: string, prefix: string, keyAt: number): string =>
-  sql.trim().replace(/\$(\d+)/g, (_, n: string) => (Number(n) === keyAt ? ':key' : `:${prefix}${n}`));
+/**
+ * `$n` becomes `:<prefix>n`, except the key, which pgbench draws at random for every transaction, and a value of
+ * `values` that is null, which is written as NULL: a `-D` definition can only hold text.
+ */
+const withVariables = (sql: string, prefix: string, keyAt: number, values: readonly unknown[] = []): string =>
+  sql.trim().replace(/\$(\d+)/g, (_, n: string) => (Number(n) === keyAt ? ':key' : values[Number(n) - 1] === null ? 'NULL' : `:${prefix}${n}`));
 
-/** Bound values as pgbench `-D` text, bytes in PostgreSQL's hex form; the key is left out. */
+/** Bound values as pgbench `-D` text, bytes in PostgreSQL's hex form; the key and nulls (written as NULL) are left out. */
 const variables = (prefix: string, values: readonly unknown[], keyAt: number): string[] =>
   values.flatMap((value, index) =>
-    index + 1 === keyAt ? [] : ['-D', `${prefix}${index + 1}=${value instanceof Uint8Array ? `\\x${Buffer.from(value).toString('hex')}` : String(value)}`],
+    index + 1 === keyAt || value === null ? [] : ['-D', `${prefix}${index + 1}=${definition(value)}`],
   );
+
+/** A bound value as PostgreSQL reads its text: bytes in hex form, anything else as JSON would spell it. */
+const definition = (value: unknown): string =>
+  value instanceof Uint8Array ? `\\x${Buffer.from(value).toString('hex')}` : typeof value === 'string' ? value : JSON.stringify(value);
 
 const order = JSON.parse(ORDER_BODY) as OrderInput;
 const DRAW_KEY = '\\set key random(1, 1000000000000000)';
@@ -151,8 +158,8 @@ const serviceVariables = [
   ...variables('o', [SERVICE_TENANT, '', '', 1, 'standard', JSON.stringify(serviceLines), 7597], 0).filter((_, index) => index < 2 || index > 5),
   ...variables('e', ['', 'order.created', '{}', JSON.stringify({ order_id: 'ord_0000000000000001', tenant: SERVICE_TENANT, total_cents: 7597 })], 0).slice(2),
 ];
-const claimStatement = `${withVariables(CLAIM_ATOMIC.text, 'c', 3)};`;
-const completeStatement = `${withVariables(COMPLETE_ATOMIC.text, 'u', 3)};`;
+const claimStatement = `${withVariables(CLAIM_ATOMIC.text, 'c', 3, claimValues(''))};`;
+const completeStatement = `${withVariables(COMPLETE_ATOMIC.text, 'u', 3, completeValues(''))};`;
 const claimVariables = variables('c', claimValues(''), 3);
 const completeVariables = variables('u', completeValues(''), 3);
 /** Statements sent in one write, their answers read together: pgbench's pipeline mode. */
