@@ -78,6 +78,16 @@ describe('the documented database roles, on the PostgreSQL server', () => {
       body: JSON.stringify(body),
     });
 
+  /** One key sent twice: created, then the same answer replayed. */
+  const createdThenReplayed = async (send: (request: Request, context: undefined) => Promise<Response>, path: string, body: unknown) => {
+    const key = randomUUID();
+    const first = await send(request(path, key, body), undefined);
+    expect(first.status).toBe(201);
+    const replay = await send(request(path, key, body), undefined);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await replay.text()).toBe(await first.text());
+  };
+
   it('lets the application run an atomic route and replay it', async () => {
     const route: AtomicRoute<FetchRequest, { sku: string }, SqlClient> = {
       operation: 'orders.create@1',
@@ -87,13 +97,7 @@ describe('the documented database roles, on the PostgreSQL server', () => {
         return { status: 201, body: { id: rows[0]?.id } };
       },
     };
-    const send = atomic(idempotency({ store: postgresStore(app) }), route);
-    const key = randomUUID();
-    const first = await send(request('/orders', key, { sku: 'W-1' }), undefined);
-    expect(first.status).toBe(201);
-    const replay = await send(request('/orders', key, { sku: 'W-1' }), undefined);
-    expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect(await replay.text()).toBe(await first.text());
+    await createdThenReplayed(atomic(idempotency({ store: postgresStore(app) }), route), '/orders', { sku: 'W-1' });
   });
 
   it('lets the application run a leased route with a step, and replay it', async () => {
@@ -110,12 +114,7 @@ describe('the documented database roles, on the PostgreSQL server', () => {
         return { status: 201, body: { id, charge: charge.id } };
       },
     };
-    const send = leased(idempotency({ store: postgresStore(app) }), route);
-    const key = randomUUID();
-    const first = await send(request('/payments', key, { order: 'o-1' }), undefined);
-    expect(first.status).toBe(201);
-    const replay = await send(request('/payments', key, { order: 'o-1' }), undefined);
-    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    await createdThenReplayed(leased(idempotency({ store: postgresStore(app) }), route), '/payments', { order: 'o-1' });
     expect(steps).toBe(1);
   });
 
