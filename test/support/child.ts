@@ -43,9 +43,9 @@ export async function startProgram(
   return { ...handle, match };
 }
 
-/** Runs a program to completion and returns its standard output. */
-export async function runProgram(path: string, env: Record<string, string>): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs a program to completion and returns its standard output; `flags` go to Node (`--expose-gc`). */
+export async function runProgram(path: string, env: Record<string, string>, flags: readonly string[] = []): Promise<string> {
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', path], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let errors = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
