@@ -199,8 +199,19 @@ describe('upgrading to the domain checks', () => {
     const files = await fileNodes();
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
-    expect(await migrate(database)).toEqual({ applied: [7], version: migrations.at(-1)?.version });
+    expect(await migrate(database, migrations.filter((m) => m.version <= 7))).toEqual({ applied: [7], version: 7 });
     expect(await fileNodes()).toEqual(files);
+    expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
+  });
+
+  it('then keeps one sweep index instead of two expiry indexes (0009) without touching a row or rewriting the table', async () => {
+    const files = await fileNodes();
+    const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
+
+    expect(await migrate(database)).toEqual({ applied: migrations.filter((m) => m.version > 7).map((m) => m.version), version: migrations.at(-1)?.version });
+    const swapped = new Set(['retrysafe_operations_expiry', 'retrysafe_operations_response_expiry']);
+    expect((await fileNodes()).filter((file) => file.relname !== 'retrysafe_operations_sweep')).toEqual(files.filter((file) => !swapped.has(file.relname)));
+    expect((await fileNodes()).map((file) => file.relname)).toContain('retrysafe_operations_sweep');
     expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
   });
 });
