@@ -52,7 +52,7 @@ describe('the printed schema applied by a migration tool', () => {
   it('builds what migrate() builds, and records it: migrate() then has nothing to apply', async () => {
     const pool = await fresh();
     await pool.query(schemaSql());
-    expect(await migrate(portable(fromPg(pool)))).toEqual({ applied: [], version: migrations.length });
+    expect(await migrate(portable(fromPg(pool)))).toEqual({ applied: [], version: migrations.at(-1)?.version });
     const { rows } = await pool.query<{ version: number; name: string }>('SELECT version, name FROM retrysafe_migrations ORDER BY version');
     expect(rows).toEqual(migrations.map(({ version, name }) => ({ version, name })));
   });
@@ -62,6 +62,6 @@ describe('the printed schema applied by a migration tool', () => {
     const database = portable(fromPg(pool));
     expect((await migrate(database, migrations.slice(0, 3))).version).toBe(3);
     await pool.query(schemaSql(3));
-    expect(await migrate(database)).toEqual({ applied: [], version: migrations.length });
+    expect(await migrate(database)).toEqual({ applied: [], version: migrations.at(-1)?.version });
   });
 });

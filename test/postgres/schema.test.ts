@@ -208,10 +208,21 @@ describe('upgrading to the domain checks', () => {
     const files = await fileNodes();
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
-    expect(await migrate(database)).toEqual({ applied: [8], version: migrations.at(-1)?.version });
+    expect(await migrate(database, migrations.filter((m) => m.version <= 8))).toEqual({ applied: [8], version: 8 });
     expect(await fileNodes()).toEqual(files);
     expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records.map((row) => ({ ...row, principal: null })));
     expect(await refusal(database, "UPDATE retrysafe_operations SET principal = '\\x00' WHERE key = 'k1'")).toEqual({ code: '23514', constraint: 'retrysafe_digest_check' });
     await database.query("UPDATE retrysafe_operations SET principal = decode(repeat('ab', 32), 'hex') WHERE key = 'k1'");
+  });
+
+  it('then keeps one sweep index instead of two expiry indexes (0009) without touching a row or rewriting the table', async () => {
+    const files = await fileNodes();
+    const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
+
+    expect(await migrate(database)).toEqual({ applied: migrations.filter((m) => m.version > 8).map((m) => m.version), version: migrations.at(-1)?.version });
+    const swapped = new Set(['retrysafe_operations_expiry', 'retrysafe_operations_response_expiry']);
+    expect((await fileNodes()).filter((file) => file.relname !== 'retrysafe_operations_sweep')).toEqual(files.filter((file) => !swapped.has(file.relname)));
+    expect((await fileNodes()).map((file) => file.relname)).toContain('retrysafe_operations_sweep');
+    expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
   });
 });

@@ -6,6 +6,7 @@ import { domainChecks } from './0005_domain_checks.js';
 import { stepStartsAndBackoff } from './0006_step_starts_and_backoff.js';
 import { writeOnce } from './0007_write_once.js';
 import { principal } from './0008_principal.js';
+import { oneSweepIndex } from './0009_one_sweep_index.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -14,4 +15,4 @@ export type { Migration } from './migration.js';
  * Every migration this version knows, in order. Modules rather than files
  * read at run time, so that bundlers carry them along.
  */
-export const migrations: readonly Migration[] = [operations, leases, outboxInbox, hotCompletion, domainChecks, stepStartsAndBackoff, writeOnce, principal];
+export const migrations: readonly Migration[] = [operations, leases, outboxInbox, hotCompletion, domainChecks, stepStartsAndBackoff, writeOnce, principal, oneSweepIndex];

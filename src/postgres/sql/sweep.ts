@@ -1,6 +1,7 @@
 /**
  * Statements of the sweeper. Each one handles at most $1 rows, found through
- * a partial index on its expiry column, locked with SKIP LOCKED and reached
+ * the one index of migration 0009 on the time a finished record next
+ * needs the sweeper, locked with SKIP LOCKED and reached
  * again by their physical address (ctid, stable while the row is locked), and
  * runs as its own statement: no batch waits for a request, and no request
  * waits for more than one batch. No ORDER BY: a pass drains everything that
@@ -8,6 +9,9 @@
  * Unfinished operations (`in_progress`, `unknown`) are outside both indexes
  * and never swept.
  */
+
+/** The indexed time at which a record next needs the sweeper, exactly as the index is defined. */
+const SWEEP_AT = `(CASE WHEN state = 'tombstone' THEN expires_at ELSE response_expires_at END)`;
 
 /**
  * Turns completed records whose response expired into tombstones: the body,
@@ -21,7 +25,7 @@ WITH swept AS (
   SET state = 'tombstone', response_body = NULL, response_headers = NULL, input = NULL
   WHERE ctid = ANY (ARRAY(
     SELECT ctid FROM retrysafe_operations
-    WHERE state IN ('completed', 'failed') AND response_expires_at <= now()
+    WHERE state IN ('completed', 'failed') AND ${SWEEP_AT} <= now()
     LIMIT $1
     FOR UPDATE SKIP LOCKED))
   RETURNING tenant, operation, key
@@ -38,7 +42,7 @@ WITH deleted AS (
   DELETE FROM retrysafe_operations
   WHERE ctid = ANY (ARRAY(
     SELECT ctid FROM retrysafe_operations
-    WHERE state = 'tombstone' AND expires_at <= now()
+    WHERE state = 'tombstone' AND ${SWEEP_AT} <= now()
     LIMIT $1
     FOR UPDATE SKIP LOCKED))
   RETURNING 1
