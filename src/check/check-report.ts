@@ -1,7 +1,17 @@
 import type { Rule } from './rules.js';
 
 /** The probes, in the order they run. */
-export const probeNames = ['concurrency', 'replay', 'mismatch', 'tenant-isolation', 'bad-keys', 'slow-client'] as const;
+export const probeNames = [
+  'concurrency',
+  'replay',
+  'mismatch',
+  'tenant-isolation',
+  'bad-keys',
+  'slow-client',
+  'lost-response',
+  'other-principal',
+  'revoked-credential',
+] as const;
 
 export type ProbeName = (typeof probeNames)[number];
 
