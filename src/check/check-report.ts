@@ -1,3 +1,4 @@
+import type { ClauseVerdict } from './clauses.js';
 import type { Rule } from './rules.js';
 
 /** The probes, in the order they run. */
@@ -44,6 +45,10 @@ export interface CheckReport {
   readonly probes: readonly ProbeResult[];
   /** Requests sent, count reads included. */
   readonly requests: number;
+  /** The draft the clauses come from. */
+  readonly draft: { readonly name: string; readonly revision: string };
+  /** Each MUST, SHOULD and RECOMMENDED of the draft that binds a server, with its result and why. */
+  readonly clauses: readonly ClauseVerdict[];
 }
 
 /** The probes that could not exercise their behaviour. */

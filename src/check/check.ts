@@ -1,5 +1,6 @@
 import { fillTemplate } from './body-template.js';
 import { CheckError } from './check-error.js';
+import { DRAFT, judgeClauses } from './clauses.js';
 import { type CheckOptions, type CheckPlan, planCheck } from './check-options.js';
 import { type CheckReport, notApplicable, type ProbeResult } from './check-report.js';
 import { credentialWatch } from './credential-watch.js';
@@ -51,7 +52,15 @@ export async function check(options: CheckOptions): Promise<CheckReport> {
     const watched = credentialWatch(ctx);
     probes.push(watched.judge(await probe(watched.ctx)));
   }
-  return { url: plan.url.toString(), method: plan.method, outcome: outcomeOf(probes), probes, requests: budget.used };
+  return {
+    url: plan.url.toString(),
+    method: plan.method,
+    outcome: outcomeOf(probes),
+    probes,
+    requests: budget.used,
+    draft: DRAFT,
+    clauses: judgeClauses(probes),
+  };
 }
 
 /** The most requests a check sends, count reads included. */
