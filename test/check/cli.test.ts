@@ -73,7 +73,7 @@ describe('retrysafe check, run as a command', () => {
     for (const probe of probeNames) {
       expect(run.stdout).toMatch(new RegExp(`^${probe}\\s+pass\\s`, 'm'));
     }
-    expect(run.stdout).toMatch(/^  §2\.7 +SHOULD +pass +a key reused with a different payload gets 422 \(passed: mismatch\)$/m);
+    expect(run.stdout).toMatch(/^ {2}§2\.7 +SHOULD +pass +a key reused with a different payload gets 422 \(passed: mismatch\)$/m);
     expect(run.stdout).toMatch(/^pass: 9 passed, 0 failed, 0 not applicable/m);
   });
 
