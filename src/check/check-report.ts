@@ -1,4 +1,3 @@
-import type { ClauseVerdict } from './clauses.js';
 import type { Rule } from './rules.js';
 
 /** The probes, in the order they run. */
@@ -48,7 +47,18 @@ export interface CheckReport {
   /** The draft the clauses come from. */
   readonly draft: { readonly name: string; readonly revision: string };
   /** Each MUST, SHOULD and RECOMMENDED of the draft that binds a server, with its result and why. */
-  readonly clauses: readonly ClauseVerdict[];
+  readonly clauses: readonly {
+    /** Section of the draft, e.g. `2.7`. */
+    readonly section: string;
+    readonly level: 'MUST' | 'SHOULD' | 'RECOMMENDED';
+    readonly requirement: string;
+    /** The probes whose results decide it; none when it cannot be tested from outside. */
+    readonly probes: readonly ProbeName[];
+    /** Why no probe can decide it. */
+    readonly untestable?: string;
+    readonly result: 'pass' | 'fail' | 'inconclusive' | 'not-testable';
+    readonly why: string;
+  }[];
 }
 
 /** The probes that could not exercise their behaviour. */

@@ -1,26 +1,15 @@
-import type { ProbeName, ProbeResult } from './check-report.js';
+import type { CheckReport, ProbeResult } from './check-report.js';
 
 /** The draft the clauses are quoted from, by section, in the words of the revision named. */
 export const DRAFT = { name: 'draft-ietf-httpapi-idempotency-key-header', revision: '06' } as const;
 
+/** A clause as the report shows it, with its result. */
+export type ClauseVerdict = CheckReport['clauses'][number];
+
 /** One requirement of the draft a server can meet or miss. */
-export interface Clause {
-  /** Section of the draft, e.g. `2.7`. */
-  readonly section: string;
-  readonly level: 'MUST' | 'SHOULD' | 'RECOMMENDED';
-  readonly requirement: string;
-  /** The probes whose results decide it; none when it cannot be tested from outside. */
-  readonly probes: readonly ProbeName[];
-  /** Why no probe can decide it. */
-  readonly untestable?: string;
-}
+export type Clause = Omit<ClauseVerdict, 'result' | 'why'>;
 
-export type ClauseResult = 'pass' | 'fail' | 'inconclusive' | 'not-testable';
-
-export interface ClauseVerdict extends Clause {
-  readonly result: ClauseResult;
-  readonly why: string;
-}
+type ClauseResult = ClauseVerdict['result'];
 
 export const clauses: readonly Clause[] = [
   { section: '2.1', level: 'MUST', requirement: 'the key is a structured-field string; a client sends one Idempotency-Key at most (a server refuses other forms)', probes: ['bad-keys'] },

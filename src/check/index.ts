@@ -4,4 +4,3 @@ export type { CheckOptions } from './check-options.js';
 export { probeNames, type CheckReport, type Evidence, type ProbeName, type ProbeResult } from './check-report.js';
 export { formatReport } from './report-table.js';
 export type { Rule } from './rules.js';
-export type { Clause, ClauseResult, ClauseVerdict } from './clauses.js';
