@@ -20,10 +20,16 @@ export interface CheckOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** A second tenant's credentials, for the tenant isolation probe. */
   readonly otherHeaders?: Readonly<Record<string, string>>;
+  /** Another user of the first tenant, for the other-principal probe: that user's retry must never get the first user's answer. */
+  readonly principalHeaders?: Readonly<Record<string, string>>;
+  /** A revoked or expired credential of the first user, for the revoked-credential probe: it must never get the stored answer. */
+  readonly revokedHeaders?: Readonly<Record<string, string>>;
   /** A URL listing the resources the endpoint creates, read with each tenant's credentials; may hold `{{uuid}}`. */
   readonly countUrl?: string;
   /** Requests sent at once with one key. Default 32, at most 256. */
   readonly concurrency?: number;
+  /** Concurrency bursts, each with its own key: a race may open on one run in several. Default 4, at most 16. */
+  readonly bursts?: number;
   /** Time-out of each request. Default 10 000 ms. */
   readonly timeoutMs?: number;
   /** Time-out of the whole check. Default 120 000 ms. */
@@ -40,8 +46,11 @@ export interface CheckPlan {
   readonly otherBody: string | undefined;
   readonly headers: Readonly<Record<string, string>>;
   readonly otherHeaders: Readonly<Record<string, string>> | undefined;
+  readonly principalHeaders: Readonly<Record<string, string>> | undefined;
+  readonly revokedHeaders: Readonly<Record<string, string>> | undefined;
   readonly countUrl: string | undefined;
   readonly concurrency: number;
+  readonly bursts: number;
   readonly timeoutMs: number;
   readonly deadlineMs: number;
   readonly abandonAfterMs: number;
@@ -51,12 +60,14 @@ export const checkDefaults = {
   method: 'POST',
   body: '{}',
   concurrency: 32,
+  bursts: 4,
   timeoutMs: 10_000,
   deadlineMs: 120_000,
   abandonAfterMs: 20,
 } as const;
 
 export const MAX_CONCURRENCY = 256;
+export const MAX_BURSTS = 16;
 
 /** Headers the checker writes itself. */
 const RESERVED_HEADERS = new Set(['idempotency-key', 'host', 'content-length', 'transfer-encoding', 'connection']);
@@ -74,9 +85,12 @@ export function planCheck(options: CheckOptions): CheckPlan {
     body: options.body ?? checkDefaults.body,
     otherBody: options.otherBody,
     headers: withContentType(headerSet('header', options.headers ?? {})),
-    otherHeaders: options.otherHeaders === undefined ? undefined : withContentType(headerSet('other header', options.otherHeaders)),
+    otherHeaders: optionalHeaders('other header', options.otherHeaders),
+    principalHeaders: optionalHeaders('principal header', options.principalHeaders),
+    revokedHeaders: optionalHeaders('revoked header', options.revokedHeaders),
     countUrl: options.countUrl,
     concurrency: integer('concurrency', options.concurrency ?? checkDefaults.concurrency, 1, MAX_CONCURRENCY),
+    bursts: integer('bursts', options.bursts ?? checkDefaults.bursts, 1, MAX_BURSTS),
     timeoutMs,
     deadlineMs: integer('deadline', options.deadlineMs ?? checkDefaults.deadlineMs, timeoutMs, 3_600_000),
     abandonAfterMs: integer('abandon-after', options.abandonAfterMs ?? checkDefaults.abandonAfterMs, 0, timeoutMs - 1),
@@ -105,6 +119,10 @@ function headerSet(what: string, headers: Readonly<Record<string, string>>): Rec
     checked[lower] = value;
   }
   return checked;
+}
+
+function optionalHeaders(what: string, headers: Readonly<Record<string, string>> | undefined): Record<string, string> | undefined {
+  return headers === undefined ? undefined : withContentType(headerSet(what, headers));
 }
 
 function withContentType(headers: Record<string, string>): Record<string, string> {

@@ -1,7 +1,17 @@
 import type { Rule } from './rules.js';
 
 /** The probes, in the order they run. */
-export const probeNames = ['concurrency', 'replay', 'mismatch', 'tenant-isolation', 'bad-keys', 'slow-client'] as const;
+export const probeNames = [
+  'concurrency',
+  'replay',
+  'mismatch',
+  'tenant-isolation',
+  'bad-keys',
+  'slow-client',
+  'lost-response',
+  'other-principal',
+  'revoked-credential',
+] as const;
 
 export type ProbeName = (typeof probeNames)[number];
 
@@ -34,6 +44,21 @@ export interface CheckReport {
   readonly probes: readonly ProbeResult[];
   /** Requests sent, count reads included. */
   readonly requests: number;
+  /** The draft the clauses come from. */
+  readonly draft: { readonly name: string; readonly revision: string };
+  /** Each MUST, SHOULD and RECOMMENDED of the draft that binds a server, with its result and why. */
+  readonly clauses: readonly {
+    /** Section of the draft, e.g. `2.7`. */
+    readonly section: string;
+    readonly level: 'MUST' | 'SHOULD' | 'RECOMMENDED';
+    readonly requirement: string;
+    /** The probes whose results decide it; none when it cannot be tested from outside. */
+    readonly probes: readonly ProbeName[];
+    /** Why no probe can decide it. */
+    readonly untestable?: string;
+    readonly result: 'pass' | 'fail' | 'inconclusive' | 'not-testable';
+    readonly why: string;
+  }[];
 }
 
 /** The probes that could not exercise their behaviour. */

@@ -1,20 +1,23 @@
 import { fillTemplate } from './body-template.js';
 import { CheckError } from './check-error.js';
+import { DRAFT, judgeClauses } from './clauses.js';
 import { type CheckOptions, type CheckPlan, planCheck } from './check-options.js';
 import { type CheckReport, notApplicable, type ProbeResult } from './check-report.js';
 import { credentialWatch } from './credential-watch.js';
 import { type ProbeContext, probeContext, type Tenant } from './probe-context.js';
 import { badKeysProbe } from './probes/bad-keys.js';
 import { concurrencyProbe } from './probes/concurrency.js';
+import { lostResponseProbe } from './probes/lost-response.js';
 import { mismatchProbe } from './probes/mismatch.js';
+import { otherPrincipalProbe, revokedCredentialProbe } from './probes/replay-authorisation.js';
 import { replayProbe } from './probes/replay.js';
 import { slowClientProbe } from './probes/slow-client.js';
 import { tenantIsolationProbe } from './probes/tenant-isolation.js';
 import { assertReachable } from './reachability.js';
 import { RequestBudget } from './request-budget.js';
 
-/** Requests beyond the concurrency burst: the other probes, their retries and count reads, with room to spare. */
-const REQUESTS_BEYOND_BURST = 48;
+/** Requests beyond the concurrency bursts and their count reads: the other probes, their retries and count reads, with room to spare. */
+const REQUESTS_BEYOND_BURSTS = 80;
 
 /**
  * Checks an HTTP endpoint's idempotency from outside, with every probe in
@@ -28,7 +31,7 @@ export async function check(options: CheckOptions): Promise<CheckReport> {
   // Any value will do: only the count URL's host is needed here.
   const countUrl = plan.countUrl === undefined ? [] : [new URL(fillTemplate(plan.countUrl, 'x'))];
   await assertReachable([plan.url, ...countUrl], plan.timeoutMs);
-  const budget = new RequestBudget(plan.concurrency + REQUESTS_BEYOND_BURST, plan.deadlineMs);
+  const budget = new RequestBudget(requestBound(plan), plan.deadlineMs);
   const ctx = probeContext(plan, budget);
   await assertCountable(ctx, plan);
 
@@ -41,12 +44,28 @@ export async function check(options: CheckOptions): Promise<CheckReport> {
     (c) => tenantIsolationProbe(c, concurrency.start),
     badKeysProbe,
     slowClientProbe,
+    lostResponseProbe,
+    (c) => otherPrincipalProbe(c, concurrency.start),
+    (c) => revokedCredentialProbe(c, concurrency.start),
   ];
   for (const probe of rest) {
     const watched = credentialWatch(ctx);
     probes.push(watched.judge(await probe(watched.ctx)));
   }
-  return { url: plan.url.toString(), method: plan.method, outcome: outcomeOf(probes), probes, requests: budget.used };
+  return {
+    url: plan.url.toString(),
+    method: plan.method,
+    outcome: outcomeOf(probes),
+    probes,
+    requests: budget.used,
+    draft: DRAFT,
+    clauses: judgeClauses(probes),
+  };
+}
+
+/** The most requests a check sends, count reads included. */
+export function requestBound(plan: Pick<CheckPlan, 'concurrency' | 'bursts'>): number {
+  return (plan.concurrency + 2) * plan.bursts + REQUESTS_BEYOND_BURSTS;
 }
 
 /** A failure is a verdict; without one, a check where most probes could not run is no verdict either way. */

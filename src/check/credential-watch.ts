@@ -4,8 +4,11 @@ import type { ProbeContext, Tenant } from './probe-context.js';
 /** Statuses that refuse the credentials themselves: they say nothing about how keys are handled. */
 const DENIED = new Set([401, 403]);
 
-const FLAG: Readonly<Record<Tenant, string>> = { first: '--header', second: '--other-header' };
-const WHOSE: Readonly<Record<Tenant, string>> = { first: 'the credentials given', second: "the second tenant's credentials" };
+/** The credentials whose refusal says nothing about keys; another principal's or a revoked credential's refusal is what its probe expects. */
+type Watched = Extract<Tenant, 'first' | 'second'>;
+
+const FLAG: Readonly<Record<Watched, string>> = { first: '--header', second: '--other-header' };
+const WHOSE: Readonly<Record<Watched, string>> = { first: 'the credentials given', second: "the second tenant's credentials" };
 
 /** A probe's context that notes answers refusing the credentials, and the judgement they call for. */
 export interface CredentialWatch {
@@ -20,14 +23,15 @@ export interface CredentialWatch {
  * (a 401 where a 400 or a replay was due) is no verdict on the endpoint.
  */
 export function credentialWatch(ctx: ProbeContext): CredentialWatch {
-  let denied: { readonly status: number; readonly tenant: Tenant } | undefined;
+  let denied: { readonly status: number; readonly tenant: Watched } | undefined;
   return {
     ctx: {
       ...ctx,
       async attempt(attempt) {
         const exchange = await ctx.attempt(attempt);
-        if (denied === undefined && exchange.kind === 'answered' && DENIED.has(exchange.answer.status)) {
-          denied = { status: exchange.answer.status, tenant: attempt.tenant ?? 'first' };
+        const tenant = attempt.tenant ?? 'first';
+        if (denied === undefined && (tenant === 'first' || tenant === 'second') && exchange.kind === 'answered' && DENIED.has(exchange.answer.status)) {
+          denied = { status: exchange.answer.status, tenant };
         }
         return exchange;
       },

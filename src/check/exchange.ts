@@ -13,6 +13,8 @@ export interface OutgoingRequest {
   readonly timeoutMs: number;
   /** Give up this long after the request was fully written, as a client with a short time-out does. */
   readonly abandonAfterMs?: number;
+  /** Close the connection once the last byte is written, as when the answer is lost on the way back (raw socket only). */
+  readonly hangUp?: boolean;
   /** Aborts when the whole check's deadline passes. */
   readonly signal: AbortSignal;
 }
@@ -23,7 +25,7 @@ export type NoAnswer = 'timeout' | 'deadline' | 'budget' | 'transport';
 /** What became of one request. */
 export type Exchange =
   | { readonly kind: 'answered'; readonly answer: Answer }
-  /** Given up on purpose after `abandonAfterMs`; the server may still be working on it. */
+  /** Given up on purpose after `abandonAfterMs`, or hung up once written; the server may still be working on it. */
   | { readonly kind: 'abandoned' }
   | { readonly kind: 'failed'; readonly reason: NoAnswer; readonly detail: string };
 

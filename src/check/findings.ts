@@ -9,6 +9,7 @@ export class Findings {
   private readonly failures: string[] = [];
   private readonly warnings: string[] = [];
   private counted: { before: number; after: number } | undefined;
+  private context: string | undefined;
 
   constructor(private readonly probe: ProbeName) {}
 
@@ -16,16 +17,29 @@ export class Findings {
     this.answers[label] = (this.answers[label] ?? 0) + 1;
   }
 
+  /** Prefixes what follows (notes, failures, warnings) with `label: `, as one run among several; undefined stops. */
+  within(label: string | undefined): void {
+    this.context = label;
+  }
+
   note(text: string): void {
-    this.notes.push(text);
+    this.notes.push(this.placed(text));
   }
 
   fail(text: string): void {
-    this.failures.push(text);
+    this.failures.push(this.placed(text));
   }
 
   warn(text: string): void {
-    this.warnings.push(text);
+    this.warnings.push(this.placed(text));
+  }
+
+  get failed(): boolean {
+    return this.failures.length > 0;
+  }
+
+  private placed(text: string): string {
+    return this.context === undefined ? text : `${this.context}: ${text}`;
   }
 
   /**

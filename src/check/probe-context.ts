@@ -7,8 +7,12 @@ import { sendRaw } from './raw-exchange.js';
 import type { RequestBudget } from './request-budget.js';
 import { countResources } from './resource-count.js';
 
-/** Whose credentials a request carries: `--header` or `--other-header`. */
-export type Tenant = 'first' | 'second';
+/**
+ * Whose credentials a request carries: `--header`, `--other-header`, or
+ * another user of the first tenant (`--principal-header`), or the first
+ * user's revoked credential (`--revoked-header`).
+ */
+export type Tenant = 'first' | 'second' | 'principal' | 'revoked';
 
 /** One attempt at the endpoint's operation. */
 export interface Attempt {
@@ -20,6 +24,8 @@ export interface Attempt {
   readonly abandonAfterMs?: number;
   /** Write the request byte for byte on a raw socket. */
   readonly raw?: boolean;
+  /** Close the connection as soon as the request is written, before any answer: implies `raw`. */
+  readonly hangUp?: boolean;
 }
 
 /** A count URL reading. */
@@ -42,15 +48,20 @@ export function probeContext(plan: CheckPlan, budget: RequestBudget): ProbeConte
     const outgoing = { ...request, timeoutMs: plan.timeoutMs, signal: budget.signal };
     return raw ? sendRaw(outgoing) : sendHttp(outgoing);
   };
-  const credentials = (tenant: Tenant): readonly HeaderLine[] =>
-    Object.entries(tenant === 'second' && plan.otherHeaders !== undefined ? plan.otherHeaders : plan.headers);
+  const given: Readonly<Record<Tenant, Readonly<Record<string, string>> | undefined>> = {
+    first: plan.headers,
+    second: plan.otherHeaders,
+    principal: plan.principalHeaders,
+    revoked: plan.revokedHeaders,
+  };
+  const credentials = (tenant: Tenant): readonly HeaderLine[] => Object.entries(given[tenant] ?? plan.headers);
   return {
     plan,
     uuid: randomUUID,
     attempt(attempt) {
       const headers: HeaderLine[] = [...credentials(attempt.tenant ?? 'first'), ...attempt.keys.map((key): HeaderLine => ['idempotency-key', key])];
-      const request = { url: plan.url, method: plan.method, headers, body: Buffer.from(attempt.body, 'utf8'), abandonAfterMs: attempt.abandonAfterMs };
-      return send(request, attempt.raw ?? false);
+      const request = { url: plan.url, method: plan.method, headers, body: Buffer.from(attempt.body, 'utf8'), abandonAfterMs: attempt.abandonAfterMs, hangUp: attempt.hangUp };
+      return send(request, attempt.raw === true || attempt.hangUp === true);
     },
     async count(tenant, uuid) {
       if (plan.countUrl === undefined) return undefined;

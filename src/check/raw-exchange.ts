@@ -5,7 +5,8 @@ import { type Exchange, failed, type OutgoingRequest, transportFailure } from '.
 
 /**
  * Sends one HTTP/1.1 request written byte for byte on a raw socket, for header
- * values that HTTP clients refuse or re-encode (bytes outside ASCII).
+ * values that HTTP clients refuse or re-encode (bytes outside ASCII), or to
+ * close the connection the moment the request is written (`hangUp`).
  */
 export function sendRaw(request: OutgoingRequest): Promise<Exchange> {
   return new Promise((resolve) => {
@@ -35,7 +36,9 @@ export function sendRaw(request: OutgoingRequest): Promise<Exchange> {
       const answer = parseAnswer(Buffer.concat(chunks), true);
       settle(answer === undefined ? failed('transport', 'malformed HTTP answer') : { kind: 'answered', answer });
     });
-    socket.write(serialise(request));
+    socket.write(serialise(request), () => {
+      if (request.hangUp === true) settle({ kind: 'abandoned' });
+    });
   });
 }
 

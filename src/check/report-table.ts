@@ -1,7 +1,7 @@
 import type { CheckReport, ProbeResult } from './check-report.js';
 
 const COLUMNS = [
-  { title: 'PROBE', width: 16 },
+  { title: 'PROBE', width: 18 },
   { title: 'RESULT', width: 14 },
   { title: 'EVIDENCE', width: 60 },
   { title: 'RULE', width: 46 },
@@ -14,6 +14,11 @@ export function formatReport(report: CheckReport): string {
   const lines = [`${report.method} ${report.url}`, '', row(COLUMNS.map((column) => column.title)), rule];
   for (const cells of rows) lines.push(row(cells), '');
   const tally = (result: ProbeResult['result']): number => report.probes.filter((probe) => probe.result === result).length;
+  lines.push(`${report.draft.name}-${report.draft.revision}, clause by clause:`, '');
+  for (const clause of report.clauses) {
+    lines.push(`  §${clause.section.padEnd(4)} ${clause.level.padEnd(11)} ${clause.result.padEnd(12)} ${clause.requirement} (${clause.why})`);
+  }
+  lines.push('');
   lines.push(`${report.outcome}: ${tally('pass')} passed, ${tally('fail')} failed, ${tally('not-applicable')} not applicable; ${report.requests} requests sent`);
   return `${lines.join('\n')}\n`;
 }

@@ -36,4 +36,16 @@ export const rules: Readonly<Record<ProbeName, Rule>> = {
     statement: 'A client that timed out retries with the same key until it gets the original outcome; the effect happens once.',
     sources: [KEYS_ARTICLE, DESIGN_ARTICLE],
   },
+  'lost-response': {
+    statement: 'When the answer is lost after the work committed, a retry with the same key causes no second effect and gets the stored answer.',
+    sources: [KEYS_ARTICLE, DESIGN_ARTICLE, IETF],
+  },
+  'other-principal': {
+    statement: "Another user's retry with a user's key never gets that user's stored answer: it is refused or runs as its own operation.",
+    sources: [DESIGN_ARTICLE, IETF],
+  },
+  'revoked-credential': {
+    statement: 'Authorisation is checked before a replay: a revoked credential is refused, never given the stored answer.',
+    sources: [DESIGN_ARTICLE, IETF],
+  },
 };

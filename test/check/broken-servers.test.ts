@@ -12,6 +12,9 @@ const allPass = {
   'tenant-isolation': 'pass',
   'bad-keys': 'pass',
   'slow-client': 'pass',
+  'lost-response': 'pass',
+  'other-principal': 'pass',
+  'revoked-credential': 'pass',
 } as const;
 
 describe('check against small servers with one deliberate flaw', () => {
@@ -40,18 +43,40 @@ describe('check against small servers with one deliberate flaw', () => {
     expect(report.outcome).toBe('fail');
   });
 
-  // Each of these flaws shows in its own probe, and only there.
-  const exclusive: readonly (readonly [Flaw, ProbeName, RegExp])[] = [
-    ['global-keys', 'tenant-isolation', /replayed answer for a key it never used/],
-    ['body-blind', 'mismatch', /was replayed for a different body/],
-    ['any-key', 'bad-keys', /missing key: expected 400, got 201/],
+  // Each of these flaws shows in its own probe, and only there (keys shared across tenants are shared across users too).
+  const exclusive: readonly (readonly [Flaw, ProbeName, RegExp, readonly ProbeName[]])[] = [
+    ['global-keys', 'tenant-isolation', /replayed answer for a key it never used/, ['other-principal']],
+    ['body-blind', 'mismatch', /was replayed for a different body/, []],
+    ['any-key', 'bad-keys', /missing key: expected 400, got 201/, []],
+    ['replays-cookie', 'replay', /the replay carries Set-Cookie/, []],
+    ['principal-blind', 'other-principal', /another principal got the first principal's answer/, []],
+    ['replays-to-revoked', 'revoked-credential', /a revoked credential got the stored answer/, []],
   ];
 
-  it.each(exclusive)('a server with the %s flaw fails the %s probe only', { timeout: 120_000 }, async (flaw, failing, failure) => {
+  it.each(exclusive)('a server with the %s flaw fails the %s probe only', { timeout: 120_000 }, async (flaw, failing, failure, alsoFailing) => {
     server = await startToyServer({ flaw });
     const report = await check(ordersTarget(server.origin));
-    expect(resultsOf(report)).toEqual({ ...allPass, [failing]: 'fail' });
+    expect(resultsOf(report)).toEqual({ ...allPass, [failing]: 'fail', ...Object.fromEntries(alsoFailing.map((name) => [name, 'fail'])) });
     expect(failuresOf(probe(report, failing)).join('\n')).toMatch(failure);
+  });
+
+  it('fails concurrency when the race opens only for some keys, so one burst misses it', { timeout: 120_000 }, async () => {
+    server = await startToyServer({ flaw: 'cold-race' });
+    const report = await check(ordersTarget(server.origin));
+    const concurrency = probe(report, 'concurrency');
+    expect(concurrency.result).toBe('fail');
+    expect(failuresOf(concurrency).join('\n')).toMatch(/burst 2: expected 1 new resource, counted \d+/);
+  });
+
+  it('fails lost-response when the server forgets the key of a client that hung up, even when its work takes 5 ms', { timeout: 120_000 }, async () => {
+    server = await startToyServer({ flaw: 'forgets-on-hang-up', workMs: 5 });
+    const report = await check(ordersTarget(server.origin));
+    // The slow client gives up after 20 ms, once the answer is already there.
+    expect(probe(report, 'slow-client').result).toBe('pass');
+    const lost = probe(report, 'lost-response');
+    expect(lost.result).toBe('fail');
+    expect(failuresOf(lost).join('\n')).toMatch(/expected 1 new resource, counted 2/);
+    expect(lost.evidence.notes.join('\n')).toMatch(/the first attempt's work landed/);
   });
 
   it('fails replay when the server replays a re-encoded body without Location', { timeout: 120_000 }, async () => {
@@ -79,7 +104,7 @@ describe('check against small servers with one deliberate flaw', () => {
     server = await startToyServer({ uniqueSku: true });
     const fixed = ordersTarget(server.origin, { body: '{"sku":"fixed","qty":1}', countUrl: `${server.origin}/orders?sku=fixed` });
     const first = await check(fixed);
-    expect(resultsOf(first)).toEqual({ ...allPass, 'slow-client': 'not-applicable' });
+    expect(resultsOf(first)).toEqual({ ...allPass, 'slow-client': 'not-applicable', 'lost-response': 'not-applicable' });
 
     const again = await check(fixed);
     expect(resultsOf(again)).toEqual({
@@ -89,8 +114,11 @@ describe('check against small servers with one deliberate flaw', () => {
       'tenant-isolation': 'not-applicable',
       'bad-keys': 'pass',
       'slow-client': 'not-applicable',
+      'lost-response': 'not-applicable',
+      'other-principal': 'not-applicable',
+      'revoked-credential': 'not-applicable',
     });
-    // Five of six probes could not run: no verdict on the endpoint either way.
+    // Eight of nine probes could not run: no verdict on the endpoint either way.
     expect(again.outcome).toBe('inconclusive');
     const concurrency = probe(again, 'concurrency');
     expect(concurrency.result === 'not-applicable' && concurrency.reason).toMatch(/business duplicate/);

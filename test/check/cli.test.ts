@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CheckReport } from '../../src/check/index.js';
+import { type CheckReport, probeNames } from '../../src/check/index.js';
 import type { Listening } from './support/listen.js';
 import { startToyServer } from './support/toy-server.js';
 import { freePort } from '../support/free-port.js';
@@ -56,6 +56,10 @@ describe('retrysafe check, run as a command', () => {
     'Authorization: Bearer demo-a',
     '--other-header',
     'Authorization: Bearer demo-b',
+    '--principal-header',
+    'Authorization: Bearer demo-a2',
+    '--revoked-header',
+    'Authorization: Bearer demo-a-revoked',
     '--count-url',
     `${origin}/orders?sku={{uuid}}`,
     '--concurrency',
@@ -66,10 +70,11 @@ describe('retrysafe check, run as a command', () => {
     const run = await retrysafe(['check', ...target(sound.origin)]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    for (const probe of ['concurrency', 'replay', 'mismatch', 'tenant-isolation', 'bad-keys', 'slow-client']) {
+    for (const probe of probeNames) {
       expect(run.stdout).toMatch(new RegExp(`^${probe}\\s+pass\\s`, 'm'));
     }
-    expect(run.stdout).toMatch(/^pass: 6 passed, 0 failed, 0 not applicable/m);
+    expect(run.stdout).toMatch(/^ {2}§2\.7 +SHOULD +pass +a key reused with a different payload gets 422 \(passed: mismatch\)$/m);
+    expect(run.stdout).toMatch(/^pass: 9 passed, 0 failed, 0 not applicable/m);
   });
 
   it('prints a JSON report and exits 1 when a probe fails', { timeout: 120_000 }, async () => {
@@ -84,14 +89,21 @@ describe('retrysafe check, run as a command', () => {
       ['tenant-isolation', 'pass'],
       ['bad-keys', 'pass'],
       ['slow-client', 'pass'],
+      ['lost-response', 'pass'],
+      ['other-principal', 'pass'],
+      ['revoked-credential', 'pass'],
     ]);
     expect(report.probes[2]?.rule.sources.join(' ')).toMatch(/IETF draft/);
+    expect(report.draft).toEqual({ name: 'draft-ietf-httpapi-idempotency-key-header', revision: '06' });
+    const reuse = report.clauses.find((clause) => clause.requirement === 'a key reused with a different payload gets 422');
+    expect(reuse).toMatchObject({ section: '2.7', level: 'SHOULD', probes: ['mismatch'], result: 'fail' });
+    expect(report.clauses.find((clause) => clause.section === '2.5')?.result).toBe('not-testable');
   });
 
   it('without valid credentials reports the probes answered 401 as not applicable, not failed, and exits 3 saying so', { timeout: 120_000 }, async () => {
     const args = ['check', `${sound.origin}/orders`, '--header', 'Authorization: Bearer wrong'];
     const [run, json] = await Promise.all([retrysafe(args), retrysafe([...args, '--json'])]);
-    for (const probe of ['concurrency', 'replay', 'mismatch', 'tenant-isolation', 'bad-keys', 'slow-client']) {
+    for (const probe of probeNames) {
       expect(run.stdout).toMatch(new RegExp(`^${probe}\\s+not-applicable\\s`, 'm'));
     }
     const report = JSON.parse(json.stdout) as CheckReport;
@@ -99,10 +111,10 @@ describe('retrysafe check, run as a command', () => {
     const reasons = Object.fromEntries(report.probes.map((p) => [p.probe, p.result === 'not-applicable' ? p.reason : p.result]));
     const denied = 'the endpoint answered 401 to the credentials given; pass valid credentials with --header';
     expect(reasons).toMatchObject({ concurrency: denied, 'bad-keys': denied, 'slow-client': denied });
-    expect(run.stdout).toMatch(/^inconclusive: 0 passed, 0 failed, 6 not applicable/m);
+    expect(run.stdout).toMatch(/^inconclusive: 0 passed, 0 failed, 9 not applicable/m);
     expect(run.code).toBe(3);
     expect(run.stderr.trim().split('\n')).toEqual([
-      'retrysafe check: inconclusive: 6 of 6 probes were not applicable, so the check says nothing about the endpoint: the endpoint answered 401 to the credentials given; pass valid credentials with --header.',
+      'retrysafe check: inconclusive: 9 of 9 probes were not applicable, so the check says nothing about the endpoint: the endpoint answered 401 to the credentials given; pass valid credentials with --header.',
     ]);
   });
 
@@ -116,6 +128,7 @@ describe('retrysafe check, run as a command', () => {
   it.each([
     ['a malformed number', ['--concurrency', 'many']],
     ['a concurrency out of range', ['--concurrency', '0']],
+    ['bursts out of range', ['--bursts', '17']],
     ['a header without a colon', ['--header', 'Authorization']],
     ['a body file that does not exist', ['--body', '@/nonexistent/order.json']],
     ['a header the checker sets itself', ['--header', 'Idempotency-Key: abc']],

@@ -6,19 +6,35 @@ import { Findings } from '../findings.js';
 import { BUSINESS_DUPLICATE_REASON, classifyStart, type Start } from '../operation.js';
 import type { ProbeContext } from '../probe-context.js';
 
-/** The probe's result, and the operation it started for the probes that build on it. */
+/** The probe's result, and the operation its first burst started for the probes that build on it. */
 export interface ConcurrencyOutcome {
   readonly result: ProbeResult;
   readonly start: Start;
 }
 
 /**
- * Fires N requests with one fresh key at once, each on its own connection.
- * The original is the first success to arrive that is not marked as a replay;
- * every other answer must equal it byte for byte or be 409 with Retry-After.
+ * Fires N requests with one fresh key at once, each on its own connection,
+ * in several bursts with a key each: a check-then-insert race opens on some
+ * runs only. In a burst, the original is the first success to arrive that is
+ * not marked as a replay; every other answer must equal it byte for byte or
+ * be 409 with Retry-After. Bursting stops at the first failing burst.
  */
 export async function concurrencyProbe(ctx: ProbeContext): Promise<ConcurrencyOutcome> {
   const findings = new Findings('concurrency');
+  let first: Start | undefined;
+  for (let burst = 1; burst <= ctx.plan.bursts; burst += 1) {
+    // The first burst reads as the probe always has; later ones say which they were.
+    findings.within(burst === 1 ? undefined : `burst ${burst}`);
+    const start = await oneBurst(ctx, findings);
+    first ??= start;
+    if (start.kind === 'business-duplicate' && burst === 1) return { result: findings.notApplicable(BUSINESS_DUPLICATE_REASON), start };
+    if (findings.failed || start.kind !== 'started') break;
+  }
+  findings.within(undefined);
+  return { result: findings.result(), start: first ?? { kind: 'refused', label: 'no burst was sent' } };
+}
+
+async function oneBurst(ctx: ProbeContext, findings: Findings): Promise<Start> {
   const uuid = ctx.uuid();
   const key = ctx.uuid();
   const body = fillTemplate(ctx.plan.body, uuid);
@@ -35,7 +51,7 @@ export async function concurrencyProbe(ctx: ProbeContext): Promise<ConcurrencyOu
   const start: Start = original === undefined ? { kind: 'refused', label: 'no completed answer' } : classifyStart(key, uuid, body, { kind: 'answered', answer: original });
   if (start.kind === 'business-duplicate') {
     findings.resources(before, after, undefined);
-    return { result: findings.notApplicable(BUSINESS_DUPLICATE_REASON), start };
+    return start;
   }
 
   if (original === undefined) findings.fail(answers.length === 0 ? 'no request got an answer' : 'no request completed: every answer was 409 with Retry-After');
@@ -47,7 +63,7 @@ export async function concurrencyProbe(ctx: ProbeContext): Promise<ConcurrencyOu
     if (odd.length > 0) findings.fail(`${odd.length} answers were neither the original (${answerLabel(original)}) byte for byte nor 409 with Retry-After`);
   }
   findings.resources(before, after, start.kind === 'started' ? 1 : undefined);
-  return { result: findings.result(), start };
+  return start;
 }
 
 function pickOriginal(answers: readonly Answer[]): Answer | undefined {

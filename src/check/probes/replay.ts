@@ -20,7 +20,7 @@ export async function replayProbe(ctx: ProbeContext, start: Start): Promise<Prob
   findings.saw(`original: ${answerLabel(original)}`);
   const exchange = await ctx.attempt({ keys: [key], body });
   findings.saw(`retry: ${exchangeLabel(exchange)}`);
-  findings.note('compared with the original: status, body bytes, Location, Content-Type');
+  findings.note('compared with the original: status, body bytes, Location, Content-Type; Set-Cookie must not be replayed');
   if (exchange.kind !== 'answered') {
     findings.fail('the retry got no answer');
     return findings.result();
@@ -33,8 +33,20 @@ export async function replayProbe(ctx: ProbeContext, start: Start): Promise<Prob
     const is = retry.headers[name];
     if (was !== is) findings.fail(`${name} changed from ${shown(was)} to ${shown(is)}`);
   }
+  judgeCookie(findings, original.headers['set-cookie'], retry.headers['set-cookie']);
   if (!isReplayed(retry)) findings.warn('no "Idempotent-Replayed: true" marker (Stripe sends it; the IETF draft does not require it)');
   return findings.result();
+}
+
+/**
+ * A stored Set-Cookie hands the first caller's session to whoever replays the
+ * key, and re-sets a stale one for the caller itself: it is never replayed. A
+ * different cookie is the server's own for this answer (a load balancer's, say).
+ */
+function judgeCookie(findings: Findings, original: string | undefined, replayed: string | undefined): void {
+  if (original === undefined) findings.note('the original set no cookie, so a replayed cookie could not be seen');
+  else if (replayed === original) findings.fail(`the replay carries Set-Cookie stored from the original answer (${original})`);
+  else if (replayed !== undefined) findings.warn('the replay sets a cookie of its own');
 }
 
 function shown(value: string | undefined): string {

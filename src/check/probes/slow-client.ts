@@ -1,17 +1,11 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { type Answer, answerLabel, isBusinessDuplicate, isReplayed, isSuccess, retryAfterMs, sameAnswer } from '../answer.js';
+import { answerLabel, isBusinessDuplicate, isReplayed, isSuccess, sameAnswer } from '../answer.js';
 import { fillTemplate } from '../body-template.js';
 import type { ProbeResult } from '../check-report.js';
-import { type Exchange, exchangeLabel } from '../exchange.js';
+import { exchangeLabel } from '../exchange.js';
 import { Findings } from '../findings.js';
 import { BUSINESS_DUPLICATE_REASON } from '../operation.js';
 import type { ProbeContext, Reading } from '../probe-context.js';
-
-const MAX_RETRIES = 8;
-/** Longest `Retry-After` honoured, so a probe stays short. */
-const RETRY_AFTER_CAP_MS = 2_000;
-/** Pause before a retry when the server gave no hint. */
-const DEFAULT_PAUSE_MS = 200;
+import { retryUntilFinal } from '../retry-until-final.js';
 
 /**
  * A client with a short time-out: it gives up its first attempt just after
@@ -28,16 +22,7 @@ export async function slowClientProbe(ctx: ProbeContext): Promise<ProbeResult> {
   const first = await ctx.attempt({ keys: [key], body, abandonAfterMs: ctx.plan.abandonAfterMs });
   findings.saw(`first attempt: ${exchangeLabel(first)}`);
   if (first.kind === 'answered') findings.note(`the server answered within ${ctx.plan.abandonAfterMs} ms, before the client gave up`);
-  let final: Answer | undefined;
-  let retries = 0;
-  while (final === undefined && retries < MAX_RETRIES) {
-    retries += 1;
-    const exchange = await ctx.attempt({ keys: [key], body });
-    findings.saw(`retry: ${exchangeLabel(exchange)}`);
-    if (exchange.kind === 'answered' && !retryable(exchange.answer)) final = exchange.answer;
-    else if (exchange.kind === 'failed' && (exchange.reason === 'deadline' || exchange.reason === 'budget')) break;
-    else await sleep(pause(exchange));
-  }
+  const { final, retries } = await retryUntilFinal(ctx, findings, key, body);
   const after = await ctx.count('first', uuid);
   findings.note(`${retries} ${retries === 1 ? 'retry' : 'retries'} with the same key`);
   if (final === undefined) {
@@ -53,22 +38,12 @@ export async function slowClientProbe(ctx: ProbeContext): Promise<ProbeResult> {
   return findings.result();
 }
 
-/** 409, 429 or 503 with Retry-After, any 5xx: a retrying client tries again. */
-function retryable(answer: Answer): boolean {
-  return answer.headers['retry-after'] !== undefined || answer.status >= 500;
-}
-
-function pause(exchange: Exchange): number {
-  const hinted = exchange.kind === 'answered' ? retryAfterMs(exchange.answer) : undefined;
-  return Math.min(hinted ?? DEFAULT_PAUSE_MS, RETRY_AFTER_CAP_MS);
-}
-
 /**
  * The retry met the business rule rather than the stored outcome. When the
  * count shows the first attempt created the resource, the key failed to
  * replay it; otherwise the input had been used before this probe.
  */
-function businessDuplicate(findings: Findings, before: Reading | undefined, after: Reading | undefined): ProbeResult {
+export function businessDuplicate(findings: Findings, before: Reading | undefined, after: Reading | undefined): ProbeResult {
   const created = before?.ok === true && after?.ok === true ? after.count - before.count : undefined;
   if (created === 1) {
     findings.resources(before, after, 1);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError } from 'commander';
 import { UUID_TOKEN } from '../../check/body-template.js';
 import { check, CheckError, type CheckReport, formatReport, isCheckError } from '../../check/index.js';
-import { checkDefaults, MAX_CONCURRENCY } from '../../check/check-options.js';
+import { checkDefaults, MAX_BURSTS, MAX_CONCURRENCY } from '../../check/check-options.js';
 import { notApplicable } from '../../check/check-report.js';
 
 interface CheckFlags {
@@ -11,8 +11,11 @@ interface CheckFlags {
   readonly otherBody?: string;
   readonly header: readonly (readonly [string, string])[];
   readonly otherHeader: readonly (readonly [string, string])[];
+  readonly principalHeader: readonly (readonly [string, string])[];
+  readonly revokedHeader: readonly (readonly [string, string])[];
   readonly countUrl?: string;
   readonly concurrency: number;
+  readonly bursts: number;
   readonly timeout: number;
   readonly deadline: number;
   readonly json?: boolean;
@@ -32,8 +35,11 @@ export function registerCheck(program: Command): Command {
     .option('--other-body <body>', 'a different valid body for the mismatch probe, or @file (default: derived from --body)')
     .option('-H, --header <header>', '"Name: value" sent with every request (the credentials); repeatable', collectHeader, [])
     .option('--other-header <header>', "a second tenant's credentials, for the tenant isolation probe; repeatable", collectHeader, [])
+    .option('--principal-header <header>', 'another user of the first tenant, for the other-principal probe; repeatable', collectHeader, [])
+    .option('--revoked-header <header>', "a revoked or expired credential of the first user, for the revoked-credential probe; repeatable", collectHeader, [])
     .option('--count-url <url>', `a URL whose JSON lists the resources the endpoint creates; may hold ${UUID_TOKEN}`)
     .option('--concurrency <n>', `requests sent at once with one key (1 to ${MAX_CONCURRENCY})`, integer, checkDefaults.concurrency)
+    .option('--bursts <n>', `concurrency bursts, each with its own key (1 to ${MAX_BURSTS})`, integer, checkDefaults.bursts)
     .option('--timeout <ms>', 'time-out of each request', integer, checkDefaults.timeoutMs)
     .option('--deadline <ms>', 'time-out of the whole check', integer, checkDefaults.deadlineMs)
     .option('--json', 'print the report as JSON')
@@ -49,9 +55,12 @@ async function runCheck(url: string, flags: CheckFlags): Promise<void> {
       body: readArgument(flags.body),
       otherBody: flags.otherBody === undefined ? undefined : readArgument(flags.otherBody),
       headers: Object.fromEntries(flags.header),
-      otherHeaders: flags.otherHeader.length === 0 ? undefined : Object.fromEntries(flags.otherHeader),
+      otherHeaders: headersGiven(flags.otherHeader),
+      principalHeaders: headersGiven(flags.principalHeader),
+      revokedHeaders: headersGiven(flags.revokedHeader),
       countUrl: flags.countUrl,
       concurrency: flags.concurrency,
+      bursts: flags.bursts,
       timeoutMs: flags.timeout,
       deadlineMs: flags.deadline,
     });
@@ -80,6 +89,10 @@ function readArgument(value: string): string {
   } catch (error) {
     throw new CheckError('invalid-options', `Cannot read ${value.slice(1)}: ${(error as NodeJS.ErrnoException).code ?? String(error)}.`);
   }
+}
+
+function headersGiven(headers: readonly (readonly [string, string])[]): Record<string, string> | undefined {
+  return headers.length === 0 ? undefined : Object.fromEntries(headers);
 }
 
 function collectHeader(value: string, previous: readonly (readonly [string, string])[]): readonly (readonly [string, string])[] {

@@ -1,12 +1,14 @@
 import type { CheckOptions, CheckReport, ProbeName, ProbeResult } from '../../../src/check/index.js';
 
-/** Check options for a test server's orders endpoint: two tenants, a count URL, a body unique per operation. */
+/** Check options for a test server's orders endpoint: two tenants, a second user and a revoked token of the first, a count URL, a body unique per operation. */
 export function ordersTarget(origin: string, overrides: Partial<CheckOptions> = {}): CheckOptions {
   return {
     url: `${origin}/orders`,
     body: '{"sku":"{{uuid}}","qty":1}',
     headers: { authorization: 'Bearer demo-a' },
     otherHeaders: { authorization: 'Bearer demo-b' },
+    principalHeaders: { authorization: 'Bearer demo-a2' },
+    revokedHeaders: { authorization: 'Bearer demo-a-revoked' },
     countUrl: `${origin}/orders?sku={{uuid}}`,
     concurrency: 12,
     ...overrides,

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fingerprint, type Fingerprint, sameFingerprint } from '../../../src/core/fingerprint.js';
 import { parseIdempotencyKey } from '../../../src/core/key.js';
-import { type Listening, listen, tenantTokens } from './listen.js';
+import { type Listening, listen } from './listen.js';
 
 /**
  * The one mistake a toy server makes, each a known way to get idempotency keys wrong:
@@ -10,9 +10,33 @@ import { type Listening, listen, tenantTokens } from './listen.js';
  * - `global-keys`: records keys without the tenant, so another tenant's same key replays the first's answer;
  * - `body-blind`: replays whatever body a reused key comes with;
  * - `any-key`: accepts missing, empty, long, non-ASCII and repeated keys;
- * - `lossy-replay`: replays a re-encoded body without the stored Location.
+ * - `lossy-replay`: replays a re-encoded body without the stored Location;
+ * - `cold-race`: checks, awaits, then records only for every other new key (a cold cache, say), so one burst may miss it;
+ * - `forgets-on-hang-up`: records the answer once it is sent, and drops the key when the client hangs up first;
+ * - `replays-cookie`: stores the answer's Set-Cookie and replays it;
+ * - `principal-blind`: records keys per tenant, so another user of the tenant gets the first user's answer;
+ * - `replays-to-revoked`: looks the key up before the credential, so a revoked credential still gets the replay.
  */
-export type Flaw = 'none' | 'check-then-insert' | 'global-keys' | 'body-blind' | 'any-key' | 'lossy-replay';
+export type Flaw =
+  | 'none'
+  | 'check-then-insert'
+  | 'global-keys'
+  | 'body-blind'
+  | 'any-key'
+  | 'lossy-replay'
+  | 'cold-race'
+  | 'forgets-on-hang-up'
+  | 'replays-cookie'
+  | 'principal-blind'
+  | 'replays-to-revoked';
+
+/** Who a bearer token stands for: two users of tenant a, one of tenant b, and a revoked token of a's first user. */
+const principals: Readonly<Record<string, { readonly tenant: string; readonly user: string; readonly revoked?: true }>> = {
+  'Bearer demo-a': { tenant: 'a', user: 'a1' },
+  'Bearer demo-a2': { tenant: 'a', user: 'a2' },
+  'Bearer demo-b': { tenant: 'b', user: 'b1' },
+  'Bearer demo-a-revoked': { tenant: 'a', user: 'a1', revoked: true },
+};
 
 export interface ToyOptions {
   readonly flaw?: Flaw;
@@ -43,24 +67,28 @@ export function startToyServer(options: ToyOptions = {}): Promise<Listening> {
   const workMs = options.workMs ?? 100;
   const orders: Order[] = [];
   const records = new Map<string, KeyRecord>();
+  const seen = new Map<string, number>();
 
-  async function create(req: IncomingMessage, res: ServerResponse, tenant: string): Promise<void> {
+  async function create(req: IncomingMessage, res: ServerResponse, principal: (typeof principals)[string]): Promise<void> {
+    const { tenant, user } = principal;
     const input = parseOrder(await readBody(req));
     if (input === undefined) return send(res, { status: 400, headers: json, body: '{"error":"bad order"}' });
     const parsed = parseIdempotencyKey(req.headersDistinct['idempotency-key']);
     if (!parsed.ok && flaw !== 'any-key') return send(res, { status: 400, headers: json, body: JSON.stringify({ error: parsed.defect }) });
     const key = parsed.ok ? parsed.key : String(req.headersDistinct['idempotency-key'] ?? '');
-    const scope = flaw === 'global-keys' ? key : `${tenant}\n${key}`;
+    const scope = flaw === 'global-keys' ? key : flaw === 'principal-blind' ? `${tenant}\n${key}` : `${tenant}\n${user}\n${key}`;
     const print = fingerprint(input);
     const existing = records.get(scope);
-    // Only this flaw leaves a gap between looking the key up and recording it.
-    if (existing === undefined && flaw === 'check-then-insert') await sleep(workMs);
+    if (principal.revoked === true && (flaw !== 'replays-to-revoked' || existing?.state !== 'completed')) return send(res, unauthenticated);
+    // Only these flaws leave a gap between looking the key up and recording it.
+    if (existing === undefined && (flaw === 'check-then-insert' || (flaw === 'cold-race' && ordinal(scope) % 2 === 0))) await sleep(workMs);
     if (existing !== undefined) {
       if (flaw !== 'body-blind' && !sameFingerprint(existing.fingerprint, print)) return send(res, { status: 422, headers: json, body: '{"error":"key reused"}' });
       if (existing.state === 'in_progress') return send(res, { status: 409, headers: { ...json, 'retry-after': '1' }, body: '{"error":"in progress"}' });
       return send(res, replay(existing.reply));
     }
     records.set(scope, { fingerprint: print, state: 'in_progress' });
+    if (flaw === 'forgets-on-hang-up') res.once('close', () => res.writableFinished || records.delete(scope));
     await sleep(workMs);
     if (options.uniqueSku === true && orders.some((o) => o.tenant === tenant && o.sku === input.sku)) {
       records.delete(scope);
@@ -69,8 +97,17 @@ export function startToyServer(options: ToyOptions = {}): Promise<Listening> {
     const order = { id: orders.length + 1, tenant, sku: input.sku, qty: input.qty };
     orders.push(order);
     const reply = { status: 201, headers: { ...json, location: `/orders/${order.id}` }, body: JSON.stringify({ id: order.id, sku: order.sku, qty: order.qty }) };
-    records.set(scope, { fingerprint: print, state: 'completed', reply });
-    send(res, reply);
+    const cookie = { 'set-cookie': `session=${user}-${order.id}; HttpOnly` };
+    const completed = { fingerprint: print, state: 'completed', reply: flaw === 'replays-cookie' ? { ...reply, headers: { ...reply.headers, ...cookie } } : reply } as const;
+    if (flaw === 'forgets-on-hang-up') res.once('finish', () => records.set(scope, completed));
+    else records.set(scope, completed);
+    send(res, { ...reply, headers: { ...reply.headers, ...cookie } });
+  }
+
+  /** The order in which keys were first seen, from 1. */
+  function ordinal(scope: string): number {
+    if (!seen.has(scope)) seen.set(scope, seen.size + 1);
+    return seen.get(scope) ?? 0;
   }
 
   function replay(stored: Stored): Stored {
@@ -81,10 +118,13 @@ export function startToyServer(options: ToyOptions = {}): Promise<Listening> {
   }
 
   const server = createServer((req, res) => {
-    const tenant = tenantTokens[req.headers.authorization ?? ''];
-    if (tenant === undefined) return send(res, { status: 401, headers: json, body: '{"error":"unauthenticated"}' });
+    const principal = principals[req.headers.authorization ?? ''];
+    if (principal === undefined) return send(res, unauthenticated);
+    const { tenant } = principal;
     const url = new URL(req.url ?? '/', 'http://toy');
-    if (req.method === 'POST' && url.pathname === '/orders') return void create(req, res, tenant);
+    // A client that hung up before its body arrived leaves nothing to answer.
+    if (req.method === 'POST' && url.pathname === '/orders') return void create(req, res, principal).catch(() => res.destroy());
+    if (principal.revoked === true) return send(res, unauthenticated);
     if (req.method === 'GET' && url.pathname === '/orders') {
       const sku = url.searchParams.get('sku');
       const listed = orders.filter((o) => o.tenant === tenant && (sku === null || o.sku === sku));
@@ -96,6 +136,7 @@ export function startToyServer(options: ToyOptions = {}): Promise<Listening> {
 }
 
 const json = { 'content-type': 'application/json' };
+const unauthenticated: Stored = { status: 401, headers: json, body: '{"error":"unauthenticated"}' };
 
 function send(res: ServerResponse, reply: Stored): void {
   res.writeHead(reply.status, reply.headers).end(reply.body);
