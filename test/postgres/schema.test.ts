@@ -199,7 +199,7 @@ describe('upgrading to the domain checks', () => {
     const files = await fileNodes();
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
-    expect(await migrate(database)).toEqual({ applied: [7], version: migrations.at(-1)?.version });
+    expect(await migrate(database, migrations.filter((m) => m.version <= 7))).toEqual({ applied: [7], version: 7 });
     expect(await fileNodes()).toEqual(files);
     expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
   });

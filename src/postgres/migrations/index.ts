@@ -5,6 +5,7 @@ import { hotCompletion } from './0004_hot_completion.js';
 import { domainChecks } from './0005_domain_checks.js';
 import { stepStartsAndBackoff } from './0006_step_starts_and_backoff.js';
 import { writeOnce } from './0007_write_once.js';
+import { operatorActions } from './0010_operator_actions.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -13,4 +14,4 @@ export type { Migration } from './migration.js';
  * Every migration this version knows, in order. Modules rather than files
  * read at run time, so that bundlers carry them along.
  */
-export const migrations: readonly Migration[] = [operations, leases, outboxInbox, hotCompletion, domainChecks, stepStartsAndBackoff, writeOnce];
+export const migrations: readonly Migration[] = [operations, leases, outboxInbox, hotCompletion, domainChecks, stepStartsAndBackoff, writeOnce, operatorActions];
