@@ -5,7 +5,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // The rest is Vitest's default: Vite's server conditions without `module`, which would hand Node bundler-only builds.
 export const conditions = ['retrysafe-source', ...defaultServerConditions.filter((condition) => condition !== 'module')];
 
-const processSuites = ['test/crash/**', 'test/demo/**', 'test/cli/**', 'examples/orders/test/**'];
+const processSuites = ['test/crash/**', 'test/demo/**', 'test/cli/**', 'test/console/console-browser.test.ts', 'examples/orders/test/**'];
 
 export default defineConfig({
   resolve: { conditions },

@@ -48,7 +48,7 @@ export async function runOperatorAction<Tx>(context: ActionContext<Tx>, action: 
       const reply = { status: action.status, body: action.body, headers };
       const result = await resolveOperation(config, action.identity, { state: action.state, reply, reason: by.reason, fencingToken: action.seen.fencingToken });
       if (!result.resolved) return changed;
-      await operators.record({ ...by, action: 'resolve', subject: { identity: action.identity }, seen: { ...action.seen }, detail: { state: action.state, status: action.status } });
+      await operators.record({ action: 'resolve', actor: by.actor, reason: by.reason, subject: { identity: action.identity }, seen: versionOf(action.seen), detail: { state: action.state, status: action.status } });
       return done;
     }
     case 'retry': {
@@ -59,7 +59,7 @@ export async function runOperatorAction<Tx>(context: ActionContext<Tx>, action: 
         const same = now?.state === 'unknown' && now.fencingToken === action.seen.fencingToken;
         return same && result.why === 'not-resumable' ? { done: false, why: 'not-resumable' } : changed;
       }
-      await operators.record({ ...by, action: 'retry', subject: { identity: action.identity }, seen: { ...action.seen } });
+      await operators.record({ action: 'retry', actor: by.actor, reason: by.reason, subject: { identity: action.identity }, seen: versionOf(action.seen) });
       return done;
     }
     case 'purge':
@@ -69,5 +69,6 @@ export async function runOperatorAction<Tx>(context: ActionContext<Tx>, action: 
   }
 }
 
+const versionOf = (seen: RecordVersion) => ({ state: seen.state, fencingToken: seen.fencingToken });
 const done: ActionResult = { done: true };
 const changed: ActionResult = { done: false, why: 'changed' };

@@ -120,12 +120,12 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
       case '/operations': {
         const filters = listFilters(q);
         const found = await operators.list({
+          limit: filters.limit,
           ...(filters.state === '' ? {} : { state: filters.state }),
           ...(filters.tenant === '' ? {} : { tenant: filters.tenant }),
           ...(filters.operation === '' ? {} : { operation: filters.operation }),
           ...(filters.key === '' ? {} : { key: filters.match === 'prefix' ? { match: 'prefix', prefix: filters.key } : { match: 'exact', key: filters.key } }),
           ...(filters.olderThan === '' ? {} : { olderThanSeconds: Number(filters.olderThan) }),
-          limit: filters.limit,
           ...(q.get('after') === null ? {} : { after: q.get('after') ?? '' }),
         });
         return page(operationsPage(context, filters, found, notice));
@@ -165,7 +165,7 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
     }
     const done = DONE[planned.action];
     const to = planned.action === 'purge' ? `${context.base}/operations?${new URLSearchParams({ key: planned.identity.key, done }).toString()}` : `${back}${back.includes('?') ? '&' : '?'}${new URLSearchParams({ done }).toString()}`;
-    return { status: 303, headers: { ...HTML_HEADERS, location: to }, body: '' };
+    return { status: 303, headers: { location: to, ...HTML_HEADERS }, body: '' };
   }
 }
 

@@ -29,7 +29,7 @@ function render(part: Part): string {
   if (part instanceof Html) return part.text;
   if (Array.isArray(part)) return part.map(render).join('');
   if (part === undefined || part === null || part === false) return '';
-  return escape(String(part as string | number | boolean));
+  return escape(String(part));
 }
 
 const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };

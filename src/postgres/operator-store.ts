@@ -1,8 +1,9 @@
 import { RetrysafeError } from '../core/errors.js';
+import { extend } from '../core/extend.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode, RecordState } from '../core/record.js';
 import { downstreamKey } from '../modes/downstream-key.js';
-import type { OperationQuery, OperationSummary, OperatorActionRecord, OperatorStore, Page } from '../store/operator-store.js';
+import type { OperationSummary, OperatorActionRecord, OperatorStore, Page } from '../store/operator-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import {
   ACTIVITY,
@@ -109,8 +110,7 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
           ids(identity),
         ),
       ]);
-      return {
-        ...summary(row),
+      return extend(summary(row), {
         version: { state: row.state, fencingToken: row.fencing_token },
         fingerprint: Buffer.from(row.fingerprint).toString('hex').slice(0, 12),
         leaseOwner: row.owner_token ?? undefined,
@@ -132,15 +132,15 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
           fencingToken: step.fencing_token,
           downstreamKey: downstreamKey(identity, step.step),
         })),
-        actions: actions.map((action) => ({ ...action })),
-      };
+        actions,
+      });
     },
 
     async activity(hours) {
       const rows = await run<{ start: Date; claimed: number; completed: number; failed: number; unknown: number; in_progress: number; tombstone: number }>(ACTIVITY, [
         pageLimit(hours),
       ]);
-      return rows.map(({ in_progress, ...row }) => ({ ...row, inProgress: in_progress }));
+      return rows.map((row) => ({ start: row.start, claimed: row.claimed, completed: row.completed, failed: row.failed, unknown: row.unknown, inProgress: row.in_progress, tombstone: row.tombstone }));
     },
 
     async deadLetters(query) {

@@ -21,7 +21,7 @@ export interface FastifyConsoleReply {
 export interface FastifyConsoleInstance {
   readonly prefix: string;
   addContentTypeParser(type: string, options: { parseAs: 'string'; bodyLimit: number }, parser: (request: unknown, body: string, done: (error: Error | null, body?: unknown) => void) => void): void;
-  route(options: { method: readonly string[]; url: string; handler: (request: FastifyConsoleRequest, reply: FastifyConsoleReply) => Promise<unknown> }): unknown;
+  route(options: { method: ('GET' | 'POST')[]; url: string; handler: (request: FastifyConsoleRequest, reply: FastifyConsoleReply) => Promise<unknown> }): unknown;
 }
 
 /**
@@ -30,7 +30,7 @@ export interface FastifyConsoleInstance {
  */
 export function consoleFastify<Tx>(options: MountOptions<Tx, FastifyConsoleRequest>): (instance: FastifyConsoleInstance) => Promise<void> {
   const handle = operatorConsole(options);
-  return async function retrysafeConsole(instance) {
+  return function retrysafeConsole(instance) {
     instance.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT_BYTES }, (_request, body, done) => done(null, body));
     const base = instance.prefix.replace(/\/$/, '');
     const serve = async (request: FastifyConsoleRequest, reply: FastifyConsoleReply) => {
@@ -54,5 +54,6 @@ export function consoleFastify<Tx>(options: MountOptions<Tx, FastifyConsoleReque
     };
     instance.route({ method: ['GET', 'POST'], url: '/', handler: serve });
     instance.route({ method: ['GET', 'POST'], url: '/*', handler: serve });
+    return Promise.resolve();
   };
 }

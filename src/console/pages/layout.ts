@@ -14,7 +14,7 @@ const STYLE = raw(`
 body{margin:0}a{color:#0b5cad}a:focus,button:focus,input:focus,select:focus,textarea:focus{outline:3px solid #f0b400;outline-offset:1px}
 .skip{position:absolute;left:-999px}.skip:focus{left:8px;top:8px;background:#fff;padding:4px}
 header{background:#1d2b3a;color:#fff;padding:10px 20px;display:flex;gap:24px;align-items:center;flex-wrap:wrap}
-header a{color:#fff;text-decoration:none;padding:4px 2px}header a[aria-current=page]{border-bottom:2px solid #f0b400}
+header nav{display:flex;gap:16px}header a{color:#fff;text-decoration:none;padding:4px 2px}header a[aria-current=page]{border-bottom:2px solid #f0b400}
 header .who{margin-left:auto;font-size:13px;opacity:.85}
 main{padding:16px 20px;max-width:1200px}h1{font-size:22px;margin:8px 0 12px}h2{font-size:17px;margin:22px 0 8px}
 table{border-collapse:collapse;background:#fff;width:100%;font-size:14px}th,td{border-bottom:1px solid #dde1e6;padding:6px 8px;text-align:left;vertical-align:top}

@@ -25,7 +25,7 @@ export function operationsPage(context: PageContext, filters: ListFilters, found
 <td>${op.status ?? ''}</td><td>${when(op.createdAt)}</td><td>${op.reason ?? ''}</td></tr>`,
   );
   const query = (after: string) =>
-    new URLSearchParams({ ...filters, limit: String(filters.limit), after }).toString();
+    new URLSearchParams({ after, ...filters, limit: String(filters.limit) }).toString();
   return layout(
     context,
     '/operations',
