@@ -5,7 +5,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // The rest is Vitest's default: Vite's server conditions without `module`, which would hand Node bundler-only builds.
 export const conditions = ['retrysafe-source', ...defaultServerConditions.filter((condition) => condition !== 'module')];
 
-const processSuites = ['test/crash/**', 'test/demo/**', 'test/cli/**', 'examples/orders/test/**'];
+const processSuites = ['test/crash/**', 'test/demo/**', 'test/cli/**', 'test/console/console-browser.test.ts', 'examples/orders/test/**'];
 
 // Tests that open no database: they need neither the PostgreSQL server nor the PGlite template the
 // database project's global setup builds, and so start in a second (`npm run test:unit`).

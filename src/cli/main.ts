@@ -2,7 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerCheck } from './commands/check.js';
+import { registerConsole } from './commands/console.js';
 import { registerInspect } from './commands/inspect.js';
+import { registerList, registerSearch } from './commands/list.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerRecover } from './commands/recover.js';
 import { registerResolve } from './commands/resolve.js';
@@ -17,10 +19,13 @@ const commands: readonly ((program: Command) => Command)[] = [
   registerSchema,
   registerInspect,
   registerStuck,
+  registerList,
+  registerSearch,
   registerSweep,
   registerRecover,
   registerResolve,
   registerRetry,
+  registerConsole,
   registerCheck,
 ];
 

@@ -58,7 +58,7 @@ export function encryptedStore<Tx>(store: OperationStore<Tx>, keys: Keyring, opt
         return claim.kind === 'existing' ? { kind: 'existing', record: open(request.identity, claim.record) } : claim;
       },
       completeLease: async (lease, completion) => store.completeLease(lease, seal(lease.identity, completion)),
-      resolveUnknown: async (identity, completion, reason) => store.resolveUnknown(identity, seal(identity, completion), reason),
+      resolveUnknown: async (identity, completion, reason, fencingToken) => store.resolveUnknown(identity, seal(identity, completion), reason, fencingToken),
       async read(identity) {
         const record = await store.read(identity);
         return record === undefined ? undefined : open(identity, record);

@@ -12,6 +12,11 @@ export interface Resolution {
   readonly reply: HandlerReply;
   /** Kept with the record for audit. */
   readonly reason: string;
+  /**
+   * The fencing token the operator saw: the verdict is refused when the record
+   * has another, because it ran again since (a console page drawn before a retry).
+   */
+  readonly fencingToken?: number;
 }
 
 export type ResolveResult = { readonly resolved: true } | { readonly resolved: false; readonly why: 'not-unknown' };
@@ -19,6 +24,6 @@ export type ResolveResult = { readonly resolved: true } | { readonly resolved: f
 /** Settles an `unknown` operation after an operator has reconciled it by hand. */
 export async function resolveOperation<Tx>(config: Idempotency<Tx, Pick<LeaseStore<Tx>, 'resolveUnknown'>>, identity: OperationIdentity, resolution: Resolution): Promise<ResolveResult> {
   const completion = { state: resolution.state, reply: storedPart(toReply(resolution.reply), config.policy), retention: config.retentionFor(identity) };
-  const resolved = await config.store.resolveUnknown(identity, completion, resolution.reason);
+  const resolved = await config.store.resolveUnknown(identity, completion, resolution.reason, resolution.fencingToken);
   return resolved ? { resolved: true } : { resolved: false, why: 'not-unknown' };
 }

@@ -15,10 +15,17 @@ export type RetryResult =
  * rolled back). The next recovery worker pass or retry of the key takes it
  * over at once; steps it finished keep their recovery points, steps it
  * started are reconciled first. Its failures and give-up horizon start again.
+ * With `options.fencingToken`, refused (`not-unknown`) when the record has
+ * another: it ran again since the operator looked.
  */
-export async function retryOperation<Tx>(config: Idempotency<Tx, Pick<LeaseStore<Tx>, 'retryUnknown'> & RecordReader>, identity: OperationIdentity, reason: string): Promise<RetryResult> {
+export async function retryOperation<Tx>(
+  config: Idempotency<Tx, Pick<LeaseStore<Tx>, 'retryUnknown'> & RecordReader>,
+  identity: OperationIdentity,
+  reason: string,
+  options: { readonly fencingToken?: number } = {},
+): Promise<RetryResult> {
   // An owner token nobody holds: the lease is expired at once, so only a take-over can write.
-  if (await config.store.retryUnknown(identity, randomUUID(), reason)) return { retried: true };
+  if (await config.store.retryUnknown(identity, randomUUID(), reason, options.fencingToken)) return { retried: true };
   const record = await config.store.read(identity);
   return { retried: false, why: record?.state === 'unknown' ? 'not-resumable' : 'not-unknown' };
 }

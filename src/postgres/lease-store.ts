@@ -94,8 +94,9 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
       ]);
       return rows.map((row) => ({ identity: { tenant: row.tenant, operation: row.operation, key: row.key }, fencingToken: row.fencing_token, mode: row.mode }));
     },
-    retryUnknown: (identity, ownerToken, reason) => changed(RETRY_UNKNOWN, [...ids(identity), ownerToken, reason]),
-    resolveUnknown: (identity, completion, reason) => changed(RESOLVE_UNKNOWN, [...ids(identity), ...completionValues(completion), reason]),
+    retryUnknown: (identity, ownerToken, reason, fencingToken) => changed(RETRY_UNKNOWN, [...ids(identity), ownerToken, reason, fencingToken ?? null]),
+    resolveUnknown: (identity, completion, reason, fencingToken) =>
+      changed(RESOLVE_UNKNOWN, [...ids(identity), ...completionValues(completion), reason, fencingToken ?? null]),
   };
 }
 

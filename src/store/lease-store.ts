@@ -88,9 +88,11 @@ export interface LeaseStore<Tx> {
    * Puts an `unknown` leased operation back into recovery, its lease expired
    * at once and its failures and give-up horizon started again; false when it
    * is not unknown or cannot be re-run (transparent mode, or no input kept).
+   * With `fencingToken`, also false when the record's is another: the
+   * operator decided on a record that has run again since.
    */
-  retryUnknown(identity: OperationIdentity, ownerToken: string, reason: string): Promise<boolean>;
-  /** An operator's decision on an `unknown` operation; false when it is not unknown. */
-  resolveUnknown(identity: OperationIdentity, completion: Completion, reason: string): Promise<boolean>;
+  retryUnknown(identity: OperationIdentity, ownerToken: string, reason: string, fencingToken?: number): Promise<boolean>;
+  /** An operator's decision on an `unknown` operation; false when it is not unknown (or, given `fencingToken`, has another). */
+  resolveUnknown(identity: OperationIdentity, completion: Completion, reason: string, fencingToken?: number): Promise<boolean>;
 }
 

@@ -7,6 +7,7 @@ import { stepStartsAndBackoff } from './0006_step_starts_and_backoff.js';
 import { writeOnce } from './0007_write_once.js';
 import { principal } from './0008_principal.js';
 import { oneSweepIndex } from './0009_one_sweep_index.js';
+import { operatorActions } from './0010_operator_actions.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -15,4 +16,4 @@ export type { Migration } from './migration.js';
  * Every migration this version knows, in order. Modules rather than files
  * read at run time, so that bundlers carry them along.
  */
-export const migrations: readonly Migration[] = [operations, leases, outboxInbox, hotCompletion, domainChecks, stepStartsAndBackoff, writeOnce, principal, oneSweepIndex];
+export const migrations: readonly Migration[] = [operations, leases, outboxInbox, hotCompletion, domainChecks, stepStartsAndBackoff, writeOnce, principal, oneSweepIndex, operatorActions];

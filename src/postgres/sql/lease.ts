@@ -165,7 +165,8 @@ LIMIT $1`);
 /**
  * An operator's decision on an unknown operation; the reason is kept for audit.
  * $4 state, $5 status, $6 headers, $7 body, $8 resource, $9 response seconds,
- * $10 tombstone seconds, $11 body omitted, $12 reason.
+ * $10 tombstone seconds, $11 body omitted, $12 reason, $13 the fencing token
+ * the operator saw, or null.
  */
 export const RESOLVE_UNKNOWN = statement('retrysafe_resolve_unknown', `
 UPDATE retrysafe_operations
@@ -173,13 +174,14 @@ SET ${completionAssignments(4)},
     reason = $12,
     input = NULL
 WHERE tenant = $1 AND operation = $2 AND key = $3 AND state = 'unknown'
+  AND ($13::int IS NULL OR fencing_token = $13)
 RETURNING 1`);
 
 /**
  * Puts an unknown leased operation back into recovery once an operator has
  * fixed the cause: its lease is expired at once, its failures and give-up
  * horizon start again, its steps and their recovery points stay.
- * $4 owner token nobody holds, $5 reason.
+ * $4 owner token nobody holds, $5 reason, $6 the fencing token the operator saw, or null.
  */
 export const RETRY_UNKNOWN = statement('retrysafe_retry_unknown', `
 UPDATE retrysafe_operations
@@ -187,4 +189,5 @@ SET state = 'in_progress', owner_token = $4, lease_expires_at = now(), not_befor
     failures = 0, retried_at = now(), reason = $5
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'unknown' AND mode = 'leased' AND input IS NOT NULL
+  AND ($6::int IS NULL OR fencing_token = $6)
 RETURNING 1`);

@@ -6,7 +6,7 @@ import { jsonText } from './statement.js';
 export const OUTBOX_CHANNEL = 'retrysafe_outbox';
 
 /** Wakes the relays on commit. As text: some data layers (Prisma) cannot read a column of type void. */
-const NOTIFY = `pg_notify('${OUTBOX_CHANNEL}', '')::text AS notified`;
+export const NOTIFY = `pg_notify('${OUTBOX_CHANNEL}', '')::text AS notified`;
 
 /**
  * Adds a message in the caller's transaction. A message whose id is already

@@ -1,0 +1,53 @@
+import { createServer } from 'node:http';
+import { userInfo } from 'node:os';
+import type { Command } from 'commander';
+import { consoleNode } from '../../console/mount/node.js';
+import { databaseCommand, type DatabaseFlags, wholeNumber, withDatabase } from '../database-command.js';
+import { loadOperationsModule } from '../operations-module.js';
+
+interface ConsoleFlags extends DatabaseFlags {
+  readonly port: number;
+  readonly host: string;
+  readonly allowActions?: boolean;
+  readonly showBodies?: boolean;
+  readonly actor?: string;
+  readonly module?: string;
+}
+
+/** `retrysafe console`: the operations console on a port of this machine, read-only unless told otherwise. */
+export function registerConsole(program: Command): Command {
+  return databaseCommand(program, 'console')
+    .description('Serve the operations console: operations by state, search by key, stuck leases, unknown outcomes, dead letters. Read-only unless --allow-actions.')
+    .option('--port <n>', 'the port to listen on (0: any free one, printed)', wholeNumber(0), 4010)
+    .option('--host <address>', 'the address to listen on; anyone who can reach it can use the console', '127.0.0.1')
+    .option('--allow-actions', 'let the console resolve, retry and purge operations and requeue dead letters')
+    .option('--show-bodies', 'let the console show stored response bodies when asked (they may hold personal data)')
+    .option('--actor <name>', 'who is recorded with every action (default: the user running the command)')
+    .option('--module <path>', 'a module whose "config(database)" gives the application\'s retention and policy; see docs/operations.md')
+    .action(async (flags: ConsoleFlags, command: Command) => {
+      const loaded = await loadOperationsModule(command, flags.module);
+      await withDatabase(command, flags, async (database) => {
+        const actor = flags.actor ?? userInfo().username;
+        const handler = consoleNode({
+          database,
+          config: await loaded.config(database),
+          allowActions: flags.allowActions === true,
+          showBodies: flags.showBodies === true,
+          authorize: () => ({ read: true, act: flags.allowActions === true, actor }),
+        });
+        const server = createServer((req, res) => void handler(req, res));
+        await new Promise<void>((resolve, reject) => {
+          server.once('error', reject);
+          server.listen(flags.port, flags.host, resolve);
+        });
+        const address = server.address();
+        const port = typeof address === 'object' && address !== null ? address.port : flags.port;
+        process.stdout.write(`Console on http://${flags.host.includes(':') ? `[${flags.host}]` : flags.host}:${port}/ (${flags.allowActions === true ? `actions allowed, as ${actor}` : 'read-only'}).\n`);
+        await new Promise<void>((resolve) => {
+          const stop = () => server.close(() => resolve());
+          process.once('SIGTERM', stop);
+          process.once('SIGINT', stop);
+        });
+      });
+    });
+}

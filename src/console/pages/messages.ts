@@ -1,0 +1,46 @@
+import { html, type Html } from '../html.js';
+import type { DeadLetterSummary, Page, ParkedEvent } from '../../store/operator-store.js';
+import { layout, type PageContext, tokenField, when } from './layout.js';
+
+/** The outbox's dead letters, with a requeue form on each when the operator may act. */
+export function deadLettersPage(context: PageContext, found: Page<DeadLetterSummary>, notice: string | undefined): Html {
+  const requeue = (letter: DeadLetterSummary) =>
+    context.act === false
+      ? ''
+      : html`<form method="post" action="${context.base}/actions/requeue">${tokenField(context)}
+<input type="hidden" name="id" value="${letter.id}"><input type="hidden" name="seen" value="${letter.version}">
+<label>Reason<input name="reason" required></label><button type="submit">Requeue…</button></form>`;
+  const rows = found.items.map(
+    (letter) => html`<tr><td class="key">${letter.id}</td><td>${letter.topic}</td><td>${letter.attempts}</td><td>${letter.lastError ?? ''}</td>
+<td>${when(letter.createdAt)}</td><td>${when(letter.parkedAt)}</td><td>${requeue(letter)}</td></tr>`,
+  );
+  return layout(
+    context,
+    '/dead-letters',
+    'Outbox dead letters',
+    html`${notice === undefined ? '' : html`<p class="notice" role="status">${notice}</p>`}
+<p class="muted">Messages the relay gave up on. A requeued message is sent again under the same id, with a fresh count of attempts.</p>
+<table><caption>${found.items.length === 0 ? 'No dead letters.' : `${found.items.length} dead letters, most recently parked first`}</caption>
+<thead><tr><th scope="col">Id</th><th scope="col">Topic</th><th scope="col">Attempts</th><th scope="col">Last error</th><th scope="col">Written</th><th scope="col">Parked</th><th scope="col">Action</th></tr></thead>
+<tbody>${rows}</tbody></table>${next(context, '/dead-letters', found)}`,
+  );
+}
+
+/** Received webhook events parked after failing too often. */
+export function parkedEventsPage(context: PageContext, found: Page<ParkedEvent>): Html {
+  const rows = found.items.map(
+    (event) => html`<tr><td>${event.receiver}</td><td class="key">${event.id}</td><td>${event.attempts}</td><td>${event.lastError ?? ''}</td><td>${when(event.receivedAt)}</td></tr>`,
+  );
+  return layout(
+    context,
+    '/webhook-events',
+    'Parked webhook events',
+    html`<table><caption>${found.items.length === 0 ? 'No parked webhook events.' : `${found.items.length} parked events, most recent first`}</caption>
+<thead><tr><th scope="col">Receiver</th><th scope="col">Event id</th><th scope="col">Attempts</th><th scope="col">Last error</th><th scope="col">Received</th></tr></thead>
+<tbody>${rows}</tbody></table>${next(context, '/webhook-events', found)}`,
+  );
+}
+
+function next(context: PageContext, path: string, found: Page<unknown>): Html {
+  return found.next === undefined ? html`` : html`<p><a rel="next" href="${context.base}${path}?${new URLSearchParams({ after: found.next }).toString()}">Next page</a></p>`;
+}

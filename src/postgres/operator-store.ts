@@ -1,0 +1,251 @@
+import { RetrysafeError } from '../core/errors.js';
+import { extend } from '../core/extend.js';
+import type { OperationIdentity } from '../core/identity.js';
+import type { OperationMode, RecordState } from '../core/record.js';
+import { downstreamKey } from '../modes/downstream-key.js';
+import type { OperationSummary, OperatorActionRecord, OperatorStore, Page } from '../store/operator-store.js';
+import type { SqlDatabase } from '../store/sql-client.js';
+import {
+  ACTIVITY,
+  BYTE_ORDERED,
+  DEAD_LETTER_PAGE,
+  LIST_BY_IDENTITY,
+  LIST_BY_KEY,
+  LIST_LEASED,
+  LIST_UNKNOWN,
+  OPERATION_ACTIONS,
+  OPERATION_STEPS,
+  OPERATION_VIEW,
+  PARKED_EVENT_PAGE,
+  PURGE,
+  RECORD,
+  REQUEUE,
+} from './sql/operator.js';
+import { ids } from './sql/record-row.js';
+
+interface SummaryRow {
+  readonly tenant: string;
+  readonly operation: string;
+  readonly key: string;
+  readonly state: RecordState;
+  readonly mode: OperationMode;
+  readonly attempt: number;
+  readonly fencing_token: number;
+  readonly created_at: Date;
+  readonly finished_at: Date | null;
+  readonly lease_expires_at: Date | null;
+  readonly response_status: number | null;
+  readonly reason: string | null;
+  /** The exact time a walk by time stands at. */
+  readonly position?: string;
+}
+
+interface ViewRow extends SummaryRow {
+  readonly fingerprint: Uint8Array;
+  readonly owner_token: string | null;
+  readonly not_before: Date | null;
+  readonly failures: number;
+  readonly retried_at: Date | null;
+  readonly response_headers: Record<string, string | string[]> | null;
+  readonly resource_ref: string | null;
+  readonly response_omitted: boolean;
+  readonly body_bytes: number | null;
+  readonly response_body: Uint8Array | null;
+  readonly resumable: boolean;
+  readonly response_expires_at: Date | null;
+  readonly expires_at: Date | null;
+}
+
+/** Where a walk stands: the sort columns of the last row of the page before. */
+type Cursor = readonly string[];
+
+/** The operators' statements on PostgreSQL; each read is one statement, each action one conditional statement. */
+export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
+  const run = async <Row>(text: string, values: readonly unknown[]): Promise<Row[]> => {
+    try {
+      return (await database.query<Row>(text, values)).rows;
+    } catch (error) {
+      throw new RetrysafeError('store-unavailable', 'The operation store failed.', { cause: error });
+    }
+  };
+  let byteOrdered: Promise<boolean> | undefined;
+  const bytewise = async () => {
+    byteOrdered ??= run<{ byte_ordered: boolean }>(BYTE_ORDERED, []).then(([row]) => row?.byte_ordered === true);
+    return byteOrdered;
+  };
+
+  return {
+    async list(query) {
+      const limit = pageLimit(query.limit);
+      const after = readCursor(query.after);
+      const prefix = query.key?.match === 'prefix' ? query.key.prefix : null;
+      const filters = [
+        query.tenant ?? null,
+        query.operation ?? null,
+        query.key?.match === 'exact' ? query.key.key : null,
+        prefix,
+        prefix !== null && prefix !== '' && (await bytewise()) ? following(prefix) : null,
+        query.state ?? null,
+        query.olderThanSeconds ?? null,
+      ];
+      // One more row than asked: whether there is a next page.
+      if (query.state === 'unknown' || query.state === 'in_progress') {
+        const position = after ?? ['-infinity', '', '', ''];
+        const rows = await run<SummaryRow>(query.state === 'unknown' ? LIST_UNKNOWN : LIST_LEASED, [...filters, ...position, limit + 1]);
+        return page(rows, limit, (row) => [row.position ?? '', row.tenant, row.operation, row.key], summary);
+      }
+      const position = after ?? ['', '', ''];
+      const walk = query.tenant === undefined && query.key !== undefined ? LIST_BY_KEY : LIST_BY_IDENTITY;
+      const rows = await run<SummaryRow>(walk, [...filters, ...position, limit + 1]);
+      return page(rows, limit, (row) => [row.tenant, row.operation, row.key], summary);
+    },
+
+    async operation(identity, options = {}) {
+      const [row] = await run<ViewRow>(OPERATION_VIEW, [...ids(identity), options.body === true]);
+      if (row === undefined) return undefined;
+      const [steps, actions] = await Promise.all([
+        run<{ step: string; started_at: Date; finished_at: Date | null; fencing_token: number }>(OPERATION_STEPS, ids(identity)),
+        run<{ at: Date; actor: string; action: OperatorActionRecord['action']; reason: string; seen: Record<string, unknown>; detail: Record<string, unknown> }>(
+          OPERATION_ACTIONS,
+          ids(identity),
+        ),
+      ]);
+      return extend(summary(row), {
+        version: { state: row.state, fencingToken: row.fencing_token },
+        fingerprint: Buffer.from(row.fingerprint).toString('hex').slice(0, 12),
+        leaseOwner: row.owner_token ?? undefined,
+        notBefore: row.not_before ?? undefined,
+        failures: row.failures,
+        retriedAt: row.retried_at ?? undefined,
+        headers: row.response_headers ?? undefined,
+        resource: row.resource_ref ?? undefined,
+        responseOmitted: row.response_omitted,
+        bodyBytes: row.body_bytes ?? undefined,
+        body: row.response_body ?? undefined,
+        resumable: row.resumable,
+        responseExpiresAt: row.response_expires_at ?? undefined,
+        expiresAt: row.expires_at ?? undefined,
+        steps: steps.map((step) => ({
+          name: step.step,
+          startedAt: step.started_at,
+          finishedAt: step.finished_at ?? undefined,
+          fencingToken: step.fencing_token,
+          downstreamKey: downstreamKey(identity, step.step),
+        })),
+        actions,
+      });
+    },
+
+    async activity(hours) {
+      const rows = await run<{ start: Date; claimed: number; completed: number; failed: number; unknown: number; in_progress: number; tombstone: number }>(ACTIVITY, [
+        pageLimit(hours),
+      ]);
+      return rows.map((row) => ({ start: row.start, claimed: row.claimed, completed: row.completed, failed: row.failed, unknown: row.unknown, inProgress: row.in_progress, tombstone: row.tombstone }));
+    },
+
+    async deadLetters(query) {
+      const limit = pageLimit(query.limit);
+      const [time = null, id = null] = readCursor(query.after) ?? [];
+      const rows = await run<{ id: string; topic: string; attempts: number; last_error: string | null; created_at: Date; parked_at: Date; position: string }>(
+        DEAD_LETTER_PAGE,
+        [limit + 1, time, id],
+      );
+      const items = rows.map((row) => ({
+        id: row.id,
+        topic: row.topic,
+        attempts: row.attempts,
+        lastError: row.last_error ?? undefined,
+        createdAt: row.created_at,
+        parkedAt: row.parked_at,
+        version: row.position,
+      }));
+      return page(items, limit, (row) => [row.version, row.id], (row) => row);
+    },
+
+    async parkedEvents(query) {
+      const limit = pageLimit(query.limit);
+      const [time = null, receiver = null, id = null] = readCursor(query.after) ?? [];
+      const rows = await run<{ receiver: string; id: string; attempts: number; last_error: string | null; received_at: Date; position: string }>(PARKED_EVENT_PAGE, [
+        limit + 1,
+        time,
+        receiver,
+        id,
+      ]);
+      const items = rows.map((row) => ({ receiver: row.receiver, id: row.id, attempts: row.attempts, lastError: row.last_error ?? undefined, receivedAt: row.received_at, position: row.position }));
+      return page(items, limit, (row) => [row.position, row.receiver, row.id], ({ position: _position, ...event }) => event);
+    },
+
+    async purge(identity, seen, by) {
+      return (await run(PURGE, [...ids(identity), seen.state, seen.fencingToken, by.actor, by.reason])).length > 0;
+    },
+
+    async requeue(id, seenVersion, by) {
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return false;
+      return (await run(REQUEUE, [id, seenVersion, by.actor, by.reason])).length > 0;
+    },
+
+    async record(entry) {
+      const identity: OperationIdentity | undefined = 'identity' in entry.subject ? entry.subject.identity : undefined;
+      await run(RECORD, [
+        entry.actor,
+        entry.action,
+        identity?.tenant ?? null,
+        identity?.operation ?? null,
+        identity?.key ?? null,
+        entry.reason,
+        JSON.stringify(entry.seen),
+        JSON.stringify(entry.detail ?? {}),
+      ]);
+    },
+  };
+}
+
+function summary(row: SummaryRow): OperationSummary {
+  return {
+    identity: { tenant: row.tenant, operation: row.operation, key: row.key },
+    state: row.state,
+    mode: row.mode,
+    attempt: row.attempt,
+    fencingToken: row.fencing_token,
+    createdAt: row.created_at,
+    finishedAt: row.finished_at ?? undefined,
+    leaseExpiresAt: row.lease_expires_at ?? undefined,
+    status: row.response_status ?? undefined,
+    reason: row.reason ?? undefined,
+  };
+}
+
+/** The first `limit` of `rows` (one more was read, to tell whether a next page exists), and the cursor after the last. */
+function page<Row, Item>(rows: readonly Row[], limit: number, position: (row: Row) => Cursor, convert: (row: Row) => Item): Page<Item> {
+  const shown = rows.slice(0, limit);
+  const last = shown.at(-1);
+  return { items: shown.map(convert), next: rows.length > limit && last !== undefined ? writeCursor(position(last)) : undefined };
+}
+
+/** Opaque to callers: the sort columns, as base64url JSON. */
+function writeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify(cursor)).toString('base64url');
+}
+
+function readCursor(text: string | undefined): Cursor | undefined {
+  if (text === undefined || text === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed) || !parsed.every((part) => typeof part === 'string')) throw new RetrysafeError('misuse', 'This page cursor was not made by retrysafe.');
+  return parsed;
+}
+
+/** The first string after every string that starts with `prefix`, in byte order: the prefix with its last character raised. */
+function following(prefix: string): string {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  return prefix.slice(0, -1) + String.fromCharCode(last + 1);
+}
+
+function pageLimit(limit: number): number {
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new RetrysafeError('misuse', `A page holds 1 to 1000 rows, got ${limit}.`);
+  return limit;
+}

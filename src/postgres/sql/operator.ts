@@ -1,0 +1,185 @@
+/**
+ * The operators' statements: pages walked on indexes that exist, never an
+ * OFFSET, and actions that change a record only if it is still what the
+ * operator saw, recording who acted and why in the same statement.
+ * Null parameters switch a filter off; the statements are sent unnamed, so
+ * PostgreSQL plans each with its values and drops the filters that are off.
+ */
+import { NOTIFY } from './outbox.js';
+
+/** Microsecond-exact text of a time, so that a cursor or a version read back names exactly the same instant. */
+const exact = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+const SUMMARY = `o.tenant, o.operation, o.key, o.state, o.mode, o.attempt, o.fencing_token, o.created_at,
+  o.finished_at, o.lease_expires_at, o.response_status, o.reason`;
+
+/**
+ * Filters every list shares. $1 tenant, $2 operation, $3 exact key, $4 key
+ * prefix, $5 the first string after every key with that prefix (null when the
+ * collation does not order by bytes), $6 state, $7 minimum age in seconds.
+ */
+const FILTERS = `($1::text IS NULL OR o.tenant = $1)
+  AND ($2::text IS NULL OR o.operation = $2)
+  AND ($3::text IS NULL OR o.key = $3)
+  AND ($4::text IS NULL OR (o.key >= $4 AND starts_with(o.key, $4)))
+  AND ($5::text IS NULL OR o.key < $5)
+  AND ($6::text IS NULL OR o.state = $6)
+  AND ($7::float8 IS NULL OR o.created_at <= now() - make_interval(secs => $7))`;
+
+/**
+ * In primary-key order, after the identity $8, $9, $10 (all '' for the first
+ * page: no name is shorter). $11 limit. With a tenant, the walk stays in its
+ * part of the index.
+ */
+export const LIST_BY_IDENTITY = `
+SELECT ${SUMMARY}
+FROM retrysafe_operations AS o
+WHERE ${FILTERS}
+  AND (o.tenant, o.operation, o.key) > ($8::text, $9::text, $10::text)
+ORDER BY o.tenant, o.operation, o.key
+LIMIT $11`;
+
+/**
+ * A key without a tenant: the primary key leads with the tenant, so the walk
+ * skips from one (tenant, operation) to the next, a short descent each, and
+ * looks the key up in each. As fast as there are few tenants and operations;
+ * it stops as soon as the page is full. Same parameters as LIST_BY_IDENTITY.
+ */
+export const LIST_BY_KEY = `
+WITH RECURSIVE pairs (tenant, operation) AS (
+  (SELECT o.tenant, o.operation FROM retrysafe_operations AS o
+   WHERE (o.tenant, o.operation) >= ($8::text, $9::text)
+   ORDER BY o.tenant, o.operation LIMIT 1)
+  UNION ALL
+  SELECT following.tenant, following.operation
+  FROM pairs, LATERAL (
+    SELECT o.tenant, o.operation FROM retrysafe_operations AS o
+    WHERE (o.tenant, o.operation) > (pairs.tenant, pairs.operation)
+    ORDER BY o.tenant, o.operation LIMIT 1) AS following
+)
+SELECT found.*
+FROM pairs, LATERAL (
+  SELECT ${SUMMARY}
+  FROM retrysafe_operations AS o
+  WHERE o.tenant = pairs.tenant AND o.operation = pairs.operation AND ${FILTERS}
+    AND (o.tenant, o.operation, o.key) > ($8::text, $9::text, $10::text)
+  ORDER BY o.key
+  LIMIT $11) AS found
+LIMIT $11`;
+
+/**
+ * By a time column through its partial index, oldest first, after the
+ * position $8 (exact time), $9, $10, $11 (identity); $12 limit.
+ */
+function byTime(column: string, indexed: string, state: string): string {
+  return `
+SELECT ${SUMMARY}, ${exact(`o.${column}`)} AS position
+FROM retrysafe_operations AS o
+WHERE ${indexed} AND o.state = '${state}' AND ${FILTERS}
+  AND (o.${column}, o.tenant, o.operation, o.key) > ($8::timestamptz, $9::text, $10::text, $11::text)
+ORDER BY o.${column}, o.tenant, o.operation, o.key
+LIMIT $12`;
+}
+
+/** Unknown outcomes by claim time, on the index of reasoned records. */
+export const LIST_UNKNOWN = byTime('created_at', 'o.reason IS NOT NULL', 'unknown');
+/** Unfinished leased and transparent work by lease expiry, expired first, on the lease index. */
+export const LIST_LEASED = byTime('lease_expires_at', 'o.lease_expires_at IS NOT NULL', 'in_progress');
+
+/** Whether the database orders text by bytes, so that a key prefix bounds a range of the index. */
+export const BYTE_ORDERED = `
+SELECT datcollate IN ('C', 'POSIX') AS byte_ordered FROM pg_database WHERE datname = current_database()`;
+
+/** One record in full, its body only when $4 is true. $1 tenant, $2 operation, $3 key. */
+export const OPERATION_VIEW = `
+SELECT ${SUMMARY}, o.fingerprint, o.owner_token, o.not_before, o.failures, o.retried_at,
+  o.response_headers, o.resource_ref, o.response_omitted, octet_length(o.response_body) AS body_bytes,
+  CASE WHEN $4::boolean THEN o.response_body END AS response_body,
+  o.input IS NOT NULL AS resumable, o.response_expires_at, o.expires_at
+FROM retrysafe_operations AS o
+WHERE o.tenant = $1 AND o.operation = $2 AND o.key = $3`;
+
+/** Steps started or finished, in the order they started; results are left out. */
+export const OPERATION_STEPS = `
+SELECT step, started_at, finished_at, fencing_token
+FROM retrysafe_steps
+WHERE tenant = $1 AND operation = $2 AND key = $3
+ORDER BY started_at, step`;
+
+/** What operators did to one operation, oldest first. */
+export const OPERATION_ACTIONS = `
+SELECT at, actor, action, reason, seen, detail
+FROM retrysafe_operator_actions
+WHERE tenant = $1 AND operation = $2 AND key = $3 AND message_id IS NULL
+ORDER BY at, id`;
+
+/** Operations claimed per hour over the last $1 hours, by their state now, through the block-range index on claim time. */
+export const ACTIVITY = `
+SELECT date_trunc('hour', created_at) AS start,
+  count(*)::int AS claimed,
+  count(*) FILTER (WHERE state = 'completed')::int AS completed,
+  count(*) FILTER (WHERE state = 'failed')::int AS failed,
+  count(*) FILTER (WHERE state = 'unknown')::int AS unknown,
+  count(*) FILTER (WHERE state = 'in_progress')::int AS in_progress,
+  count(*) FILTER (WHERE state = 'tombstone')::int AS tombstone
+FROM retrysafe_operations
+WHERE created_at >= date_trunc('hour', now()) - make_interval(hours => $1 - 1)
+GROUP BY 1
+ORDER BY 1`;
+
+/** Dead letters, most recently parked first, on the dead-letter index. $1 limit, after $2 (exact time), $3 id. */
+export const DEAD_LETTER_PAGE = `
+SELECT id, topic, attempts, last_error, created_at, parked_at, ${exact('parked_at')} AS position
+FROM retrysafe_outbox
+WHERE state = 'dead' AND ($2::timestamptz IS NULL OR (parked_at, id) < ($2::timestamptz, $3::uuid))
+ORDER BY parked_at DESC, id DESC
+LIMIT $1`;
+
+/**
+ * Webhook events parked after too many failures, most recent first. The
+ * table is pruned, and only a handful are ever dead, so no index is kept for
+ * them. $1 limit, after $2 (exact time), $3 receiver, $4 id.
+ */
+export const PARKED_EVENT_PAGE = `
+SELECT receiver, id, attempts, last_error, received_at, ${exact('received_at')} AS position
+FROM retrysafe_webhook_events
+WHERE state = 'dead' AND ($2::timestamptz IS NULL OR (received_at, receiver, id) < ($2::timestamptz, $3::text, $4::text))
+ORDER BY received_at DESC, receiver DESC, id DESC
+LIMIT $1`;
+
+/** $n actor, $n+1 reason: the columns every action records. */
+const RECORD_ACTION = `INSERT INTO retrysafe_operator_actions (actor, action, tenant, operation, key, message_id, reason, seen, detail)`;
+
+/**
+ * Deletes a record seen in state $4 with fencing token $5, never one whose
+ * lease is still held, and records who ($6) and why ($7). Its steps go with it.
+ */
+export const PURGE = `
+WITH gone AS (
+  DELETE FROM retrysafe_operations
+  WHERE tenant = $1 AND operation = $2 AND key = $3 AND state = $4 AND fencing_token = $5
+    AND NOT (state = 'in_progress' AND lease_expires_at > now())
+  RETURNING tenant, operation, key, state, fencing_token
+)
+${RECORD_ACTION}
+SELECT $6, 'purge', tenant, operation, key, NULL, $7, jsonb_build_object('state', state, 'fencingToken', fencing_token), '{}'
+FROM gone
+RETURNING 1`;
+
+/** Sends a dead letter parked at $2 (exact time) again with a fresh count of attempts, recording who ($3) and why ($4). $1 id. */
+export const REQUEUE = `
+WITH requeued AS (
+  UPDATE retrysafe_outbox
+  SET state = 'pending', parked_at = NULL, attempts = 0, next_attempt_at = now()
+  WHERE id = $1 AND state = 'dead' AND parked_at = $2::timestamptz
+  RETURNING id, ${NOTIFY}
+)
+${RECORD_ACTION}
+SELECT $3, 'requeue', NULL, NULL, NULL, id, $4, jsonb_build_object('parkedAt', $2::text), '{}'
+FROM requeued
+RETURNING 1`;
+
+/** Records an action done through another seam. $1 actor, $2 action, $3-$5 identity, $6 reason, $7 seen, $8 detail. */
+export const RECORD = `
+${RECORD_ACTION}
+VALUES ($1, $2, $3, $4, $5, NULL, $6, $7::text::jsonb, $8::text::jsonb)`;
