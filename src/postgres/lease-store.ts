@@ -2,9 +2,8 @@ import { RetrysafeError } from '../core/errors.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode } from '../core/record.js';
 import type { Lease, LeaseStore, Owned, StepProgress } from '../store/lease-store.js';
-import type { Settlement } from '../store/atomic-store.js';
 import type { SqlDatabase, Statement } from '../store/sql-client.js';
-import { handlerPart, inTransaction, storePart } from './transaction.js';
+import { handlerPart, inTransaction, storePart, type TransactionEnd } from './transaction.js';
 import {
   ABANDON,
   CHECKPOINT,
@@ -71,7 +70,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
     startStep: (lease, step, leaseSeconds) => changed(START_STEP, [...owned(lease), leaseSeconds, step]),
     checkpoint: (lease, step, result, leaseSeconds) => changed(CHECKPOINT, [...owned(lease), leaseSeconds, step, JSON.stringify(result ?? null)]),
     checkpointWith<T>(lease: Lease, step: string, leaseSeconds: number, work: (tx: Tx) => Promise<T>): Promise<Owned<T>> {
-      return inTransaction(database, undefined, async (sql, tx): Promise<Settlement<Owned<T>>> => {
+      return inTransaction(database, undefined, async (sql, tx): Promise<TransactionEnd<Owned<T>>> => {
         const held = await storePart(() => sql.query(LOCK_OWNED, owned(lease)));
         if (held.rows.length === 0) return { commit: false, value: { owned: false } };
         const value = await handlerPart(() => work(tx));
