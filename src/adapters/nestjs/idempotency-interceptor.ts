@@ -6,7 +6,7 @@ import { type HandlerReply, isStream, toReply, type Reply } from '../../core/ans
 import type { TransparentRoute } from '../../core/route.js';
 import { runAtomic } from '../../modes/run-atomic.js';
 import { runLeased } from '../../modes/run-leased.js';
-import { beginTransparent, capturedReply } from '../../modes/run-transparent.js';
+import { beginTransparent, capturedReply } from '../../modes/begin-transparent.js';
 import { toResponse } from '../send-reply.js';
 import { payloadBytes } from '../payload-bytes.js';
 import { enterAtomic } from './atomic-context.js';
