@@ -36,7 +36,7 @@ import { atomic as expressAtomic, leased as expressLeased, transparent as expres
 import { atomic as fastifyAtomic, transparent as fastifyTransparent } from 'retrysafe/fastify';
 import { transparent as fetchTransparent } from 'retrysafe/fetch';
 import { transparent as koaTransparent } from 'retrysafe/koa';
-import type { IdempotentOptions as NestIdempotentOptions } from 'retrysafe/nestjs';
+import type { IdempotentRouteOptions as NestIdempotentOptions } from 'retrysafe/nestjs';
 import { consume, type InboxResult } from 'retrysafe/inbox';
 import { fromKnex, knexRunner } from 'retrysafe/knex';
 import { fromKysely, kyselyRunner } from 'retrysafe/kysely';
