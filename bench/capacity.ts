@@ -37,10 +37,7 @@ async function main(): Promise<void> {
       while (next < RECORDS) {
         const index = next++;
         const identity = { tenant: `tenant-${String(index % TENANTS).padStart(4, '0')}`, operation: 'orders.create@1', key: randomUUID() };
-        await store.atomic({ identity, fingerprint: randomBytes(32), lockTimeoutMs: 3_000 }, async ({ complete }) => {
-          await complete({ state: 'completed', reply: { status: 201, headers: { 'content-type': 'application/json', location: `/v1/orders/${identity.key}` }, body }, retention });
-          return { commit: true, value: undefined };
-        }, () => undefined);
+        await store.atomic({ identity, fingerprint: randomBytes(32), lockTimeoutMs: 3_000 }, () => Promise.resolve({ commit: true, value: undefined, completion: { state: 'completed', reply: { status: 201, headers: { 'content-type': 'application/json', location: `/v1/orders/${identity.key}` }, body }, retention } }), () => undefined);
       }
     }));
     const writeSeconds = Number(process.hrtime.bigint() - started) / 1e9;

@@ -5,7 +5,7 @@ import { defineRoute } from '../core/route.js';
 import type { Reply } from '../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../core/route.js';
 import type { LeasedRoute } from '../modes/leased-route.js';
-import { beginTransparent, capturedReply, type TransparentAttempt } from '../modes/run-transparent.js';
+import { beginTransparent, capturedReply, type TransparentAttempt } from '../modes/begin-transparent.js';
 import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
 import { holdBack } from './express-hold-back.js';
 import { headerLines } from './header-lines.js';

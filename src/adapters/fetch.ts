@@ -6,7 +6,7 @@ import { problem } from '../core/answer/problems.js';
 import type { Reply } from '../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../core/route.js';
 import type { LeasedRoute } from '../modes/leased-route.js';
-import { beginTransparent, capturedReply } from '../modes/run-transparent.js';
+import { beginTransparent, capturedReply } from '../modes/begin-transparent.js';
 import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
 import { toResponse } from './send-reply.js';
 

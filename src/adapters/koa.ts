@@ -4,7 +4,7 @@ import { defineRoute } from '../core/route.js';
 import type { Reply } from '../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../core/route.js';
 import type { LeasedRoute } from '../modes/leased-route.js';
-import { beginTransparent, capturedReply } from '../modes/run-transparent.js';
+import { beginTransparent, capturedReply } from '../modes/begin-transparent.js';
 import { headerLines } from './header-lines.js';
 import { keptBody } from './koa-body-bytes.js';
 import { payloadBytes } from './payload-bytes.js';

@@ -45,12 +45,10 @@ export function encryptedStore<Tx>(store: OperationStore<Tx>, keys: Keyring, opt
         // Async, so that a body that cannot be opened rejects like any failure of the work.
         store.atomic(
           request,
-          async ({ claim, tx, complete }) =>
-            work({
-              claim: claim.kind === 'existing' ? extend(claim, { record: open(request.identity, claim.record) }) : claim,
-              tx,
-              complete: async (completion) => complete(seal(request.identity, completion)),
-            }),
+          async ({ claim, tx }) => {
+            const settlement = await work({ claim: claim.kind === 'existing' ? extend(claim, { record: open(request.identity, claim.record) }) : claim, tx });
+            return settlement.commit ? extend(settlement, { completion: seal(request.identity, settlement.completion) }) : settlement;
+          },
           (record) => taken(open(request.identity, record)),
         ),
       async claimLease(request) {

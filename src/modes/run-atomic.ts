@@ -79,7 +79,7 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore
     clock.enterStore(config.storeTimeoutMs + lockTimeoutMs);
     const started = performance.now();
     const reply = await clock.race(
-      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, principal: prepared.principal, lockTimeoutMs, statementTimeoutMs: config.statementTimeoutMs }, async ({ claim, tx, complete }) => {
+      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, principal: prepared.principal, lockTimeoutMs, statementTimeoutMs: config.statementTimeoutMs }, async ({ claim, tx }) => {
         clock.leaveStore();
         if (claim.kind !== 'busy') readFirst.observe(claim.kind === 'existing' && claim.record.state !== 'in_progress');
         if (claim.kind !== 'claimed') {
@@ -97,10 +97,10 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore
         config.emit({ type: 'finished', identity: claimed, mode: 'atomic', status: reply.status, stored });
         if (!stored) return rollBack(reply);
         clock.enterStore(config.storeTimeoutMs);
-        await complete(completionOf(reply, config.policy, config.retentionFor(claimed)));
+        const completion = completionOf(reply, config.policy, config.retentionFor(claimed));
         // The record is written with the commit, so this is the last point before both.
         crashPoint('before-commit');
-        return { commit: true, value: reply };
+        return { commit: true, value: reply, completion };
       },
       // A writer that did not wait for the claim stored a record first: everything rolled back, the record answers.
       (record) => answerExisting(config, claimed, decideExisting(record, prepared.fingerprint, prepared.principal))),

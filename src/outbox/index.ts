@@ -1,7 +1,7 @@
 export { enqueue, type NewOutboxMessage, type OutboxMessage, type OutboxTransaction } from './outbox.js';
 export { Relay, type RelayOptions, type RelayReport } from './relay.js';
 export type { PublishResult, Transport } from './transport.js';
-export { defaultRetryPolicy, type RetryPolicy } from '../background/retry-policy.js';
+export { defaultRetryPolicy, type RetryPolicy } from '../background/worker-retry.js';
 export { pgListener, pgliteListener, type PGliteListenLike, type PgListenClientLike } from '../postgres/outbox-listeners.js';
 export type { Listener } from '../background/poll-loop.js';
 export { deadLetters, retryDeadLetter, type DeadLetter } from './dead-letters.js';

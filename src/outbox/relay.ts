@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { crashPoint } from '../core/crash-point.js';
 import { RetrysafeError } from '../core/errors.js';
 import { type Listener, pollLoop } from '../background/poll-loop.js';
-import { afterFailure, errorText, resolveRetryPolicy, type RetryPolicy } from '../background/retry-policy.js';
+import { afterFailure, errorText, resolveRetryPolicy, type RetryPolicy } from '../background/worker-retry.js';
 import { outboxStore } from '../postgres/outbox-store.js';
 import type { ClaimedMessage, OutboxClaim, OutboxStore } from '../store/outbox-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';

@@ -2,27 +2,39 @@ import { RetrysafeError } from '../core/errors.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode } from '../core/record.js';
 import type { Lease, LeaseStore, Owned, StepProgress } from '../store/lease-store.js';
-import type { Settlement } from '../store/atomic-store.js';
 import type { SqlDatabase, Statement } from '../store/sql-client.js';
-import { handlerPart, inTransaction, storePart } from './transaction.js';
+import { handlerPart, inTransaction, storePart, type TransactionEnd } from './transaction.js';
 import {
   ABANDON,
+  abandonValues,
   CHECKPOINT,
+  checkpointValues,
   CLAIM_LEASE,
-  EXPIRED_LEASES,
+  claimLeaseValues,
   COMPLETE_LEASE,
+  completeLeaseValues,
+  EXPIRED_LEASES,
+  expiredLeasesValues,
   LOCK_OWNED,
+  lockOwnedValues,
   MARK_UNKNOWN,
+  markUnknownValues,
   READ_STEPS,
+  readStepsValues,
   RELEASE,
+  releaseValues,
   RENEW,
+  renewValues,
   RESOLVE_UNKNOWN,
+  resolveUnknownValues,
   RETRY_UNKNOWN,
+  retryUnknownValues,
   START_STEP,
+  startStepValues,
   TAKE_OVER,
+  takeOverValues,
 } from './sql/lease.js';
-import { completionValues } from './sql/completion.js';
-import { ids, type RecordRow, toRecord } from './sql/record-row.js';
+import { type RecordRow, toRecord } from './sql/record-row.js';
 import { recordReader } from './record-reader.js';
 import { storeRows } from './store-rows.js';
 
@@ -40,19 +52,10 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
   const run = <Row>(text: Statement, values: readonly unknown[]): Promise<Row[]> => storeRows<Row>(database, text, values);
   const changed = async (text: Statement, values: readonly unknown[]): Promise<boolean> => (await run(text, values)).length > 0;
   const reader = recordReader(database);
-  const owned = (lease: Lease): unknown[] => [...ids(lease.identity), lease.ownerToken, lease.fencingToken];
 
   return {
     async claimLease(request) {
-      const [row] = await run<RecordRow & { claimed: boolean }>(CLAIM_LEASE, [
-        ...ids(request.identity),
-        request.fingerprint,
-        request.ownerToken,
-        request.leaseSeconds,
-        JSON.stringify(request.input ?? null),
-        request.mode,
-        request.principal ?? null,
-      ]);
+      const [row] = await run<RecordRow & { claimed: boolean }>(CLAIM_LEASE, claimLeaseValues(request));
       if (row?.claimed) {
         const lease = { identity: request.identity, ownerToken: request.ownerToken, fencingToken: row.fencing_token, attempt: row.attempt, input: request.input, failures: 0, ageSeconds: 0 };
         return { kind: 'claimed', lease };
@@ -64,39 +67,35 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
       return { kind: 'existing', record: found };
     },
     async takeOver(identity, seenFencingToken, ownerToken, leaseSeconds) {
-      const [row] = await run<LeaseRow>(TAKE_OVER, [...ids(identity), seenFencingToken, ownerToken, leaseSeconds]);
+      const [row] = await run<LeaseRow>(TAKE_OVER, takeOverValues(identity, seenFencingToken, ownerToken, leaseSeconds));
       return row === undefined ? undefined : toLease(identity, row);
     },
-    renew: (lease, leaseSeconds) => changed(RENEW, [...owned(lease), leaseSeconds]),
-    startStep: (lease, step, leaseSeconds) => changed(START_STEP, [...owned(lease), leaseSeconds, step]),
-    checkpoint: (lease, step, result, leaseSeconds) => changed(CHECKPOINT, [...owned(lease), leaseSeconds, step, JSON.stringify(result ?? null)]),
+    renew: (lease, leaseSeconds) => changed(RENEW, renewValues(lease, leaseSeconds)),
+    startStep: (lease, step, leaseSeconds) => changed(START_STEP, startStepValues(lease, step, leaseSeconds)),
+    checkpoint: (lease, step, result, leaseSeconds) => changed(CHECKPOINT, checkpointValues(lease, step, result, leaseSeconds)),
     checkpointWith<T>(lease: Lease, step: string, leaseSeconds: number, work: (tx: Tx) => Promise<T>): Promise<Owned<T>> {
-      return inTransaction(database, undefined, async (sql, tx): Promise<Settlement<Owned<T>>> => {
-        const held = await storePart(() => sql.query(LOCK_OWNED, owned(lease)));
+      return inTransaction(database, undefined, async (sql, tx): Promise<TransactionEnd<Owned<T>>> => {
+        const held = await storePart(() => sql.query(LOCK_OWNED, lockOwnedValues(lease)));
         if (held.rows.length === 0) return { commit: false, value: { owned: false } };
         const value = await handlerPart(() => work(tx));
-        await storePart(() => sql.query(CHECKPOINT, [...owned(lease), leaseSeconds, step, JSON.stringify(value ?? null)]));
+        await storePart(() => sql.query(CHECKPOINT, checkpointValues(lease, step, value, leaseSeconds)));
         return { commit: true, value: { owned: true, value } };
       });
     },
     async steps(lease) {
-      const rows = await run<{ step: string; result: unknown; finished: boolean }>(READ_STEPS, ids(lease.identity));
+      const rows = await run<{ step: string; result: unknown; finished: boolean }>(READ_STEPS, readStepsValues(lease));
       return new Map(rows.map((row): [string, StepProgress] => [row.step, row.finished ? { state: 'finished', result: row.result } : { state: 'started' }]));
     },
-    completeLease: (lease, completion) => changed(COMPLETE_LEASE, [...owned(lease), ...completionValues(completion)]),
-    abandon: (lease) => changed(ABANDON, owned(lease)),
-    release: (lease, release) => changed(RELEASE, [...owned(lease), release.delaySeconds, release.counted ? 1 : 0]),
-    markUnknown: (lease, reason) => changed(MARK_UNKNOWN, [...owned(lease), reason]),
+    completeLease: (lease, completion) => changed(COMPLETE_LEASE, completeLeaseValues(lease, completion)),
+    abandon: (lease) => changed(ABANDON, abandonValues(lease)),
+    release: (lease, release) => changed(RELEASE, releaseValues(lease, release)),
+    markUnknown: (lease, reason) => changed(MARK_UNKNOWN, markUnknownValues(lease, reason)),
     async expiredLeases(limit, operations) {
-      const rows = await run<{ tenant: string; operation: string; key: string; fencing_token: number; mode: OperationMode }>(EXPIRED_LEASES, [
-        limit,
-        operations === undefined ? null : [...operations],
-      ]);
+      const rows = await run<{ tenant: string; operation: string; key: string; fencing_token: number; mode: OperationMode }>(EXPIRED_LEASES, expiredLeasesValues(limit, operations));
       return rows.map((row) => ({ identity: { tenant: row.tenant, operation: row.operation, key: row.key }, fencingToken: row.fencing_token, mode: row.mode }));
     },
-    retryUnknown: (identity, ownerToken, reason, fencingToken) => changed(RETRY_UNKNOWN, [...ids(identity), ownerToken, reason, fencingToken ?? null]),
-    resolveUnknown: (identity, completion, reason, fencingToken) =>
-      changed(RESOLVE_UNKNOWN, [...ids(identity), ...completionValues(completion), reason, fencingToken ?? null]),
+    retryUnknown: (identity, ownerToken, reason, fencingToken) => changed(RETRY_UNKNOWN, retryUnknownValues(identity, ownerToken, reason, fencingToken)),
+    resolveUnknown: (identity, completion, reason, fencingToken) => changed(RESOLVE_UNKNOWN, resolveUnknownValues(identity, completion, reason, fencingToken)),
   };
 }
 

@@ -1,4 +1,3 @@
-import type { Completion } from '../core/completion.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationRecord } from '../core/record.js';
 import type { AtomicClaim, AtomicTransaction, ClaimRequest, Settlement } from '../store/atomic-store.js';
@@ -81,15 +80,10 @@ async function tryClaim<Tx, T>(
       if (found === 'held' && !attempt.last) return { commit: false, value: { kind: 'held' } };
       const claim: AtomicClaim = found === 'held' ? { kind: 'busy' } : found;
       if (claim.kind === 'claimed') release = duplicates.hold(request.identity);
-      let completion: Completion | undefined;
-      const complete = (outcome: Completion): Promise<void> => {
-        completion = outcome;
-        return Promise.resolve();
-      };
-      const settlement = await handlerPart(() => work({ claim, tx, complete }));
+      const settlement = await handlerPart(() => work({ claim, tx }));
       const settled = { commit: settlement.commit, value: { kind: 'settled', value: settlement.value } } as const;
-      if (!settlement.commit || completion === undefined) return settled;
-      const lost = lostTheIdentity(sql.query(COMPLETE_ATOMIC, completeAtomicValues(request, completion)));
+      if (!settlement.commit) return settled;
+      const lost = lostTheIdentity(sql.query(COMPLETE_ATOMIC, completeAtomicValues(request, settlement.completion)));
       if (sql.pipelined === true) {
         withCommit = lost;
         // Read after the transaction; marked handled here for when COMMIT fails first and it is never read.

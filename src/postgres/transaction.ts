@@ -1,5 +1,4 @@
 import { RetrysafeError } from '../core/errors.js';
-import type { Settlement } from '../store/atomic-store.js';
 import type { BoundStatement, Opened, SqlClient, SqlDatabase } from '../store/sql-client.js';
 import { IN_FAILED_SQL_TRANSACTION, isTransientDatabaseError, LOCK_NOT_AVAILABLE, QUERY_CANCELED, sqlState } from './sqlstate.js';
 
@@ -15,6 +14,12 @@ class WorkFailure extends Error {}
  */
 const ROLLBACK = new Error('rollback');
 
+/** How a transaction's body ends: commit its writes or roll them back, and the value it answers either way. */
+export interface TransactionEnd<T> {
+  readonly commit: boolean;
+  readonly value: T;
+}
+
 /**
  * Runs `body` in one transaction that commits only when it settles with
  * `commit: true`, and sorts failures: the store's own become
@@ -23,7 +28,7 @@ const ROLLBACK = new Error('rollback');
 export async function inTransaction<Tx, T>(
   database: SqlDatabase<Tx>,
   opening: BoundStatement | undefined,
-  body: (sql: SqlClient, tx: Tx, opened: Opened) => Promise<Settlement<T>>,
+  body: (sql: SqlClient, tx: Tx, opened: Opened) => Promise<TransactionEnd<T>>,
 ): Promise<T> {
   let rolledBack: { readonly value: T } | undefined;
   try {

@@ -33,18 +33,16 @@ export interface AtomicTransaction<Tx> {
   readonly claim: AtomicClaim;
   /** The application's own transaction handle, for the handler's writes. */
   readonly tx: Tx;
-  /**
-   * The outcome to store: the record is written once, completed, as the
-   * transaction commits (with the COMMIT, where the driver pipelines).
-   */
-  complete(this: void, completion: Completion): Promise<void>;
 }
 
-/** What `work` decides: commit its writes, or roll everything back. */
-export interface Settlement<T> {
-  readonly commit: boolean;
-  readonly value: T;
-}
+/**
+ * What `work` decides: commit its writes with the outcome to store (the
+ * record is written once, completed, as the transaction commits: with the
+ * COMMIT, where the driver pipelines), or roll everything back.
+ */
+export type Settlement<T> =
+  | { readonly commit: true; readonly value: T; readonly completion: Completion }
+  | { readonly commit: false; readonly value: T };
 
 /**
  * Atomic mode's seam: the claim, the handler's writes and the completion in
@@ -55,7 +53,7 @@ export interface AtomicStore<Tx> {
   /**
    * Opens one transaction, claims the identity in it, and runs `work`. The
    * transaction commits only when `work` settles with `commit: true`, writing
-   * the record with it. When a record written meanwhile by a writer that did
+   * the record of its `completion` with it. When a record written meanwhile by a writer that did
    * not wait for the claim (leased mode on the same identity, or any other)
    * holds the identity at that point, everything rolls back and the answer is
    * `taken(record)`.

@@ -1,7 +1,5 @@
 import { decorate } from './decorate.js';
 import type { OperationStore } from './operation-store.js';
-import { extend } from '../core/extend.js';
-import type { Completion } from '../core/completion.js';
 
 /**
  * Starts measuring one store call, by a fixed name; the returned function
@@ -56,7 +54,9 @@ export function measuredStore<Tx>(store: OperationStore<Tx>, meter: StoreCallMet
           try {
             const value = await store.atomic(request, async (transaction) => {
               enter();
-              const settlement = await work(extend(transaction, { complete: (completion: Completion) => measured('complete', () => transaction.complete(completion)) }));
+              const settlement = await work(transaction);
+              // The outcome is handed over as the work settles; the record is written with the commit.
+              if (settlement.commit) meter('complete')();
               endCommit = meter('commit');
               return settlement;
             }, taken);

@@ -121,15 +121,8 @@ export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCache
         const value = await store.atomic(
           request,
           async (transaction) => {
-            const settlement = await work(
-              extend(transaction, {
-                async complete(completion: Completion) {
-                  await transaction.complete(completion);
-                  stored = completion;
-                },
-              }),
-            );
-            if (!settlement.commit) stored = undefined;
+            const settlement = await work(transaction);
+            stored = settlement.commit ? settlement.completion : undefined;
             return settlement;
           },
           (record) => {

@@ -19,10 +19,7 @@ const taken = (record: OperationRecord): Attempt => ({ kind: 'taken', record });
 function settle<Tx>(store: OperationStore<Tx>, identity: OperationIdentity, commit: boolean, stored?: Completion, lockTimeoutMs?: number): Promise<Attempt> {
   return store.atomic(
     request(identity, lockTimeoutMs),
-    async ({ claim, complete }) => {
-      if (claim.kind === 'claimed' && stored !== undefined) await complete(stored);
-      return { commit, value: claim };
-    },
+    ({ claim }) => Promise.resolve(commit && claim.kind === 'claimed' && stored !== undefined ? { commit, value: claim, completion: stored } : { commit: false, value: claim }),
     taken,
   );
 }
@@ -65,10 +62,7 @@ export function describeAtomicContract<Tx>(subject: ContractSubject<Tx>, concurr
       const thrown = new Error('the handler failed');
       const attempt = subject.store.atomic(
         request(identity),
-        async ({ complete }) => {
-          await complete(completion());
-          throw thrown;
-        },
+        () => Promise.reject(thrown),
         taken,
       );
       await expect(attempt).rejects.toBe(thrown);
@@ -77,10 +71,7 @@ export function describeAtomicContract<Tx>(subject: ContractSubject<Tx>, concurr
 
     it('keeps the principal digest the record was written with, byte for byte, and none when it was given none', async () => {
       const identity = subject.identity();
-      await subject.store.atomic({ ...request(identity), principal: PRINCIPAL }, async ({ complete }) => {
-        await complete(completion());
-        return { commit: true, value: undefined };
-      }, () => undefined);
+      await subject.store.atomic({ ...request(identity), principal: PRINCIPAL }, () => Promise.resolve({ commit: true, value: undefined, completion: completion() }), () => undefined);
       const read = await subject.store.read(identity);
       expect(hex(expectCompleted(read, completion()).principal ?? new Uint8Array())).toBe(hex(PRINCIPAL));
       const claim = await settle(subject.store, identity, false);
@@ -116,11 +107,10 @@ function describeConcurrentClaims<Tx>(subject: ContractSubject<Tx>): void {
     const release = gate();
     const done = subject.store.atomic(
       request(identity),
-      async ({ claim, complete }) => {
+      async ({ claim }) => {
         claimed.open();
         await release.opened;
-        if (claim.kind === 'claimed' && commit) await complete(completion());
-        return { commit, value: claim };
+        return commit && claim.kind === 'claimed' ? { commit, value: claim, completion: completion() } : { commit: false, value: claim };
       },
       taken,
     );

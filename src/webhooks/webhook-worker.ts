@@ -1,5 +1,5 @@
 import { pollLoop } from '../background/poll-loop.js';
-import { afterFailure, errorText, resolveRetryPolicy, type RetryPolicy } from '../background/retry-policy.js';
+import { afterFailure, errorText, resolveRetryPolicy, type RetryPolicy } from '../background/worker-retry.js';
 import { consumeIn, inboxKey, type InboxResult } from '../inbox/inbox.js';
 import { inboxStore } from '../postgres/inbox-store.js';
 import { webhookStore } from '../postgres/webhook-store.js';

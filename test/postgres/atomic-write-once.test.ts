@@ -72,14 +72,13 @@ async function first(id: OperationIdentity, ending: Ending, pipelined = false) {
   let pid = 0;
   const done = store(pipelined).atomic(
     request(id),
-    async ({ claim, tx, complete }) => {
+    async ({ claim, tx }): Promise<Settlement<Attempt>> => {
       pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
       await tx.query('INSERT INTO effects (key) VALUES ($1)', [id.key]);
       holding.open();
       await release.opened;
       if (ending === 'throw') throw new Error('the handler failed');
-      if (ending === 'commit') await complete(COMPLETION);
-      return { commit: ending === 'commit', value: claim as Attempt };
+      return ending === 'commit' ? { commit: true, value: claim, completion: COMPLETION } : { commit: false, value: claim };
     },
     taken,
   );
@@ -90,12 +89,10 @@ async function first(id: OperationIdentity, ending: Ending, pipelined = false) {
 /** An attempt's work that writes the effect and stores the record when it claims, and answers with its claim. */
 const writeWhenClaimed =
   (id: OperationIdentity) =>
-  async ({ claim, tx, complete }: AtomicTransaction<pg.PoolClient>): Promise<Settlement<Attempt>> => {
-    if (claim.kind === 'claimed') {
-      await tx.query('INSERT INTO effects (key) VALUES ($1)', [id.key]);
-      await complete(COMPLETION);
-    }
-    return { commit: claim.kind === 'claimed', value: claim };
+  async ({ claim, tx }: AtomicTransaction<pg.PoolClient>): Promise<Settlement<Attempt>> => {
+    if (claim.kind !== 'claimed') return { commit: false, value: claim };
+    await tx.query('INSERT INTO effects (key) VALUES ($1)', [id.key]);
+    return { commit: true, value: claim, completion: COMPLETION };
   };
 
 /**
@@ -189,7 +186,7 @@ describe('a writer that skips the lock', () => {
 describe('a record pruned between the claim and its read', () => {
   it('leaves the identity free: the attempt claims, runs and stores, as any key after its retention', async () => {
     const id = identity();
-    await store().atomic(request(id), async ({ complete }) => (await complete(COMPLETION), { commit: true, value: undefined }), () => undefined);
+    await store().atomic(request(id), () => Promise.resolve({ commit: true, value: undefined, completion: COMPLETION }), () => undefined);
     const database = fromPg(pool);
     // The sweeper deletes without the identity's lock: here, just after the claim found the record, before it is read.
     const pruning: SqlDatabase<pg.PoolClient> = extend(database, {
@@ -262,10 +259,9 @@ describe('round trips and writes per new key', () => {
       // Warm: the connection is open and retrysafe's statements prepared, as in steady state.
       const warm = identity();
       const run = (id: OperationIdentity) =>
-        postgresStore(database).atomic(request(id), async ({ tx, complete }) => {
+        postgresStore(database).atomic(request(id), async ({ tx }) => {
           await tx.query('INSERT INTO effects (key) VALUES ($1)', [id.key]);
-          await complete(COMPLETION);
-          return { commit: true, value: undefined };
+          return { commit: true, value: undefined, completion: COMPLETION };
         }, () => undefined);
       await run(warm);
       let before = { trips: trips(), writes: writes() };
@@ -320,10 +316,9 @@ describe('round trips and writes per new key', () => {
     const sql = postgres(db.url, options);
     try {
       const run = (id: OperationIdentity) =>
-        postgresStore(fromPostgresJs(sql)).atomic(request(id), async ({ tx, complete }) => {
+        postgresStore(fromPostgresJs(sql)).atomic(request(id), async ({ tx }) => {
           await Promise.all(Array.from({ length: statements }, () => tx`INSERT INTO effects (key) VALUES (${randomUUID()})`));
-          await complete(COMPLETION);
-          return { commit: true, value: undefined };
+          return { commit: true, value: undefined, completion: COMPLETION };
         }, () => undefined);
       // Warm: the connection is open and every statement prepared, as in steady state.
       await run(identity());

@@ -68,11 +68,10 @@ async function firstAttempt(store: Store, id: OperationIdentity): Promise<{ read
   const release = gate();
   const done = store.atomic(
     request(id),
-    async ({ claim, complete }) => {
+    async ({ claim }) => {
       running.open();
       await release.opened;
-      await complete(COMPLETION);
-      return { commit: true, value: claim };
+      return { commit: true, value: claim, completion: COMPLETION };
     },
     taken,
   );
@@ -117,7 +116,7 @@ describe.each(layers)('duplicates on a pool of two ($name)', (layer) => {
       const waiting = Array.from({ length: DUPLICATES }, () => look(duplicates, id));
       // Let every duplicate reach its wait.
       await new Promise((resolve) => setTimeout(resolve, 300));
-      const other = duplicates.atomic(request(identity()), async ({ claim, complete }) => (await complete(COMPLETION), { commit: true, value: claim }), taken);
+      const other = duplicates.atomic(request(identity()), ({ claim }) => Promise.resolve({ commit: true, value: claim, completion: COMPLETION }), taken);
       // Far longer than the key takes, far shorter than the duplicates' wait: a pool held by waiting duplicates would
       // serve it only after they gave up, 20 s from now.
       expect(await within(other, 10_000)).toEqual({ kind: 'claimed' });

@@ -28,6 +28,8 @@ const documented = (name: string): string => {
   return block.code.replace(ROLE, (role) => `${role}_${suffix}`);
 };
 const role = (name: 'owner' | 'app' | 'operator') => `retrysafe_${name}_${suffix}`;
+/** The logins' password, set as the page says to for a server that asks for one (the embedded server does). */
+const password = randomBytes(12).toString('hex');
 
 /** The SQLSTATE a refused privilege raises. */
 const INSUFFICIENT_PRIVILEGE = '42501';
@@ -38,6 +40,7 @@ describe('the documented database roles, on the PostgreSQL server', () => {
   const urlAs = (name: 'owner' | 'app' | 'operator') => {
     const url = new URL(db.url);
     url.username = role(name);
+    url.password = password;
     return url.toString();
   };
   const connect = (url: string) => {
@@ -54,6 +57,7 @@ describe('the documented database roles, on the PostgreSQL server', () => {
     db = await createTestDatabase();
     admin = connect(db.url);
     await admin.query(documented('roles'));
+    for (const name of ['owner', 'app', 'operator'] as const) await admin.query(`ALTER ROLE ${role(name)} PASSWORD '${password}'`);
     await migrate(fromPg(connect(urlAs('owner'))));
     await connect(urlAs('owner')).query(documented('grants'));
     // The application's own tables are the application's to grant.

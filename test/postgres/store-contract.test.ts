@@ -6,6 +6,7 @@ import { storeTimer } from '../../src/observe/index.js';
 import { openTelemetryTracing } from '../../src/otel/index.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { OperationStore } from '../../src/store/operation-store.js';
+import { replayCached } from '../../src/store/replay-cache.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { tracedStore } from '../../src/store/traced-store.js';
 import { describeStoreContract } from '../../src/testing/index.js';
@@ -19,6 +20,7 @@ const variants: readonly { readonly name: string; wrap(store: OperationStore<Sql
   { name: 'encryptedStore(postgresStore)', wrap: (store) => encryptedStore(store, keys, { requireEncryption: true }) },
   { name: 'storeTimer(postgresStore)', wrap: (store) => storeTimer(new Registry())(store) },
   { name: 'tracedStore(postgresStore)', wrap: (store) => tracedStore(store, openTelemetryTracing({ tracer })) },
+  { name: 'replayCached(postgresStore)', wrap: (store) => replayCached(store).store },
 ];
 
 for (const factory of engines) {

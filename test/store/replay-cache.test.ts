@@ -195,10 +195,7 @@ describe.each(engines)('the replay cache on $name', (factory) => {
       const identity = { tenant: 'tenant-a', operation: 'orders.create@1', key };
       await postgresStore(engine.database).atomic(
         { identity, fingerprint: fingerprint({}), lockTimeoutMs: 1000 },
-        async ({ complete }) => {
-          await complete({ state: 'completed', reply: { status: 201, headers: {}, body: Buffer.from(body) }, retention: defaultRetention });
-          return { commit: true, value: undefined };
-        },
+        () => Promise.resolve({ commit: true, value: undefined, completion: { state: 'completed', reply: { status: 201, headers: {}, body: Buffer.from(body) }, retention: defaultRetention } }),
         () => {
           throw new Error(`The identity ${key} was taken meanwhile.`);
         },

@@ -10,12 +10,15 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { describe, expectTypeOf, it } from 'vitest';
 import {
   type AtomicRoute,
+  type AtomicTransaction,
+  type Completion,
   type IdempotentOutcome,
   type Observer,
   type ProblemCode,
   type RetrysafeErrorCode,
   type RetrysafeEvent,
   type RetrysafeEventOf,
+  type Settlement,
   type SqlClient,
   type SqlDatabase,
   type TransparentFailure,
@@ -33,7 +36,7 @@ import { atomic as expressAtomic, leased as expressLeased, transparent as expres
 import { atomic as fastifyAtomic, transparent as fastifyTransparent } from 'retrysafe/fastify';
 import { transparent as fetchTransparent } from 'retrysafe/fetch';
 import { transparent as koaTransparent } from 'retrysafe/koa';
-import type { IdempotentOptions as NestIdempotentOptions } from 'retrysafe/nestjs';
+import type { IdempotentRouteOptions as NestIdempotentOptions } from 'retrysafe/nestjs';
 import { consume, type InboxResult } from 'retrysafe/inbox';
 import { fromKnex, knexRunner } from 'retrysafe/knex';
 import { fromKysely, kyselyRunner } from 'retrysafe/kysely';
@@ -294,5 +297,18 @@ describe('the adapter building blocks', () => {
     expectTypeOf(run).parameter(0).toEqualTypeOf<IncomingRequest<{ token: string }>>();
     expectTypeOf(run).returns.resolves.toEqualTypeOf<Reply>();
     expectTypeOf(beginTransparent<{ token: string }, unknown>).returns.resolves.toEqualTypeOf<TransparentStart>();
+  });
+});
+
+describe('the atomic store seam', () => {
+  it('settles with the completion to store when it commits, and with none when it rolls back', () => {
+    expectTypeOf<{ commit: true; value: number; completion: Completion }>().toExtend<Settlement<number>>();
+    expectTypeOf<{ commit: false; value: number }>().toExtend<Settlement<number>>();
+    // @ts-expect-error: a commit writes the record, so it carries the completion
+    const committed: Settlement<number> = { commit: true, value: 1 };
+    const rolledBack: Settlement<number> = { commit: false, value: 1 };
+    expectTypeOf([committed, rolledBack]).not.toBeNever();
+    // The outcome travels in the settlement: the transaction hands the work only the claim and the handle.
+    expectTypeOf<keyof AtomicTransaction<pg.PoolClient>>().toEqualTypeOf<'claim' | 'tx'>();
   });
 });

@@ -6,11 +6,11 @@ import { type HandlerReply, isStream, toReply, type Reply } from '../../core/ans
 import type { TransparentRoute } from '../../core/route.js';
 import { runAtomic } from '../../modes/run-atomic.js';
 import { runLeased } from '../../modes/run-leased.js';
-import { beginTransparent, capturedReply } from '../../modes/run-transparent.js';
+import { beginTransparent, capturedReply } from '../../modes/begin-transparent.js';
 import { toResponse } from '../send-reply.js';
 import { payloadBytes } from '../payload-bytes.js';
 import { enterAtomic } from './atomic-context.js';
-import { idempotentRoute, type IdempotentOptions } from './idempotent-options.js';
+import { idempotentRoute, type IdempotentRouteOptions } from './idempotent-options.js';
 import { incoming, type NestHttpRequest, type NestHttpResponse } from './nest-request.js';
 import { RETRYSAFE_OPTIONS, type RetrysafeModuleOptions } from './retrysafe-options.js';
 import { extend } from '../../core/extend.js';
@@ -27,7 +27,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const route = this.reflector.getAllAndOverride(idempotentRoute, [context.getHandler(), context.getClass()]) as IdempotentOptions | undefined;
+    const route = this.reflector.getAllAndOverride(idempotentRoute, [context.getHandler(), context.getClass()]) as IdempotentRouteOptions | undefined;
     if (route === undefined) throw new RetrysafeError('misuse', 'IdempotencyInterceptor is bound by @Idempotent(...), which gives the route its options.');
     const http = context.switchToHttp();
     const request = http.getRequest<NestHttpRequest>();

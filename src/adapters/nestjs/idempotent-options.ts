@@ -16,10 +16,10 @@ export type RouteOptions = Omit<RouteDefinition<NestHttpRequest, unknown>, 'oper
  * - `leased`: the operation's `handler` runs with steps (the same object goes
  *   to the recovery worker); the method itself is not called.
  */
-export type IdempotentOptions =
+export type IdempotentRouteOptions =
   | (RouteOptions & { readonly mode: 'atomic'; readonly operation: string })
   | (RouteOptions & Pick<TransparentRoute<NestHttpRequest, unknown>, 'onFailure'> & { readonly mode: 'transparent'; readonly operation: string })
   | (RouteOptions & LeasedOperation<unknown, unknown> & { readonly mode: 'leased' });
 
 /** Where `@Idempotent` keeps a route's options for the interceptor. */
-export const idempotentRoute = Reflector.createDecorator<IdempotentOptions>();
+export const idempotentRoute = Reflector.createDecorator<IdempotentRouteOptions>();

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { IncomingRequest } from '../../core/route.js';
-import type { CapturedHeaders } from '../../modes/run-transparent.js';
+import type { CapturedHeaders } from '../../modes/begin-transparent.js';
 import { headerLines } from '../header-lines.js';
 
 /**

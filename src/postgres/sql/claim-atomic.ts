@@ -1,6 +1,6 @@
 import type { ClaimRequest } from '../../store/atomic-store.js';
 import { statement } from './statement.js';
-import { ids, RECORD_COLUMNS } from './record-row.js';
+import { ids } from './record-row.js';
 
 /**
  * The first statement of an atomic transaction, sent with BEGIN: tries the
@@ -25,9 +25,3 @@ FROM (SELECT set_config('statement_timeout', coalesce($4, current_setting('state
 export function claimAtomicValues(request: ClaimRequest): unknown[] {
   return [...ids(request.identity), request.statementTimeoutMs === undefined ? null : `${request.statementTimeoutMs}ms`];
 }
-
-/** $1 tenant, $2 operation, $3 key. */
-export const READ_RECORD = statement('retrysafe_read_record', `
-SELECT ${RECORD_COLUMNS}
-FROM retrysafe_operations AS o
-WHERE o.tenant = $1 AND o.operation = $2 AND o.key = $3`);

@@ -1,6 +1,9 @@
+import type { Completion } from '../../core/completion.js';
+import type { OperationIdentity } from '../../core/identity.js';
+import type { Lease, LeaseRequest, Release } from '../../store/lease-store.js';
 import { jsonText, statement } from './statement.js';
-import { claimOrRead } from './record-row.js';
-import { completionAssignments } from './completion.js';
+import { ids, RECORD_COLUMNS } from './record-row.js';
+import { completionAssignments, completionValues } from './completion.js';
 
 /**
  * Statements of leased mode. Every write by a worker names its owner token and
@@ -15,6 +18,32 @@ const LEASE_COLUMNS = `owner_token, fencing_token, attempt, input, failures,
 /** Not resting after a failed attempt: a take-over may begin. */
 const RESTED = `(not_before IS NULL OR not_before <= now())`;
 
+/** A held lease's values as $1 tenant, $2 operation, $3 key, $4 owner, $5 fencing token: what every owned write starts with. */
+function ownedValues(lease: Lease): unknown[] {
+  return [...ids(lease.identity), lease.ownerToken, lease.fencingToken];
+}
+
+/**
+ * Wraps a claiming INSERT so that one round trip either claims the identity
+ * or returns the record holding it. At READ COMMITTED a record committed while
+ * the INSERT waited is not in this statement's snapshot, so the second branch
+ * can come back empty: the caller then reads it in a new statement
+ * (`READ_RECORD`). $1 tenant, $2 operation, $3 key.
+ */
+function claimOrRead(insert: string): string {
+  return `
+WITH claimed AS (
+${insert}
+  ON CONFLICT (tenant, operation, key) DO NOTHING
+  RETURNING ${RECORD_COLUMNS}
+)
+SELECT true AS claimed, * FROM claimed
+UNION ALL
+SELECT false, ${RECORD_COLUMNS}
+FROM retrysafe_operations AS o
+WHERE o.tenant = $1 AND o.operation = $2 AND o.key = $3 AND NOT EXISTS (SELECT FROM claimed)`;
+}
+
 /**
  * Commits an `in_progress` record with a fresh lease, or returns the record that holds the identity.
  * $4 fingerprint, $5 owner, $6 lease seconds, $7 input, $8 mode, $9 principal digest (or null).
@@ -24,6 +53,19 @@ export const CLAIM_LEASE = statement('retrysafe_claim_lease', claimOrRead(`
   INSERT INTO retrysafe_operations AS o
     (tenant, operation, key, fingerprint, state, owner_token, lease_expires_at, input, mode, principal)
   VALUES ($1, $2, $3, $4::bytea, 'in_progress', $5, now() + make_interval(secs => $6), ${jsonText('$7')}, $8, $9::bytea)`));
+
+/** The values of `CLAIM_LEASE` for one request. */
+export function claimLeaseValues(request: LeaseRequest): unknown[] {
+  return [
+    ...ids(request.identity),
+    request.fingerprint,
+    request.ownerToken,
+    request.leaseSeconds,
+    JSON.stringify(request.input ?? null),
+    request.mode,
+    request.principal ?? null,
+  ];
+}
 
 /**
  * Takes over an expired lease by compare-and-swap on the fencing token last
@@ -42,6 +84,11 @@ WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND lease_expires_at <= now() AND ${RESTED} AND fencing_token = $4
 RETURNING ${LEASE_COLUMNS}`);
 
+/** The values of `TAKE_OVER`. */
+export function takeOverValues(identity: OperationIdentity, seenFencingToken: number, ownerToken: string, leaseSeconds: number): unknown[] {
+  return [...ids(identity), seenFencingToken, ownerToken, leaseSeconds];
+}
+
 /** $4 owner, $5 fencing token, $6 lease seconds. */
 export const RENEW = statement('retrysafe_renew', `
 UPDATE retrysafe_operations
@@ -49,6 +96,11 @@ SET lease_expires_at = now() + make_interval(secs => $6)
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
 RETURNING lease_expires_at`);
+
+/** The values of `RENEW`. */
+export function renewValues(lease: Lease, leaseSeconds: number): unknown[] {
+  return [...ownedValues(lease), leaseSeconds];
+}
 
 /**
  * Checks ownership and locks the record for the rest of a transaction, so
@@ -60,6 +112,11 @@ SELECT 1 FROM retrysafe_operations
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
 FOR UPDATE`);
+
+/** The values of `LOCK_OWNED`. */
+export function lockOwnedValues(lease: Lease): unknown[] {
+  return ownedValues(lease);
+}
 
 /** Renews an owned lease, as the first part of a statement that writes for the owner. $4 owner, $5 fencing token, $6 lease seconds. */
 const OWNED_RENEWED = `WITH owned AS (
@@ -85,6 +142,11 @@ ON CONFLICT (tenant, operation, key, step) DO UPDATE
   WHERE retrysafe_steps.finished_at IS NULL
 RETURNING step`);
 
+/** The values of `START_STEP`. */
+export function startStepValues(lease: Lease, step: string, leaseSeconds: number): unknown[] {
+  return [...ownedValues(lease), leaseSeconds, step];
+}
+
 /**
  * A recovery point, written only by the owner; it renews the lease too. It
  * finishes the step's started row, or is the step's first row (a local step).
@@ -99,10 +161,20 @@ ON CONFLICT (tenant, operation, key, step) DO UPDATE
   WHERE retrysafe_steps.finished_at IS NULL
 RETURNING step`);
 
+/** The values of `CHECKPOINT`; the result is stored as JSON. */
+export function checkpointValues(lease: Lease, step: string, result: unknown, leaseSeconds: number): unknown[] {
+  return [...ownedValues(lease), leaseSeconds, step, JSON.stringify(result ?? null)];
+}
+
 /** Every step started or finished so far; a step without `finished_at` may have reached the outside world. */
 export const READ_STEPS = statement('retrysafe_read_steps', `
 SELECT step, result, finished_at IS NOT NULL AS finished FROM retrysafe_steps
 WHERE tenant = $1 AND operation = $2 AND key = $3`);
+
+/** The values of `READ_STEPS`. */
+export function readStepsValues(lease: Lease): unknown[] {
+  return ids(lease.identity);
+}
 
 /**
  * Completes an owned operation: stores its completion and drops the lease.
@@ -119,12 +191,22 @@ WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
 RETURNING 1`);
 
+/** The values of `COMPLETE_LEASE`. */
+export function completeLeaseValues(lease: Lease, completion: Completion): unknown[] {
+  return [...ownedValues(lease), ...completionValues(completion)];
+}
+
 /** Gives the operation up when nothing of it reached the outside world: a retry starts afresh. $4 owner, $5 fencing token. */
 export const ABANDON = statement('retrysafe_abandon', `
 DELETE FROM retrysafe_operations
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
 RETURNING 1`);
+
+/** The values of `ABANDON`. */
+export function abandonValues(lease: Lease): unknown[] {
+  return ownedValues(lease);
+}
 
 /**
  * Ends the lease after a failed attempt: a retry or a recovery worker may
@@ -141,6 +223,11 @@ WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
 RETURNING 1`);
 
+/** The values of `RELEASE`. */
+export function releaseValues(lease: Lease, release: Release): unknown[] {
+  return [...ownedValues(lease), release.delaySeconds, release.counted ? 1 : 0];
+}
+
 /** $4 owner, $5 fencing token, $6 reason. */
 export const MARK_UNKNOWN = statement('retrysafe_mark_unknown', `
 UPDATE retrysafe_operations
@@ -148,6 +235,11 @@ SET state = 'unknown', reason = $6, owner_token = NULL, lease_expires_at = NULL
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
 RETURNING 1`);
+
+/** The values of `MARK_UNKNOWN`. */
+export function markUnknownValues(lease: Lease, reason: string): unknown[] {
+  return [...ownedValues(lease), reason];
+}
 
 /**
  * Expired leases past their backoff, oldest first: transparent ones and those of the operations
@@ -161,6 +253,11 @@ WHERE state = 'in_progress' AND lease_expires_at <= now() AND ${RESTED}
   AND ($2::text[] IS NULL OR mode = 'transparent' OR operation = ANY ($2::text[]))
 ORDER BY lease_expires_at
 LIMIT $1`);
+
+/** The values of `EXPIRED_LEASES`: every operation's when none are named. */
+export function expiredLeasesValues(limit: number, operations: readonly string[] | undefined): unknown[] {
+  return [limit, operations === undefined ? null : [...operations]];
+}
 
 /**
  * An operator's decision on an unknown operation; the reason is kept for audit.
@@ -177,6 +274,11 @@ WHERE tenant = $1 AND operation = $2 AND key = $3 AND state = 'unknown'
   AND ($13::int IS NULL OR fencing_token = $13)
 RETURNING 1`);
 
+/** The values of `RESOLVE_UNKNOWN`. */
+export function resolveUnknownValues(identity: OperationIdentity, completion: Completion, reason: string, fencingToken?: number): unknown[] {
+  return [...ids(identity), ...completionValues(completion), reason, fencingToken ?? null];
+}
+
 /**
  * Puts an unknown leased operation back into recovery once an operator has
  * fixed the cause: its lease is expired at once, its failures and give-up
@@ -191,3 +293,8 @@ WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'unknown' AND mode = 'leased' AND input IS NOT NULL
   AND ($6::int IS NULL OR fencing_token = $6)
 RETURNING 1`);
+
+/** The values of `RETRY_UNKNOWN`. */
+export function retryUnknownValues(identity: OperationIdentity, ownerToken: string, reason: string, fencingToken?: number): unknown[] {
+  return [...ids(identity), ownerToken, reason, fencingToken ?? null];
+}

@@ -6,27 +6,6 @@ export const RECORD_COLUMNS = `o.state, o.mode, o.fingerprint, o.principal, o.cr
   o.lease_expires_at, o.attempt, o.fencing_token, o.response_status, o.response_headers,
   o.response_body, o.response_omitted, o.finished_at, o.response_expires_at, o.resource_ref, o.reason`;
 
-/**
- * Wraps a claiming INSERT so that one round trip either claims the identity
- * or returns the record holding it. At READ COMMITTED a record committed while
- * the INSERT waited is not in this statement's snapshot, so the second branch
- * can come back empty: the caller then reads it in a new statement
- * (`READ_RECORD`). $1 tenant, $2 operation, $3 key.
- */
-export function claimOrRead(insert: string): string {
-  return `
-WITH claimed AS (
-${insert}
-  ON CONFLICT (tenant, operation, key) DO NOTHING
-  RETURNING ${RECORD_COLUMNS}
-)
-SELECT true AS claimed, * FROM claimed
-UNION ALL
-SELECT false, ${RECORD_COLUMNS}
-FROM retrysafe_operations AS o
-WHERE o.tenant = $1 AND o.operation = $2 AND o.key = $3 AND NOT EXISTS (SELECT FROM claimed)`;
-}
-
 /** The identity's values as $1 tenant, $2 operation, $3 key. */
 export function ids(identity: OperationIdentity): [string, string, string] {
   return [identity.tenant, identity.operation, identity.key];

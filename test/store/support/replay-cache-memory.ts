@@ -43,10 +43,12 @@ for (let i = 0; i < records; i += 20) {
     Array.from({ length: Math.min(20, records - i) }, (_, j) =>
       postgresStore(database).atomic(
         { identity: identity(i + j), fingerprint: fingerprint({ n: i + j }), lockTimeoutMs: 5000 },
-        async ({ complete }) => {
-          await complete({ state: 'completed', reply: { status: 201, headers: headersOf(i + j), body: Buffer.from(body) }, retention: defaultRetention });
-          return { commit: true, value: undefined };
-        },
+        () =>
+          Promise.resolve({
+            commit: true,
+            value: undefined,
+            completion: { state: 'completed', reply: { status: 201, headers: headersOf(i + j), body: Buffer.from(body) }, retention: defaultRetention },
+          }),
         () => {
           throw new Error('The identity was taken meanwhile.');
         },

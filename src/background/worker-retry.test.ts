@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isRetrysafeError } from '../core/errors.js';
-import { afterFailure, defaultRetryPolicy, resolveRetryPolicy } from './retry-policy.js';
+import { afterFailure, defaultRetryPolicy, resolveRetryPolicy } from './worker-retry.js';
 
 describe('the retry policy of relays and webhook workers', () => {
   const policy = resolveRetryPolicy({ maxAttempts: 5, baseDelayMs: 1000, maxDelayMs: 5000 });
