@@ -15,7 +15,7 @@ const layers: readonly (readonly string[])[] = [
   ['postgres'],
   ['adapters'],
   ['outbox', 'inbox', 'webhooks'],
-  ['observe', 'retention', 'cli', 'check'],
+  ['observe', 'retention', 'cli', 'check', 'console'],
   ['otel'],
   ['encryption'],
   ['testing'],

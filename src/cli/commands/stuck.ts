@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { ageText } from '../../core/age.js';
 import { maintenanceStore } from '../../postgres/maintenance-store.js';
 import type { StuckOperation } from '../../store/maintenance-store.js';
 import { databaseCommand, type DatabaseFlags, output, wholeNumber, withDatabase } from '../database-command.js';
@@ -34,7 +35,7 @@ export function registerStuck(program: Command): Command {
 
 function table(stuck: readonly StuckOperation[]): string {
   const header = ['KIND', 'AGE', 'TENANT', 'OPERATION', 'KEY', 'MODE', 'ATTEMPT', 'REASON'];
-  const rows = stuck.map((s) => [s.kind, age(s.ageSeconds), s.identity.tenant, s.identity.operation, s.identity.key, s.mode, String(s.attempt), shortReason(s.reason)]);
+  const rows = stuck.map((s) => [s.kind, ageText(s.ageSeconds), s.identity.tenant, s.identity.operation, s.identity.key, s.mode, String(s.attempt), shortReason(s.reason)]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
   return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
 }
@@ -45,21 +46,3 @@ function shortReason(reason: string | undefined): string {
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
 
-/** `3d4h`, `2h5m`, `4m10s`, `9s`: the two largest units are enough to read an age. */
-function age(seconds: number): string {
-  const units: [string, number][] = [
-    ['d', 86_400],
-    ['h', 3_600],
-    ['m', 60],
-    ['s', 1],
-  ];
-  let rest = Math.floor(seconds);
-  const parts: string[] = [];
-  for (const [unit, size] of units) {
-    if (parts.length === 2) break;
-    const count = Math.floor(rest / size);
-    rest -= count * size;
-    if (count > 0 || parts.length > 0 || size === 1) parts.push(`${count}${unit}`);
-  }
-  return parts.join('');
-}

@@ -1,3 +1,4 @@
+import { ageText } from '../../core/age.js';
 import { html, type Html, type Part, raw } from '../html.js';
 
 /** What every page knows of the request it answers. */
@@ -73,24 +74,9 @@ export function operationHref(base: string, identity: { readonly tenant: string;
   return `${base}/operation?${new URLSearchParams({ tenant: identity.tenant, operation: identity.operation, key: identity.key, ...extra }).toString()}`;
 }
 
-/** `3d4h`, `2h5m`, `9s`: the two largest units are enough to read an age. */
+/** An age as a person reads it, or a dash when there is none. */
 export function age(seconds: number | undefined): string {
-  if (seconds === undefined) return '—';
-  const units: readonly (readonly [string, number])[] = [
-    ['d', 86_400],
-    ['h', 3_600],
-    ['m', 60],
-    ['s', 1],
-  ];
-  let rest = Math.max(0, Math.floor(seconds));
-  const parts: string[] = [];
-  for (const [unit, size] of units) {
-    if (parts.length === 2) break;
-    const count = Math.floor(rest / size);
-    rest -= count * size;
-    if (count > 0 || parts.length > 0 || size === 1) parts.push(`${count}${unit}`);
-  }
-  return parts.join('');
+  return seconds === undefined ? '—' : ageText(seconds);
 }
 
 /** A time as UTC, to the second, in a `<time>` element. */
