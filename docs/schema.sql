@@ -445,10 +445,4 @@ CREATE INDEX retrysafe_operator_actions_operation ON retrysafe_operator_actions 
     WHERE message_id IS NULL;
 CREATE INDEX retrysafe_operator_actions_message ON retrysafe_operator_actions (message_id, at)
     WHERE message_id IS NOT NULL;
-
--- The console charts the operations claimed per hour. Rows are appended in
--- about the order of their claim, so a block-range index answers a range of
--- claim times from a few pages, at a fraction of a B-tree's cost on every
--- claim, and without touching the columns a completion rewrites.
-CREATE INDEX retrysafe_operations_created ON retrysafe_operations USING brin (created_at);
 INSERT INTO retrysafe_migrations (version, name) VALUES (10, 'operator_actions') ON CONFLICT (version) DO NOTHING;

@@ -7,7 +7,7 @@ import { leaseStore } from './lease-store.js';
 import { recordReader } from './record-reader.js';
 import { CLAIM_ATOMIC, claimAtomicValues } from './sql/claim-atomic.js';
 import { COMPLETE_ATOMIC, completeAtomicValues } from './sql/complete-atomic.js';
-import { sqlState, UNIQUE_VIOLATION } from './sqlstate.js';
+import { IN_FAILED_SQL_TRANSACTION, sqlState, UNIQUE_VIOLATION } from './sqlstate.js';
 import { DuplicateWait } from './duplicate-wait.js';
 import { handlerPart, inTransaction, plainTransaction, storePart, unavailable } from './transaction.js';
 
@@ -92,8 +92,17 @@ async function tryClaim<Tx, T>(
       }
       return (await storePart(() => lost)) ? { commit: false, value: { kind: 'taken' } } : settled;
     }).catch(async (error: unknown) => {
-      // A driver that saw the INSERT fail before sending COMMIT rolls back and throws: the identity may still be taken.
-      if (withCommit !== undefined && (await withCommit.catch(() => false))) return { kind: 'taken' } as const;
+      if (withCommit !== undefined) {
+        const insert = await withCommit.then(
+          (lost) => ({ lost }),
+          (failure: unknown) => ({ lost: false, failure }),
+        );
+        // A driver that saw the INSERT fail before sending COMMIT rolls back and throws: the identity may still be taken.
+        if (insert.lost) return { kind: 'taken' } as const;
+        // Or the INSERT was refused because the handler caught a failed statement of its own, which a driver may report
+        // in its place (postgres.js): the aborted transaction is what happened.
+        if ('failure' in insert && sqlState(insert.failure) === IN_FAILED_SQL_TRANSACTION) throw unavailable(insert.failure);
+      }
       throw error;
     });
     const lost = withCommit === undefined ? false : await withCommit.catch((error: unknown) => Promise.reject(unavailable(error)));
