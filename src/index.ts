@@ -7,7 +7,7 @@ export { defineRoute } from './core/route.js';
 export type { ReadBeforeClaim, ReadFirst } from './modes/read-first.js';
 export { defaultKeyLimits, type KeyLimits } from './core/key.js';
 export { defaultPolicy, type StoragePolicy } from './core/storage-policy.js';
-export { defaultProblemBase, type Problem, type ProblemCode } from './core/answer/problems.js';
+export { type Applied, defaultProblemBase, type Problem, type ProblemCode, type RetryGuidance } from './core/answer/problems.js';
 export type { CompletedRecord, InProgressRecord, OperationMode, OperationRecord, RecordState, TombstoneRecord, UnknownRecord } from './core/record.js';
 export { REPLAYED_HEADER, type HandlerReply, type HeaderValue, type Reply } from './core/answer/reply.js';
 export { invalid, valid, type AtomicContext, type AtomicRoute, type RouteDefinition, type RouteEvent, type RouteRefusal, type TransparentFailure, type TransparentRoute, type Validation } from './core/route.js';

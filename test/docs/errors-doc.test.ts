@@ -49,16 +49,18 @@ describe('docs/errors.md', () => {
     expect(problems.map((row) => code(row.Code!))).toEqual(Object.keys(problemCatalogue));
   });
 
-  it("gives each problem its catalogue status, title and type", () => {
+  it("gives each problem its catalogue status, title, type, and what the client may do (applied, retry)", () => {
     for (const row of problems) {
       const name = code(row.Code!);
       const entry = problemCatalogue[name as keyof typeof problemCatalogue];
       expect(entry, `${name} is not in problemCatalogue`).toBeDefined();
-      expect({ code: name, status: Number(row.Status), title: row.Title, type: code(row.Type!) }).toEqual({
+      expect({ code: name, status: Number(row.Status), title: row.Title, type: code(row.Type!), applied: code(row.Applied!), retry: code(row.Retry!) }).toEqual({
         code: name,
         status: entry.status,
         title: entry.title,
         type: `${defaultProblemBase}${name}`,
+        applied: entry.applied,
+        retry: entry.retry,
       });
     }
   });

@@ -94,7 +94,7 @@ describe('toReply', () => {
 });
 
 describe('problemReply', () => {
-  it('is an RFC 9457 document with type, title, status and detail', () => {
+  it('is an RFC 9457 document with type, title, status and detail, and what the client may do', () => {
     const reply = problemReply(problem('fingerprint-mismatch', 'Use a new key.'));
     expect(reply.status).toBe(422);
     expect(reply.headers).toEqual({ 'content-type': 'application/problem+json' });
@@ -103,14 +103,16 @@ describe('problemReply', () => {
       title: problemCatalogue['fingerprint-mismatch'].title,
       status: 422,
       detail: 'Use a new key.',
+      applied: 'no',
+      retry: 'new-key',
     });
   });
 
   it('takes status and title from the catalogue for every code', () => {
-    for (const [code, { status, title }] of Object.entries(problemCatalogue)) {
+    for (const [code, { status, title, applied, retry }] of Object.entries(problemCatalogue)) {
       const reply = problemReply(problem(code as keyof typeof problemCatalogue, 'd'));
       expect(reply.status).toBe(status);
-      expect(JSON.parse(text(reply.body))).toMatchObject({ type: `https://retrysafe.dev/problems/${code}`, title, status });
+      expect(JSON.parse(text(reply.body))).toMatchObject({ type: `https://retrysafe.dev/problems/${code}`, title, status, applied, retry });
     }
   });
 
