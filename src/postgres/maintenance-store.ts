@@ -6,6 +6,7 @@ import type { SqlDatabase } from '../store/sql-client.js';
 import { ids } from './sql/record-row.js';
 import { INSPECT_OPERATION, INSPECT_STEPS, STORE_STATS, STUCK_OPERATIONS, UNHANDLED_LEASES } from './sql/inspect.js';
 import { DELETE_EXPIRED_TOMBSTONES, TOMBSTONE_EXPIRED } from './sql/sweep.js';
+import { storeRows } from './store-rows.js';
 
 interface DetailsRow {
   readonly state: RecordState;
@@ -56,13 +57,7 @@ interface StatsRow {
 
 /** Retention and operator statements on PostgreSQL; each call is one statement outside any transaction. */
 export function maintenanceStore<Tx>(database: SqlDatabase<Tx>): MaintenanceStore {
-  const run = async <Row>(text: string, values: readonly unknown[]): Promise<Row[]> => {
-    try {
-      return (await database.query<Row>(text, values)).rows;
-    } catch (error) {
-      throw new RetrysafeError('store-unavailable', 'The operation store failed.', { cause: error });
-    }
-  };
+  const run = <Row>(text: string, values: readonly unknown[]): Promise<Row[]> => storeRows<Row>(database, text, values);
   const count = async (text: string, limit: number): Promise<number> => (await run<{ n: number }>(text, [limit]))[0]?.n ?? 0;
 
   return {

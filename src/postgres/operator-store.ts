@@ -22,6 +22,7 @@ import {
   REQUEUE,
 } from './sql/operator.js';
 import { ids } from './sql/record-row.js';
+import { storeRows } from './store-rows.js';
 
 interface SummaryRow {
   readonly tenant: string;
@@ -61,13 +62,7 @@ type Cursor = readonly string[];
 
 /** The operators' statements on PostgreSQL; each read is one statement, each action one conditional statement. */
 export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
-  const run = async <Row>(text: string, values: readonly unknown[]): Promise<Row[]> => {
-    try {
-      return (await database.query<Row>(text, values)).rows;
-    } catch (error) {
-      throw new RetrysafeError('store-unavailable', 'The operation store failed.', { cause: error });
-    }
-  };
+  const run = <Row>(text: string, values: readonly unknown[]): Promise<Row[]> => storeRows<Row>(database, text, values);
   let byteOrdered: Promise<boolean> | undefined;
   const bytewise = async () => {
     byteOrdered ??= run<{ byte_ordered: boolean }>(BYTE_ORDERED, []).then(([row]) => row?.byte_ordered === true);
