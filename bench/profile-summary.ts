@@ -68,7 +68,7 @@ function place(url: string, line: number): string {
   if (url === '') return '';
   const packaged = /node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(url);
   if (packaged !== null) return `${packaged[1]}/${packaged[2]}:${line + 1}`;
-  const repo = /\/(src|bench|examples)\/(.*)$/.exec(url);
+  const repo = /\/(src|dist|bench|examples)\/(.*)$/.exec(url);
   if (repo !== null) return `${repo[1]}/${repo[2]}:${line + 1}`;
   return `${url.replace(/^file:\/\//, '')}:${line + 1}`;
 }
@@ -78,6 +78,6 @@ function origin(url: string, functionName: string): string {
   const packaged = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
   if (packaged?.[1] !== undefined) return packaged[1];
   if (url.startsWith('node:')) return 'node (internals)';
-  const repo = /\/(src|bench|examples)\//.exec(url);
+  const repo = /\/(src|dist|bench|examples)\//.exec(url);
   return repo?.[1] !== undefined ? `${repo[1]}/` : url;
 }
