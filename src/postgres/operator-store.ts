@@ -14,7 +14,6 @@ import {
   LIST_LEASED,
   LIST_UNKNOWN,
   OPERATION_ACTIONS,
-  OPERATION_STEPS,
   OPERATION_VIEW,
   PARKED_EVENT_PAGE,
   PURGE,
@@ -23,6 +22,7 @@ import {
 } from './sql/operator.js';
 import { ids } from './sql/record-row.js';
 import { storeRows } from './store-rows.js';
+import { INSPECT_STEPS } from './sql/inspect.js';
 
 interface SummaryRow {
   readonly tenant: string;
@@ -99,7 +99,7 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
       const [row] = await run<ViewRow>(OPERATION_VIEW, [...ids(identity), options.body === true]);
       if (row === undefined) return undefined;
       const [steps, actions] = await Promise.all([
-        run<{ step: string; started_at: Date; finished_at: Date | null; fencing_token: number }>(OPERATION_STEPS, ids(identity)),
+        run<{ step: string; started_at: Date; finished_at: Date | null; fencing_token: number }>(INSPECT_STEPS, ids(identity)),
         run<{ at: Date; actor: string; action: OperatorActionRecord['action']; reason: string; seen: Record<string, unknown>; detail: Record<string, unknown> }>(
           OPERATION_ACTIONS,
           ids(identity),

@@ -99,13 +99,6 @@ SELECT ${SUMMARY}, o.fingerprint, o.owner_token, o.not_before, o.failures, o.ret
 FROM retrysafe_operations AS o
 WHERE o.tenant = $1 AND o.operation = $2 AND o.key = $3`;
 
-/** Steps started or finished, in the order they started; results are left out. */
-export const OPERATION_STEPS = `
-SELECT step, started_at, finished_at, fencing_token
-FROM retrysafe_steps
-WHERE tenant = $1 AND operation = $2 AND key = $3
-ORDER BY started_at, step`;
-
 /** What operators did to one operation, oldest first. */
 export const OPERATION_ACTIONS = `
 SELECT at, actor, action, reason, seen, detail
