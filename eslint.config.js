@@ -2,7 +2,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', '**/node_modules/', 'coverage/', '.data/', '.tmp/', 'bench/results/', 'test/support/prisma/generated/'] },
+  {
+    ignores: [
+      'dist/',
+      '**/node_modules/',
+      'coverage/',
+      '.data/',
+      '.tmp/',
+      'bench/results/',
+      'test/support/prisma/generated/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -26,7 +36,8 @@ export default tseslint.config(
         'error',
         {
           selector: 'ObjectExpression[properties.length>1] > SpreadElement:first-child',
-          message: 'A literal that opens with a spread is slow in Node 20: use extend(base, extra) from src/core/extend.ts, or put a property first.',
+          message:
+            'A literal that opens with a spread is slow in Node 20: use extend(base, extra) from src/core/extend.ts, or put a property first.',
         },
       ],
     },
@@ -35,7 +46,17 @@ export default tseslint.config(
     // The examples are models to copy: they use retrysafe as a user does, by its package name.
     files: ['examples/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/*'], message: 'Import retrysafe by its package name (retrysafe, retrysafe/postgres, …).' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/src/*'],
+              message: 'Import retrysafe by its package name (retrysafe, retrysafe/postgres, …).',
+            },
+          ],
+        },
+      ],
     },
   },
   {

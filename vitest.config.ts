@@ -3,9 +3,18 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 // Tests import the package by its name; `retrysafe-source` points those imports at the TypeScript sources.
 // The rest is Vitest's default: Vite's server conditions without `module`, which would hand Node bundler-only builds.
-export const conditions = ['retrysafe-source', ...defaultServerConditions.filter((condition) => condition !== 'module')];
+export const conditions = [
+  'retrysafe-source',
+  ...defaultServerConditions.filter((condition) => condition !== 'module'),
+];
 
-const processSuites = ['test/crash/**', 'test/demo/**', 'test/cli/**', 'test/console/console-browser.test.ts', 'examples/orders/test/**'];
+const processSuites = [
+  'test/crash/**',
+  'test/demo/**',
+  'test/cli/**',
+  'test/console/console-browser.test.ts',
+  'examples/orders/test/**',
+];
 
 // Tests that open no database: they need neither the PostgreSQL server nor the PGlite template the
 // database project's global setup builds, and so start in a second (`npm run test:unit`).
@@ -56,7 +65,14 @@ export default defineConfig({
         },
       },
       // Type tests (`expectTypeOf` in test/types/*.test-d.ts) are compiled, never run.
-      { extends: true, test: { name: 'types', include: [], typecheck: { enabled: true, only: true, include: ['test/types/**/*.test-d.ts'] } } },
+      {
+        extends: true,
+        test: {
+          name: 'types',
+          include: [],
+          typecheck: { enabled: true, only: true, include: ['test/types/**/*.test-d.ts'] },
+        },
+      },
     ],
   },
 });

@@ -31,7 +31,12 @@ export async function runCeiling(settings: CeilingSettings): Promise<CeilingResu
   });
   const timeoutMs = (settings.warmupSeconds + settings.seconds) * 1000 + 60_000;
   try {
-    const { result } = await nextMessage(child, (message) => (isCeilingMessage(message) ? message : undefined), timeoutMs, settings.logFile);
+    const { result } = await nextMessage(
+      child,
+      (message) => (isCeilingMessage(message) ? message : undefined),
+      timeoutMs,
+      settings.logFile,
+    );
     return result;
   } finally {
     await exited(child, 10_000);

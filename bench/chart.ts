@@ -36,10 +36,7 @@ const GROUPS: readonly Group[] = [
   },
   {
     title: "New keys, the reference service's POST /v1/orders",
-    bars: [
-      barOf('R-A', 'without retrysafe (R-A)', 'bare'),
-      barOf('R-B', 'retrysafe atomic (R-B)', 'retrysafe'),
-    ],
+    bars: [barOf('R-A', 'without retrysafe (R-A)', 'bare'), barOf('R-B', 'retrysafe atomic (R-B)', 'retrysafe')],
   },
   {
     title: 'Replays of finished keys',
@@ -72,7 +69,10 @@ const BAR_HEIGHT = 18;
 const ROW = 24;
 
 export function renderChart(data: ChartData): string {
-  const groups = GROUPS.map((group) => ({ ...group, bars: group.bars.filter((bar) => data.throughput[bar.id] !== undefined) })).filter((group) => group.bars.length > 1);
+  const groups = GROUPS.map((group) => ({
+    ...group,
+    bars: group.bars.filter((bar) => data.throughput[bar.id] !== undefined),
+  })).filter((group) => group.bars.length > 1);
   const highest = Math.max(1, ...groups.flatMap((group) => group.bars.map((bar) => data.throughput[bar.id] ?? 0)));
   const scale = (rate: number): number => (rate / highest) * BAR_SPACE;
   const parts: string[] = [];
@@ -110,7 +110,11 @@ export function renderChart(data: ChartData): string {
   const legend = [
     ...(['bare', 'retrysafe', 'peer'] as const).map((kind, index) => {
       const x = 10 + index * 170;
-      const label = { bare: 'without idempotency', retrysafe: 'retrysafe (PostgreSQL)', peer: 'other libraries (Redis)' }[kind];
+      const label = {
+        bare: 'without idempotency',
+        retrysafe: 'retrysafe (PostgreSQL)',
+        peer: 'other libraries (Redis)',
+      }[kind];
       return `<rect x="${x}" y="${y}" width="12" height="12" fill="${COLOURS[kind]}"/><text class="legend" x="${x + 18}" y="${y + 11}">${label}</text>`;
     }),
     `<line x1="525" y1="${y - 2}" x2="525" y2="${y + 14}" stroke="#c53030" stroke-width="3"/><text class="legend" x="533" y="${y + 11}">the database's bound for that bar (pgbench)</text>`,

@@ -27,7 +27,12 @@ export function forkTs(entry: string, options: ChildOptions): ChildProcess {
 }
 
 /** Waits for the first message that `accept` recognises; rejects if `accept` throws, the child exits first or time runs out. */
-export function nextMessage<T>(child: ChildProcess, accept: (message: unknown) => T | undefined, timeoutMs: number, logFile: string): Promise<T> {
+export function nextMessage<T>(
+  child: ChildProcess,
+  accept: (message: unknown) => T | undefined,
+  timeoutMs: number,
+  logFile: string,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => fail(new Error(`no answer from the child within ${timeoutMs} ms`)), timeoutMs);
     const onMessage = (message: unknown): void => {

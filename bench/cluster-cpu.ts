@@ -19,10 +19,14 @@ export function parseProcStat(line: string): ProcStat {
   const close = line.lastIndexOf(')');
   const pid = Number.parseInt(line, 10);
   // After the name: state, ppid, … utime (field 14 of the line), stime, cutime, cstime.
-  const fields = line.slice(close + 2).trim().split(' ');
+  const fields = line
+    .slice(close + 2)
+    .trim()
+    .split(' ');
   const at = (field: number): number => Number(fields[field - 3]);
   const stat = { pid, ppid: at(4), ticks: at(14) + at(15), childTicks: at(16) + at(17) };
-  if (close < 0 || !Object.values(stat).every(Number.isInteger)) throw new Error(`not a /proc/<pid>/stat line: ${line}`);
+  if (close < 0 || !Object.values(stat).every(Number.isInteger))
+    throw new Error(`not a /proc/<pid>/stat line: ${line}`);
   return stat;
 }
 
@@ -35,7 +39,9 @@ export function parseProcStat(line: string): ProcStat {
 export function clusterTicks(stats: readonly ProcStat[], postmaster: number): number {
   const own = stats.find((stat) => stat.pid === postmaster);
   if (own === undefined) throw new Error(`no process ${postmaster}: the cluster is not running`);
-  return stats.filter((stat) => stat.ppid === postmaster).reduce((sum, stat) => sum + stat.ticks, own.ticks + own.childTicks);
+  return stats
+    .filter((stat) => stat.ppid === postmaster)
+    .reduce((sum, stat) => sum + stat.ticks, own.ticks + own.childTicks);
 }
 
 /** Every process's stat, those that exit while they are read left out. */

@@ -51,8 +51,13 @@ export async function freshDatabase(adminUrl: string, name: string): Promise<Ben
   await migrate(fromPg(pool));
   await prepareDatabase(portable(fromPg(pool)));
   await pool.query(ORDERS_TABLE);
-  const tables = (await pool.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'retrysafe_migrations'")).rows.map((row) => row.name);
-  const version = (await pool.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? 'unknown';
+  const tables = (
+    await pool.query<{ name: string }>(
+      "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'retrysafe_migrations'",
+    )
+  ).rows.map((row) => row.name);
+  const version =
+    (await pool.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? 'unknown';
   return {
     url,
     serverVersion: version,

@@ -32,9 +32,16 @@ export interface LoadResult {
 }
 
 /** What each endpoint is sent: the same request every time but for the key, and for the service the cart it names. */
-const REQUESTS: Record<Endpoint, { readonly path: string; readonly headers: Readonly<Record<string, string>>; readonly body: (key: string) => string }> = {
+const REQUESTS: Record<
+  Endpoint,
+  { readonly path: string; readonly headers: Readonly<Record<string, string>>; readonly body: (key: string) => string }
+> = {
   orders: { path: '/orders', headers: ORDER_HEADERS, body: () => ORDER_BODY },
-  service: { path: '/v1/orders', headers: { 'content-type': 'application/json', authorization: `Bearer ${SERVICE_TOKEN}` }, body: serviceOrderBody },
+  service: {
+    path: '/v1/orders',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${SERVICE_TOKEN}` },
+    body: serviceOrderBody,
+  },
 };
 
 export async function load(spec: LoadSpec): Promise<LoadResult> {

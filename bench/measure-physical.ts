@@ -44,19 +44,37 @@ export async function measurePhysical(context: RunContext, transactions: number)
         for (const shape of PHYSICAL_SHAPES) {
           await database.reset();
           await admin.query('TRUNCATE bench_keys');
-          const measured = await measureShape(shape, round, { admin, url: database.url, postmaster: cluster.postmasterPid, hz, transactions });
-          console.log(`[r${round}] ${shape.id.padEnd(12)} ${Math.round(measured.cpuMicros)} µs PostgreSQL CPU, ${Math.round(measured.walBytes)} WAL bytes, ${Math.round(measured.tps)} tx/s`);
+          const measured = await measureShape(shape, round, {
+            admin,
+            url: database.url,
+            postmaster: cluster.postmasterPid,
+            hz,
+            transactions,
+          });
+          console.log(
+            `[r${round}] ${shape.id.padEnd(12)} ${Math.round(measured.cpuMicros)} µs PostgreSQL CPU, ${Math.round(measured.walBytes)} WAL bytes, ${Math.round(measured.tps)} tx/s`,
+          );
           shapes.push(measured);
         }
         for (const id of Object.values(NODE_SCENARIOS)) {
           const scenario = SCENARIOS.find((s) => s.id === id);
           if (scenario === undefined) throw new Error(`no scenario ${id}`);
           const measured = await measure(scenario, round, nodeContext);
-          console.log(`[r${round}] ${id.padEnd(12)} ${Math.round(measured.cpuMicros ?? Number.NaN)} µs Node CPU per request, ${Math.round(measured.throughput)} req/s`);
+          console.log(
+            `[r${round}] ${id.padEnd(12)} ${Math.round(measured.cpuMicros ?? Number.NaN)} µs Node CPU per request, ${Math.round(measured.throughput)} req/s`,
+          );
           node.push(measured);
         }
       }
-      return { serverVersion: database.serverVersion, settings: cluster.settings, transactions, warmupTransactions: WARMUP_TRANSACTIONS, nodeSeconds: NODE_SECONDS, shapes, node };
+      return {
+        serverVersion: database.serverVersion,
+        settings: cluster.settings,
+        transactions,
+        warmupTransactions: WARMUP_TRANSACTIONS,
+        nodeSeconds: NODE_SECONDS,
+        shapes,
+        node,
+      };
     } finally {
       await admin.end();
       await database.close();
@@ -89,7 +107,9 @@ async function measureShape(shape: PhysicalShape, round: number, target: ShapeTa
   const after = await ticksOnceExited(postmaster, resident);
   // pg_stat_wal has the backend's counts once it has exited, as it has by now.
   const [end] = (await admin.query<WalSample>(WAL_SAMPLE)).rows;
-  const [wal] = (await admin.query<{ bytes: number }>('SELECT pg_wal_lsn_diff($1, $2)::float8 AS bytes', [end?.lsn, start?.lsn])).rows;
+  const [wal] = (
+    await admin.query<{ bytes: number }>('SELECT pg_wal_lsn_diff($1, $2)::float8 AS bytes', [end?.lsn, start?.lsn])
+  ).rows;
   const per = (count: number): number => count / target.transactions;
   return {
     shape: shape.id,
@@ -108,13 +128,15 @@ interface WalSample {
   readonly fpi: number;
 }
 
-const WAL_SAMPLE = 'SELECT pg_current_wal_lsn()::text AS lsn, wal_records::float8 AS records, wal_fpi::float8 AS fpi FROM pg_stat_wal';
+const WAL_SAMPLE =
+  'SELECT pg_current_wal_lsn()::text AS lsn, wal_records::float8 AS records, wal_fpi::float8 AS fpi FROM pg_stat_wal';
 
 /** The cluster's CPU ticks once every child that was not `resident` (pgbench's backend) has exited and been waited for. */
 async function ticksOnceExited(postmaster: number, resident: ReadonlySet<number>): Promise<number> {
   for (const deadline = Date.now() + EXIT_MS; ; await sleep(20)) {
     const stats = await readProcStats();
-    if (stats.every((stat) => stat.ppid !== postmaster || resident.has(stat.pid))) return clusterTicks(stats, postmaster);
+    if (stats.every((stat) => stat.ppid !== postmaster || resident.has(stat.pid)))
+      return clusterTicks(stats, postmaster);
     if (Date.now() > deadline) throw new Error("pgbench's backend has not exited");
   }
 }
@@ -122,6 +144,7 @@ async function ticksOnceExited(postmaster: number, resident: ReadonlySet<number>
 /** The finished records `read-record` replays, keys `1` … as the completion writes them. */
 async function writeRecords(admin: pg.Client): Promise<void> {
   await admin.query('BEGIN');
-  for (let key = 1; key <= PGBENCH_RECORDS.count; key += 1) await admin.query(COMPLETE_ATOMIC.text, completeValues(String(key)));
+  for (let key = 1; key <= PGBENCH_RECORDS.count; key += 1)
+    await admin.query(COMPLETE_ATOMIC.text, completeValues(String(key)));
   await admin.query('COMMIT');
 }

@@ -31,7 +31,12 @@ const SERVICE_CARTS_PER_SECOND = 8000;
 const slug = (id: string): string => id.replace(/[^A-Za-z0-9]+/g, '_');
 
 /** Measures one scenario; an HTTP scenario given `profileFile` is CPU-profiled during the measured window. */
-export async function measure(scenario: Scenario, round: number, context: RunContext, profileFile?: string): Promise<Measurement> {
+export async function measure(
+  scenario: Scenario,
+  round: number,
+  context: RunContext,
+  profileFile?: string,
+): Promise<Measurement> {
   await context.database.reset();
   const tag = `${context.runTag}-${slug(scenario.id)}-r${round}`;
   const logFile = join(context.logDir, `${slug(scenario.id)}-r${round}.log`);
@@ -66,8 +71,20 @@ export async function measure(scenario: Scenario, round: number, context: RunCon
       const target = context.database;
       await target.reset();
       if (scenario.plan.startsWith('service-')) await target.createCarts(PGBENCH_CARTS.prefix, PGBENCH_CARTS.count);
-      const result = await pgbenchCeiling(scenario.plan, target.url, options.poolSize, options.warmupSeconds, options.seconds);
-      return { scenario: scenario.id, round, throughput: result.transactions / result.seconds, latency: result.latency, errors: 0 };
+      const result = await pgbenchCeiling(
+        scenario.plan,
+        target.url,
+        options.poolSize,
+        options.warmupSeconds,
+        options.seconds,
+      );
+      return {
+        scenario: scenario.id,
+        round,
+        throughput: result.transactions / result.seconds,
+        latency: result.latency,
+        errors: 0,
+      };
     }
   }
 }
@@ -76,7 +93,14 @@ export async function measure(scenario: Scenario, round: number, context: RunCon
  * Starts the scenario's server, warms it up, then measures a fixed time of
  * load between two samples of the server taken while no request is in flight.
  */
-async function measureHttp(scenario: HttpScenario, round: number, tag: string, logFile: string, context: RunContext, profileFile: string | undefined): Promise<Measurement> {
+async function measureHttp(
+  scenario: HttpScenario,
+  round: number,
+  tag: string,
+  logFile: string,
+  context: RunContext,
+  profileFile: string | undefined,
+): Promise<Measurement> {
   const { options } = context;
   const server = await startServer(scenario.app, {
     databaseUrl: context.database.url,
@@ -95,7 +119,14 @@ async function measureHttp(scenario: HttpScenario, round: number, tag: string, l
     }
     const connections = scenario.keys === 'storm' ? options.stormConnections : options.connections;
     // The storm's keys must be new when it starts, so every warm-up sends fresh keys.
-    await load({ url: server.url, endpoint, connections, seconds: options.warmupSeconds, rate: scenario.rate, nextKey: keyStream('fresh', `${tag}-w-`, options.replayKeys) });
+    await load({
+      url: server.url,
+      endpoint,
+      connections,
+      seconds: options.warmupSeconds,
+      rate: scenario.rate,
+      nextKey: keyStream('fresh', `${tag}-w-`, options.replayKeys),
+    });
     if (scenario.keys === 'replay') {
       await precreate(server.url, measured, options.replayKeys);
       // Each key replayed once before the window: every library is measured in its steady state, a cache warmed.
@@ -106,7 +137,14 @@ async function measureHttp(scenario: HttpScenario, round: number, tag: string, l
     const keyPlan = scenario.keys === 'replay' ? 'replay' : 'fresh';
     const window = (): Promise<LoadResult> =>
       storm === undefined
-        ? load({ url: server.url, endpoint, connections, seconds: options.seconds, rate: scenario.rate, nextKey: keyStream(keyPlan, measured, options.replayKeys) })
+        ? load({
+            url: server.url,
+            endpoint,
+            connections,
+            seconds: options.seconds,
+            rate: scenario.rate,
+            nextKey: keyStream(keyPlan, measured, options.replayKeys),
+          })
         : storm.run(stormKeys, options.seconds).finally(() => storm.close());
     const before = await server.settledSample();
     const result = await profiled(server, profileFile, window);
@@ -136,7 +174,10 @@ async function profiled<T>(server: ServerProcess, profileFile: string | undefine
   return result;
 }
 
-function perRequest(before: ProcessSample, after: ProcessSample): Pick<Measurement, 'pgRoundTrips' | 'redisCommands' | 'cpuMicros' | 'peakRssBytes'> {
+function perRequest(
+  before: ProcessSample,
+  after: ProcessSample,
+): Pick<Measurement, 'pgRoundTrips' | 'redisCommands' | 'cpuMicros' | 'peakRssBytes'> {
   const requests = Math.max(1, after.requests - before.requests);
   return {
     pgRoundTrips: (after.pgRoundTrips - before.pgRoundTrips) / requests,
@@ -152,7 +193,9 @@ function verdictOf(scenario: HttpScenario, census: OrderCensus, options: BenchOp
   const spread = `${census.rows} rows for ${census.keys} keys`;
   switch (scenario.keys) {
     case 'fresh':
-      return census.duplicatedKeys === 0 ? { ok: true, text: `${census.rows} rows, one per key` } : { ok: false, text: `${census.duplicatedKeys} keys ran more than once (${spread})` };
+      return census.duplicatedKeys === 0
+        ? { ok: true, text: `${census.rows} rows, one per key` }
+        : { ok: false, text: `${census.duplicatedKeys} keys ran more than once (${spread})` };
     case 'replay':
       return census.rows === options.replayKeys && census.maxPerKey === 1
         ? { ok: true, text: `${census.rows} rows for ${options.replayKeys} keys: no replay ran` }

@@ -68,7 +68,8 @@ export function benchOptions(args: readonly string[], env: NodeJS.ProcessEnv): B
     return parsed;
   };
   const databaseName = env.BENCH_DATABASE_NAME ?? 'retrysafe_bench';
-  if (!/^[a-z_][a-z0-9_]{0,50}$/.test(databaseName)) throw new Error('BENCH_DATABASE_NAME must be a plain lower-case identifier');
+  if (!/^[a-z_][a-z0-9_]{0,50}$/.test(databaseName))
+    throw new Error('BENCH_DATABASE_NAME must be a plain lower-case identifier');
   return {
     databaseUrl: env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     databaseName,

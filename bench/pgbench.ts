@@ -9,7 +9,16 @@ import { READ_RECORD } from '../src/postgres/sql/read-record.js';
 import { ENQUEUE } from '../src/postgres/sql/outbox.js';
 import { COMPLETE_ATOMIC } from '../src/postgres/sql/complete-atomic.js';
 import type { CeilingPlan } from './ceiling/result.js';
-import { claimValues, completeValues, finishedValues, FINISHED_RECORD, KEY_ROW, LOCK_IDENTITY, lockValues, PLAIN_LOCK } from './ceiling/statements.js';
+import {
+  claimValues,
+  completeValues,
+  finishedValues,
+  FINISHED_RECORD,
+  KEY_ROW,
+  LOCK_IDENTITY,
+  lockValues,
+  PLAIN_LOCK,
+} from './ceiling/statements.js';
 import { type LatencySummary, summariseLatencies } from './latency.js';
 import { ORDER_BODY, TENANT } from './request.js';
 import { INSERT_ORDER, type OrderInput } from './server/orders.js';
@@ -36,11 +45,24 @@ export async function hasPgbench(): Promise<boolean> {
  * turned into pgbench variables, sent as bound parameters of prepared
  * statements (`-M prepared`).
  */
-export async function pgbenchCeiling(plan: PgbenchShape, databaseUrl: string, clients: number, warmupSeconds: number, seconds: number): Promise<PgbenchResult> {
+export async function pgbenchCeiling(
+  plan: PgbenchShape,
+  databaseUrl: string,
+  clients: number,
+  warmupSeconds: number,
+  seconds: number,
+): Promise<PgbenchResult> {
   return withScript(plan, clients, async (common, dir) => {
     await run('pgbench', [...common, '-T', String(Math.max(1, Math.round(warmupSeconds))), databaseUrl]);
     const prefix = join(dir, 'log');
-    const { stdout } = await run('pgbench', [...common, '-T', String(Math.round(seconds)), '-l', `--log-prefix=${prefix}`, databaseUrl]);
+    const { stdout } = await run('pgbench', [
+      ...common,
+      '-T',
+      String(Math.round(seconds)),
+      '-l',
+      `--log-prefix=${prefix}`,
+      databaseUrl,
+    ]);
     const latencies: number[] = [];
     for (const file of (await readdir(dir)).filter((name) => name.startsWith('log'))) {
       // Each line: client, transaction, latency in µs, script, epoch seconds, µs.
@@ -49,7 +71,9 @@ export async function pgbenchCeiling(plan: PgbenchShape, databaseUrl: string, cl
         if (Number.isFinite(micros) && line !== '') latencies.push(micros / 1000);
       }
     }
-    const transactions = Number(/number of transactions actually processed: (\d+)/.exec(stdout)?.[1] ?? latencies.length);
+    const transactions = Number(
+      /number of transactions actually processed: (\d+)/.exec(stdout)?.[1] ?? latencies.length,
+    );
     const measured = Number(/duration: (\d+) s/.exec(stdout)?.[1] ?? seconds);
     return { transactions, seconds: measured, latency: summariseLatencies(latencies) };
   });
@@ -60,7 +84,9 @@ export async function pgbenchCeiling(plan: PgbenchShape, databaseUrl: string, cl
  * them all); resolves to pgbench's rate, in transactions per second.
  */
 export async function pgbenchCount(plan: PgbenchShape, databaseUrl: string, transactions: number): Promise<number> {
-  return withScript(plan, 1, async (common) => pgbenchRate((await run('pgbench', [...common, '-t', String(transactions), databaseUrl])).stdout));
+  return withScript(plan, 1, async (common) =>
+    pgbenchRate((await run('pgbench', [...common, '-t', String(transactions), databaseUrl])).stdout),
+  );
 }
 
 /** The rate pgbench prints, without the time it took to connect. */
@@ -71,26 +97,38 @@ export function pgbenchRate(stdout: string): number {
 }
 
 /** The pgbench arguments that run `plan`'s script, written to a directory of its own for `work`. */
-async function withScript<T>(plan: PgbenchShape, clients: number, work: (common: readonly string[], dir: string) => Promise<T>): Promise<T> {
+async function withScript<T>(
+  plan: PgbenchShape,
+  clients: number,
+  work: (common: readonly string[], dir: string) => Promise<T>,
+): Promise<T> {
   const dir = await mkdtemp(join(tmpdir(), 'retrysafe-pgbench-'));
   try {
     const script = join(dir, `${plan}.sql`);
     await writeFile(script, SCRIPTS[plan].script);
-    return await work(['-n', '-M', 'prepared', '-c', String(clients), '-j', '1', '-f', script, ...SCRIPTS[plan].variables], dir);
+    return await work(
+      ['-n', '-M', 'prepared', '-c', String(clients), '-j', '1', '-f', script, ...SCRIPTS[plan].variables],
+      dir,
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
 /** The script pgbench runs for `plan`, and its `-D` definitions. */
-export const pgbenchScript = (plan: PgbenchShape): { readonly script: string; readonly variables: readonly string[] } => SCRIPTS[plan];
+export const pgbenchScript = (plan: PgbenchShape): { readonly script: string; readonly variables: readonly string[] } =>
+  SCRIPTS[plan];
 
 /**
  * `$n` becomes `:<prefix>n`, except the key, which pgbench draws at random for every transaction, and a value of
  * `values` that is null, which is written as NULL: a `-D` definition can only hold text.
  */
 const withVariables = (sql: string, prefix: string, keyAt: number, values: readonly unknown[] = []): string =>
-  sql.trim().replace(/\$(\d+)/g, (_, n: string) => (Number(n) === keyAt ? ':key' : values[Number(n) - 1] === null ? 'NULL' : `:${prefix}${n}`));
+  sql
+    .trim()
+    .replace(/\$(\d+)/g, (_, n: string) =>
+      Number(n) === keyAt ? ':key' : values[Number(n) - 1] === null ? 'NULL' : `:${prefix}${n}`,
+    );
 
 /** Bound values as pgbench `-D` text, bytes in PostgreSQL's hex form; the key and nulls (written as NULL) are left out. */
 const variables = (prefix: string, values: readonly unknown[], keyAt: number): string[] =>
@@ -100,7 +138,11 @@ const variables = (prefix: string, values: readonly unknown[], keyAt: number): s
 
 /** A bound value as PostgreSQL reads its text: bytes in hex form, anything else as JSON would spell it. */
 const definition = (value: unknown): string =>
-  value instanceof Uint8Array ? `\\x${Buffer.from(value).toString('hex')}` : typeof value === 'string' ? value : JSON.stringify(value);
+  value instanceof Uint8Array
+    ? `\\x${Buffer.from(value).toString('hex')}`
+    : typeof value === 'string'
+      ? value
+      : JSON.stringify(value);
 
 const order = JSON.parse(ORDER_BODY) as OrderInput;
 const DRAW_KEY = '\\set key random(1, 1000000000000000)';
@@ -145,19 +187,38 @@ const recordVariables = [...variables('l', lockValues(''), 3), ...variables('f',
 
 /** `sql` with each `$n` that `fixed` names replaced by its text, then the others made variables as `withVariables` does. */
 const withFixed = (sql: string, prefix: string, fixed: Readonly<Record<number, string>>): string =>
-  withVariables(sql.replace(/\$(\d+)/g, (match, n: string) => fixed[Number(n)] ?? match), prefix, 0);
+  withVariables(
+    sql.replace(/\$(\d+)/g, (match, n: string) => fixed[Number(n)] ?? match),
+    prefix,
+    0,
+  );
 
 const KEY_TEXT = 'CAST(:key AS text)';
-const serviceLines = [{ sku: 'GADGET-2', qty: 1, unit_price_cents: 4999 }, { sku: 'WIDGET-1', qty: 2, unit_price_cents: 1299 }];
+const serviceLines = [
+  { sku: 'GADGET-2', qty: 1, unit_price_cents: 4999 },
+  { sku: 'WIDGET-1', qty: 2, unit_price_cents: 1299 },
+];
 const serviceOrder = [
   `${withFixed(LOCK_CART, 's', { 2: `'${PGBENCH_CARTS.prefix}' || CAST(:cart AS text)` })};`,
   `${withFixed(SERVICE_INSERT_ORDER, 'o', { 2: `'ord_' || lpad(${KEY_TEXT}, 16, '0')`, 3: KEY_TEXT })};`,
   `${withFixed(ENQUEUE, 'e', { 1: `md5(${KEY_TEXT})::uuid` })};`,
 ].join('\n');
 const serviceVariables = [
-  '-D', `s1=${SERVICE_TENANT}`,
-  ...variables('o', [SERVICE_TENANT, '', '', 1, 'standard', JSON.stringify(serviceLines), 7597], 0).filter((_, index) => index < 2 || index > 5),
-  ...variables('e', ['', 'order.created', '{}', JSON.stringify({ order_id: 'ord_0000000000000001', tenant: SERVICE_TENANT, total_cents: 7597 })], 0).slice(2),
+  '-D',
+  `s1=${SERVICE_TENANT}`,
+  ...variables('o', [SERVICE_TENANT, '', '', 1, 'standard', JSON.stringify(serviceLines), 7597], 0).filter(
+    (_, index) => index < 2 || index > 5,
+  ),
+  ...variables(
+    'e',
+    [
+      '',
+      'order.created',
+      '{}',
+      JSON.stringify({ order_id: 'ord_0000000000000001', tenant: SERVICE_TENANT, total_cents: 7597 }),
+    ],
+    0,
+  ).slice(2),
 ];
 const claimStatement = `${withVariables(CLAIM_ATOMIC.text, 'c', 3, claimValues(''))};`;
 const completeStatement = `${withVariables(COMPLETE_ATOMIC.text, 'u', 3, completeValues(''))};`;

@@ -21,10 +21,32 @@ export interface PhysicalShape {
 /** In the order a round runs them. */
 export const PHYSICAL_SHAPES: readonly PhysicalShape[] = [
   { id: 'bare', label: "A's: `BEGIN`, the order `INSERT`, `COMMIT`", plan: 'bare-insert', newKey: true },
-  { id: 'key-row', label: 'one more row with only its key (a narrow table, its primary key), sent with `COMMIT`, no lock: the least a record adds', plan: 'insert-key-row', newKey: true },
-  { id: 'lock-key-row', label: "the same with the identity's advisory lock, as plain SQL, sent with `BEGIN`", plan: 'lock-insert-key-row', newKey: true },
-  { id: 'retrysafe', label: "B's, as retrysafe sends it on node-postgres: its claim with `BEGIN`, the order `INSERT`, its record with `COMMIT`", plan: 'pipelined-claim-insert-complete', newKey: true },
-  { id: 'replay', label: "a replay, as retrysafe sends it: the one read of an existing record, no transaction", plan: 'read-record', newKey: false },
+  {
+    id: 'key-row',
+    label:
+      'one more row with only its key (a narrow table, its primary key), sent with `COMMIT`, no lock: the least a record adds',
+    plan: 'insert-key-row',
+    newKey: true,
+  },
+  {
+    id: 'lock-key-row',
+    label: "the same with the identity's advisory lock, as plain SQL, sent with `BEGIN`",
+    plan: 'lock-insert-key-row',
+    newKey: true,
+  },
+  {
+    id: 'retrysafe',
+    label:
+      "B's, as retrysafe sends it on node-postgres: its claim with `BEGIN`, the order `INSERT`, its record with `COMMIT`",
+    plan: 'pipelined-claim-insert-complete',
+    newKey: true,
+  },
+  {
+    id: 'replay',
+    label: 'a replay, as retrysafe sends it: the one read of an existing record, no transaction',
+    plan: 'read-record',
+    newKey: false,
+  },
 ];
 
 /** One shape's run of a fixed number of transactions on one connection, per transaction. */
@@ -82,15 +104,35 @@ const divide = (top: number | undefined, bottom: number | undefined): number | u
   top === undefined || bottom === undefined || bottom === 0 ? undefined : top / bottom;
 
 function goals(run: PhysicalRun): Goal[] {
-  const shape = (id: ShapeId, round: number): ShapeRound | undefined => run.shapes.find((s) => s.shape === id && s.round === round);
+  const shape = (id: ShapeId, round: number): ShapeRound | undefined =>
+    run.shapes.find((s) => s.shape === id && s.round === round);
   const cpu = (id: ShapeId) => (round: number) => shape(id, round)?.cpuMicros;
   const wal = (id: ShapeId) => (round: number) => shape(id, round)?.walBytes;
-  const node = (id: string) => (round: number) => run.node.find((m) => m.scenario === id && m.round === round)?.cpuMicros;
-  const over = (top: (round: number) => number | undefined, bottom: (round: number) => number | undefined) => (round: number) => divide(top(round), bottom(round));
+  const node = (id: string) => (round: number) =>
+    run.node.find((m) => m.scenario === id && m.round === round)?.cpuMicros;
+  const over =
+    (top: (round: number) => number | undefined, bottom: (round: number) => number | undefined) => (round: number) =>
+      divide(top(round), bottom(round));
   return [
-    { label: 'PostgreSQL CPU per new key, bare/retrysafe', figure: over(cpu('bare'), cpu('retrysafe')), limit: { atLeast: 0.65 }, bound: over(cpu('bare'), cpu('key-row')), toBound: over(cpu('key-row'), cpu('retrysafe')) },
-    { label: 'WAL bytes per new key, bare/retrysafe', figure: over(wal('bare'), wal('retrysafe')), limit: { atLeast: 0.33 }, bound: over(wal('bare'), wal('key-row')), toBound: over(wal('key-row'), wal('retrysafe')) },
-    { label: `Node CPU per new key, retrysafe/bare (${NODE_SCENARIOS.retrysafe}/${NODE_SCENARIOS.bare})`, figure: over(node(NODE_SCENARIOS.retrysafe), node(NODE_SCENARIOS.bare)), limit: { atMost: 1.5 } },
+    {
+      label: 'PostgreSQL CPU per new key, bare/retrysafe',
+      figure: over(cpu('bare'), cpu('retrysafe')),
+      limit: { atLeast: 0.65 },
+      bound: over(cpu('bare'), cpu('key-row')),
+      toBound: over(cpu('key-row'), cpu('retrysafe')),
+    },
+    {
+      label: 'WAL bytes per new key, bare/retrysafe',
+      figure: over(wal('bare'), wal('retrysafe')),
+      limit: { atLeast: 0.33 },
+      bound: over(wal('bare'), wal('key-row')),
+      toBound: over(wal('key-row'), wal('retrysafe')),
+    },
+    {
+      label: `Node CPU per new key, retrysafe/bare (${NODE_SCENARIOS.retrysafe}/${NODE_SCENARIOS.bare})`,
+      figure: over(node(NODE_SCENARIOS.retrysafe), node(NODE_SCENARIOS.bare)),
+      limit: { atMost: 1.5 },
+    },
   ];
 }
 
@@ -107,8 +149,22 @@ export function goalResults(run: PhysicalRun): GoalResult[] {
     const values = defined(measured.map(goal.figure));
     if (values.length === 0) return [];
     const value = median(values);
-    const [goalText, met] = 'atLeast' in goal.limit ? [`≥ ${goal.limit.atLeast}`, value >= goal.limit.atLeast] : [`≤ ${goal.limit.atMost}`, value <= goal.limit.atMost];
-    return [{ label: goal.label, median: value, min: Math.min(...values), max: Math.max(...values), bound: middle(goal.bound), toBound: middle(goal.toBound), goal: goalText, met }];
+    const [goalText, met] =
+      'atLeast' in goal.limit
+        ? [`≥ ${goal.limit.atLeast}`, value >= goal.limit.atLeast]
+        : [`≤ ${goal.limit.atMost}`, value <= goal.limit.atMost];
+    return [
+      {
+        label: goal.label,
+        median: value,
+        min: Math.min(...values),
+        max: Math.max(...values),
+        bound: middle(goal.bound),
+        toBound: middle(goal.toBound),
+        goal: goalText,
+        met,
+      },
+    ];
   });
 }
 
@@ -137,7 +193,9 @@ export function renderPhysical(run: PhysicalRun): string[] {
     const measured = run.node.filter((m) => m.scenario === id);
     const cpu = defined(measured.map((m) => m.cpuMicros));
     if (cpu.length === 0) return [];
-    return [`| ${id} | ${fixed(median(cpu), 0)} (${fixed(Math.min(...cpu), 0)}–${fixed(Math.max(...cpu), 0)}) | ${fixed(median(measured.map((m) => m.throughput)), 0)} |`];
+    return [
+      `| ${id} | ${fixed(median(cpu), 0)} (${fixed(Math.min(...cpu), 0)}–${fixed(Math.max(...cpu), 0)}) | ${fixed(median(measured.map((m) => m.throughput)), 0)} |`,
+    ];
   });
   return [
     "## PostgreSQL's cost per new key",
@@ -161,12 +219,14 @@ export function renderPhysical(run: PhysicalRun): string[] {
     '',
     '| goal | measured | range | with one more row (bare/key-row) | retrysafe against one more row (key-row/retrysafe) | met? |',
     '| --- | ---: | --- | ---: | ---: | --- |',
-    ...goalResults(run).map((g) =>
-      `| ${g.label} ${g.goal} | ${fixed(g.median, 2)} | ${fixed(g.min, 2)}–${fixed(g.max, 2)} | ${g.bound === undefined ? '' : fixed(g.bound, 2)} | ${g.toBound === undefined ? '' : fixed(g.toBound, 2)} | ${g.met ? 'met' : '**missed**'} |`,
+    ...goalResults(run).map(
+      (g) =>
+        `| ${g.label} ${g.goal} | ${fixed(g.median, 2)} | ${fixed(g.min, 2)}–${fixed(g.max, 2)} | ${g.bound === undefined ? '' : fixed(g.bound, 2)} | ${g.toBound === undefined ? '' : fixed(g.toBound, 2)} | ${g.met ? 'met' : '**missed**'} |`,
     ),
     '',
   ];
 }
 
-const defined = (values: readonly (number | undefined)[]): number[] => values.filter((v): v is number => v !== undefined && Number.isFinite(v));
+const defined = (values: readonly (number | undefined)[]): number[] =>
+  values.filter((v): v is number => v !== undefined && Number.isFinite(v));
 const fixed = (value: number, digits: number): string => (Number.isFinite(value) ? value.toFixed(digits) : '');

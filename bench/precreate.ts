@@ -5,7 +5,13 @@ import { ORDER_BODY, TENANT } from './request.js';
  * Creates `count` operations with keys `${prefix}0` … so that a later load
  * only replays them; with `created` false, sends each once more, whatever it is answered.
  */
-export async function precreate(url: string, prefix: string, count: number, created = true, concurrency = 16): Promise<void> {
+export async function precreate(
+  url: string,
+  prefix: string,
+  count: number,
+  created = true,
+  concurrency = 16,
+): Promise<void> {
   const pool = new Pool(url, { connections: concurrency });
   let next = 0;
   const worker = async (): Promise<void> => {

@@ -32,8 +32,24 @@ export async function startPrivateCluster(): Promise<PrivateCluster> {
   const pgCtl = (...args: string[]): Promise<string> => asPostgres(join(PG_BIN, 'pg_ctl'), ['-D', dataDir, ...args]);
   try {
     const port = await freePort();
-    await asPostgres(join(PG_BIN, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
-    const conf = [...SETTINGS, "listen_addresses = '127.0.0.1'", `port = ${port}`, `unix_socket_directories = '${root}'`, "log_min_messages = 'warning'"];
+    await asPostgres(join(PG_BIN, 'initdb'), [
+      '-D',
+      dataDir,
+      '-U',
+      'postgres',
+      '--auth=trust',
+      '--no-sync',
+      '-E',
+      'UTF8',
+      '--locale=C',
+    ]);
+    const conf = [
+      ...SETTINGS,
+      "listen_addresses = '127.0.0.1'",
+      `port = ${port}`,
+      `unix_socket_directories = '${root}'`,
+      "log_min_messages = 'warning'",
+    ];
     await appendFile(join(dataDir, 'postgresql.conf'), `\n${conf.join('\n')}\n`);
     await pgCtl('-l', join(root, 'server.log'), '-w', '-t', '60', 'start');
     const postmasterPid = Number((await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);

@@ -34,7 +34,10 @@ export interface PlaceTime {
  * socket write that woke PostgreSQL, on a busy machine) keeps the samples of
  * the wait.
  */
-export function summariseProfile(profileFile: string, limit: number): { readonly top: SelfTime[]; readonly places: PlaceTime[] } {
+export function summariseProfile(
+  profileFile: string,
+  limit: number,
+): { readonly top: SelfTime[]; readonly places: PlaceTime[] } {
   const profile = JSON.parse(readFileSync(profileFile, 'utf8')) as CpuProfile;
   const nodes = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
   const functions = new Map<string, { name: string; where: string; micros: number }>();
@@ -60,7 +63,9 @@ export function summariseProfile(profileFile: string, limit: number): { readonly
       .sort((a, b) => b.micros - a.micros)
       .slice(0, limit)
       .map(({ name, where, micros }) => ({ name, where, percent: share(micros) })),
-    places: [...places.entries()].sort((a, b) => b[1] - a[1]).map(([where, micros]) => ({ where, percent: share(micros) })),
+    places: [...places.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([where, micros]) => ({ where, percent: share(micros) })),
   };
 }
 

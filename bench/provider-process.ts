@@ -10,11 +10,15 @@ export interface ProviderProcess {
 }
 
 export async function startProvider(): Promise<ProviderProcess> {
-  const child = spawn(process.execPath, ['--conditions=retrysafe-source', '--import', 'tsx', 'examples/provider/main.ts'], {
-    cwd: repoRoot,
-    env: { ...process.env, PORT: '0' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=retrysafe-source', '--import', 'tsx', 'examples/provider/main.ts'],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, PORT: '0' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const lines = createInterface({ input: child.stdout });
   const exit = once(child, 'exit').then(() => {
     throw new Error('the payment provider exited before it listened');

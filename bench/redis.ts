@@ -15,7 +15,11 @@ export interface RedisAdmin {
 }
 
 /** For a run of no other library's scenario: no Redis is connected, none is needed. */
-export const withoutRedis: RedisAdmin = { version: 'not used', forget: () => Promise.resolve(0), close: () => Promise.resolve() };
+export const withoutRedis: RedisAdmin = {
+  version: 'not used',
+  forget: () => Promise.resolve(0),
+  close: () => Promise.resolve(),
+};
 
 export async function redisAdmin(url: string): Promise<RedisAdmin> {
   const redis = await loadPeer<{ createClient(options: { url: string }): RawRedis }>('@redis/client');
@@ -27,7 +31,14 @@ export async function redisAdmin(url: string): Promise<RedisAdmin> {
       let cursor = '0';
       let deleted = 0;
       do {
-        const [nextCursor, keys] = (await client.sendCommand(['SCAN', cursor, 'MATCH', `*${tag}*`, 'COUNT', '1000'])) as [string, string[]];
+        const [nextCursor, keys] = (await client.sendCommand([
+          'SCAN',
+          cursor,
+          'MATCH',
+          `*${tag}*`,
+          'COUNT',
+          '1000',
+        ])) as [string, string[]];
         if (keys.length > 0) deleted += Number(await client.sendCommand(['UNLINK', ...keys]));
         cursor = nextCursor;
       } while (cursor !== '0');

@@ -47,7 +47,12 @@ export interface RatioResult {
 }
 
 /** `numerator`/`denominator` in each round where both ran, by `metric`. */
-function perRound(measurements: readonly Measurement[], numerator: string, denominator: string, metric: (m: Measurement) => number): number[] {
+function perRound(
+  measurements: readonly Measurement[],
+  numerator: string,
+  denominator: string,
+  metric: (m: Measurement) => number,
+): number[] {
   const values: number[] = [];
   for (const top of measurements.filter((m) => m.scenario === numerator)) {
     const bottom = measurements.find((m) => m.scenario === denominator && m.round === top.round);
@@ -61,10 +66,25 @@ export function ratioResults(measurements: readonly Measurement[]): RatioResult[
   const results: RatioResult[] = [];
   const throughput = (m: Measurement): number => m.throughput;
   for (const ratio of RATIOS) {
-    const values = perRound(measurements, ratio.numerator, ratio.denominator, ratio.metric === 'cpu' ? (m) => m.cpuMicros ?? Number.NaN : throughput);
-    const bounds = ratio.bound === undefined ? [] : perRound(measurements, ratio.bound.numerator, ratio.bound.denominator, throughput);
+    const values = perRound(
+      measurements,
+      ratio.numerator,
+      ratio.denominator,
+      ratio.metric === 'cpu' ? (m) => m.cpuMicros ?? Number.NaN : throughput,
+    );
+    const bounds =
+      ratio.bound === undefined
+        ? []
+        : perRound(measurements, ratio.bound.numerator, ratio.bound.denominator, throughput);
     if (values.length > 0) {
-      results.push({ ratio, median: median(values), min: Math.min(...values), max: Math.max(...values), rounds: values.length, bound: bounds.length > 0 ? median(bounds) : undefined });
+      results.push({
+        ratio,
+        median: median(values),
+        min: Math.min(...values),
+        max: Math.max(...values),
+        rounds: values.length,
+        bound: bounds.length > 0 ? median(bounds) : undefined,
+      });
     }
   }
   return results;
@@ -78,7 +98,8 @@ export function chartData(report: RunReport): ChartData {
     if (rates.length > 0) throughput[scenario.id] = median(rates);
   }
   const bounds: Record<string, number> = {};
-  for (const result of ratioResults(report.measurements)) if (result.bound !== undefined) bounds[`${result.ratio.numerator}/${result.ratio.denominator}`] = result.bound;
+  for (const result of ratioResults(report.measurements))
+    if (result.bound !== undefined) bounds[`${result.ratio.numerator}/${result.ratio.denominator}`] = result.bound;
   const caption = `Medians of ${report.options.rounds} rounds, ${report.startedAt.toISOString().slice(0, 10)}, ${report.machine.cores} cores shared by the server, PostgreSQL and the load; only ratios within a round are compared.`;
   return { throughput, bounds, caption };
 }
@@ -86,7 +107,9 @@ export function chartData(report: RunReport): ChartData {
 /** retrysafe scenarios whose correctness check failed in some round, those of the physical measurement included. */
 export function failures(report: RunReport): Measurement[] {
   const ours = new Set(SCENARIOS.filter((s) => s.kind === 'http' && s.guarantee === 'retrysafe').map((s) => s.id));
-  return [...report.measurements, ...(report.physical?.node ?? [])].filter((m) => ours.has(m.scenario) && m.verdict?.ok === false);
+  return [...report.measurements, ...(report.physical?.node ?? [])].filter(
+    (m) => ours.has(m.scenario) && m.verdict?.ok === false,
+  );
 }
 
 export function renderMarkdown(report: RunReport): string {
@@ -126,8 +149,14 @@ function ratioSection(measurements: readonly Measurement[]): string[] {
     '| ratio | compares | median | range | bound | goal |',
     '| --- | --- | ---: | --- | ---: | --- |',
     ...ratioResults(measurements).map((r) => {
-      const goal = r.ratio.atLeast === undefined ? '' : `≥ ${r.ratio.atLeast} ${r.median >= r.ratio.atLeast ? 'met' : '**missed**'}`;
-      const bound = r.bound === undefined ? '' : `${r.bound.toFixed(2)} (${r.ratio.bound?.numerator}/${r.ratio.bound?.denominator})`;
+      const goal =
+        r.ratio.atLeast === undefined
+          ? ''
+          : `≥ ${r.ratio.atLeast} ${r.median >= r.ratio.atLeast ? 'met' : '**missed**'}`;
+      const bound =
+        r.bound === undefined
+          ? ''
+          : `${r.bound.toFixed(2)} (${r.ratio.bound?.numerator}/${r.ratio.bound?.denominator})`;
       return `| ${r.ratio.numerator}/${r.ratio.denominator}${r.ratio.metric === 'cpu' ? ' (CPU)' : ''} | ${r.ratio.meaning} | ${r.median.toFixed(2)} | ${r.min.toFixed(2)}–${r.max.toFixed(2)} | ${bound} | ${goal} |`;
     }),
     '',
@@ -144,7 +173,12 @@ function scenarioSection(report: RunReport): string[] {
     '',
     '| id | scenario | req/s | p50 ms | p99 ms | max ms | PG round trips | Redis commands | CPU µs | peak RSS MB | answers | at most one order per key |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
-    ...report.scenarios.flatMap((scenario) => scenarioRow(scenario, report.measurements.filter((m) => m.scenario === scenario.id))),
+    ...report.scenarios.flatMap((scenario) =>
+      scenarioRow(
+        scenario,
+        report.measurements.filter((m) => m.scenario === scenario.id),
+      ),
+    ),
     '',
   ];
 }
@@ -160,13 +194,27 @@ function scenarioRow(scenario: Scenario, rounds: readonly Measurement[]): string
   const cells = [
     scenario.id,
     label,
-    number(middle((m) => m.throughput), 0),
+    number(
+      middle((m) => m.throughput),
+      0,
+    ),
     number(middle((m) => m.latency.p50)),
     number(middle((m) => m.latency.p99)),
     number(middle((m) => m.latency.max)),
-    number(middle((m) => m.pgRoundTrips), 2),
-    scenario.kind === 'http' ? number(middle((m) => m.redisCommands), 2) : '',
-    number(middle((m) => m.cpuMicros), 0),
+    number(
+      middle((m) => m.pgRoundTrips),
+      2,
+    ),
+    scenario.kind === 'http'
+      ? number(
+          middle((m) => m.redisCommands),
+          2,
+        )
+      : '',
+    number(
+      middle((m) => m.cpuMicros),
+      0,
+    ),
     peak > 0 ? number(peak / 2 ** 20, 0) : '',
     answers(rounds.at(-1)),
     verdicts(rounds),
@@ -183,7 +231,10 @@ function updateSection(stats: readonly UpdateStats[]): string[] {
     '',
     '| table | updates | HOT |',
     '| --- | ---: | ---: |',
-    ...stats.map((s) => `| ${s.table} | ${s.updates} | ${s.hotUpdates} (${percent(s.updates === 0 ? 0 : s.hotUpdates / s.updates)}) |`),
+    ...stats.map(
+      (s) =>
+        `| ${s.table} | ${s.updates} | ${s.hotUpdates} (${percent(s.updates === 0 ? 0 : s.hotUpdates / s.updates)}) |`,
+    ),
     '',
   ];
 }
@@ -235,5 +286,7 @@ function number(value: number | undefined, digits?: number): string {
 }
 
 function percent(share: number): string {
-  return share >= 0.995 || share === 0 ? `${Math.round(share * 100)}%` : `${(share * 100).toFixed(share < 0.01 ? 1 : 0)}%`;
+  return share >= 0.995 || share === 0
+    ? `${Math.round(share * 100)}%`
+    : `${(share * 100).toFixed(share < 0.01 ? 1 : 0)}%`;
 }

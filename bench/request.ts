@@ -2,4 +2,7 @@
 export const TENANT = 'bench';
 /** Every request sends the same body, so replays match the original's fingerprint. */
 export const ORDER_BODY = JSON.stringify({ sku: 'sku-42', quantity: 2 });
-export const ORDER_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'application/json', 'x-tenant': TENANT };
+export const ORDER_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'application/json',
+  'x-tenant': TENANT,
+};

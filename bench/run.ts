@@ -42,14 +42,23 @@ const options = parsed;
 execFileSync('npm', ['run', '--silent', 'build'], { cwd: repoRoot, stdio: 'inherit' });
 
 const pgbench = await hasPgbench();
-const scenarios = SCENARIOS.filter((s) => (options.only.length === 0 || options.only.includes(s.id)) && (s.kind !== 'pgbench' || pgbench));
+const scenarios = SCENARIOS.filter(
+  (s) => (options.only.length === 0 || options.only.includes(s.id)) && (s.kind !== 'pgbench' || pgbench),
+);
 const wantsPhysical = options.only.length === 0 || options.only.includes('physical');
-if (!pgbench) console.log(`pgbench is not installed: the G-pgbench ceiling${wantsPhysical ? " and PostgreSQL's cost per new key are" : ' is'} skipped.`);
+if (!pgbench)
+  console.log(
+    `pgbench is not installed: the G-pgbench ceiling${wantsPhysical ? " and PostgreSQL's cost per new key are" : ' is'} skipped.`,
+  );
 // Only the other libraries' scenarios need bench/'s own dependencies, and Redis.
 const needsPeers = scenarios.some((s) => s.kind === 'http' && s.guarantee === 'peer');
-const missing = needsPeers ? PEERS.filter((name) => !existsSync(join(benchDir, 'node_modules', name, 'package.json'))) : [];
+const missing = needsPeers
+  ? PEERS.filter((name) => !existsSync(join(benchDir, 'node_modules', name, 'package.json')))
+  : [];
 if (missing.length > 0) {
-  console.error(`bench/ needs its own dependencies (${missing.join(', ')}). Install them with:\n\n  npm install --prefix bench --no-audit --no-fund --ignore-scripts\n`);
+  console.error(
+    `bench/ needs its own dependencies (${missing.join(', ')}). Install them with:\n\n  npm install --prefix bench --no-audit --no-fund --ignore-scripts\n`,
+  );
   process.exit(1);
 }
 const startedAt = new Date();
@@ -57,7 +66,9 @@ const source = describeSource();
 const loadBefore = loadAverage();
 const database = await freshDatabase(options.databaseUrl, options.databaseName);
 const redis = needsPeers ? await redisAdmin(options.redisUrl) : withoutRedis;
-const provider = scenarios.some((s) => s.kind === 'http' && s.needsProvider === true) ? await startProvider() : undefined;
+const provider = scenarios.some((s) => s.kind === 'http' && s.needsProvider === true)
+  ? await startProvider()
+  : undefined;
 const context: RunContext = {
   options,
   database,
@@ -125,15 +136,23 @@ const report: RunReport = {
   updateStats,
   physical,
 };
-const markdown = renderMarkdown(report) + (broken.length > 0 ? `\n## Scenarios that could not run\n\n${broken.map((b) => `- ${b}`).join('\n')}\n` : '');
+const markdown =
+  renderMarkdown(report) +
+  (broken.length > 0 ? `\n## Scenarios that could not run\n\n${broken.map((b) => `- ${b}`).join('\n')}\n` : '');
 mkdirSync(join(benchDir, 'results'), { recursive: true });
 writeFileSync(join(benchDir, 'results', options.only.length === 0 ? 'latest.md' : 'partial.md'), markdown);
 // Only a full run redraws the chart docs/performance.md opens with.
 const chart = renderChart(chartData(report));
-writeFileSync(options.only.length === 0 ? join(benchDir, '..', 'docs', 'performance.svg') : join(benchDir, 'results', 'partial.svg'), chart);
+writeFileSync(
+  options.only.length === 0
+    ? join(benchDir, '..', 'docs', 'performance.svg')
+    : join(benchDir, 'results', 'partial.svg'),
+  chart,
+);
 console.log(`\n${markdown}`);
 const lost = failures(report);
-for (const m of lost) console.error(`retrysafe lost its guarantee in ${m.scenario}, round ${m.round}: ${m.verdict?.text}`);
+for (const m of lost)
+  console.error(`retrysafe lost its guarantee in ${m.scenario}, round ${m.round}: ${m.verdict?.text}`);
 process.exit(lost.length > 0 || broken.length > 0 ? 1 : 0);
 
 async function attempt(scenario: Scenario, round: number, profileFile?: string): Promise<Measurement | undefined> {

@@ -43,14 +43,26 @@ export async function startServer(app: AppName, settings: ServerSettings): Promi
     },
   });
   function ask<T>(message: ParentMessage, accept: (answer: ChildMessage) => T | undefined): Promise<T> {
-    const answer = nextMessage(child, (received) => (isChildMessage(received) ? failedOr(received, accept) : undefined), 30_000, settings.logFile);
+    const answer = nextMessage(
+      child,
+      (received) => (isChildMessage(received) ? failedOr(received, accept) : undefined),
+      30_000,
+      settings.logFile,
+    );
     child.send(message);
     return answer;
   }
-  const sample = (): Promise<ProcessSample> => ask({ type: 'sample' }, (answer) => (answer.type === 'sample' ? answer.sample : undefined));
+  const sample = (): Promise<ProcessSample> =>
+    ask({ type: 'sample' }, (answer) => (answer.type === 'sample' ? answer.sample : undefined));
   const profiled = (answer: ChildMessage): true | undefined => (answer.type === 'profiled' ? true : undefined);
   try {
-    const port = await nextMessage(child, (message) => (isChildMessage(message) ? failedOr(message, (m) => (m.type === 'ready' ? m.port : undefined)) : undefined), 30_000, settings.logFile);
+    const port = await nextMessage(
+      child,
+      (message) =>
+        isChildMessage(message) ? failedOr(message, (m) => (m.type === 'ready' ? m.port : undefined)) : undefined,
+      30_000,
+      settings.logFile,
+    );
     return {
       url: `http://127.0.0.1:${port}`,
       pid: child.pid ?? 0,
@@ -84,7 +96,12 @@ export async function startServer(app: AppName, settings: ServerSettings): Promi
 }
 
 function settled(previous: ProcessSample | undefined, current: ProcessSample): boolean {
-  return previous !== undefined && current.inFlight === 0 && current.pgRoundTrips === previous.pgRoundTrips && current.redisCommands === previous.redisCommands;
+  return (
+    previous !== undefined &&
+    current.inFlight === 0 &&
+    current.pgRoundTrips === previous.pgRoundTrips &&
+    current.redisCommands === previous.redisCommands
+  );
 }
 
 function failedOr<T>(message: ChildMessage, accept: (message: ChildMessage) => T | undefined): T | undefined {

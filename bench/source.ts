@@ -17,6 +17,8 @@ export function describeSource(): Source {
   };
   return {
     commit: git('rev-parse', '--short', 'HEAD') || 'unknown',
-    changedFiles: git('status', '--porcelain', '--', 'src').split('\n').filter((line) => line !== '').length,
+    changedFiles: git('status', '--porcelain', '--', 'src')
+      .split('\n')
+      .filter((line) => line !== '').length,
   };
 }

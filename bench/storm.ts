@@ -35,7 +35,12 @@ export async function openStorm(url: string, clients: number): Promise<Storm> {
           while (performance.now() < end) {
             const sent = performance.now();
             try {
-              const { statusCode, body } = await pool.request({ method: 'POST', path: '/orders', headers, body: ORDER_BODY });
+              const { statusCode, body } = await pool.request({
+                method: 'POST',
+                path: '/orders',
+                headers,
+                body: ORDER_BODY,
+              });
               await body.dump();
               statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
               latencies.push(performance.now() - sent);
@@ -46,7 +51,14 @@ export async function openStorm(url: string, clients: number): Promise<Storm> {
         }),
       );
       const elapsed = (performance.now() - started) / 1000;
-      return { responses: latencies.length, seconds: elapsed, throughput: latencies.length / elapsed, ...summariseLatencies(latencies), statuses, errors };
+      return {
+        responses: latencies.length,
+        seconds: elapsed,
+        throughput: latencies.length / elapsed,
+        ...summariseLatencies(latencies),
+        statuses,
+        errors,
+      };
     },
     close: () => pool.close(),
   };

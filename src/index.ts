@@ -7,10 +7,35 @@ export { defineRoute } from './core/route.js';
 export type { ReadBeforeClaim, ReadFirst } from './modes/read-first.js';
 export { defaultKeyLimits, type KeyLimits } from './core/key.js';
 export { defaultPolicy, type StoragePolicy } from './core/storage-policy.js';
-export { type Applied, defaultProblemBase, type Problem, type ProblemCode, type RetryGuidance } from './core/answer/problems.js';
-export type { CompletedRecord, InProgressRecord, OperationMode, OperationRecord, RecordState, TombstoneRecord, UnknownRecord } from './core/record.js';
+export {
+  type Applied,
+  defaultProblemBase,
+  type Problem,
+  type ProblemCode,
+  type RetryGuidance,
+} from './core/answer/problems.js';
+export type {
+  CompletedRecord,
+  InProgressRecord,
+  OperationMode,
+  OperationRecord,
+  RecordState,
+  TombstoneRecord,
+  UnknownRecord,
+} from './core/record.js';
 export { REPLAYED_HEADER, type HandlerReply, type HeaderValue, type Reply } from './core/answer/reply.js';
-export { invalid, valid, type AtomicContext, type AtomicRoute, type RouteDefinition, type RouteEvent, type RouteRefusal, type TransparentFailure, type TransparentRoute, type Validation } from './core/route.js';
+export {
+  invalid,
+  valid,
+  type AtomicContext,
+  type AtomicRoute,
+  type RouteDefinition,
+  type RouteEvent,
+  type RouteRefusal,
+  type TransparentFailure,
+  type TransparentRoute,
+  type Validation,
+} from './core/route.js';
 export type { Observer, RetrysafeEvent, RetrysafeEventOf } from './core/events.js';
 export type { Tracing } from './core/tracing.js';
 export { idempotent, type IdempotentOptions, type IdempotentOutcome } from './modes/idempotent.js';
@@ -39,6 +64,15 @@ export {
 export { defaultRetention, type Retention } from './core/retention.js';
 export type { Completion } from './core/completion.js';
 export type { AtomicClaim, AtomicStore, AtomicTransaction, ClaimRequest, Settlement } from './store/atomic-store.js';
-export type { ExpiredLease, Lease, LeaseClaim, LeaseRequest, LeaseStore, Owned, Release, StepProgress } from './store/lease-store.js';
+export type {
+  ExpiredLease,
+  Lease,
+  LeaseClaim,
+  LeaseRequest,
+  LeaseStore,
+  Owned,
+  Release,
+  StepProgress,
+} from './store/lease-store.js';
 export type { RecordReader } from './store/record-reader.js';
 export type { OperationStore } from './store/operation-store.js';

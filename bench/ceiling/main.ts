@@ -19,7 +19,11 @@ const env = (name: string): string => {
 const plan = env('BENCH_CEILING_PLAN');
 if (!isCeilingPlan(plan)) throw new Error(`unknown plan ${plan}`);
 const unnamed = process.env.BENCH_CEILING_UNNAMED === '1';
-const { pool, roundTrips } = countedPool(env('BENCH_CEILING_DATABASE_URL'), Number(env('BENCH_CEILING_POOL_SIZE')), unnamed);
+const { pool, roundTrips } = countedPool(
+  env('BENCH_CEILING_DATABASE_URL'),
+  Number(env('BENCH_CEILING_POOL_SIZE')),
+  unnamed,
+);
 const workers = Number(env('BENCH_CEILING_WORKERS'));
 const tag = env('BENCH_CEILING_TAG');
 const order = JSON.parse(ORDER_BODY) as OrderInput;
@@ -40,7 +44,10 @@ async function claimAndComplete(key: string, withOrder: boolean): Promise<void> 
   }
 }
 
-const once = (key: string): Promise<unknown> => (plan === 'bare-insert' ? createOrder(pool, TENANT, order, key) : claimAndComplete(key, plan === 'claim-insert-complete'));
+const once = (key: string): Promise<unknown> =>
+  plan === 'bare-insert'
+    ? createOrder(pool, TENANT, order, key)
+    : claimAndComplete(key, plan === 'claim-insert-complete');
 
 /** Runs every worker until `seconds` have passed; returns each transaction's latency in ms. */
 async function drive(seconds: number, prefix: string): Promise<number[]> {

@@ -15,12 +15,21 @@ import { ORDER_BODY, TENANT } from '../request.js';
 const ORDER_OPERATION = 'orders.create@1';
 const ORDER_FINGERPRINT = fingerprint({ method: 'POST', path: '/orders', body: JSON.parse(ORDER_BODY) as unknown });
 const ORDER_COMPLETION = completionOf(
-  toReply({ status: 201, headers: { location: '/orders/1' }, body: { id: '1', ...(JSON.parse(ORDER_BODY) as object) } }),
+  toReply({
+    status: 201,
+    headers: { location: '/orders/1' },
+    body: { id: '1', ...(JSON.parse(ORDER_BODY) as object) },
+  }),
   resolvePolicy(),
   defaultRetention,
 );
 
-const claimRequest = (key: string) => ({ identity: { tenant: TENANT, operation: ORDER_OPERATION, key }, fingerprint: ORDER_FINGERPRINT, lockTimeoutMs: 3000, statementTimeoutMs: 30_000 });
+const claimRequest = (key: string) => ({
+  identity: { tenant: TENANT, operation: ORDER_OPERATION, key },
+  fingerprint: ORDER_FINGERPRINT,
+  lockTimeoutMs: 3000,
+  statementTimeoutMs: 30_000,
+});
 
 /** The values of CLAIM_ATOMIC; $3 is the key. */
 export function claimValues(key: string): unknown[] {
@@ -57,7 +66,11 @@ export function lockValues(key: string): unknown[] {
 
 /** The values of FINISHED_RECORD; $3 is the key. */
 export function finishedValues(key: string): unknown[] {
-  return [...ids({ tenant: TENANT, operation: ORDER_OPERATION, key }), ORDER_FINGERPRINT, ...completionValues(ORDER_COMPLETION)];
+  return [
+    ...ids({ tenant: TENANT, operation: ORDER_OPERATION, key }),
+    ORDER_FINGERPRINT,
+    ...completionValues(ORDER_COMPLETION),
+  ];
 }
 
 /**
@@ -76,4 +89,5 @@ export const KEY_ROWS_TABLE = `CREATE TABLE IF NOT EXISTS bench_keys (
 export const KEY_ROW = 'INSERT INTO bench_keys (tenant, operation, key) VALUES ($1, $2, $3)';
 
 /** The identity's transaction-scoped advisory lock alone, as plain SQL, on the hash the claim takes. $1 tenant, $2 operation, $3 key. */
-export const PLAIN_LOCK = 'SELECT pg_advisory_xact_lock(hashtextextended($3, hashtextextended($2, hashtextextended($1, 0))))';
+export const PLAIN_LOCK =
+  'SELECT pg_advisory_xact_lock(hashtextextended($3, hashtextextended($2, hashtextextended($1, 0))))';

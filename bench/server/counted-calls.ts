@@ -8,7 +8,11 @@ export interface CallCounter {
  * `counter`. Used on Redis clients and adapters whose methods each send
  * exactly one command, so the count is the number of Redis round trips.
  */
-export function countCalls<T extends object>(target: T, methods: readonly (keyof T & string)[], counter: CallCounter): T {
+export function countCalls<T extends object>(
+  target: T,
+  methods: readonly (keyof T & string)[],
+  counter: CallCounter,
+): T {
   for (const name of methods) {
     const method: unknown = target[name];
     if (typeof method !== 'function') throw new Error(`${name} is not a method`);

@@ -25,7 +25,8 @@ export function countedPool(connectionString: string, max: number, unnamed = fal
       if (inFlight === 0) trips += 1;
       inFlight += 1;
       const [statement, ...rest] = args;
-      const named = unnamed && typeof statement === 'object' && statement !== null && 'name' in statement && 'text' in statement;
+      const named =
+        unnamed && typeof statement === 'object' && statement !== null && 'name' in statement && 'text' in statement;
       const sent = named ? [statement.text, ...rest] : args;
       // `pool.query` passes a callback; everything else awaits the promise.
       const callback = sent.at(-1);

@@ -61,7 +61,9 @@ async function answer(message: ParentMessage): Promise<void> {
 
 process.on('message', (message: unknown) => {
   if (!isParentMessage(message)) return;
-  answer(message).catch((error: unknown) => send({ type: 'failed', message: error instanceof Error ? error.message : String(error) }));
+  answer(message).catch((error: unknown) =>
+    send({ type: 'failed', message: error instanceof Error ? error.message : String(error) }),
+  );
 });
 process.on('disconnect', () => process.exit(0));
 

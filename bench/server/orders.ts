@@ -14,7 +14,8 @@ export const ORDERS_TABLE = `CREATE TABLE bench_orders (
 )`;
 
 /** $1 tenant, $2 sku, $3 quantity, $4 key. */
-export const INSERT_ORDER = 'INSERT INTO bench_orders (tenant, sku, quantity, idem_key) VALUES ($1, $2, $3, $4) RETURNING id';
+export const INSERT_ORDER =
+  'INSERT INTO bench_orders (tenant, sku, quantity, idem_key) VALUES ($1, $2, $3, $4) RETURNING id';
 
 export interface OrderInput {
   readonly sku: string;
@@ -38,12 +39,24 @@ export interface PoolLike {
 export function parseOrder(body: unknown): OrderInput | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
   const { sku, quantity } = body as Record<string, unknown>;
-  if (typeof sku !== 'string' || sku === '' || typeof quantity !== 'number' || !Number.isInteger(quantity) || quantity < 1) return undefined;
+  if (
+    typeof sku !== 'string' ||
+    sku === '' ||
+    typeof quantity !== 'number' ||
+    !Number.isInteger(quantity) ||
+    quantity < 1
+  )
+    return undefined;
   return { sku, quantity };
 }
 
 /** The INSERT alone, inside a transaction the caller owns. */
-export async function insertOrder(client: Queryable, tenant: string, input: OrderInput, key: string | undefined): Promise<Order> {
+export async function insertOrder(
+  client: Queryable,
+  tenant: string,
+  input: OrderInput,
+  key: string | undefined,
+): Promise<Order> {
   const { rows } = await client.query(INSERT_ORDER, [tenant, input.sku, input.quantity, key ?? null]);
   const id = (rows[0] as { id: string } | undefined)?.id;
   if (id === undefined) throw new Error('INSERT returned no id');
@@ -51,7 +64,12 @@ export async function insertOrder(client: Queryable, tenant: string, input: Orde
 }
 
 /** BEGIN, INSERT, COMMIT on one pooled connection: the endpoint without any idempotency layer. */
-export async function createOrder(pool: PoolLike, tenant: string, input: OrderInput, key: string | undefined): Promise<Order> {
+export async function createOrder(
+  pool: PoolLike,
+  tenant: string,
+  input: OrderInput,
+  key: string | undefined,
+): Promise<Order> {
   const client = await pool.connect();
   let broken = false;
   try {

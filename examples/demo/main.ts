@@ -22,15 +22,23 @@ const shop = await startShop(database);
 const proxy = await startLossyProxy(new URL(shop.url), everyNth(3));
 const orders = `${proxy.url}/orders`;
 
-console.log(`A shop at ${shop.url}, reached through a proxy that drops every third answer after the server has committed.`);
-console.log(`Each client places ${ORDERS} orders and retries an attempt that got no answer, up to ${ATTEMPTS} attempts.\n`);
+console.log(
+  `A shop at ${shop.url}, reached through a proxy that drops every third answer after the server has committed.`,
+);
+console.log(
+  `Each client places ${ORDERS} orders and retries an attempt that got no answer, up to ${ATTEMPTS} attempts.\n`,
+);
 console.log(row('client', 'order', 'attempts', 'answer', 'answers dropped so far'));
 
 /** The usual retry loop without a key: every attempt that reaches the server is a new order. */
 async function withoutKeys(sku: string): Promise<{ attempts: number; answer: string }> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      const response = await fetch(orders, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sku, client: NO_KEYS }) });
+      const response = await fetch(orders, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sku, client: NO_KEYS }),
+      });
       await response.body?.cancel();
       return { attempts: attempt, answer: String(response.status) };
     } catch (error) {
@@ -51,7 +59,10 @@ async function withClient(sku: string): Promise<{ attempts: number; answer: stri
   return { attempts, answer: `${response.status}${replayed ? ' replayed' : ''}` };
 }
 
-for (const [client, place] of [[NO_KEYS, withoutKeys], [WITH_CLIENT, withClient]] as const) {
+for (const [client, place] of [
+  [NO_KEYS, withoutKeys],
+  [WITH_CLIENT, withClient],
+] as const) {
   for (let order = 1; order <= ORDERS; order += 1) {
     const { attempts, answer } = await place(`SKU-${order}`);
     console.log(row(client, String(order), String(attempts), answer, String(proxy.dropped())));
@@ -59,11 +70,13 @@ for (const [client, place] of [[NO_KEYS, withoutKeys], [WITH_CLIENT, withClient]
 }
 
 const counted = await countOrders(database);
-console.log('\nThe database\'s own count (SELECT client, count(*) FROM demo_orders GROUP BY client):');
+console.log("\nThe database's own count (SELECT client, count(*) FROM demo_orders GROUP BY client):");
 for (const client of [NO_KEYS, WITH_CLIENT]) {
   const rows = counted.get(client) ?? 0;
   const duplicates = rows - ORDERS;
-  console.log(`  ${client.padEnd(18)} ${ORDERS} orders placed, ${rows} in the database: ${duplicates === 0 ? 'no duplicates' : `${duplicates} duplicates`}`);
+  console.log(
+    `  ${client.padEnd(18)} ${ORDERS} orders placed, ${rows} in the database: ${duplicates === 0 ? 'no duplicates' : `${duplicates} duplicates`}`,
+  );
 }
 
 await proxy.close();

@@ -19,10 +19,21 @@ const ORDERS_TABLE = `CREATE TABLE IF NOT EXISTS demo_orders (
   id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY, client text NOT NULL, sku text NOT NULL)`;
 
 function orderInput(body: unknown): Validation<OrderInput> {
-  if (typeof body === 'object' && body !== null && 'sku' in body && 'client' in body && typeof body.sku === 'string' && typeof body.client === 'string') {
+  if (
+    typeof body === 'object' &&
+    body !== null &&
+    'sku' in body &&
+    'client' in body &&
+    typeof body.sku === 'string' &&
+    typeof body.client === 'string'
+  ) {
     return valid({ sku: body.sku, client: body.client });
   }
-  return invalid({ status: 400, headers: { 'content-type': 'application/problem+json' }, body: { title: 'An order needs "sku" and "client"', status: 400 } });
+  return invalid({
+    status: 400,
+    headers: { 'content-type': 'application/problem+json' },
+    body: { title: 'An order needs "sku" and "client"', status: 400 },
+  });
 }
 
 /**
@@ -38,16 +49,22 @@ export async function startShop(database: SqlDatabase<SqlClient>): Promise<Shop>
   app.addHook('onRequest', async (_request, reply) => {
     reply.header('connection', 'close');
   });
-  app.post('/orders', atomic(config, {
-    operation: 'demo.orders.create@1',
-    keyRequired: false,
-    tenant: () => 'demo',
-    input: (_request, body) => orderInput(body),
-    async handler({ tx, input }) {
-      const { rows } = await tx.query<{ id: number }>('INSERT INTO demo_orders (client, sku) VALUES ($1, $2) RETURNING id', [input.client, input.sku]);
-      return { status: 201, body: rows[0] };
-    },
-  }));
+  app.post(
+    '/orders',
+    atomic(config, {
+      operation: 'demo.orders.create@1',
+      keyRequired: false,
+      tenant: () => 'demo',
+      input: (_request, body) => orderInput(body),
+      async handler({ tx, input }) {
+        const { rows } = await tx.query<{ id: number }>(
+          'INSERT INTO demo_orders (client, sku) VALUES ($1, $2) RETURNING id',
+          [input.client, input.sku],
+        );
+        return { status: 201, body: rows[0] };
+      },
+    }),
+  );
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
@@ -55,6 +72,8 @@ export async function startShop(database: SqlDatabase<SqlClient>): Promise<Shop>
 
 /** The database's own count of orders, by client. */
 export async function countOrders(database: SqlDatabase<SqlClient>): Promise<Map<string, number>> {
-  const { rows } = await database.query<{ client: string; orders: number }>('SELECT client, count(*)::int AS orders FROM demo_orders GROUP BY client');
+  const { rows } = await database.query<{ client: string; orders: number }>(
+    'SELECT client, count(*)::int AS orders FROM demo_orders GROUP BY client',
+  );
   return new Map(rows.map((row) => [row.client, row.orders]));
 }

@@ -56,13 +56,23 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // Until the schema is prepared (the database was unreachable at start), only /healthz answers.
   app.addHook('onRequest', async (request, reply) => {
     if (schema.ready || request.url === '/healthz') return;
-    return respond(reply, orderProblem('database-unavailable', 'The service is waiting for its database.', { headers: { 'retry-after': '1' } }));
+    return respond(
+      reply,
+      orderProblem('database-unavailable', 'The service is waiting for its database.', {
+        headers: { 'retry-after': '1' },
+      }),
+    );
   });
   cartRoutes(app, { database, tokens });
   const store = postgresStore(database);
   orderRoutes(app, { database, tokens, idempotency: idempotency({ ...options.idempotency, store }) });
   if (options.provider !== undefined) {
-    paymentRoutes(app, { database, tokens, provider: options.provider, idempotency: paymentIdempotency(store, options.idempotency) });
+    paymentRoutes(app, {
+      database,
+      tokens,
+      provider: options.provider,
+      idempotency: paymentIdempotency(store, options.idempotency),
+    });
   }
   if (options.webhookSecrets !== undefined) providerWebhookRoute(app, { database, secrets: options.webhookSecrets });
   return app;
@@ -73,7 +83,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
  * a retry must get the same answer without charging. Also used by the
  * recovery worker, so that it finishes payments the same way.
  */
-export function paymentIdempotency(store: OperationStore<SqlClient>, options: AppOptions['idempotency'] = {}): Idempotency<SqlClient> {
+export function paymentIdempotency(
+  store: OperationStore<SqlClient>,
+  options: AppOptions['idempotency'] = {},
+): Idempotency<SqlClient> {
   const transientStatuses = defaultPolicy.transientStatuses.filter((status) => status !== 409);
   return idempotency({ ...options, store, policy: { ...options.policy, transientStatuses } });
 }

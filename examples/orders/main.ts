@@ -18,7 +18,9 @@ async function main(): Promise<void> {
   }
   const { config } = loaded;
   // The local provider and the receiver share a secret made for this run, unless one is configured.
-  const webhookSecret = config.webhookSecret ?? (config.provider.kind === 'local' ? `whsec_${randomBytes(24).toString('base64')}` : undefined);
+  const webhookSecret =
+    config.webhookSecret ??
+    (config.provider.kind === 'local' ? `whsec_${randomBytes(24).toString('base64')}` : undefined);
   const opened = await openDatabase(config.database);
   const provider = openProvider(config.provider, webhookSecret);
   const stopping = new AbortController();
@@ -28,9 +30,18 @@ async function main(): Promise<void> {
   try {
     // The service starts even while its database is unreachable: /healthz says so, and it serves once the schema is prepared.
     const schema = new SchemaPreparation(opened.database);
-    app = buildApp({ database: opened.database, tokens: config.tokens, logger: true, provider: provider.client, webhookSecrets: webhookSecret === undefined ? undefined : [webhookSecret], schema });
+    app = buildApp({
+      database: opened.database,
+      tokens: config.tokens,
+      logger: true,
+      provider: provider.client,
+      webhookSecrets: webhookSecret === undefined ? undefined : [webhookSecret],
+      schema,
+    });
     const { log } = app;
-    transport = await openTransport(config.broker, opened.database, (error) => log.error({ err: error }, 'broker connection'));
+    transport = await openTransport(config.broker, opened.database, (error) =>
+      log.error({ err: error }, 'broker connection'),
+    );
     const url = await app.listen({ port: config.port, host: config.host });
     // The local provider posts its payment.succeeded webhooks back to this service.
     const payments = await provider.start(`${url}/webhooks/provider`);
@@ -42,7 +53,14 @@ async function main(): Promise<void> {
       if (!prepared || stopping.signal.aborted) return;
       // Said only now: until the schema is prepared every route answers 503.
       console.log(tryLine(config, url));
-      background = startBackgroundWork({ database: opened.database, outboxListener: opened.outboxListener, transport: broker, provider: provider.client, webhooks: webhookSecret !== undefined, log });
+      background = startBackgroundWork({
+        database: opened.database,
+        outboxListener: opened.outboxListener,
+        transport: broker,
+        provider: provider.client,
+        webhooks: webhookSecret !== undefined,
+        log,
+      });
     });
   } catch (error) {
     stopping.abort();
@@ -95,8 +113,14 @@ function banner(config: ServiceConfig, { url, opened, payments, confirmations }:
   const tokens = config.demoTokens
     ? `demo tokens: ${[...config.tokens].map(([token, tenant]) => `${token} (${tenant})`).join(', ')}`
     : `${config.tokens.size} tokens from RETRYSAFE_TOKENS`;
-  const secret = config.webhookSecret === undefined ? 'signed with a secret made for this run' : 'signed with PROVIDER_WEBHOOK_SECRET';
-  const webhooks = config.webhookSecret === undefined && config.provider.kind === 'remote' ? 'not received: set PROVIDER_WEBHOOK_SECRET' : `${url}/webhooks/provider, ${secret}`;
+  const secret =
+    config.webhookSecret === undefined
+      ? 'signed with a secret made for this run'
+      : 'signed with PROVIDER_WEBHOOK_SECRET';
+  const webhooks =
+    config.webhookSecret === undefined && config.provider.kind === 'remote'
+      ? 'not received: set PROVIDER_WEBHOOK_SECRET'
+      : `${url}/webhooks/provider, ${secret}`;
   return [
     `orders service listening on ${url}`,
     `data: ${opened.description}`,

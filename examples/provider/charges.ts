@@ -78,7 +78,9 @@ export class ChargeBook {
     const existing = this.#byKey.get(key);
     if (existing !== undefined) {
       if (changed) this.#save();
-      return sameRequest(existing, request) ? { kind: 'replayed', charge: existing } : { kind: 'key-reused', charge: existing };
+      return sameRequest(existing, request)
+        ? { kind: 'replayed', charge: existing }
+        : { kind: 'key-reused', charge: existing };
     }
     const charge: Charge = {
       id: `ch_${randomBytes(12).toString('hex')}`,
@@ -133,7 +135,9 @@ export class ChargeBook {
 
 function sameRequest(charge: Charge, request: ChargeRequest): boolean {
   return (
-    charge.amount_cents === request.amount_cents && charge.currency === request.currency && charge.reference === request.reference
+    charge.amount_cents === request.amount_cents &&
+    charge.currency === request.currency &&
+    charge.reference === request.reference
   );
 }
 
@@ -144,7 +148,8 @@ export function parseChargeRequest(body: unknown): ChargeRequest | string {
   if (typeof amount_cents !== 'number' || !Number.isSafeInteger(amount_cents) || amount_cents <= 0) {
     return 'amount_cents must be an integer greater than 0';
   }
-  if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) return 'currency must be an ISO 4217 code such as "EUR"';
+  if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency))
+    return 'currency must be an ISO 4217 code such as "EUR"';
   if (typeof reference !== 'string' || reference === '') return 'reference must be a non-empty string';
   return { amount_cents, currency, reference };
 }

@@ -56,10 +56,21 @@ export interface ProviderClient {
 export function providerClient(baseUrl: string): ProviderClient {
   return {
     async charge(input, signal) {
-      const headers: Record<string, string> = { 'content-type': 'application/json', 'idempotency-key': input.idempotencyKey };
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'idempotency-key': input.idempotencyKey,
+      };
       if (input.fencingToken !== undefined) headers['fencing-token'] = String(input.fencingToken);
-      const body = JSON.stringify({ amount_cents: input.amountCents, currency: input.currency, reference: input.reference });
-      const { status, headers: answered, body: answer } = await exchange(`${baseUrl}/v1/charges`, { method: 'POST', headers, body, signal });
+      const body = JSON.stringify({
+        amount_cents: input.amountCents,
+        currency: input.currency,
+        reference: input.reference,
+      });
+      const {
+        status,
+        headers: answered,
+        body: answer,
+      } = await exchange(`${baseUrl}/v1/charges`, { method: 'POST', headers, body, signal });
       if (status === 200 || status === 201) {
         return { kind: 'charged', charge: answer as Charge, replayed: answered.get('idempotent-replayed') === 'true' };
       }
@@ -91,7 +102,8 @@ export function providerAdmin(baseUrl: string) {
   return {
     /** How many times money moved for the key. */
     count: async (idempotencyKey: string) =>
-      ((await ok(`/v1/charges/count?idempotency_key=${encodeURIComponent(idempotencyKey)}`)) as { count: number }).count,
+      ((await ok(`/v1/charges/count?idempotency_key=${encodeURIComponent(idempotencyKey)}`)) as { count: number })
+        .count,
     stats: async () => (await ok('/v1/stats')) as { charges: number; requests: number },
     control: async (control: Control) => {
       await ok('/control', post(control));
@@ -107,7 +119,11 @@ async function exchange(url: string, init: RequestInit): Promise<{ status: numbe
   try {
     const response = await fetch(url, init);
     const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: text === '' ? undefined : (JSON.parse(text) as unknown),
+    };
   } catch (error) {
     throw new ProviderNetworkError(`no complete answer from ${url}: ${describe(error)}`, { cause: error });
   }

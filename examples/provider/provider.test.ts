@@ -8,7 +8,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { providerAdmin, providerClient, ProviderNetworkError, staleFencingTokenType, type ChargeInput } from './client.js';
+import {
+  providerAdmin,
+  providerClient,
+  ProviderNetworkError,
+  staleFencingTokenType,
+  type ChargeInput,
+} from './client.js';
 import { startProvider, type Provider } from './provider.js';
 
 const chargeOf = (idempotencyKey: string, extra: Partial<ChargeInput> = {}): ChargeInput => ({
@@ -40,7 +46,11 @@ describe('fake payment provider', () => {
   it('charges once per key and replays the same charge', async () => {
     const first = await client.charge(chargeOf(key));
     const second = await client.charge(chargeOf(key));
-    expect(first).toMatchObject({ kind: 'charged', replayed: false, charge: { amount_cents: 1299, currency: 'EUR', status: 'succeeded' } });
+    expect(first).toMatchObject({
+      kind: 'charged',
+      replayed: false,
+      charge: { amount_cents: 1299, currency: 'EUR', status: 'succeeded' },
+    });
     expect(second).toMatchObject({ kind: 'charged', replayed: true });
     if (first.kind !== 'charged' || second.kind !== 'charged') throw new Error('unreachable');
     expect(second.charge).toEqual(first.charge);
@@ -65,7 +75,11 @@ describe('fake payment provider', () => {
   it('refuses the same key with a different body (422) without charging', async () => {
     await client.charge(chargeOf(key));
     const reused = await client.charge(chargeOf(key, { amountCents: 1 }));
-    expect(reused).toMatchObject({ kind: 'rejected', status: 422, problem: { type: expect.stringMatching(/\/idempotency-key-reused$/) as string } });
+    expect(reused).toMatchObject({
+      kind: 'rejected',
+      status: 422,
+      problem: { type: expect.stringMatching(/\/idempotency-key-reused$/) as string },
+    });
     expect(await admin.count(key)).toBe(1);
   });
 
@@ -104,10 +118,16 @@ describe('fake payment provider', () => {
 
   describe('fencing', () => {
     it('refuses a lower token than the highest seen for the key, without charging', async () => {
-      expect(await client.charge(chargeOf(key, { fencingToken: 2 }))).toMatchObject({ kind: 'charged', replayed: false });
+      expect(await client.charge(chargeOf(key, { fencingToken: 2 }))).toMatchObject({
+        kind: 'charged',
+        replayed: false,
+      });
       const stale = await client.charge(chargeOf(key, { fencingToken: 1 }));
       expect(stale).toMatchObject({ kind: 'rejected', status: 409, problem: { type: staleFencingTokenType } });
-      expect(await client.charge(chargeOf(key, { fencingToken: 2 }))).toMatchObject({ kind: 'charged', replayed: true });
+      expect(await client.charge(chargeOf(key, { fencingToken: 2 }))).toMatchObject({
+        kind: 'charged',
+        replayed: true,
+      });
       expect(await client.charge(chargeOf(key))).toMatchObject({ kind: 'charged', replayed: true });
       expect(await admin.count(key)).toBe(1);
       expect((await admin.stats()).charges).toBe(1);
@@ -115,7 +135,10 @@ describe('fake payment provider', () => {
 
     it('keeps tokens per key', async () => {
       await client.charge(chargeOf(key, { fencingToken: 7 }));
-      expect(await client.charge(chargeOf(randomUUID(), { fencingToken: 1 }))).toMatchObject({ kind: 'charged', replayed: false });
+      expect(await client.charge(chargeOf(randomUUID(), { fencingToken: 1 }))).toMatchObject({
+        kind: 'charged',
+        replayed: false,
+      });
     });
 
     it('refuses a request that was overtaken in flight by a newer token holder', async () => {
@@ -152,15 +175,28 @@ describe('fake payment provider', () => {
     it('targets faults by reference and applies them `times` times', async () => {
       await admin.control({ mode: 'fail-before-charge', reference: 'doomed', times: 2 });
       expect(await client.charge(chargeOf(randomUUID()))).toMatchObject({ kind: 'charged' });
-      expect(await client.charge(chargeOf(key, { reference: 'doomed' }))).toMatchObject({ kind: 'unavailable', status: 503 });
-      expect(await client.charge(chargeOf(key, { reference: 'doomed' }))).toMatchObject({ kind: 'unavailable', status: 503 });
-      expect(await client.charge(chargeOf(key, { reference: 'doomed' }))).toMatchObject({ kind: 'charged', replayed: false });
+      expect(await client.charge(chargeOf(key, { reference: 'doomed' }))).toMatchObject({
+        kind: 'unavailable',
+        status: 503,
+      });
+      expect(await client.charge(chargeOf(key, { reference: 'doomed' }))).toMatchObject({
+        kind: 'unavailable',
+        status: 503,
+      });
+      expect(await client.charge(chargeOf(key, { reference: 'doomed' }))).toMatchObject({
+        kind: 'charged',
+        replayed: false,
+      });
     });
 
     it('fails before charging', async () => {
       await admin.control({ mode: 'fail-before-charge' });
       const failed = await client.charge(chargeOf(key));
-      expect(failed).toMatchObject({ kind: 'unavailable', status: 503, problem: { type: expect.stringMatching(/\/unavailable$/) as string } });
+      expect(failed).toMatchObject({
+        kind: 'unavailable',
+        status: 503,
+        problem: { type: expect.stringMatching(/\/unavailable$/) as string },
+      });
       expect(await admin.count(key)).toBe(0);
       expect(await client.lookup(key)).toEqual({ kind: 'not-found' });
       expect(await client.charge(chargeOf(key))).toMatchObject({ kind: 'charged', replayed: false });
@@ -188,7 +224,10 @@ describe('fake payment provider', () => {
     });
 
     it('refuses a malformed control', async () => {
-      const response = await fetch(`${provider.url}/control`, { method: 'POST', body: JSON.stringify({ mode: 'explode' }) });
+      const response = await fetch(`${provider.url}/control`, {
+        method: 'POST',
+        body: JSON.stringify({ mode: 'explode' }),
+      });
       expect(response.status).toBe(400);
       await expect(admin.control({ mode: 'delay' } as never)).rejects.toThrow(/400/);
     });
@@ -215,7 +254,11 @@ describe('provider state file', () => {
       expect(made.kind).toBe('charged');
       if (made.kind !== 'charged') return;
       expect(await client.lookup(key)).toEqual({ kind: 'found', charge: made.charge });
-      expect(await client.charge(chargeOf(key, { fencingToken: 5 }))).toEqual({ kind: 'charged', replayed: true, charge: made.charge });
+      expect(await client.charge(chargeOf(key, { fencingToken: 5 }))).toEqual({
+        kind: 'charged',
+        replayed: true,
+        charge: made.charge,
+      });
       expect(await client.charge(chargeOf(key, { fencingToken: 4 }))).toMatchObject({ kind: 'rejected', status: 409 });
       expect(await providerAdmin(second.url).count(key)).toBe(1);
     } finally {
@@ -284,11 +327,16 @@ describe('provider webhooks', () => {
 
   it('retries a failed delivery with the same webhook-id', async () => {
     failuresLeft = 2;
-    provider = await startProvider({ webhookUrl: receiverUrl, webhookSecret: secret, webhookRetryDelaysMs: [20, 20, 20] });
+    provider = await startProvider({
+      webhookUrl: receiverUrl,
+      webhookSecret: secret,
+      webhookRetryDelaysMs: [20, 20, 20],
+    });
     await providerClient(provider.url).charge(chargeOf(randomUUID()));
     await until(() => deliveries.length >= 3);
     expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(1);
-    for (const delivery of deliveries) new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);
+    for (const delivery of deliveries)
+      new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);
   });
 
   it('does not hold the charge answer back while the receiver is slow', async () => {
@@ -337,7 +385,9 @@ describe('provider as a child process', () => {
         if (match?.[1] !== undefined) resolve({ child, url: match[1] });
       });
       child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.once('exit', (code, signal) => reject(new Error(`provider exited (${code ?? signal}) before listening:\n${output}`)));
+      child.once('exit', (code, signal) =>
+        reject(new Error(`provider exited (${code ?? signal}) before listening:\n${output}`)),
+      );
     });
   }
 

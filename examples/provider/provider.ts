@@ -59,7 +59,8 @@ export async function startProvider(options: ProviderOptions = {}): Promise<Prov
       return problem(res, 400, 'idempotency-key-missing', 'Send an Idempotency-Key header of 1 to 255 characters.');
     }
     const fencingToken = parseFencingToken(req.headers['fencing-token']);
-    if (fencingToken === null) return problem(res, 400, 'fencing-token-invalid', 'Fencing-Token must be a non-negative integer.');
+    if (fencingToken === null)
+      return problem(res, 400, 'fencing-token-invalid', 'Fencing-Token must be a non-negative integer.');
     const body = await readJson(req);
     const request = parseChargeRequest(body);
     if (typeof request === 'string') return problem(res, 400, 'request-invalid', request);
@@ -88,9 +89,12 @@ export async function startProvider(options: ProviderOptions = {}): Promise<Prov
         return postCharge(req, res);
       case 'GET /v1/charges': {
         if (key === null) return problem(res, 400, 'request-invalid', 'Give the idempotency_key query parameter.');
-        if (faults.take('fail-lookup', key) !== undefined) return problem(res, 503, 'unavailable', 'Injected failure: the lookup cannot tell.');
+        if (faults.take('fail-lookup', key) !== undefined)
+          return problem(res, 503, 'unavailable', 'Injected failure: the lookup cannot tell.');
         const charge = book.lookup(key);
-        return charge === undefined ? problem(res, 404, 'charge-not-found', `No charge for key ${key}.`) : json(res, 200, charge);
+        return charge === undefined
+          ? problem(res, 404, 'charge-not-found', `No charge for key ${key}.`)
+          : json(res, 200, charge);
       }
       case 'GET /v1/charges/count':
         if (key === null) return problem(res, 400, 'request-invalid', 'Give the idempotency_key query parameter.');
@@ -150,9 +154,19 @@ function answerCharge(res: ServerResponse, outcome: ChargeOutcome): void {
       res.setHeader('idempotent-replayed', 'true');
       return json(res, 200, outcome.charge);
     case 'key-reused':
-      return problem(res, 422, 'idempotency-key-reused', `Key was used for a different request (charge ${outcome.charge.id}).`);
+      return problem(
+        res,
+        422,
+        'idempotency-key-reused',
+        `Key was used for a different request (charge ${outcome.charge.id}).`,
+      );
     case 'stale-token':
-      return problem(res, 409, 'stale-fencing-token', `A newer fencing token (${outcome.highest}) was seen for this key.`);
+      return problem(
+        res,
+        409,
+        'stale-fencing-token',
+        `A newer fencing token (${outcome.highest}) was seen for this key.`,
+      );
   }
 }
 

@@ -38,7 +38,10 @@ export function webhookSender(options: WebhookSenderOptions): (event: PaymentSuc
   return (event) => void deliver(options, event);
 }
 
-async function deliver({ url, secret, retryDelaysMs, signal }: WebhookSenderOptions, event: PaymentSucceeded): Promise<void> {
+async function deliver(
+  { url, secret, retryDelaysMs, signal }: WebhookSenderOptions,
+  event: PaymentSucceeded,
+): Promise<void> {
   const body = JSON.stringify(event);
   for (let attempt = 0; !signal.aborted; attempt += 1) {
     if (await attemptDelivery(url, secret, event.id, body, signal)) return;
@@ -48,7 +51,13 @@ async function deliver({ url, secret, retryDelaysMs, signal }: WebhookSenderOpti
   }
 }
 
-async function attemptDelivery(url: string, secret: string, id: string, body: string, signal: AbortSignal): Promise<boolean> {
+async function attemptDelivery(
+  url: string,
+  secret: string,
+  id: string,
+  body: string,
+  signal: AbortSignal,
+): Promise<boolean> {
   const timestamp = Math.floor(Date.now() / 1000);
   try {
     const response = await fetch(url, {

@@ -22,7 +22,8 @@ export function holdBack(res: Response, ended: (body: Buffer) => void): HeldBack
   const callbacks: Written[] = [];
   let finished = false;
   const hold = (chunk: unknown, encoding: unknown, callback: unknown): void => {
-    if (typeof chunk === 'string') chunks.push(Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
+    if (typeof chunk === 'string')
+      chunks.push(Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
     else if (chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk));
     const done = typeof encoding === 'function' ? encoding : callback;
     if (typeof done === 'function') callbacks.push(done as Written);
@@ -31,11 +32,16 @@ export function holdBack(res: Response, ended: (body: Buffer) => void): HeldBack
     Object.assign(res, real);
   };
 
-  res.writeHead = function heldWriteHead(status: number, message?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]) {
+  res.writeHead = function heldWriteHead(
+    status: number,
+    message?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
+    headers?: OutgoingHttpHeaders | OutgoingHttpHeader[],
+  ) {
     res.statusCode = status;
     if (typeof message === 'string') res.statusMessage = message;
     else headers = message;
-    if (Array.isArray(headers)) for (let i = 0; i + 1 < headers.length; i += 2) res.setHeader(String(headers[i]), headers[i + 1] ?? '');
+    if (Array.isArray(headers))
+      for (let i = 0; i + 1 < headers.length; i += 2) res.setHeader(String(headers[i]), headers[i + 1] ?? '');
     else for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) res.setHeader(name, value);
     return res;
   } as Response['writeHead'];

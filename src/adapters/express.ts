@@ -32,7 +32,11 @@ export function leased<Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Re
  * outcome is stored; a retry never runs it again, and gets the stored answer
  * (a failure too: see the route's `onFailure`). Errors go to `next`.
  */
-export function transparent<Input>(config: Idempotency<unknown>, route: TransparentRoute<Request, Input>, handler: RequestHandler): RequestHandler {
+export function transparent<Input>(
+  config: Idempotency<unknown>,
+  route: TransparentRoute<Request, Input>,
+  handler: RequestHandler,
+): RequestHandler {
   defineRoute(route);
   return function retrysafe(req, res, next) {
     beginTransparent(config, route, incoming(req)).then((start) => {
@@ -50,7 +54,14 @@ function handler(run: RouteRunner<Request>): RequestHandler {
 }
 
 function incoming(req: Request): IncomingRequest<Request> {
-  return { raw: req, method: req.method, path: req.originalUrl, header: (name) => headerLines(req, name), body: req.body as unknown, rawBody: (req as RawBodied).rawBody };
+  return {
+    raw: req,
+    method: req.method,
+    path: req.originalUrl,
+    header: (name) => headerLines(req, name),
+    body: req.body as unknown,
+    rawBody: (req as RawBodied).rawBody,
+  };
 }
 
 /** A request whose body parser kept the bytes it parsed, as `keepRawBody` does. */
@@ -72,7 +83,13 @@ function send(res: Response, reply: Reply): void {
   sendReply({ head: (status, headers) => res.status(status).set(headers), end: (body) => res.end(body) }, reply);
 }
 
-function runHeldBack(attempt: TransparentAttempt, handler: RequestHandler, req: Request, res: Response, next: NextFunction): void {
+function runHeldBack(
+  attempt: TransparentAttempt,
+  handler: RequestHandler,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+): void {
   let over = false;
   const held = holdBack(res, (body) => {
     over = true;

@@ -32,12 +32,18 @@ export interface RouteHandlerOptions {
 }
 
 /** A Fastify 5 route for an atomic route. Handler errors go to Fastify's error handler. */
-export function atomic<Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<FastifyRequest, Input, Tx>): RouteHandlerOptions {
+export function atomic<Input, Tx>(
+  config: Idempotency<Tx>,
+  route: AtomicRoute<FastifyRequest, Input, Tx>,
+): RouteHandlerOptions {
   return { handler: handler(atomicRunner(config, route)), preParsing: keepBodyText };
 }
 
 /** A Fastify 5 route for a leased route, whose steps call the outside world. */
-export function leased<Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<FastifyRequest, Input, Tx>): RouteHandlerOptions {
+export function leased<Input, Tx>(
+  config: Idempotency<Tx>,
+  route: LeasedRoute<FastifyRequest, Input, Tx>,
+): RouteHandlerOptions {
   return { handler: handler(leasedRunner(config, route)), preParsing: keepBodyText };
 }
 
@@ -60,7 +66,10 @@ export interface TransparentHooks {
  * it again, and gets the stored answer (a failure too: see the route's
  * `onFailure`).
  */
-export function transparent<Input>(config: Idempotency<unknown>, route: TransparentRoute<FastifyRequest, Input>): TransparentHooks {
+export function transparent<Input>(
+  config: Idempotency<unknown>,
+  route: TransparentRoute<FastifyRequest, Input>,
+): TransparentHooks {
   defineRoute(route);
   const attempts = new WeakMap<FastifyRequest, TransparentAttempt>();
   // Taken out of the map once settled, so an error handler's or retrysafe's own answer is never stored.
@@ -79,7 +88,9 @@ export function transparent<Input>(config: Idempotency<unknown>, route: Transpar
     async onSend(request, reply, payload) {
       const attempt = take(request);
       if (attempt === undefined) return payload;
-      const captured = await attempt.capture(async () => ({ reply: capturedReply(reply.statusCode, reply.getHeaders(), await fastifyPayloadBytes(reply, payload)) }));
+      const captured = await attempt.capture(async () => ({
+        reply: capturedReply(reply.statusCode, reply.getHeaders(), await fastifyPayloadBytes(reply, payload)),
+      }));
       return captured.reply.body;
     },
     async onError(request) {
@@ -95,7 +106,8 @@ function handler(run: RouteRunner<FastifyRequest>): RouteHandlerMethod {
 }
 
 function send(reply: FastifyReply, answer: Reply): FastifyReply {
-  const head = (status: number, headers: Readonly<Record<string, string>>): void => void reply.code(status).headers(headers);
+  const head = (status: number, headers: Readonly<Record<string, string>>): void =>
+    void reply.code(status).headers(headers);
   return sendReply({ head, end: (body) => reply.send(body) }, answer);
 }
 
@@ -109,5 +121,12 @@ function fastifyPayloadBytes(reply: FastifyReply, payload: unknown): Promise<Buf
 }
 
 function incoming(request: FastifyRequest): IncomingRequest<FastifyRequest> {
-  return { raw: request, method: request.method, path: request.url, header: (name) => headerLines(request.raw, name), body: request.body, rawBody: bodyText(request) };
+  return {
+    raw: request,
+    method: request.method,
+    path: request.url,
+    header: (name) => headerLines(request.raw, name),
+    body: request.body,
+    rawBody: bodyText(request),
+  };
 }

@@ -59,10 +59,21 @@ export function transparent<Input, Context = undefined>(
     if (start.kind === 'unkeyed') return handler(request, context);
     const { response, reply } = await start.attempt.capture(async () => {
       const response = await handler(request, context);
-      return { response, reply: capturedReply(response.status, Object.fromEntries(response.headers), new Uint8Array(await response.arrayBuffer())) };
+      return {
+        response,
+        reply: capturedReply(
+          response.status,
+          Object.fromEntries(response.headers),
+          new Uint8Array(await response.arrayBuffer()),
+        ),
+      };
     });
     const { status, statusText, headers } = response;
-    return new Response(reply.body.byteLength === 0 ? null : (reply.body as Uint8Array<ArrayBuffer>), { status, statusText, headers });
+    return new Response(reply.body.byteLength === 0 ? null : (reply.body as Uint8Array<ArrayBuffer>), {
+      status,
+      statusText,
+      headers,
+    });
   };
 }
 
@@ -76,12 +87,23 @@ function handler<Context>(
   };
 }
 
-type Read<Context> = { readonly ok: true; readonly incoming: IncomingRequest<FetchRequest<Context>> } | { readonly ok: false; readonly reply: Reply };
+type Read<Context> =
+  | { readonly ok: true; readonly incoming: IncomingRequest<FetchRequest<Context>> }
+  | { readonly ok: false; readonly reply: Reply };
 
 /** The request as the core sees it, its body parsed from `source`; or the 400 for a JSON body that does not parse. */
-async function incoming<Context>(config: Idempotency<unknown>, request: Request, context: Context, source: Request): Promise<Read<Context>> {
+async function incoming<Context>(
+  config: Idempotency<unknown>,
+  request: Request,
+  context: Context,
+  source: Request,
+): Promise<Read<Context>> {
   const body = await readBody(source);
-  if (!body.ok) return { ok: false, reply: answerProblem(config, undefined, problem('request-body-invalid', 'The request body is not valid JSON.')) };
+  if (!body.ok)
+    return {
+      ok: false,
+      reply: answerProblem(config, undefined, problem('request-body-invalid', 'The request body is not valid JSON.')),
+    };
   const url = new URL(request.url);
   return {
     ok: true,

@@ -4,7 +4,13 @@
  * `Reply` back exactly. See docs/api.md for a whole adapter in one page.
  */
 export { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
-export { beginTransparent, capturedReply, type CapturedHeaders, type TransparentAttempt, type TransparentStart } from '../modes/begin-transparent.js';
+export {
+  beginTransparent,
+  capturedReply,
+  type CapturedHeaders,
+  type TransparentAttempt,
+  type TransparentStart,
+} from '../modes/begin-transparent.js';
 export { payloadBytes } from './payload-bytes.js';
 export { sendReply, toResponse, type ResponseSink } from './send-reply.js';
 export { toReply, type HandlerReply, type Reply } from '../core/answer/reply.js';

@@ -17,7 +17,8 @@ type WithBodyBytes = IncomingMessage & { [BODY_BYTES]?: Buffer[] };
  */
 export const keepRawBody: Middleware = function keepRawBody(ctx, next) {
   const req: WithBodyBytes = ctx.req;
-  if (!isJsonMediaType(ctx.get('content-type')) || !['', 'identity'].includes(ctx.get('content-encoding'))) return next();
+  if (!isJsonMediaType(ctx.get('content-type')) || !['', 'identity'].includes(ctx.get('content-encoding')))
+    return next();
   const tap = (event: string | symbol): void => {
     if (event !== 'data') return;
     req.off('newListener', tap);

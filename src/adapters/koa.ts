@@ -60,7 +60,14 @@ function handler(run: RouteRunner<Context>): Middleware {
 }
 
 function incoming(ctx: Context): IncomingRequest<Context> {
-  return { raw: ctx, method: ctx.method, path: ctx.originalUrl, header: (name) => headerLines(ctx.req, name), body: (ctx.request as { body?: unknown }).body, rawBody: keptBody(ctx.req) ?? (ctx.request as { rawBody?: string }).rawBody };
+  return {
+    raw: ctx,
+    method: ctx.method,
+    path: ctx.originalUrl,
+    header: (name) => headerLines(ctx.req, name),
+    body: (ctx.request as { body?: unknown }).body,
+    rawBody: keptBody(ctx.req) ?? (ctx.request as { rawBody?: string }).rawBody,
+  };
 }
 
 function send(ctx: Context, reply: Reply): void {
@@ -84,6 +91,7 @@ function send(ctx: Context, reply: Reply): void {
 async function bodyBytes(body: unknown): Promise<Buffer> {
   if (body instanceof Blob) return Buffer.from(await body.arrayBuffer());
   if (body instanceof Response) return payloadBytes(body.body);
-  const json = typeof body === 'object' && body !== null && !(body instanceof Uint8Array) && !(Symbol.asyncIterator in body);
+  const json =
+    typeof body === 'object' && body !== null && !(body instanceof Uint8Array) && !(Symbol.asyncIterator in body);
   return payloadBytes(json ? JSON.stringify(body) : body);
 }

@@ -7,8 +7,12 @@ export async function payloadBytes(payload: unknown): Promise<Buffer> {
   if (payload instanceof Uint8Array) return Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
   if (typeof payload === 'object' && Symbol.asyncIterator in payload) {
     const chunks: Buffer[] = [];
-    for await (const chunk of payload as AsyncIterable<unknown>) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk as Uint8Array));
+    for await (const chunk of payload as AsyncIterable<unknown>)
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk as Uint8Array));
     return Buffer.concat(chunks);
   }
-  throw new RetrysafeError('misuse', `A transparent route sent a payload of type ${typeof payload}, which cannot be captured.`);
+  throw new RetrysafeError(
+    'misuse',
+    `A transparent route sent a payload of type ${typeof payload}, which cannot be captured.`,
+  );
 }

@@ -10,13 +10,19 @@ import { runLeased } from '../modes/run-leased.js';
 export type RouteRunner<Req> = (incoming: IncomingRequest<Req>) => Promise<Reply>;
 
 /** Checks an atomic route once, when it is defined, and runs it on each request. */
-export function atomicRunner<Req, Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<Req, Input, Tx>): RouteRunner<Req> {
+export function atomicRunner<Req, Input, Tx>(
+  config: Idempotency<Tx>,
+  route: AtomicRoute<Req, Input, Tx>,
+): RouteRunner<Req> {
   defineRoute(route);
   return (incoming) => runAtomic(config, route, incoming);
 }
 
 /** Checks a leased route once, when it is defined, and runs it on each request. */
-export function leasedRunner<Req, Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Req, Input, Tx>): RouteRunner<Req> {
+export function leasedRunner<Req, Input, Tx>(
+  config: Idempotency<Tx>,
+  route: LeasedRoute<Req, Input, Tx>,
+): RouteRunner<Req> {
   defineRoute(route);
   return (incoming) => runLeased(config, route, incoming);
 }

@@ -30,7 +30,19 @@ function webResponse(): ResponseSink<Response> {
   let init: ResponseInit = {};
   return {
     // A web `Headers` joins a repeated header other than Set-Cookie into one line with ", " when it is sent, as the Fetch standard says.
-    head: (status, headers) => (init = { status, headers: Object.entries(headers).flatMap(([name, value]) => (typeof value === 'string' ? [[name, value] as [string, string]] : value.map((line): [string, string] => [name, line]))) }),
-    end: (body) => new Response(body.byteLength === 0 || init.status === 204 || init.status === 304 ? null : (body as Uint8Array<ArrayBuffer>), init),
+    head: (status, headers) =>
+      (init = {
+        status,
+        headers: Object.entries(headers).flatMap(([name, value]) =>
+          typeof value === 'string'
+            ? [[name, value] as [string, string]]
+            : value.map((line): [string, string] => [name, line]),
+        ),
+      }),
+    end: (body) =>
+      new Response(
+        body.byteLength === 0 || init.status === 204 || init.status === 304 ? null : (body as Uint8Array<ArrayBuffer>),
+        init,
+      ),
   };
 }

@@ -39,7 +39,9 @@ export async function pollLoop(options: PollLoopOptions, signal: AbortSignal): P
       });
       if (full || rung) continue;
       interrupt = new AbortController();
-      await sleep(options.idleMs, undefined, { signal: AbortSignal.any([signal, interrupt.signal]) }).catch(() => undefined);
+      await sleep(options.idleMs, undefined, { signal: AbortSignal.any([signal, interrupt.signal]) }).catch(
+        () => undefined,
+      );
       interrupt = undefined;
     }
   } finally {

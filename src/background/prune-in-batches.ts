@@ -32,6 +32,7 @@ async function pruneAll(pruneBatch: PruneBatch, olderThanSeconds: number, batchS
 function checkPrune(options: PruneOptions): { readonly olderThanSeconds: number; readonly batchSize: number } {
   const batchSize = options.batchSize ?? 500;
   if (!(options.olderThanSeconds >= 0)) throw new RetrysafeError('misuse', 'olderThanSeconds must be zero or more.');
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new RetrysafeError('misuse', 'batchSize must be a positive integer.');
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new RetrysafeError('misuse', 'batchSize must be a positive integer.');
   return { olderThanSeconds: options.olderThanSeconds, batchSize };
 }

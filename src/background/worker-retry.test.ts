@@ -28,7 +28,12 @@ describe('the retry policy of relays and webhook workers', () => {
   it('defaults to 10 attempts, 1 s and 5 minutes, and refuses nonsense', () => {
     expect(resolveRetryPolicy()).toEqual(defaultRetryPolicy);
     expect(defaultRetryPolicy).toEqual({ maxAttempts: 10, baseDelayMs: 1000, maxDelayMs: 300_000 });
-    for (const wrong of [{ maxAttempts: 0 }, { maxAttempts: 1.5 }, { baseDelayMs: -1 }, { baseDelayMs: 10, maxDelayMs: 5 }]) {
+    for (const wrong of [
+      { maxAttempts: 0 },
+      { maxAttempts: 1.5 },
+      { baseDelayMs: -1 },
+      { baseDelayMs: 10, maxDelayMs: 5 },
+    ]) {
       let error: unknown;
       try {
         resolveRetryPolicy(wrong);

@@ -29,13 +29,24 @@ export function deriveOtherBody(body: string): DerivedBody {
     return { kind: 'underivable', reason: 'the body is not JSON; give a different valid body with --other-body' };
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    return { kind: 'underivable', reason: 'the body is not a JSON object; give a different valid body with --other-body' };
+    return {
+      kind: 'underivable',
+      reason: 'the body is not a JSON object; give a different valid body with --other-body',
+    };
   }
   const object = parsed as Record<string, unknown>;
   const numeric = Object.entries(object).find(([, value]) => typeof value === 'number' && Number.isFinite(value));
   if (numeric !== undefined) {
     const [name, value] = numeric as [string, number];
-    return { kind: 'derived', body: JSON.stringify({ ...object, [name]: value + 1 }), change: `${name} changed from ${value} to ${value + 1}` };
+    return {
+      kind: 'derived',
+      body: JSON.stringify({ ...object, [name]: value + 1 }),
+      change: `${name} changed from ${value} to ${value + 1}`,
+    };
   }
-  return { kind: 'derived', body: JSON.stringify({ ...object, [MARKER_MEMBER]: randomUUID() }), change: `member ${MARKER_MEMBER} added` };
+  return {
+    kind: 'derived',
+    body: JSON.stringify({ ...object, [MARKER_MEMBER]: randomUUID() }),
+    change: `member ${MARKER_MEMBER} added`,
+  };
 }

@@ -104,7 +104,8 @@ function httpUrl(what: string, value: string): URL {
   } catch {
     return invalid(`The ${what} "${value}" is not a valid URL.`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') invalid(`The ${what} must be http or https, got ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    invalid(`The ${what} must be http or https, got ${url.protocol}`);
   return url;
 }
 
@@ -121,7 +122,10 @@ function headerSet(what: string, headers: Readonly<Record<string, string>>): Rec
   return checked;
 }
 
-function optionalHeaders(what: string, headers: Readonly<Record<string, string>> | undefined): Record<string, string> | undefined {
+function optionalHeaders(
+  what: string,
+  headers: Readonly<Record<string, string>> | undefined,
+): Record<string, string> | undefined {
   return headers === undefined ? undefined : withContentType(headerSet(what, headers));
 }
 
@@ -130,7 +134,8 @@ function withContentType(headers: Record<string, string>): Record<string, string
 }
 
 function integer(what: string, value: number, min: number, max: number): number {
-  if (!Number.isInteger(value) || value < min || value > max) invalid(`The ${what} must be an integer from ${min} to ${max}, got ${value}.`);
+  if (!Number.isInteger(value) || value < min || value > max)
+    invalid(`The ${what} must be an integer from ${min} to ${max}, got ${value}.`);
   return value;
 }
 

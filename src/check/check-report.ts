@@ -32,7 +32,11 @@ interface ProbeBase {
 
 export type ProbeResult =
   | (ProbeBase & { readonly result: 'pass'; readonly warnings: readonly string[] })
-  | (ProbeBase & { readonly result: 'fail'; readonly failures: readonly string[]; readonly warnings: readonly string[] })
+  | (ProbeBase & {
+      readonly result: 'fail';
+      readonly failures: readonly string[];
+      readonly warnings: readonly string[];
+    })
   /** The probe could not exercise the behaviour; `reason` says why and what would let it. */
   | (ProbeBase & { readonly result: 'not-applicable'; readonly reason: string });
 
@@ -62,6 +66,10 @@ export interface CheckReport {
 }
 
 /** The probes that could not exercise their behaviour. */
-export function notApplicable(probes: readonly ProbeResult[]): readonly Extract<ProbeResult, { result: 'not-applicable' }>[] {
-  return probes.filter((probe): probe is Extract<ProbeResult, { result: 'not-applicable' }> => probe.result === 'not-applicable');
+export function notApplicable(
+  probes: readonly ProbeResult[],
+): readonly Extract<ProbeResult, { result: 'not-applicable' }>[] {
+  return probes.filter(
+    (probe): probe is Extract<ProbeResult, { result: 'not-applicable' }> => probe.result === 'not-applicable',
+  );
 }

@@ -80,7 +80,10 @@ async function assertCountable(ctx: ProbeContext, plan: CheckPlan): Promise<void
   for (const tenant of tenants) {
     const reading = await ctx.count(tenant, ctx.uuid());
     if (reading !== undefined && !reading.ok) {
-      throw new CheckError('count-unreadable', `The count URL cannot be read with the ${tenant} tenant's credentials: ${reading.detail}.`);
+      throw new CheckError(
+        'count-unreadable',
+        `The count URL cannot be read with the ${tenant} tenant's credentials: ${reading.detail}.`,
+      );
     }
   }
 }

@@ -8,7 +8,10 @@ const DENIED = new Set([401, 403]);
 type Watched = Extract<Tenant, 'first' | 'second'>;
 
 const FLAG: Readonly<Record<Watched, string>> = { first: '--header', second: '--other-header' };
-const WHOSE: Readonly<Record<Watched, string>> = { first: 'the credentials given', second: "the second tenant's credentials" };
+const WHOSE: Readonly<Record<Watched, string>> = {
+  first: 'the credentials given',
+  second: "the second tenant's credentials",
+};
 
 /** A probe's context that notes answers refusing the credentials, and the judgement they call for. */
 export interface CredentialWatch {
@@ -30,7 +33,12 @@ export function credentialWatch(ctx: ProbeContext): CredentialWatch {
       async attempt(attempt) {
         const exchange = await ctx.attempt(attempt);
         const tenant = attempt.tenant ?? 'first';
-        if (denied === undefined && (tenant === 'first' || tenant === 'second') && exchange.kind === 'answered' && DENIED.has(exchange.answer.status)) {
+        if (
+          denied === undefined &&
+          (tenant === 'first' || tenant === 'second') &&
+          exchange.kind === 'answered' &&
+          DENIED.has(exchange.answer.status)
+        ) {
           denied = { status: exchange.answer.status, tenant };
         }
         return exchange;

@@ -55,7 +55,8 @@ export class Findings {
     }
     this.counted = { before: before.count, after: after.count };
     const created = after.count - before.count;
-    if (expected !== undefined && created !== expected) this.fail(`expected ${expected} new resource${expected === 1 ? '' : 's'}, counted ${created}`);
+    if (expected !== undefined && created !== expected)
+      this.fail(`expected ${expected} new resource${expected === 1 ? '' : 's'}, counted ${created}`);
   }
 
   /** Pass when nothing failed. */
@@ -71,6 +72,10 @@ export class Findings {
   }
 
   private evidence(): Evidence {
-    return { answers: this.answers, ...(this.counted === undefined ? {} : { resources: this.counted }), notes: this.notes };
+    return {
+      answers: this.answers,
+      ...(this.counted === undefined ? {} : { resources: this.counted }),
+      notes: this.notes,
+    };
   }
 }

@@ -40,7 +40,8 @@ export function sendHttp(request: OutgoingRequest): Promise<Exchange> {
       res.on('end', () => settle({ kind: 'answered', answer: toAnswer(res, Buffer.concat(chunks)) }));
     });
     try {
-      for (const [name, values] of grouped(request.headers)) req.setHeader(name, values.length === 1 ? (values[0] ?? '') : values);
+      for (const [name, values] of grouped(request.headers))
+        req.setHeader(name, values.length === 1 ? (values[0] ?? '') : values);
     } catch (error) {
       req.destroy();
       settle(transportFailure(error, request.signal));

@@ -44,7 +44,10 @@ export interface ProbeContext {
 export function probeContext(plan: CheckPlan, budget: RequestBudget): ProbeContext {
   const send = (request: Omit<OutgoingRequest, 'signal' | 'timeoutMs'>, raw: boolean): Promise<Exchange> => {
     const spent = budget.spend();
-    if (spent !== 'ok') return Promise.resolve(failed(spent, spent === 'deadline' ? 'the check deadline passed' : 'the request budget is spent'));
+    if (spent !== 'ok')
+      return Promise.resolve(
+        failed(spent, spent === 'deadline' ? 'the check deadline passed' : 'the request budget is spent'),
+      );
     const outgoing = { ...request, timeoutMs: plan.timeoutMs, signal: budget.signal };
     return raw ? sendRaw(outgoing) : sendHttp(outgoing);
   };
@@ -59,21 +62,39 @@ export function probeContext(plan: CheckPlan, budget: RequestBudget): ProbeConte
     plan,
     uuid: randomUUID,
     attempt(attempt) {
-      const headers: HeaderLine[] = [...credentials(attempt.tenant ?? 'first'), ...attempt.keys.map((key): HeaderLine => ['idempotency-key', key])];
-      const request = { url: plan.url, method: plan.method, headers, body: Buffer.from(attempt.body, 'utf8'), abandonAfterMs: attempt.abandonAfterMs, hangUp: attempt.hangUp };
+      const headers: HeaderLine[] = [
+        ...credentials(attempt.tenant ?? 'first'),
+        ...attempt.keys.map((key): HeaderLine => ['idempotency-key', key]),
+      ];
+      const request = {
+        url: plan.url,
+        method: plan.method,
+        headers,
+        body: Buffer.from(attempt.body, 'utf8'),
+        abandonAfterMs: attempt.abandonAfterMs,
+        hangUp: attempt.hangUp,
+      };
       return send(request, attempt.raw === true || attempt.hangUp === true);
     },
     async count(tenant, uuid) {
       if (plan.countUrl === undefined) return undefined;
       const headers = credentials(tenant).filter(([name]) => name !== 'content-type');
-      const exchange = await send({ url: new URL(fillTemplate(plan.countUrl, uuid)), method: 'GET', headers: [['accept', 'application/json'], ...headers] }, false);
+      const exchange = await send(
+        {
+          url: new URL(fillTemplate(plan.countUrl, uuid)),
+          method: 'GET',
+          headers: [['accept', 'application/json'], ...headers],
+        },
+        false,
+      );
       return read(exchange);
     },
   };
 }
 
 function read(exchange: Exchange): Reading {
-  if (exchange.kind !== 'answered') return { ok: false, detail: exchange.kind === 'failed' ? exchange.detail : 'no answer' };
+  if (exchange.kind !== 'answered')
+    return { ok: false, detail: exchange.kind === 'failed' ? exchange.detail : 'no answer' };
   const { status, body } = exchange.answer;
   if (status !== 200) return { ok: false, detail: `the count URL answered ${status}` };
   let document: unknown;
@@ -83,5 +104,7 @@ function read(exchange: Exchange): Reading {
     return { ok: false, detail: 'the count URL did not answer JSON' };
   }
   const count = countResources(document);
-  return count === undefined ? { ok: false, detail: 'the count URL answered JSON without an array' } : { ok: true, count };
+  return count === undefined
+    ? { ok: false, detail: 'the count URL answered JSON without an array' }
+    : { ok: true, count };
 }

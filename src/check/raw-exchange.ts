@@ -14,7 +14,9 @@ export function sendRaw(request: OutgoingRequest): Promise<Exchange> {
     const secure = url.protocol === 'https:';
     const port = url.port === '' ? (secure ? 443 : 80) : Number(url.port);
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    const socket = secure ? tls.connect({ host, port, servername: net.isIP(host) === 0 ? host : undefined }) : net.connect({ host, port });
+    const socket = secure
+      ? tls.connect({ host, port, servername: net.isIP(host) === 0 ? host : undefined })
+      : net.connect({ host, port });
     const chunks: Buffer[] = [];
     const settle = (exchange: Exchange): void => {
       clearTimeout(timer);
@@ -23,7 +25,10 @@ export function sendRaw(request: OutgoingRequest): Promise<Exchange> {
       resolve(exchange);
     };
     const onAbort = (): void => settle(failed('deadline', 'the check deadline passed'));
-    const timer = setTimeout(() => settle(failed('timeout', `no answer within ${request.timeoutMs} ms`)), request.timeoutMs);
+    const timer = setTimeout(
+      () => settle(failed('timeout', `no answer within ${request.timeoutMs} ms`)),
+      request.timeoutMs,
+    );
     request.signal.addEventListener('abort', onAbort);
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
@@ -71,10 +76,13 @@ function parseAnswer(bytes: Buffer, closed: boolean): Answer | undefined {
   }
   const rest = bytes.subarray(end + 4);
   if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
-    return closed || rest.subarray(-5).toString('latin1') === '0\r\n\r\n' ? { status: Number(status), headers, body: dechunk(rest) } : undefined;
+    return closed || rest.subarray(-5).toString('latin1') === '0\r\n\r\n'
+      ? { status: Number(status), headers, body: dechunk(rest) }
+      : undefined;
   }
   const length = Number(headers['content-length'] ?? Number.NaN);
-  if (Number.isInteger(length) && rest.length >= length) return { status: Number(status), headers, body: rest.subarray(0, length) };
+  if (Number.isInteger(length) && rest.length >= length)
+    return { status: Number(status), headers, body: rest.subarray(0, length) };
   return closed ? { status: Number(status), headers, body: rest } : undefined;
 }
 

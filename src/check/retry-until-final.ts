@@ -21,7 +21,12 @@ export interface Retried {
  * answer: again after no answer, any 5xx or any `Retry-After` (honoured up to
  * a cap), at most 8 times. Each retry's answer is recorded in `findings`.
  */
-export async function retryUntilFinal(ctx: ProbeContext, findings: Findings, key: string, body: string): Promise<Retried> {
+export async function retryUntilFinal(
+  ctx: ProbeContext,
+  findings: Findings,
+  key: string,
+  body: string,
+): Promise<Retried> {
   let retries = 0;
   while (retries < MAX_RETRIES) {
     retries += 1;

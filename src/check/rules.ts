@@ -13,11 +13,13 @@ const DESIGN_ARTICLE = 'article "Idempotency: Designing APIs That Survive Retrie
 
 export const rules: Readonly<Record<ProbeName, Rule>> = {
   concurrency: {
-    statement: 'Concurrent requests with one key cause one effect; every other answer is the original or 409 with Retry-After.',
+    statement:
+      'Concurrent requests with one key cause one effect; every other answer is the original or 409 with Retry-After.',
     sources: [KEYS_ARTICLE, IETF],
   },
   replay: {
-    statement: 'A retry after completion gets the stored status, body and headers such as Location; Stripe marks it Idempotent-Replayed: true.',
+    statement:
+      'A retry after completion gets the stored status, body and headers such as Location; Stripe marks it Idempotent-Replayed: true.',
     sources: [STRIPE, DESIGN_ARTICLE],
   },
   mismatch: {
@@ -25,7 +27,8 @@ export const rules: Readonly<Record<ProbeName, Rule>> = {
     sources: [IETF, KEYS_ARTICLE],
   },
   'tenant-isolation': {
-    statement: "The operation identity is (tenant, operation, key): another tenant's same key is a separate operation that never sees the first's response.",
+    statement:
+      "The operation identity is (tenant, operation, key): another tenant's same key is a separate operation that never sees the first's response.",
     sources: [DESIGN_ARTICLE, KEYS_ARTICLE],
   },
   'bad-keys': {
@@ -33,19 +36,23 @@ export const rules: Readonly<Record<ProbeName, Rule>> = {
     sources: [IETF, DESIGN_ARTICLE],
   },
   'slow-client': {
-    statement: 'A client that timed out retries with the same key until it gets the original outcome; the effect happens once.',
+    statement:
+      'A client that timed out retries with the same key until it gets the original outcome; the effect happens once.',
     sources: [KEYS_ARTICLE, DESIGN_ARTICLE],
   },
   'lost-response': {
-    statement: 'When the answer is lost after the work committed, a retry with the same key causes no second effect and gets the stored answer.',
+    statement:
+      'When the answer is lost after the work committed, a retry with the same key causes no second effect and gets the stored answer.',
     sources: [KEYS_ARTICLE, DESIGN_ARTICLE, IETF],
   },
   'other-principal': {
-    statement: "Another user's retry with a user's key never gets that user's stored answer: it is refused or runs as its own operation.",
+    statement:
+      "Another user's retry with a user's key never gets that user's stored answer: it is refused or runs as its own operation.",
     sources: [DESIGN_ARTICLE, IETF],
   },
   'revoked-credential': {
-    statement: 'Authorisation is checked before a replay: a revoked credential is refused, never given the stored answer.',
+    statement:
+      'Authorisation is checked before a replay: a revoked credential is refused, never given the stored answer.',
     sources: [DESIGN_ARTICLE, IETF],
   },
 };

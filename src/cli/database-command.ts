@@ -23,7 +23,10 @@ export class CommandFailure extends Error {}
 export function databaseCommand(program: Command, name: string): Command {
   return program
     .command(name)
-    .option('--database-url <url>', 'PostgreSQL URL, like postgres://user:password@host:5432/database (default: $DATABASE_URL)')
+    .option(
+      '--database-url <url>',
+      'PostgreSQL URL, like postgres://user:password@host:5432/database (default: $DATABASE_URL)',
+    )
     .option('--json', 'print the result as JSON');
 }
 
@@ -32,17 +35,28 @@ export function databaseCommand(program: Command, name: string): Command {
  * closes the pool. Failures become one line on stderr and exit code 1; a
  * missing URL is a usage error (exit code 2).
  */
-export async function withDatabase(command: Command, flags: DatabaseFlags, work: (database: SqlDatabase<SqlClient>) => Promise<void>): Promise<void> {
+export async function withDatabase(
+  command: Command,
+  flags: DatabaseFlags,
+  work: (database: SqlDatabase<SqlClient>) => Promise<void>,
+): Promise<void> {
   const url = databaseUrl(command, flags);
   let pool: pg.Pool | undefined;
   try {
     const { Pool } = await loadPg();
-    pool = new Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 10_000, application_name: `retrysafe ${command.name()}` });
+    pool = new Pool({
+      connectionString: url,
+      max: 4,
+      connectionTimeoutMillis: 10_000,
+      application_name: `retrysafe ${command.name()}`,
+    });
     // An idle connection that breaks must not crash the command; the next query reports it.
     pool.on('error', () => {});
     await work(portable(fromPg(pool)));
   } catch (error) {
-    process.stderr.write(`retrysafe ${command.name()}: ${missingSchema(error) ? MISSING_SCHEMA : describeError(error)}\n`);
+    process.stderr.write(
+      `retrysafe ${command.name()}: ${missingSchema(error) ? MISSING_SCHEMA : describeError(error)}\n`,
+    );
     process.exitCode = RUNTIME_FAILURE;
   } finally {
     await pool?.end().catch(() => undefined);
@@ -55,7 +69,9 @@ async function loadPg(): Promise<typeof pg> {
     return (await import('pg')).default;
   } catch (error) {
     if (error instanceof Error && 'code' in error && error.code === 'ERR_MODULE_NOT_FOUND') {
-      throw new CommandFailure('this command connects with node-postgres, an optional peer that is not installed: run "npm install pg".');
+      throw new CommandFailure(
+        'this command connects with node-postgres, an optional peer that is not installed: run "npm install pg".',
+      );
     }
     throw error;
   }
@@ -64,7 +80,8 @@ async function loadPg(): Promise<typeof pg> {
 /** Schemes node-postgres reads as a connection URL. */
 const POSTGRES_SCHEMES = new Set(['postgres:', 'postgresql:']);
 
-const MISSING_SCHEMA = 'the retrysafe tables are missing from this database; run "retrysafe migrate" with the same database URL first.';
+const MISSING_SCHEMA =
+  'the retrysafe tables are missing from this database; run "retrysafe migrate" with the same database URL first.';
 
 /**
  * The URL from `--database-url`, else `DATABASE_URL`. Anything but a
@@ -75,11 +92,15 @@ const MISSING_SCHEMA = 'the retrysafe tables are missing from this database; run
 function databaseUrl(command: Command, flags: DatabaseFlags): string {
   const source = flags.databaseUrl === undefined ? 'DATABASE_URL' : '--database-url';
   const url = flags.databaseUrl ?? process.env.DATABASE_URL;
-  if (url === undefined || url === '') return usageError(command, 'no database: set DATABASE_URL or pass --database-url <url>.');
+  if (url === undefined || url === '')
+    return usageError(command, 'no database: set DATABASE_URL or pass --database-url <url>.');
   const scheme = URL.canParse(url) ? new URL(url).protocol : undefined;
   if (scheme !== undefined && POSTGRES_SCHEMES.has(scheme)) return url;
   const given = scheme === undefined ? 'not a URL' : `scheme ${scheme}`;
-  return usageError(command, `${source} is not a PostgreSQL URL (${given}); expected one like postgres://user:password@host:5432/database.`);
+  return usageError(
+    command,
+    `${source} is not a PostgreSQL URL (${given}); expected one like postgres://user:password@host:5432/database.`,
+  );
 }
 
 /** Whether a failure, or any of its causes, is PostgreSQL saying a table does not exist. */
@@ -92,7 +113,9 @@ function missingSchema(error: unknown): boolean {
 
 /** Writes the result: `json` with `--json`, otherwise `text`. */
 export function output(flags: DatabaseFlags, json: unknown, text: string): void {
-  process.stdout.write(flags.json === true ? `${JSON.stringify(json, null, 2)}\n` : text.endsWith('\n') ? text : `${text}\n`);
+  process.stdout.write(
+    flags.json === true ? `${JSON.stringify(json, null, 2)}\n` : text.endsWith('\n') ? text : `${text}\n`,
+  );
 }
 
 /** Stops the command with a usage error: one line on stderr, exit code 2. */
@@ -103,7 +126,11 @@ export function usageError(command: Command, message: string): never {
 /** An error and its causes on one line, without a stack trace. */
 export function describeError(error: unknown): string {
   const parts: string[] = [];
-  for (let current = error; current !== undefined && parts.length < 4; current = current instanceof Error ? current.cause : undefined) {
+  for (
+    let current = error;
+    current !== undefined && parts.length < 4;
+    current = current instanceof Error ? current.cause : undefined
+  ) {
     parts.push(messageOf(current).replace(/\s+/g, ' ').replace(/\.$/, ''));
   }
   return `${parts.filter((part) => part !== '').join(': ')}.`;
@@ -112,7 +139,8 @@ export function describeError(error: unknown): string {
 function messageOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   // node-postgres reports a host with several addresses as an AggregateError with no message.
-  if (error.message === '' && error instanceof AggregateError) return error.errors.map(messageOf).find((m) => m !== '') ?? error.name;
+  if (error.message === '' && error instanceof AggregateError)
+    return error.errors.map(messageOf).find((m) => m !== '') ?? error.name;
   if (error.message === '' && 'code' in error && typeof error.code === 'string') return error.code;
   return error.message;
 }
@@ -125,7 +153,8 @@ export function identityLabel(identity: OperationIdentity): string {
 /** A commander parser for whole numbers from `min` up. */
 export function wholeNumber(min: number): (value: string) => number {
   return (value) => {
-    if (!/^\d+$/.test(value) || Number(value) < min) throw new InvalidArgumentError(`expected a whole number of at least ${min}.`);
+    if (!/^\d+$/.test(value) || Number(value) < min)
+      throw new InvalidArgumentError(`expected a whole number of at least ${min}.`);
     return Number(value);
   };
 }

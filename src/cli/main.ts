@@ -33,7 +33,9 @@ const commands: readonly ((program: Command) => Command)[] = [
 const USAGE_ERROR = 2;
 
 function createProgram(): Command {
-  const program = new Command('retrysafe').description('Idempotency keys done right, on PostgreSQL.').version(packageVersion());
+  const program = new Command('retrysafe')
+    .description('Idempotency keys done right, on PostgreSQL.')
+    .version(packageVersion());
   // Throw instead of exiting, so usage errors get their own exit code.
   program.exitOverride();
   for (const register of commands) register(program);
@@ -42,7 +44,9 @@ function createProgram(): Command {
 
 function packageVersion(): string {
   // The same relative path from src/cli and from dist/cli.
-  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version?: unknown;
+  };
   return typeof manifest.version === 'string' ? manifest.version : '0.0.0';
 }
 

@@ -37,12 +37,23 @@ export async function loadOperationsModule(command: Command, path: string | unde
   }
   const { operations = defaults.operations, config = defaults.config } = exports;
   if (!Array.isArray(operations) || !operations.every(isLeasedOperation)) {
-    return usageError(command, `--module ${path}: "operations" must be an array of leased operations, each with "operation" and "handler".`);
+    return usageError(
+      command,
+      `--module ${path}: "operations" must be an array of leased operations, each with "operation" and "handler".`,
+    );
   }
-  if (typeof config !== 'function') return usageError(command, `--module ${path}: "config" must be a function of the database.`);
+  if (typeof config !== 'function')
+    return usageError(command, `--module ${path}: "config" must be a function of the database.`);
   return { operations, config: config as OperationsModule['config'] };
 }
 
 function isLeasedOperation(value: unknown): value is LeasedOperation<unknown, SqlClient> {
-  return typeof value === 'object' && value !== null && 'operation' in value && typeof value.operation === 'string' && 'handler' in value && typeof value.handler === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'operation' in value &&
+    typeof value.operation === 'string' &&
+    'handler' in value &&
+    typeof value.handler === 'function'
+  );
 }

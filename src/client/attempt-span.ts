@@ -8,7 +8,12 @@ import type { ReplayableRequest } from './replayable-request.js';
  * with `http.request.resend_count` on every attempt after the first. The URL
  * is recorded without its query string, which may carry data.
  */
-export function inAttemptSpan(tracing: ClientTracing | undefined, request: ReplayableRequest, attempt: number, send: () => Promise<AttemptResult>): Promise<AttemptResult> {
+export function inAttemptSpan(
+  tracing: ClientTracing | undefined,
+  request: ReplayableRequest,
+  attempt: number,
+  send: () => Promise<AttemptResult>,
+): Promise<AttemptResult> {
   if (tracing === undefined) return send();
   const url = new URL(request.url);
   const attributes = {
@@ -22,7 +27,10 @@ export function inAttemptSpan(tracing: ClientTracing | undefined, request: Repla
     const result = await send();
     if (result.kind === 'answered') {
       const { status } = result.response;
-      span.setAttributes({ 'http.response.status_code': status, 'retrysafe.replayed': result.response.headers.get('idempotent-replayed') === 'true' });
+      span.setAttributes({
+        'http.response.status_code': status,
+        'retrysafe.replayed': result.response.headers.get('idempotent-replayed') === 'true',
+      });
       // The conventions mark a client span failed from 400 on, with the status as error.type.
       if (status >= 400) span.fail({ code: String(status) });
     } else if (result.kind === 'failed') {

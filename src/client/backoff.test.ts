@@ -2,7 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { backoffCeiling, backoffDelay } from './backoff.js';
 
-const options = fc.record({ baseDelayMs: fc.integer({ min: 0, max: 10_000 }), maxDelayMs: fc.integer({ min: 0, max: 600_000 }) });
+const options = fc.record({
+  baseDelayMs: fc.integer({ min: 0, max: 10_000 }),
+  maxDelayMs: fc.integer({ min: 0, max: 600_000 }),
+});
 const retry = fc.integer({ min: 0, max: 5000 });
 const unit = fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true });
 

@@ -4,7 +4,13 @@
  * `retrysafe/otel` has these members.
  */
 export interface ClientTracing {
-  active<T>(this: void, name: string, kind: 'client', attributes: Readonly<Record<string, string | number | boolean>>, work: (span: ClientSpan) => Promise<T>): Promise<T>;
+  active<T>(
+    this: void,
+    name: string,
+    kind: 'client',
+    attributes: Readonly<Record<string, string | number | boolean>>,
+    work: (span: ClientSpan) => Promise<T>,
+  ): Promise<T>;
   inject(this: void, headers: Headers): void;
 }
 

@@ -17,7 +17,9 @@ export class Deadline {
   constructor(deadlineMs: number, callerSignals: readonly AbortSignal[]) {
     this.endsAt = performance.now() + deadlineMs;
     this.unlink = linkAbort(this.controller, callerSignals);
-    this.disarm = armTimer(deadlineMs, () => this.controller.abort(new DOMException(`The ${deadlineMs} ms deadline passed.`, 'TimeoutError')));
+    this.disarm = armTimer(deadlineMs, () =>
+      this.controller.abort(new DOMException(`The ${deadlineMs} ms deadline passed.`, 'TimeoutError')),
+    );
   }
 
   /** Aborted at the deadline or by the caller. */

@@ -12,8 +12,18 @@ describe('IdempotentFetchError', () => {
 
   it('carries its code, attempts, key and cause', () => {
     const cause = new TypeError('fetch failed');
-    const error = new IdempotentFetchError('attempts-exhausted', 'no answer', { attempts: 3, idempotencyKey: 'k', cause });
-    expect(error).toMatchObject({ name: 'IdempotentFetchError', code: 'attempts-exhausted', attempts: 3, idempotencyKey: 'k', cause });
+    const error = new IdempotentFetchError('attempts-exhausted', 'no answer', {
+      attempts: 3,
+      idempotencyKey: 'k',
+      cause,
+    });
+    expect(error).toMatchObject({
+      name: 'IdempotentFetchError',
+      code: 'attempts-exhausted',
+      attempts: 3,
+      idempotencyKey: 'k',
+      cause,
+    });
     expect(error).toBeInstanceOf(Error);
     expect(isIdempotentFetchError(error, 'attempts-exhausted')).toBe(true);
     expect(isIdempotentFetchError(error, 'aborted')).toBe(false);

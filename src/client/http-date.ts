@@ -4,7 +4,9 @@ const TIME = '(\\d{2}):(\\d{2}):(\\d{2})';
 
 // RFC 9110 §5.6.7: senders use the first form; recipients must also accept the two obsolete ones.
 const IMF_FIXDATE = new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\\d{2}) (${MONTH}) (\\d{4}) ${TIME} GMT$`);
-const RFC_850 = new RegExp(`^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\\d{2})-(${MONTH})-(\\d{2}) ${TIME} GMT$`);
+const RFC_850 = new RegExp(
+  `^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\\d{2})-(${MONTH})-(\\d{2}) ${TIME} GMT$`,
+);
 const ASCTIME = new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (${MONTH}) ( \\d|\\d{2}) ${TIME} (\\d{4})$`);
 
 /** An HTTP-date in any of its three forms, as epoch milliseconds; undefined when it is not one. */
@@ -25,7 +27,14 @@ function fullYear(twoDigits: number, now: number): number {
   return year > current + 50 ? year - 100 : year;
 }
 
-function utc(year: number, month: string | undefined, day: string | undefined, hh: string | undefined, mm: string | undefined, ss: string | undefined): number | undefined {
+function utc(
+  year: number,
+  month: string | undefined,
+  day: string | undefined,
+  hh: string | undefined,
+  mm: string | undefined,
+  ss: string | undefined,
+): number | undefined {
   const monthIndex = MONTHS.indexOf(month ?? '');
   const [d, h, mi, s] = [day, hh, mm, ss].map(Number) as [number, number, number, number];
   // A leap second (60) is in the grammar; it carries into the next minute.

@@ -79,22 +79,37 @@ export interface IdempotentResult {
  *   retry: { deadlineMs: 10_000 },
  * });
  */
-export async function idempotentFetch(input: RequestInfo | URL, init: IdempotentFetchInit = {}): Promise<IdempotentResult> {
+export async function idempotentFetch(
+  input: RequestInfo | URL,
+  init: IdempotentFetchInit = {},
+): Promise<IdempotentResult> {
   const { idempotencyKey: givenKey, retry, fetch = globalThis.fetch, tracing, ...requestInit } = init;
   const options = resolveRetryOptions(retry);
   const request = await replayableRequest(input, requestInit, givenKey);
   const idempotencyKey = operationKey(request.method, givenKey, request.headers);
   const retried = idempotencyKey !== undefined || IDEMPOTENT_METHODS.has(request.method);
   const maxAttempts = retried ? options.attempts : 1;
-  const callerSignals = [input instanceof Request ? input.signal : undefined, requestInit.signal ?? undefined, options.signal].filter((s) => s !== undefined);
+  const callerSignals = [
+    input instanceof Request ? input.signal : undefined,
+    requestInit.signal ?? undefined,
+    options.signal,
+  ].filter((s) => s !== undefined);
   const deadline = new Deadline(options.deadlineMs, callerSignals);
-  const fail = (code: IdempotentFetchError['code'], message: string, attempts: number, cause: unknown): IdempotentFetchError =>
-    new IdempotentFetchError(code, message, { attempts, idempotencyKey, cause });
+  const fail = (
+    code: IdempotentFetchError['code'],
+    message: string,
+    attempts: number,
+    cause: unknown,
+  ): IdempotentFetchError => new IdempotentFetchError(code, message, { attempts, idempotencyKey, cause });
   const stopped = (sent: number): IdempotentFetchError =>
     deadline.stopReason() === 'deadline-exceeded'
       ? fail('deadline-exceeded', `The deadline passed after ${attempts(sent)}.`, sent, deadline.signal.reason)
       : fail('aborted', `The call was aborted after ${attempts(sent)}.`, sent, deadline.signal.reason);
-  const finish = (result: AttemptResult & { kind: 'answered' }, attempts: number, gaveUp: IdempotentResult['gaveUp']): IdempotentResult => ({
+  const finish = (
+    result: AttemptResult & { kind: 'answered' },
+    attempts: number,
+    gaveUp: IdempotentResult['gaveUp'],
+  ): IdempotentResult => ({
     response: result.response,
     attempts,
     replayed: result.response.headers.get('idempotent-replayed')?.trim().toLowerCase() === 'true',
@@ -106,14 +121,27 @@ export async function idempotentFetch(input: RequestInfo | URL, init: Idempotent
     for (let attempt = 1; ; attempt += 1) {
       if (deadline.signal.aborted) throw stopped(attempt - 1);
       const result = await inAttemptSpan(tracing, request, attempt, () =>
-        sendAttempt({ request, idempotencyKey, fetch, timeoutMs: options.attemptTimeoutMs, deadline, callerSignals, inject: tracing?.inject }),
+        sendAttempt({
+          request,
+          idempotencyKey,
+          fetch,
+          timeoutMs: options.attemptTimeoutMs,
+          deadline,
+          callerSignals,
+          inject: tracing?.inject,
+        }),
       );
       if (result.kind === 'stopped') throw stopped(attempt);
       if (result.kind === 'answered' && !result.verdict.retry) return finish(result, attempt, undefined);
       if (attempt >= maxAttempts) {
         if (result.kind === 'answered') return finish(result, attempt, 'attempts-exhausted');
         const cause = underlyingCause(result.error);
-        throw fail('attempts-exhausted', `All ${attempts(attempt)} failed without an answer (${result.reason}: ${describeCause(cause)}).`, attempt, cause);
+        throw fail(
+          'attempts-exhausted',
+          `All ${attempts(attempt)} failed without an answer (${result.reason}: ${describeCause(cause)}).`,
+          attempt,
+          cause,
+        );
       }
       const jitter = backoffDelay(attempt - 1, options, options.random);
       const wait = Math.max(askedWait(result), jitter);
@@ -121,7 +149,12 @@ export async function idempotentFetch(input: RequestInfo | URL, init: Idempotent
       if (wait >= Math.min(deadline.remainingMs(), MAX_TIMER_MS)) {
         if (result.kind === 'answered') return finish(result, attempt, 'deadline-exceeded');
         const cause = underlyingCause(result.error);
-        throw fail('deadline-exceeded', `The next attempt could not start before the deadline; ${attempts(attempt)} failed (${result.reason}: ${describeCause(cause)}).`, attempt, cause);
+        throw fail(
+          'deadline-exceeded',
+          `The next attempt could not start before the deadline; ${attempts(attempt)} failed (${result.reason}: ${describeCause(cause)}).`,
+          attempt,
+          cause,
+        );
       }
       if (result.kind === 'answered') await result.discard();
       options.onRetry?.({ ...retryReason(result), attempt, delayMs: wait, idempotencyKey });
@@ -140,7 +173,11 @@ function attempts(count: number): string {
 /** What `onRetry` is told about an attempt that is retried. */
 function retryReason(result: Exclude<AttemptResult, { kind: 'stopped' }>): RetryReason {
   if (result.kind === 'failed') return { reason: result.reason, error: result.error };
-  return { reason: 'status', status: result.response.status, retryAfterMs: result.verdict.retry ? result.verdict.retryAfterMs : undefined };
+  return {
+    reason: 'status',
+    status: result.response.status,
+    retryAfterMs: result.verdict.retry ? result.verdict.retryAfterMs : undefined,
+  };
 }
 
 /** The wait a retryable answer asked for with `Retry-After`; 0 when it did not. */

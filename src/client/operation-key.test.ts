@@ -25,9 +25,14 @@ describe('operationKey', () => {
     expect(operationKey('POST', 'same', new Headers({ 'Idempotency-Key': 'same' }))).toBe('same');
   });
 
-  it.each(['', 'has space', 'a,b', '"quoted"', 'caf\u00e9', 'tab\t'])('refuses the key %j before anything is sent', (key) => {
-    expect(() => operationKey('POST', key, new Headers())).toThrow(expect.objectContaining({ code: 'invalid-options' }));
-  });
+  it.each(['', 'has space', 'a,b', '"quoted"', 'caf\u00e9', 'tab\t'])(
+    'refuses the key %j before anything is sent',
+    (key) => {
+      expect(() => operationKey('POST', key, new Headers())).toThrow(
+        expect.objectContaining({ code: 'invalid-options' }),
+      );
+    },
+  );
 
   it('refuses a key that disagrees with the header', () => {
     let thrown: unknown;

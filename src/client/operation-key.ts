@@ -18,7 +18,8 @@ export function operationKey(method: string, given: string | undefined, headers:
     if (!BARE_KEY.test(given)) {
       throw keyError('idempotencyKey must be visible ASCII without commas, not starting with a double quote.', given);
     }
-    if (header !== null && header !== given) throw keyError('idempotencyKey and the Idempotency-Key header disagree; pass one of them.', given);
+    if (header !== null && header !== given)
+      throw keyError('idempotencyKey and the Idempotency-Key header disagree; pass one of them.', given);
     return given;
   }
   if (header !== null) return header;

@@ -10,7 +10,10 @@ describe('the client runs outside Node', () => {
     for (const name of files) {
       const source = await readFile(new URL(name, here), 'utf8');
       const imports = [...source.matchAll(/\bfrom\s+'([^']+)'/g)].map((m) => m[1]);
-      expect(imports.filter((path) => !path?.startsWith('./')), name).toEqual([]);
+      expect(
+        imports.filter((path) => !path?.startsWith('./')),
+        name,
+      ).toEqual([]);
       expect(source, name).not.toMatch(/\b(?:Buffer|process|require|__dirname|setImmediate)\b/);
     }
   });

@@ -9,7 +9,10 @@ export interface ReplayableRequest {
   readonly headers: Headers;
   readonly body: Uint8Array<ArrayBuffer> | undefined;
   /** The rest of the request's settings, passed to every attempt. */
-  readonly settings: Pick<RequestInit, 'cache' | 'credentials' | 'integrity' | 'keepalive' | 'mode' | 'redirect' | 'referrer' | 'referrerPolicy'>;
+  readonly settings: Pick<
+    RequestInit,
+    'cache' | 'credentials' | 'integrity' | 'keepalive' | 'mode' | 'redirect' | 'referrer' | 'referrerPolicy'
+  >;
 }
 
 /**
@@ -18,12 +21,20 @@ export interface ReplayableRequest {
  * `Request`'s body, read to its end. A stream or async iterable given as
  * `init.body` is refused: it may be unbounded, and it is gone after one send.
  */
-export async function replayableRequest(input: RequestInfo | URL, init: RequestInit, idempotencyKey: string | undefined): Promise<ReplayableRequest> {
+export async function replayableRequest(
+  input: RequestInfo | URL,
+  init: RequestInit,
+  idempotencyKey: string | undefined,
+): Promise<ReplayableRequest> {
   if (isStream(init.body)) {
-    throw new IdempotentFetchError('body-not-replayable', 'A streamed body cannot be sent again on a retry; pass a string, bytes, Blob, FormData or URLSearchParams instead.', {
-      attempts: 0,
-      idempotencyKey,
-    });
+    throw new IdempotentFetchError(
+      'body-not-replayable',
+      'A streamed body cannot be sent again on a retry; pass a string, bytes, Blob, FormData or URLSearchParams instead.',
+      {
+        attempts: 0,
+        idempotencyKey,
+      },
+    );
   }
   const template = new Request(input, { ...init, signal: null });
   const body = template.body === null ? undefined : new Uint8Array(await template.arrayBuffer());

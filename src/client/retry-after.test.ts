@@ -19,12 +19,25 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(value, now)).toBe(ms);
   });
 
-  it.each([null, undefined, '', '-1', '1.5', '1e3', '0x10', 'soon', '5 seconds', 'Thu, 15 Jan 2026 12:00:10 gmt', 'Thu, 15 Jan 2026 12:00:10 UTC', '2026-01-15T12:00:10Z', 'Thu, 31 Feb 2026 12:00:10 GMT', 'Thu, 15 Jan 2026 24:00:00 GMT', 'Thu, 15 Jan 2026 12:60:00 GMT'])(
-    'ignores %j',
-    (value) => {
-      expect(parseRetryAfter(value, now)).toBeUndefined();
-    },
-  );
+  it.each([
+    null,
+    undefined,
+    '',
+    '-1',
+    '1.5',
+    '1e3',
+    '0x10',
+    'soon',
+    '5 seconds',
+    'Thu, 15 Jan 2026 12:00:10 gmt',
+    'Thu, 15 Jan 2026 12:00:10 UTC',
+    '2026-01-15T12:00:10Z',
+    'Thu, 31 Feb 2026 12:00:10 GMT',
+    'Thu, 15 Jan 2026 24:00:00 GMT',
+    'Thu, 15 Jan 2026 12:60:00 GMT',
+  ])('ignores %j', (value) => {
+    expect(parseRetryAfter(value, now)).toBeUndefined();
+  });
 
   it('reads any delta-seconds exactly', () => {
     fc.assert(
@@ -35,7 +48,9 @@ describe('parseRetryAfter', () => {
   });
 
   it('reads any IMF-fixdate back to the time it was written for', () => {
-    const instant = fc.integer({ min: Date.UTC(1970, 0, 1), max: Date.UTC(9999, 11, 31) }).map((ms) => ms - (ms % 1000));
+    const instant = fc
+      .integer({ min: Date.UTC(1970, 0, 1), max: Date.UTC(9999, 11, 31) })
+      .map((ms) => ms - (ms % 1000));
     fc.assert(
       fc.property(instant, (ms) => {
         expect(parseHttpDate(new Date(ms).toUTCString(), now)).toBe(ms);

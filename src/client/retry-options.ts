@@ -46,13 +46,19 @@ export const defaultRetryOptions = {
 
 export function resolveRetryOptions(options: RetryOptions = {}): ResolvedRetryOptions {
   const attempts = options.attempts ?? defaultRetryOptions.attempts;
-  if (!Number.isInteger(attempts) || attempts < 1) invalid(`retry.attempts must be a whole number of at least 1, got ${attempts}.`);
+  if (!Number.isInteger(attempts) || attempts < 1)
+    invalid(`retry.attempts must be a whole number of at least 1, got ${attempts}.`);
   return {
     attempts,
     baseDelayMs: atLeast('baseDelayMs', options.baseDelayMs ?? defaultRetryOptions.baseDelayMs, 0, false),
     maxDelayMs: atLeast('maxDelayMs', options.maxDelayMs ?? defaultRetryOptions.maxDelayMs, 0, false),
     deadlineMs: atLeast('deadlineMs', options.deadlineMs ?? defaultRetryOptions.deadlineMs, 1, true),
-    attemptTimeoutMs: atLeast('attemptTimeoutMs', options.attemptTimeoutMs ?? defaultRetryOptions.attemptTimeoutMs, 1, true),
+    attemptTimeoutMs: atLeast(
+      'attemptTimeoutMs',
+      options.attemptTimeoutMs ?? defaultRetryOptions.attemptTimeoutMs,
+      1,
+      true,
+    ),
     signal: options.signal,
     random: options.random ?? Math.random,
     onRetry: options.onRetry,
@@ -61,7 +67,10 @@ export function resolveRetryOptions(options: RetryOptions = {}): ResolvedRetryOp
 
 function atLeast(name: string, value: number, min: number, infinityAllowed: boolean): number {
   const finite = Number.isFinite(value) || (infinityAllowed && value === Infinity);
-  if (!finite || value < min) invalid(`retry.${name} must be a number of at least ${min}${infinityAllowed ? ' (or Infinity)' : ''}, got ${value}.`);
+  if (!finite || value < min)
+    invalid(
+      `retry.${name} must be a number of at least ${min}${infinityAllowed ? ' (or Infinity)' : ''}, got ${value}.`,
+    );
   return value;
 }
 

@@ -39,14 +39,23 @@ describe('classifyStatus', () => {
   });
 
   it('carries the wait Retry-After asks for', () => {
-    expect(classifyStatus({ status: 503, retryAfter: '2', problemType: undefined })).toEqual({ retry: true, retryAfterMs: 2000 });
-    expect(classifyStatus({ status: 503, retryAfter: null, problemType: undefined })).toEqual({ retry: true, retryAfterMs: undefined });
+    expect(classifyStatus({ status: 503, retryAfter: '2', problemType: undefined })).toEqual({
+      retry: true,
+      retryAfterMs: 2000,
+    });
+    expect(classifyStatus({ status: 503, retryAfter: null, problemType: undefined })).toEqual({
+      retry: true,
+      retryAfterMs: undefined,
+    });
   });
 });
 
 describe('classifyResponse', () => {
   const problem = (type: string): Response =>
-    new Response(JSON.stringify({ type, title: 't', status: 409 }), { status: 409, headers: { 'content-type': 'application/problem+json' } });
+    new Response(JSON.stringify({ type, title: 't', status: 409 }), {
+      status: 409,
+      headers: { 'content-type': 'application/problem+json' },
+    });
 
   it('reads the problem type of a 409 from a clone, leaving the body for the caller', async () => {
     const response = problem(inProgressType);
@@ -55,7 +64,10 @@ describe('classifyResponse', () => {
   });
 
   it('treats a 409 business conflict as final and leaves its body unread', async () => {
-    const response = new Response('{"error":"sku taken"}', { status: 409, headers: { 'content-type': 'application/json' } });
+    const response = new Response('{"error":"sku taken"}', {
+      status: 409,
+      headers: { 'content-type': 'application/json' },
+    });
     expect((await classifyResponse(response)).retry).toBe(false);
     expect(await response.text()).toBe('{"error":"sku taken"}');
   });

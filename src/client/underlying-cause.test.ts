@@ -11,7 +11,9 @@ describe('underlyingCause and describeCause', () => {
 
   it('describe an AggregateError without a message by its parts, and a bare code by the code', () => {
     const each = [new Error('connect ECONNREFUSED ::1:4567'), new Error('connect ECONNREFUSED 127.0.0.1:4567')];
-    expect(describeCause(Object.assign(new AggregateError(each, ''), { code: 'ECONNREFUSED' }))).toBe('connect ECONNREFUSED ::1:4567; connect ECONNREFUSED 127.0.0.1:4567');
+    expect(describeCause(Object.assign(new AggregateError(each, ''), { code: 'ECONNREFUSED' }))).toBe(
+      'connect ECONNREFUSED ::1:4567; connect ECONNREFUSED 127.0.0.1:4567',
+    );
     expect(describeCause(Object.assign(new Error(''), { code: 'ECONNRESET' }))).toBe('ECONNRESET');
     expect(describeCause('plain')).toBe('plain');
   });

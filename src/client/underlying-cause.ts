@@ -6,7 +6,8 @@
 export function underlyingCause(error: unknown): unknown {
   let current = error;
   // A bound, in case of a cycle.
-  for (let depth = 0; depth < 8 && current instanceof Error && current.cause !== undefined; depth += 1) current = current.cause;
+  for (let depth = 0; depth < 8 && current instanceof Error && current.cause !== undefined; depth += 1)
+    current = current.cause;
   return current;
 }
 

@@ -30,7 +30,8 @@ export type OperatorAction =
  * fencing token, gone): nothing was done. `not-resumable`: an unknown
  * operation nothing can run again (transparent, or its input is gone).
  */
-export type ActionResult = { readonly done: true } | { readonly done: false; readonly why: 'changed' | 'not-resumable' };
+export type ActionResult =
+  { readonly done: true } | { readonly done: false; readonly why: 'changed' | 'not-resumable' };
 
 /** What actions need: the application's configuration (policy, retention, its store) and the operators' store. */
 export interface ActionContext<Tx> {
@@ -39,27 +40,51 @@ export interface ActionContext<Tx> {
 }
 
 /** Runs one operator action, only on the record as it was seen, and records who did it and why. */
-export async function runOperatorAction<Tx>(context: ActionContext<Tx>, action: OperatorAction, by: Actor): Promise<ActionResult> {
+export async function runOperatorAction<Tx>(
+  context: ActionContext<Tx>,
+  action: OperatorAction,
+  by: Actor,
+): Promise<ActionResult> {
   const { config, operators } = context;
   switch (action.action) {
     case 'resolve': {
       if (action.seen.state !== 'unknown') return changed;
       const headers: Record<string, string> = action.location === undefined ? {} : { location: action.location };
       const reply = { status: action.status, body: action.body, headers };
-      const result = await resolveOperation(config, action.identity, { state: action.state, reply, reason: by.reason, fencingToken: action.seen.fencingToken });
+      const result = await resolveOperation(config, action.identity, {
+        state: action.state,
+        reply,
+        reason: by.reason,
+        fencingToken: action.seen.fencingToken,
+      });
       if (!result.resolved) return changed;
-      await operators.record({ action: 'resolve', actor: by.actor, reason: by.reason, subject: { identity: action.identity }, seen: versionOf(action.seen), detail: { state: action.state, status: action.status } });
+      await operators.record({
+        action: 'resolve',
+        actor: by.actor,
+        reason: by.reason,
+        subject: { identity: action.identity },
+        seen: versionOf(action.seen),
+        detail: { state: action.state, status: action.status },
+      });
       return done;
     }
     case 'retry': {
       if (action.seen.state !== 'unknown') return changed;
-      const result = await retryOperation(config, action.identity, by.reason, { fencingToken: action.seen.fencingToken });
+      const result = await retryOperation(config, action.identity, by.reason, {
+        fencingToken: action.seen.fencingToken,
+      });
       if (!result.retried) {
         const now = await operators.operation(action.identity);
         const same = now?.state === 'unknown' && now.fencingToken === action.seen.fencingToken;
         return same && result.why === 'not-resumable' ? { done: false, why: 'not-resumable' } : changed;
       }
-      await operators.record({ action: 'retry', actor: by.actor, reason: by.reason, subject: { identity: action.identity }, seen: versionOf(action.seen) });
+      await operators.record({
+        action: 'retry',
+        actor: by.actor,
+        reason: by.reason,
+        subject: { identity: action.identity },
+        seen: versionOf(action.seen),
+      });
       return done;
     }
     case 'purge':

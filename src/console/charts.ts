@@ -24,7 +24,9 @@ export function barChart(title: string, labels: readonly string[], series: reado
       const value = s.values[i] ?? 0;
       const h = (value / top) * (height - 4);
       y -= h;
-      return value === 0 ? '' : `<rect class="${s.tone}" x="${(i * slot + 1).toFixed(1)}" y="${y.toFixed(1)}" width="${Math.max(1, slot - 2).toFixed(1)}" height="${h.toFixed(1)}"></rect>`;
+      return value === 0
+        ? ''
+        : `<rect class="${s.tone}" x="${(i * slot + 1).toFixed(1)}" y="${y.toFixed(1)}" width="${Math.max(1, slot - 2).toFixed(1)}" height="${h.toFixed(1)}"></rect>`;
     });
     return html`<g><title>${label}: ${series.map((s) => `${s.name} ${s.values[i] ?? 0}`).join(', ')}</title>${raw(pieces.join(''))}</g>`;
   });

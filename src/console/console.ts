@@ -78,26 +78,56 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
   const maintenance = maintenanceStore(options.database);
   const config = options.config ?? idempotency({ store: postgresStore(options.database) });
   const secret = options.secret ?? randomBytes(32).toString('base64url');
-  const token = (actor: string) => createHmac('sha256', secret).update(`retrysafe-console:${actor}`).digest('base64url');
+  const token = (actor: string) =>
+    createHmac('sha256', secret).update(`retrysafe-console:${actor}`).digest('base64url');
 
   return async function console(request, access) {
     const actor = access.actor ?? '';
     const canAct = options.allowActions === true && access.act && actor !== '';
-    const context: PageContext = { base: request.base, act: canAct ? { token: token(actor), actor } : false, showBodies: options.showBodies === true };
-    const answer = (status: number, page: Html): ConsoleResponse => ({ status, headers: HTML_HEADERS, body: page.text });
+    const context: PageContext = {
+      base: request.base,
+      act: canAct ? { token: token(actor), actor } : false,
+      showBodies: options.showBodies === true,
+    };
+    const answer = (status: number, page: Html): ConsoleResponse => ({
+      status,
+      headers: HTML_HEADERS,
+      body: page.text,
+    });
     if (!access.read) return answer(403, messagePage(context, 'Not allowed', 'You may not read this console.'));
     try {
       if (request.method === 'POST' && request.path.startsWith('/actions/')) {
-        if (!canAct) return answer(403, messagePage(context, 'Read-only', options.allowActions === true ? 'You may read this console, not act.' : 'This console is read-only: actions are off.'));
-        if (!sameOrigin(request)) return answer(403, messagePage(context, 'Refused', 'This form was posted from another site.'));
+        if (!canAct)
+          return answer(
+            403,
+            messagePage(
+              context,
+              'Read-only',
+              options.allowActions === true
+                ? 'You may read this console, not act.'
+                : 'This console is read-only: actions are off.',
+            ),
+          );
+        if (!sameOrigin(request))
+          return answer(403, messagePage(context, 'Refused', 'This form was posted from another site.'));
         const form = await request.form();
-        if (!validToken(form.get('csrf'), token(actor))) return answer(403, messagePage(context, 'Refused', 'This form was not drawn by this console for you: reload the page and try again.'));
+        if (!validToken(form.get('csrf'), token(actor)))
+          return answer(
+            403,
+            messagePage(
+              context,
+              'Refused',
+              'This form was not drawn by this console for you: reload the page and try again.',
+            ),
+          );
         return await act(request.path.slice('/actions/'.length), form, context, actor);
       }
-      if (request.method !== 'GET' && request.method !== 'HEAD') return answer(405, messagePage(context, 'Not here', 'Only GET, and POST to an action.'));
+      if (request.method !== 'GET' && request.method !== 'HEAD')
+        return answer(405, messagePage(context, 'Not here', 'Only GET, and POST to an action.'));
       return await read(request, context);
     } catch (error) {
-      if (error instanceof BadInput || (error instanceof RetrysafeError && error.code === 'misuse')) return answer(400, messagePage(context, 'Bad request', error.message));
+      if (error instanceof BadInput || (error instanceof RetrysafeError && error.code === 'misuse'))
+        return answer(400, messagePage(context, 'Bad request', error.message));
       throw error;
     }
   };
@@ -124,7 +154,14 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
           ...(filters.state === '' ? {} : { state: filters.state }),
           ...(filters.tenant === '' ? {} : { tenant: filters.tenant }),
           ...(filters.operation === '' ? {} : { operation: filters.operation }),
-          ...(filters.key === '' ? {} : { key: filters.match === 'prefix' ? { match: 'prefix', prefix: filters.key } : { match: 'exact', key: filters.key } }),
+          ...(filters.key === ''
+            ? {}
+            : {
+                key:
+                  filters.match === 'prefix'
+                    ? { match: 'prefix', prefix: filters.key }
+                    : { match: 'exact', key: filters.key },
+              }),
           ...(filters.olderThan === '' ? {} : { olderThanSeconds: Number(filters.olderThan) }),
           ...(q.get('after') === null ? {} : { after: q.get('after') ?? '' }),
         });
@@ -134,7 +171,14 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
         const identity = identityOf(q);
         const body = context.showBodies && q.get('body') === 'show';
         const view = await operators.operation(identity, { body });
-        if (view === undefined) return page(messagePage(context, 'Not found', 'There is no such operation (it may have been purged or swept).', { href: `${context.base}/operations`, text: 'All operations' }), 404);
+        if (view === undefined)
+          return page(
+            messagePage(context, 'Not found', 'There is no such operation (it may have been purged or swept).', {
+              href: `${context.base}/operations`,
+              text: 'All operations',
+            }),
+            404,
+          );
         return page(operationPage(context, view, { body, notice }));
       }
       case '/dead-letters':
@@ -142,18 +186,31 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
       case '/webhook-events':
         return page(parkedEventsPage(context, await operators.parkedEvents({ limit: 50, ...after(q) })));
       default:
-        return page(messagePage(context, 'Not found', 'There is no such page.', { href: `${context.base}/`, text: 'Overview' }), 404);
+        return page(
+          messagePage(context, 'Not found', 'There is no such page.', { href: `${context.base}/`, text: 'Overview' }),
+          404,
+        );
     }
   }
 
-  async function act(name: string, form: URLSearchParams, context: PageContext, actor: string): Promise<ConsoleResponse> {
+  async function act(
+    name: string,
+    form: URLSearchParams,
+    context: PageContext,
+    actor: string,
+  ): Promise<ConsoleResponse> {
     const reason = (form.get('reason') ?? '').trim();
     if (reason === '') throw new BadInput('Give a reason: it is kept with the action, for audit.');
     const planned = plan(name, form);
-    const back = planned.action === 'requeue' ? `${context.base}/dead-letters` : operationHref(context.base, planned.identity);
+    const back =
+      planned.action === 'requeue' ? `${context.base}/dead-letters` : operationHref(context.base, planned.identity);
     if (form.get('confirmed') !== 'yes') {
       const [summary, warning] = describe(planned);
-      return { status: 200, headers: HTML_HEADERS, body: confirmPage(context, planned.action, summary, warning, form, back).text };
+      return {
+        status: 200,
+        headers: HTML_HEADERS,
+        body: confirmPage(context, planned.action, summary, warning, form, back).text,
+      };
     }
     const result = await runOperatorAction({ config, operators }, planned, { actor, reason });
     if (!result.done) {
@@ -161,10 +218,17 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
         result.why === 'not-resumable'
           ? 'This operation cannot run again (a transparent route, or its input is gone): resolve it instead.'
           : 'The record changed since this page was drawn: nothing was done. Look at it again before you decide.';
-      return { status: 409, headers: HTML_HEADERS, body: messagePage(context, 'Refused', why, { href: back, text: 'See it as it is now' }).text };
+      return {
+        status: 409,
+        headers: HTML_HEADERS,
+        body: messagePage(context, 'Refused', why, { href: back, text: 'See it as it is now' }).text,
+      };
     }
     const done = DONE[planned.action];
-    const to = planned.action === 'purge' ? `${context.base}/operations?${new URLSearchParams({ key: planned.identity.key, done }).toString()}` : `${back}${back.includes('?') ? '&' : '?'}${new URLSearchParams({ done }).toString()}`;
+    const to =
+      planned.action === 'purge'
+        ? `${context.base}/operations?${new URLSearchParams({ key: planned.identity.key, done }).toString()}`
+        : `${back}${back.includes('?') ? '&' : '?'}${new URLSearchParams({ done }).toString()}`;
     return { status: 303, headers: { location: to, ...HTML_HEADERS }, body: '' };
   }
 }
@@ -176,7 +240,8 @@ const HTML_HEADERS: Readonly<Record<string, string>> = {
   'x-frame-options': 'DENY',
   'referrer-policy': 'same-origin',
   // No script at all, and forms post only back here.
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 };
 
 const DONE: Readonly<Record<OperatorAction['action'], string>> = {
@@ -191,17 +256,27 @@ function plan(name: string, form: URLSearchParams): OperatorAction {
   const identity = identityOf(form);
   const state = required(form, 'seen_state');
   const fencingToken = Number(required(form, 'seen_fencing_token'));
-  if (!STATES.includes(state as RecordState) || !Number.isInteger(fencingToken)) throw new BadInput('This form does not say which version of the record it was drawn from.');
+  if (!STATES.includes(state as RecordState) || !Number.isInteger(fencingToken))
+    throw new BadInput('This form does not say which version of the record it was drawn from.');
   const seen = { state: state as RecordState, fencingToken };
   switch (name) {
     case 'resolve': {
       const outcome = form.get('state');
       const status = Number(form.get('status'));
       if (outcome !== 'completed' && outcome !== 'failed') throw new BadInput('Choose completed or failed.');
-      if (!Number.isInteger(status) || status < 200 || status > 599) throw new BadInput('The status must be an HTTP status from 200 to 599.');
+      if (!Number.isInteger(status) || status < 200 || status > 599)
+        throw new BadInput('The status must be an HTTP status from 200 to 599.');
       const location = (form.get('location') ?? '').trim();
       const bodyText = (form.get('body') ?? '').trim();
-      return { action: 'resolve', identity, seen, state: outcome, status, ...(location === '' ? {} : { location }), ...(bodyText === '' ? {} : { body: json(bodyText) }) };
+      return {
+        action: 'resolve',
+        identity,
+        seen,
+        state: outcome,
+        status,
+        ...(location === '' ? {} : { location }),
+        ...(bodyText === '' ? {} : { body: json(bodyText) }),
+      };
     }
     case 'retry':
     case 'purge':
@@ -214,16 +289,25 @@ function plan(name: string, form: URLSearchParams): OperatorAction {
 function describe(action: OperatorAction): readonly [Html, string | undefined] {
   switch (action.action) {
     case 'resolve':
-      return [html`Resolve <code>${action.identity.key}</code> (${action.identity.tenant}, ${action.identity.operation}) as <strong>${action.state}</strong> with status ${action.status}.`, 'Retries of this key will get this answer from now on, whatever really happened.'];
+      return [
+        html`Resolve <code>${action.identity.key}</code> (${action.identity.tenant}, ${action.identity.operation}) as <strong>${action.state}</strong> with status ${action.status}.`,
+        'Retries of this key will get this answer from now on, whatever really happened.',
+      ];
     case 'retry':
-      return [html`Put <code>${action.identity.key}</code> (${action.identity.tenant}, ${action.identity.operation}) back into recovery.`, undefined];
+      return [
+        html`Put <code>${action.identity.key}</code> (${action.identity.tenant}, ${action.identity.operation}) back into recovery.`,
+        undefined,
+      ];
     case 'purge':
       return [
         html`Purge <code>${action.identity.key}</code> (${action.identity.tenant}, ${action.identity.operation}): delete its record and steps.`,
         'A retry of this key that arrives later is a new operation: it runs again, and its effect happens again.',
       ];
     case 'requeue':
-      return [html`Send the dead letter <code>${action.messageId}</code> again.`, 'Its consumers receive it again under the same id.'];
+      return [
+        html`Send the dead letter <code>${action.messageId}</code> again.`,
+        'Its consumers receive it again under the same id.',
+      ];
   }
 }
 

@@ -32,7 +32,13 @@ function render(part: Part): string {
   return escape(String(part));
 }
 
-const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const ENTITIES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 
 function escape(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);

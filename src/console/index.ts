@@ -1,9 +1,21 @@
 export { type ActionContext, type ActionResult, type OperatorAction, runOperatorAction } from './actions.js';
-export { type ConsoleAccess, type ConsoleHandler, type ConsoleOptions, type ConsoleRequest, type ConsoleResponse, operatorConsole } from './console.js';
+export {
+  type ConsoleAccess,
+  type ConsoleHandler,
+  type ConsoleOptions,
+  type ConsoleRequest,
+  type ConsoleResponse,
+  operatorConsole,
+} from './console.js';
 export type { MountOptions } from './mount/mount-options.js';
 export { consoleFetch } from './mount/fetch.js';
 export { consoleNode, type NodeConsoleRequest } from './mount/node.js';
 export { consoleKoa, type KoaConsoleContext } from './mount/koa.js';
-export { consoleFastify, type FastifyConsoleInstance, type FastifyConsoleReply, type FastifyConsoleRequest } from './mount/fastify.js';
+export {
+  consoleFastify,
+  type FastifyConsoleInstance,
+  type FastifyConsoleReply,
+  type FastifyConsoleRequest,
+} from './mount/fastify.js';
 export { operatorStore } from '../postgres/operator-store.js';
 export type * from '../store/operator-store.js';

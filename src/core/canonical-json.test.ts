@@ -20,13 +20,17 @@ describe('canonicalJson', () => {
       "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
       "literals": [null, true, false]
     }`;
-    expect(canonicalJson(JSON.parse(sent))).toBe(String.raw`{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}`);
+    expect(canonicalJson(JSON.parse(sent))).toBe(
+      String.raw`{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}`,
+    );
   });
 
   it('sorts members by the UTF-16 code units of their names, as RFC 8785, section 3.2.3 shows', () => {
     const names = ['\u20ac', '\r', '\ufb33', '1', '\u{1f600}', '\u0080', '\u00f6'];
     const sorted = ['\r', '1', '\u0080', '\u00f6', '\u20ac', '\u{1f600}', '\ufb33'];
-    expect(canonicalJson(Object.fromEntries(names.map((name) => [name, 0])))).toBe(`{${sorted.map((name) => `${JSON.stringify(name)}:0`).join(',')}}`);
+    expect(canonicalJson(Object.fromEntries(names.map((name) => [name, 0])))).toBe(
+      `{${sorted.map((name) => `${JSON.stringify(name)}:0`).join(',')}}`,
+    );
   });
 
   it('writes every JSON value exactly as earlier versions did, so stored fingerprints still match', () => {
@@ -39,9 +43,15 @@ describe('canonicalJson', () => {
       { numRuns: 2000 },
     );
     fc.assert(
-      fc.property(fc.dictionary(fc.string({ unit: 'binary' }), fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string({ unit: 'binary' }))), (value) => {
-        expect(canonicalJson(value)).toBe(canonicalize(value));
-      }),
+      fc.property(
+        fc.dictionary(
+          fc.string({ unit: 'binary' }),
+          fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string({ unit: 'binary' })),
+        ),
+        (value) => {
+          expect(canonicalJson(value)).toBe(canonicalize(value));
+        },
+      ),
     );
   });
 

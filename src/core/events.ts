@@ -11,7 +11,13 @@ export type RetrysafeEvent =
   /** A first attempt claimed its identity and runs. */
   | { readonly type: 'claimed'; readonly identity: OperationIdentity; readonly mode: OperationMode }
   /** A finished attempt: `stored` is false for answers the policy does not keep. */
-  | { readonly type: 'finished'; readonly identity: OperationIdentity; readonly mode: OperationMode; readonly status: number; readonly stored: boolean }
+  | {
+      readonly type: 'finished';
+      readonly identity: OperationIdentity;
+      readonly mode: OperationMode;
+      readonly status: number;
+      readonly stored: boolean;
+    }
   | { readonly type: 'replayed'; readonly identity: OperationIdentity }
   | { readonly type: 'fingerprint-mismatch'; readonly identity: OperationIdentity }
   /** A duplicate found the first attempt still running (409). */
@@ -23,20 +29,36 @@ export type RetrysafeEvent =
   /** A worker that lost its lease tried to write and was refused. */
   | { readonly type: 'fenced'; readonly identity: OperationIdentity; readonly attempt: number }
   /** A retry or a recovery worker took over an expired lease. */
-  | { readonly type: 'taken-over'; readonly identity: OperationIdentity; readonly attempt: number; readonly by: 'retry' | 'recovery' }
+  | {
+      readonly type: 'taken-over';
+      readonly identity: OperationIdentity;
+      readonly attempt: number;
+      readonly by: 'retry' | 'recovery';
+    }
   /**
    * A leased attempt failed after a step may have reached the outside world:
    * the record is kept, and a retry or a recovery worker resumes it no sooner
    * than `retryInSeconds` from now.
    */
-  | { readonly type: 'released'; readonly identity: OperationIdentity; readonly attempt: number; readonly retryInSeconds: number; readonly reason: string }
+  | {
+      readonly type: 'released';
+      readonly identity: OperationIdentity;
+      readonly attempt: number;
+      readonly retryInSeconds: number;
+      readonly reason: string;
+    }
   | { readonly type: 'unknown'; readonly identity: OperationIdentity; readonly reason: string }
   /**
    * Every answer that retrysafe decided itself, by problem code, those given
    * before the store (key, authentication, input) included: they have an
    * `operation` but no identity yet.
    */
-  | { readonly type: 'problem'; readonly identity: OperationIdentity | undefined; readonly operation: string | undefined; readonly code: ProblemCode }
+  | {
+      readonly type: 'problem';
+      readonly identity: OperationIdentity | undefined;
+      readonly operation: string | undefined;
+      readonly code: ProblemCode;
+    }
   /**
    * A JSON body reached the route without its text (Express without
    * `keepRawBody`, NestJS without `rawBody: true`): a number beyond a

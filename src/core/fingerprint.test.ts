@@ -75,7 +75,12 @@ describe('fingerprint', () => {
     fc.assert(
       fc.property(json, fc.integer(), (value, seed) => {
         expect(same(value, reorder(value, shuffler(seed)))).toBe(true);
-        expect(same(value, reorder(value, (keys) => [...keys].reverse()))).toBe(true);
+        expect(
+          same(
+            value,
+            reorder(value, (keys) => [...keys].reverse()),
+          ),
+        ).toBe(true);
       }),
     );
   });

@@ -35,7 +35,10 @@ export function tenantDefect(tenant: unknown): string | undefined {
 /** Throws at configuration time when an operation name has no version. */
 export function assertOperationName(operation: string): void {
   if (!OPERATION_NAME.test(operation)) {
-    throw new RetrysafeError('misuse', `Operation "${operation}" must be a name with a version, like "orders.create@1".`);
+    throw new RetrysafeError(
+      'misuse',
+      `Operation "${operation}" must be a name with a version, like "orders.create@1".`,
+    );
   }
 }
 

@@ -63,7 +63,7 @@ function scan(text: string): TextDefect | undefined {
   const enclosing: (Names | undefined)[] = [];
   let names: Names | undefined;
   let nameNext = false;
-  for (let at = 0; at < text.length; ) {
+  for (let at = 0; at < text.length;) {
     const code = text.charCodeAt(at);
     if (code === QUOTE) {
       const end = stringEnd(text, at);
@@ -130,7 +130,8 @@ function stringEnd(text: string, start: number): number {
   // Only a quote right after a backslash can be escaped; then the string is walked escape by escape.
   if (quote !== -1 && text.charCodeAt(quote - 1) !== BACKSLASH) return quote + 1;
   let at = start + 1;
-  for (let code = text.charCodeAt(at); at < text.length && code !== QUOTE; code = text.charCodeAt(at)) at += code === BACKSLASH ? 2 : 1;
+  for (let code = text.charCodeAt(at); at < text.length && code !== QUOTE; code = text.charCodeAt(at))
+    at += code === BACKSLASH ? 2 : 1;
   return at + 1;
 }
 

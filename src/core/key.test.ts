@@ -18,20 +18,23 @@ function keyOf(value: Parameters<typeof parseIdempotencyKey>[0], limits = defaul
 
 function defectOf(value: Parameters<typeof parseIdempotencyKey>[0], limits = defaultKeyLimits): KeyDefect {
   const parsed = parseIdempotencyKey(value, limits);
-  if (parsed.ok) throw new Error(`expected a defect from ${JSON.stringify(value)}, got key ${JSON.stringify(parsed.key)}`);
+  if (parsed.ok)
+    throw new Error(`expected a defect from ${JSON.stringify(value)}, got key ${JSON.stringify(parsed.key)}`);
   expect(parsed.detail).not.toBe('');
   return parsed.defect;
 }
 
 const visibleAsciiChar = fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c));
 /** Any single UTF-16 code unit or code point that is not 0x21..0x7E. */
-const notVisibleAsciiChar = fc.oneof(
-  fc.integer({ min: 0x00, max: 0x20 }),
-  fc.constant(0x7f),
-  fc.integer({ min: 0x80, max: 0x10ffff }),
-  // Whitespace that String.prototype.trim removes but HTTP does not treat as whitespace.
-  fc.constantFrom(0x0b, 0x0c, 0xa0, 0x1680, 0x2000, 0x2028, 0x2029, 0x202f, 0x3000, 0xfeff),
-).map((c) => String.fromCodePoint(c));
+const notVisibleAsciiChar = fc
+  .oneof(
+    fc.integer({ min: 0x00, max: 0x20 }),
+    fc.constant(0x7f),
+    fc.integer({ min: 0x80, max: 0x10ffff }),
+    // Whitespace that String.prototype.trim removes but HTTP does not treat as whitespace.
+    fc.constantFrom(0x0b, 0x0c, 0xa0, 0x1680, 0x2000, 0x2028, 0x2029, 0x202f, 0x3000, 0xfeff),
+  )
+  .map((c) => String.fromCodePoint(c));
 
 describe('parseIdempotencyKey: accepted forms', () => {
   it('reads a bare token', () => {
@@ -189,7 +192,9 @@ describe('parseIdempotencyKey: properties', () => {
   });
 
   it('the quoted and bare forms of a token give the same key', () => {
-    const token = fc.string({ unit: visibleAsciiChar, minLength: 1, maxLength: 255 }).filter((s) => !s.includes(',') && !/^[?:@%(]|[;()"]/.test(s));
+    const token = fc
+      .string({ unit: visibleAsciiChar, minLength: 1, maxLength: 255 })
+      .filter((s) => !s.includes(',') && !/^[?:@%(]|[;()"]/.test(s));
     fc.assert(
       fc.property(token, (s) => {
         expect(keyOf(sfString(s))).toBe(keyOf(s));

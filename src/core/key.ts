@@ -11,7 +11,8 @@ export interface KeyLimits {
 export const defaultKeyLimits: KeyLimits = { minBytes: 1, maxBytes: 255 };
 
 /** Why a header value is not a usable key. */
-export type KeyDefect = 'missing' | 'empty' | 'too-long' | 'too-short' | 'not-visible-ascii' | 'repeated' | 'not-an-item' | 'not-a-string';
+export type KeyDefect =
+  'missing' | 'empty' | 'too-long' | 'too-short' | 'not-visible-ascii' | 'repeated' | 'not-an-item' | 'not-a-string';
 
 export type ParsedKey =
   | { readonly ok: true; readonly key: string }
@@ -31,7 +32,10 @@ const VISIBLE_ASCII = /^[\x21-\x7e]*$/;
  * keys. Frameworks join a repeated header with a comma, so a value holding more
  * than one item is rejected as repeated.
  */
-export function parseIdempotencyKey(value: string | readonly string[] | undefined, limits: KeyLimits = defaultKeyLimits): ParsedKey {
+export function parseIdempotencyKey(
+  value: string | readonly string[] | undefined,
+  limits: KeyLimits = defaultKeyLimits,
+): ParsedKey {
   if (value === undefined) return fail('missing', 'The Idempotency-Key header is required for this request.');
   if (typeof value !== 'string') {
     if (value.length > 1) return fail('repeated', 'The Idempotency-Key header holds more than one value.');
@@ -55,7 +59,11 @@ function unquote(value: string): string | ParsedKey {
   }
   const [bareItem, parameters] = item;
   if (typeof bareItem !== 'string') return notAString();
-  if (parameters.size > 0) return fail('not-a-string', 'The Idempotency-Key header may not carry structured-field parameters (`;name=value`).');
+  if (parameters.size > 0)
+    return fail(
+      'not-a-string',
+      'The Idempotency-Key header may not carry structured-field parameters (`;name=value`).',
+    );
   return bareItem;
 }
 

@@ -13,7 +13,11 @@ describe('principalDigest', () => {
 
   it('differs for another key, operation or tenant, so one user cannot be followed across records', () => {
     const digest = Buffer.from(principalDigest(identity, 'alice'));
-    for (const other of [{ ...identity, key: 'k2' }, { ...identity, operation: 'orders.create@2' }, { ...identity, tenant: 't2' }]) {
+    for (const other of [
+      { ...identity, key: 'k2' },
+      { ...identity, operation: 'orders.create@2' },
+      { ...identity, tenant: 't2' },
+    ]) {
       expect(digest.equals(principalDigest(other, 'alice'))).toBe(false);
     }
   });

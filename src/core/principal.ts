@@ -15,7 +15,10 @@ const DOMAIN = 'retrysafe principal v1';
 /** The digest of `principal` for `identity`; each part's length first, so no part can run into the next. */
 export function principalDigest(identity: OperationIdentity, principal: string): PrincipalDigest {
   const parts = [DOMAIN, identity.tenant, identity.operation, identity.key, principal];
-  return Buffer.from(hash('sha256', parts.map((part) => `${Buffer.byteLength(part)}:${part}`).join(''), 'binary'), 'binary');
+  return Buffer.from(
+    hash('sha256', parts.map((part) => `${Buffer.byteLength(part)}:${part}`).join(''), 'binary'),
+    'binary',
+  );
 }
 
 /**

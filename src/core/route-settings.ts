@@ -25,18 +25,26 @@ export interface RouteSettings {
 /** A URL that fits between `<` and `>` of a Link header: no spaces, controls or angle brackets. */
 export function assertDescribedBy(url: string | undefined): void {
   if (url !== undefined && !/^[\x21-\x7e]+$/.test(url.replace(/[<>]/g, ' '))) {
-    throw new RetrysafeError('misuse', `describedBy must be a URL without spaces or angle brackets, got ${JSON.stringify(url)}.`);
+    throw new RetrysafeError(
+      'misuse',
+      `describedBy must be a URL without spaces or angle brackets, got ${JSON.stringify(url)}.`,
+    );
   }
 }
 
 /** A duplicate's wait: a finite number of milliseconds, 0 for none. */
 export function assertWait(name: string, ms: number): number {
-  if (!Number.isFinite(ms) || ms < 0) throw new RetrysafeError('misuse', `${name} must be a number of milliseconds from 0 up, got ${ms}.`);
+  if (!Number.isFinite(ms) || ms < 0)
+    throw new RetrysafeError('misuse', `${name} must be a number of milliseconds from 0 up, got ${ms}.`);
   return ms;
 }
 
 /** The retention of one operation under `setting`, over `base`. */
-export function resolveRetention(setting: RetentionSetting | undefined, identity: OperationIdentity, base: Retention = defaultRetention): Retention {
+export function resolveRetention(
+  setting: RetentionSetting | undefined,
+  identity: OperationIdentity,
+  base: Retention = defaultRetention,
+): Retention {
   if (setting === undefined) return base;
   return checkRetention(extend(base, typeof setting === 'function' ? setting(identity) : setting));
 }
@@ -51,7 +59,10 @@ export function checkRetention(retention: Retention): Retention {
   for (const name of ['responseSeconds', 'tombstoneSeconds'] as const) {
     const seconds: unknown = retention[name];
     if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) {
-      throw new RetrysafeError('misuse', `retention.${name} must be a positive, finite number of seconds, got ${String(seconds)}.`);
+      throw new RetrysafeError(
+        'misuse',
+        `retention.${name} must be a positive, finite number of seconds, got ${String(seconds)}.`,
+      );
     }
   }
   return retention;

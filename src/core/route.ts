@@ -129,10 +129,15 @@ export interface TransparentRoute<Req, Input> extends RouteDefinition<Req, Input
 }
 
 /** Checks a route once, when it is defined, rather than on every request. */
-export function defineRoute<R extends Pick<RouteDefinition<unknown, unknown>, 'operation' | 'describedBy' | 'retention'> & { readonly lockTimeoutMs?: number }>(route: R): R {
+export function defineRoute<
+  R extends Pick<RouteDefinition<unknown, unknown>, 'operation' | 'describedBy' | 'retention'> & {
+    readonly lockTimeoutMs?: number;
+  },
+>(route: R): R {
   assertOperationName(route.operation);
   assertDescribedBy(route.describedBy);
-  if (route.retention !== undefined && typeof route.retention !== 'function') checkRetention(extend(defaultRetention, route.retention));
+  if (route.retention !== undefined && typeof route.retention !== 'function')
+    checkRetention(extend(defaultRetention, route.retention));
   if (route.lockTimeoutMs !== undefined) assertWait('lockTimeoutMs', route.lockTimeoutMs);
   return route;
 }

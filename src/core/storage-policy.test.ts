@@ -26,16 +26,24 @@ describe('stored headers', () => {
   });
 
   it('are lower-cased when configured', () => {
-    expect(resolvePolicy({ storedHeaders: ['Content-Type', 'X-Request-Cost'] }).storedHeaders).toEqual(['content-type', 'x-request-cost']);
+    expect(resolvePolicy({ storedHeaders: ['Content-Type', 'X-Request-Cost'] }).storedHeaders).toEqual([
+      'content-type',
+      'x-request-cost',
+    ]);
   });
 
-  it.each(['set-cookie', 'Set-Cookie', 'authorization', 'AUTHORIZATION', 'proxy-authorization', 'cookie', 'www-authenticate'])(
-    'can never include %s',
-    (name) => {
-      const message = misuseFrom(() => resolvePolicy({ storedHeaders: ['content-type', name] }));
-      expect(message).toContain(name.toLowerCase());
-    },
-  );
+  it.each([
+    'set-cookie',
+    'Set-Cookie',
+    'authorization',
+    'AUTHORIZATION',
+    'proxy-authorization',
+    'cookie',
+    'www-authenticate',
+  ])('can never include %s', (name) => {
+    const message = misuseFrom(() => resolvePolicy({ storedHeaders: ['content-type', name] }));
+    expect(message).toContain(name.toLowerCase());
+  });
 
   it('names every forbidden header in one error', () => {
     const message = misuseFrom(() => resolvePolicy({ storedHeaders: ['Set-Cookie', 'location', 'Authorization'] }));
@@ -67,21 +75,31 @@ describe('storedPart', () => {
   });
 
   it('leaves out stored headers the reply does not have', () => {
-    expect(storedPart(reply({ 'content-type': 'text/plain' }), defaultPolicy).headers).toEqual({ 'content-type': 'text/plain' });
+    expect(storedPart(reply({ 'content-type': 'text/plain' }), defaultPolicy).headers).toEqual({
+      'content-type': 'text/plain',
+    });
     expect(storedPart(reply({}), defaultPolicy).headers).toEqual({});
   });
 
   it('follows a configured list', () => {
     const policy = resolvePolicy({ storedHeaders: ['X-Request-Cost'] });
-    expect(storedPart(reply({ 'content-type': 'application/json', 'x-request-cost': '3' }), policy).headers).toEqual({ 'x-request-cost': '3' });
+    expect(storedPart(reply({ 'content-type': 'application/json', 'x-request-cost': '3' }), policy).headers).toEqual({
+      'x-request-cost': '3',
+    });
   });
 
   it('never keeps set-cookie or authorization, whatever else the reply holds', () => {
     fc.assert(
-      fc.property(fc.dictionary(fc.string().map((s) => s.toLowerCase()), fc.string()), (extra) => {
-        const stored = storedPart(reply({ ...extra, 'set-cookie': 'a=b', authorization: 'Bearer x' }), defaultPolicy);
-        for (const name of Object.keys(stored.headers)) expect(defaultPolicy.storedHeaders).toContain(name);
-      }),
+      fc.property(
+        fc.dictionary(
+          fc.string().map((s) => s.toLowerCase()),
+          fc.string(),
+        ),
+        (extra) => {
+          const stored = storedPart(reply({ ...extra, 'set-cookie': 'a=b', authorization: 'Bearer x' }), defaultPolicy);
+          for (const name of Object.keys(stored.headers)) expect(defaultPolicy.storedHeaders).toContain(name);
+        },
+      ),
     );
   });
 
@@ -100,11 +118,13 @@ describe('isStoredStatus', () => {
   });
 
   it('never stores 408, 409, 425 or 429', () => {
-    for (const status of [408, 409, 425, 429]) expect(isStoredStatus(status, defaultPolicy), String(status)).toBe(false);
+    for (const status of [408, 409, 425, 429])
+      expect(isStoredStatus(status, defaultPolicy), String(status)).toBe(false);
   });
 
   it('never stores a 5xx', () => {
-    for (let status = 500; status <= 599; status++) expect(isStoredStatus(status, defaultPolicy), String(status)).toBe(false);
+    for (let status = 500; status <= 599; status++)
+      expect(isStoredStatus(status, defaultPolicy), String(status)).toBe(false);
   });
 
   it('stores every 200..499 except the transient four', () => {

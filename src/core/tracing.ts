@@ -23,7 +23,13 @@ export interface Tracing {
    * Runs `work` in a new span, child of the active one; the span is active
    * for everything `work` starts, and ends when `work` settles.
    */
-  active<T>(this: void, name: string, kind: SpanKind, attributes: SpanAttributes, work: (span: SpanHandle) => Promise<T>): Promise<T>;
+  active<T>(
+    this: void,
+    name: string,
+    kind: SpanKind,
+    attributes: SpanAttributes,
+    work: (span: SpanHandle) => Promise<T>,
+  ): Promise<T>;
   /** Starts a span, child of the active one, without making it active; `startTime` in milliseconds since the epoch. */
   start(this: void, name: string, attributes: SpanAttributes, startTime?: number): SpanHandle;
   /** Writes the active trace context into outgoing request headers. */
@@ -40,6 +46,11 @@ export function errorType(error: unknown): string {
 }
 
 /** Runs `work` in a span when there is a tracer, and as is otherwise. */
-export function inSpan<T>(tracing: Tracing | undefined, name: string, attributes: SpanAttributes, work: (span: SpanHandle | undefined) => Promise<T>): Promise<T> {
+export function inSpan<T>(
+  tracing: Tracing | undefined,
+  name: string,
+  attributes: SpanAttributes,
+  work: (span: SpanHandle | undefined) => Promise<T>,
+): Promise<T> {
   return tracing === undefined ? work(undefined) : tracing.active(name, 'internal', attributes, work);
 }

@@ -27,11 +27,19 @@ export interface EncryptedStoreOptions {
  * `store-unavailable` (cause `decryption-failed`), so the request gets 503
  * and its handler does not run.
  */
-export function encryptedStore<Tx>(store: OperationStore<Tx>, keys: Keyring, options: EncryptedStoreOptions = {}): OperationStore<Tx> {
+export function encryptedStore<Tx>(
+  store: OperationStore<Tx>,
+  keys: Keyring,
+  options: EncryptedStoreOptions = {},
+): OperationStore<Tx> {
   const requireEncryption = options.requireEncryption ?? false;
   // An omitted body is empty and never replayed: there is nothing to seal or open.
   const seal = (identity: OperationIdentity, completion: Completion): Completion =>
-    completion.omitted === true ? completion : extend(completion, { reply: extend(completion.reply, { body: sealBody(completion.reply.body, identity, keys) }) });
+    completion.omitted === true
+      ? completion
+      : extend(completion, {
+          reply: extend(completion.reply, { body: sealBody(completion.reply.body, identity, keys) }),
+        });
   const open = (identity: OperationIdentity, record: OperationRecord): OperationRecord => {
     if ((record.state !== 'completed' && record.state !== 'failed') || record.responseOmitted) return record;
     const opened = openBody(record.response.body, identity, keys, requireEncryption);
@@ -46,8 +54,14 @@ export function encryptedStore<Tx>(store: OperationStore<Tx>, keys: Keyring, opt
         store.atomic(
           request,
           async ({ claim, tx }) => {
-            const settlement = await work({ claim: claim.kind === 'existing' ? extend(claim, { record: open(request.identity, claim.record) }) : claim, tx });
-            return settlement.commit ? extend(settlement, { completion: seal(request.identity, settlement.completion) }) : settlement;
+            const settlement = await work({
+              claim:
+                claim.kind === 'existing' ? extend(claim, { record: open(request.identity, claim.record) }) : claim,
+              tx,
+            });
+            return settlement.commit
+              ? extend(settlement, { completion: seal(request.identity, settlement.completion) })
+              : settlement;
           },
           (record) => taken(open(request.identity, record)),
         ),
@@ -56,7 +70,8 @@ export function encryptedStore<Tx>(store: OperationStore<Tx>, keys: Keyring, opt
         return claim.kind === 'existing' ? { kind: 'existing', record: open(request.identity, claim.record) } : claim;
       },
       completeLease: async (lease, completion) => store.completeLease(lease, seal(lease.identity, completion)),
-      resolveUnknown: async (identity, completion, reason, fencingToken) => store.resolveUnknown(identity, seal(identity, completion), reason, fencingToken),
+      resolveUnknown: async (identity, completion, reason, fencingToken) =>
+        store.resolveUnknown(identity, seal(identity, completion), reason, fencingToken),
       async read(identity) {
         const record = await store.read(identity);
         return record === undefined ? undefined : open(identity, record);
@@ -68,7 +83,9 @@ export function encryptedStore<Tx>(store: OperationStore<Tx>, keys: Keyring, opt
 /** A store failure, so the core answers 503 and never runs the handler; the cause says why. */
 function unreadable(opened: Unreadable): RetrysafeError {
   const cause = new RetrysafeError('decryption-failed', why(opened));
-  return new RetrysafeError('store-unavailable', 'A stored response could not be decrypted; it is not replayed.', { cause });
+  return new RetrysafeError('store-unavailable', 'A stored response could not be decrypted; it is not replayed.', {
+    cause,
+  });
 }
 
 function why(unreadable: Unreadable): string {

@@ -30,13 +30,15 @@ export interface Keyring {
 export function keyring(options: KeyringOptions): Keyring {
   const keys = new Map<string, KeyObject>();
   for (const [id, key] of Object.entries(options.keys)) {
-    if (!KEY_ID.test(id)) throw new RetrysafeError('misuse', `Key id "${id}" must be 1 to 255 visible ASCII characters.`);
+    if (!KEY_ID.test(id))
+      throw new RetrysafeError('misuse', `Key id "${id}" must be 1 to 255 visible ASCII characters.`);
     if (!(key instanceof Uint8Array) || key.byteLength !== KEY_BYTES) {
       throw new RetrysafeError('misuse', `Key "${id}" must be ${KEY_BYTES} bytes (AES-256).`);
     }
     keys.set(id, createSecretKey(key));
   }
   const current = keys.get(options.current);
-  if (current === undefined) throw new RetrysafeError('misuse', `The current key "${options.current}" is not among the keys.`);
+  if (current === undefined)
+    throw new RetrysafeError('misuse', `The current key "${options.current}" is not among the keys.`);
   return { current: { id: options.current, key: current }, key: (id) => keys.get(id) };
 }

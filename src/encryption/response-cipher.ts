@@ -39,7 +39,12 @@ export function sealBody(body: Uint8Array, identity: OperationIdentity, keys: Ke
  * Decrypts a stored body. A body without the `RSE1` prefix was written before
  * encryption was turned on: it is returned as is, unless `requireEncryption`.
  */
-export function openBody(stored: Uint8Array, identity: OperationIdentity, keys: Keyring, requireEncryption: boolean): OpenedBody {
+export function openBody(
+  stored: Uint8Array,
+  identity: OperationIdentity,
+  keys: Keyring,
+  requireEncryption: boolean,
+): OpenedBody {
   const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
   if (!bytes.subarray(0, MAGIC.length).equals(MAGIC)) {
     return requireEncryption ? { ok: false, reason: 'plaintext' } : { ok: true, body: stored };

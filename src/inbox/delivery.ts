@@ -56,12 +56,22 @@ export function announce<Tx>(options: InboxConsumerOptions<Tx>, outcome: Deliver
 }
 
 /** Checks a delivery and runs it through the inbox; the adapter settles it with the broker by the outcome. */
-export async function processDelivery<Tx>(options: InboxConsumerOptions<Tx>, raw: RawDelivery): Promise<DeliveryOutcome> {
+export async function processDelivery<Tx>(
+  options: InboxConsumerOptions<Tx>,
+  raw: RawDelivery,
+): Promise<DeliveryOutcome> {
   const { id } = raw;
-  if (typeof id !== 'string' || id === '' || Buffer.byteLength(id) > 255) return { kind: 'rejected', reason: 'missing-id' };
+  if (typeof id !== 'string' || id === '' || Buffer.byteLength(id) > 255)
+    return { kind: 'rejected', reason: 'missing-id' };
   const payload = readJsonPayload(raw.content);
   if (!payload.ok) return { kind: 'rejected', reason: 'payload-invalid' };
-  const message: InboxMessage = { id, topic: raw.topic, headers: raw.headers, payload: payload.value, redelivered: raw.redelivered };
+  const message: InboxMessage = {
+    id,
+    topic: raw.topic,
+    headers: raw.headers,
+    payload: payload.value,
+    redelivered: raw.redelivered,
+  };
   try {
     const result = await consume(options.database, options.consumer, id, (tx) => options.handler(message, tx));
     crashPoint('consumer-after-commit');

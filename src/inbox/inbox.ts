@@ -23,7 +23,12 @@ export type InboxResult<T> = { readonly kind: 'processed'; readonly value: T } |
  * `RetrysafeError('store-unavailable')`. The handler gets the data layer's own
  * transaction (`Tx`), like an atomic route's.
  */
-export async function consume<Tx, T>(database: SqlDatabase<Tx>, consumer: InboxConsumer, messageId: string, handler: (tx: Tx) => Promise<T>): Promise<InboxResult<T>> {
+export async function consume<Tx, T>(
+  database: SqlDatabase<Tx>,
+  consumer: InboxConsumer,
+  messageId: string,
+  handler: (tx: Tx) => Promise<T>,
+): Promise<InboxResult<T>> {
   const key = inboxKey(consumer, messageId);
   const store = inboxStore(database);
   return store.transaction((tx) => consumeIn(store, tx, key, handler));
@@ -34,7 +39,12 @@ export async function consume<Tx, T>(database: SqlDatabase<Tx>, consumer: InboxC
  * message in `tx`, then runs the handler there unless it was recorded before.
  * The webhook worker writes more in the same transaction.
  */
-export async function consumeIn<Tx, T>(store: InboxStore<Tx>, tx: Tx, key: InboxKey, handler: (tx: Tx) => Promise<T>): Promise<InboxResult<T>> {
+export async function consumeIn<Tx, T>(
+  store: InboxStore<Tx>,
+  tx: Tx,
+  key: InboxKey,
+  handler: (tx: Tx) => Promise<T>,
+): Promise<InboxResult<T>> {
   if (!(await store.record(tx, key))) return { kind: 'duplicate' };
   return { kind: 'processed', value: await handler(tx) };
 }
@@ -47,8 +57,11 @@ export function pruneInbox<Tx>(database: SqlDatabase<Tx>, options: PruneOptions)
 /** The inbox key of a consumer and a message id, checked. */
 export function inboxKey(consumer: InboxConsumer, messageId: string): InboxKey {
   const { name, generation } = typeof consumer === 'string' ? { name: consumer, generation: 1 } : consumer;
-  if (name === '' || Buffer.byteLength(name) > 255) throw new RetrysafeError('misuse', 'A consumer name must be 1 to 255 bytes long.');
-  if (!Number.isInteger(generation) || generation < 1) throw new RetrysafeError('misuse', `A consumer generation must be a positive integer, got ${generation}.`);
-  if (messageId === '' || Buffer.byteLength(messageId) > 255) throw new RetrysafeError('misuse', 'A message id must be 1 to 255 bytes long.');
+  if (name === '' || Buffer.byteLength(name) > 255)
+    throw new RetrysafeError('misuse', 'A consumer name must be 1 to 255 bytes long.');
+  if (!Number.isInteger(generation) || generation < 1)
+    throw new RetrysafeError('misuse', `A consumer generation must be a positive integer, got ${generation}.`);
+  if (messageId === '' || Buffer.byteLength(messageId) > 255)
+    throw new RetrysafeError('misuse', 'A message id must be 1 to 255 bytes long.');
   return { consumer: name, generation, messageId };
 }

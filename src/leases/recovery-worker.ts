@@ -52,7 +52,10 @@ export class RecoveryWorker<Tx> {
   async runOnce(): Promise<RecoveryReport> {
     const tally: Tally = { examined: 0, completed: 0, unknown: 0, incomplete: 0, lost: 0 };
     const { config } = this.options;
-    const expired = await withinStoreTimeout(config.store.expiredLeases(this.options.batchSize ?? 20, [...this.operations.keys()]), config.storeTimeoutMs);
+    const expired = await withinStoreTimeout(
+      config.store.expiredLeases(this.options.batchSize ?? 20, [...this.operations.keys()]),
+      config.storeTimeoutMs,
+    );
     for (const candidate of expired) {
       tally.examined += 1;
       tally[await this.recover(candidate)] += 1;
@@ -73,13 +76,24 @@ export class RecoveryWorker<Tx> {
 
   /** Takes `candidate` over and runs it, in an attempt span like a request's. */
   private recover(candidate: ExpiredLease): Promise<Exclude<keyof RecoveryReport, 'examined'>> {
-    return traceAttempt(this.options.config, candidate.identity.operation, candidate.mode, (config) => this.takeOver(config, candidate), 'recovery');
+    return traceAttempt(
+      this.options.config,
+      candidate.identity.operation,
+      candidate.mode,
+      (config) => this.takeOver(config, candidate),
+      'recovery',
+    );
   }
 
-  private async takeOver(config: Idempotency<Tx, LeaseStore<Tx>>, candidate: ExpiredLease): Promise<Exclude<keyof RecoveryReport, 'examined'>> {
+  private async takeOver(
+    config: Idempotency<Tx, LeaseStore<Tx>>,
+    candidate: ExpiredLease,
+  ): Promise<Exclude<keyof RecoveryReport, 'examined'>> {
     const operation = this.operations.get(candidate.identity.operation);
     const bounded = <T>(call: Promise<T>): Promise<T> => withinStoreTimeout(call, config.storeTimeoutMs);
-    const lease = await bounded(config.store.takeOver(candidate.identity, candidate.fencingToken, randomUUID(), config.leaseSeconds));
+    const lease = await bounded(
+      config.store.takeOver(candidate.identity, candidate.fencingToken, randomUUID(), config.leaseSeconds),
+    );
     if (lease === undefined) return 'lost';
     config.emit({ type: 'taken-over', identity: lease.identity, attempt: lease.attempt, by: 'recovery' });
     if (operation === undefined || candidate.mode !== 'leased') {

@@ -22,8 +22,16 @@ export interface Resolution {
 export type ResolveResult = { readonly resolved: true } | { readonly resolved: false; readonly why: 'not-unknown' };
 
 /** Settles an `unknown` operation after an operator has reconciled it by hand. */
-export async function resolveOperation<Tx>(config: Idempotency<Tx, Pick<LeaseStore<Tx>, 'resolveUnknown'>>, identity: OperationIdentity, resolution: Resolution): Promise<ResolveResult> {
-  const completion = { state: resolution.state, reply: storedPart(toReply(resolution.reply), config.policy), retention: config.retentionFor(identity) };
+export async function resolveOperation<Tx>(
+  config: Idempotency<Tx, Pick<LeaseStore<Tx>, 'resolveUnknown'>>,
+  identity: OperationIdentity,
+  resolution: Resolution,
+): Promise<ResolveResult> {
+  const completion = {
+    state: resolution.state,
+    reply: storedPart(toReply(resolution.reply), config.policy),
+    retention: config.retentionFor(identity),
+  };
   const resolved = await config.store.resolveUnknown(identity, completion, resolution.reason, resolution.fencingToken);
   return resolved ? { resolved: true } : { resolved: false, why: 'not-unknown' };
 }

@@ -29,12 +29,20 @@ export type TransparentStart =
   | { readonly kind: 'claimed'; readonly attempt: TransparentAttempt };
 
 /** Authenticates, reads the key and the input, and claims the identity; the adapter then runs the route or sends the answer. */
-export function beginTransparent<Req, Input>(config: Idempotency<unknown, LeaseStore<unknown>>, route: TransparentRoute<Req, Input>, incoming: IncomingRequest<Req>): Promise<TransparentStart> {
+export function beginTransparent<Req, Input>(
+  config: Idempotency<unknown, LeaseStore<unknown>>,
+  route: TransparentRoute<Req, Input>,
+  incoming: IncomingRequest<Req>,
+): Promise<TransparentStart> {
   // The span covers the claim: the route then runs in the framework's hands, and the answer's storing is a store span of its own.
   return routeAttempt(config, route, incoming.raw, 'transparent', (own) => claimTransparent(own, route, incoming));
 }
 
-async function claimTransparent<Req, Input>(config: Idempotency<unknown, LeaseStore<unknown>>, route: TransparentRoute<Req, Input>, incoming: IncomingRequest<Req>): Promise<TransparentStart> {
+async function claimTransparent<Req, Input>(
+  config: Idempotency<unknown, LeaseStore<unknown>>,
+  route: TransparentRoute<Req, Input>,
+  incoming: IncomingRequest<Req>,
+): Promise<TransparentStart> {
   const prepared = await prepare(config, route, incoming);
   if (prepared.kind === 'answered') return prepared;
   if (prepared.kind === 'unkeyed') return { kind: 'unkeyed' };
@@ -55,13 +63,17 @@ async function claimTransparent<Req, Input>(config: Idempotency<unknown, LeaseSt
       config.storeTimeoutMs,
     );
     if (claim.kind === 'existing') {
-      return { kind: 'answered', reply: answerExisting(config, identity, decideExisting(claim.record, prepared.fingerprint, prepared.principal)) };
+      return {
+        kind: 'answered',
+        reply: answerExisting(config, identity, decideExisting(claim.record, prepared.fingerprint, prepared.principal)),
+      };
     }
     config.emit({ type: 'claimed', identity, mode: 'transparent' });
     crashPoint('after-claim');
     return { kind: 'claimed', attempt: new TransparentAttempt(config, claim.lease, route.onFailure ?? 'store') };
   } catch (error) {
-    if (isRetrysafeError(error, 'store-unavailable')) return { kind: 'answered', reply: answerStoreUnavailable(config, identity, error) };
+    if (isRetrysafeError(error, 'store-unavailable'))
+      return { kind: 'answered', reply: answerStoreUnavailable(config, identity, error) };
     throw error;
   }
 }
@@ -103,7 +115,10 @@ export class TransparentAttempt {
     const { config, lease } = this;
     const stored = isStoredStatus(reply.status, config.policy) || this.onFailure === 'store';
     config.emit({ type: 'finished', identity: lease.identity, mode: 'transparent', status: reply.status, stored });
-    if (!stored) return this.markUnknown(`The route answered ${reply.status} after it may have had effects; whether they happened is not known.`);
+    if (!stored)
+      return this.markUnknown(
+        `The route answered ${reply.status} after it may have had effects; whether they happened is not known.`,
+      );
     crashPoint('before-complete');
     await this.complete(reply);
     crashPoint('after-complete');
@@ -134,9 +149,17 @@ export class TransparentAttempt {
   async fail(): Promise<void> {
     if (!this.stop()) return;
     const { config } = this;
-    if (this.onFailure === 'unknown') return this.markUnknown('The route threw after it may have had effects; whether they happened is not known.');
-    const detail = 'The route failed after it may have had effects, and this key will not run it again. Check whether the operation took effect before you send it under a new key.';
-    config.emit({ type: 'finished', identity: this.lease.identity, mode: 'transparent', status: problemCatalogue['route-failed'].status, stored: true });
+    if (this.onFailure === 'unknown')
+      return this.markUnknown('The route threw after it may have had effects; whether they happened is not known.');
+    const detail =
+      'The route failed after it may have had effects, and this key will not run it again. Check whether the operation took effect before you send it under a new key.';
+    config.emit({
+      type: 'finished',
+      identity: this.lease.identity,
+      mode: 'transparent',
+      status: problemCatalogue['route-failed'].status,
+      stored: true,
+    });
     await this.complete(problemReply(problem('route-failed', detail), config.problemBase, config.describedBy));
   }
 
@@ -149,12 +172,15 @@ export class TransparentAttempt {
 
   private complete(reply: Reply): Promise<boolean> {
     const { config, lease } = this;
-    return this.write(() => config.store.completeLease(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))));
+    return this.write(() =>
+      config.store.completeLease(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))),
+    );
   }
 
   private async markUnknown(reason: string): Promise<void> {
     const { config, lease } = this;
-    if (await this.write(() => config.store.markUnknown(lease, reason))) config.emit({ type: 'unknown', identity: lease.identity, reason });
+    if (await this.write(() => config.store.markUnknown(lease, reason)))
+      config.emit({ type: 'unknown', identity: lease.identity, reason });
   }
 
   /** Whether the conditional write landed. */

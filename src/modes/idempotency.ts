@@ -11,7 +11,13 @@ import type { OperationStore } from '../store/operation-store.js';
 import { defaultRetention, type Retention } from '../core/retention.js';
 import { NAME_MAX_BYTES, type OperationIdentity } from '../core/identity.js';
 import type { CompletedRecord } from '../core/record.js';
-import { assertDescribedBy, assertWait, checkRetention, resolveRetention, type RetentionSetting } from '../core/route-settings.js';
+import {
+  assertDescribedBy,
+  assertWait,
+  checkRetention,
+  resolveRetention,
+  type RetentionSetting,
+} from '../core/route-settings.js';
 import type { Tracing } from '../core/tracing.js';
 import { tracedStore } from '../store/traced-store.js';
 import { replayCached, type ReplayCacheOptions } from '../store/replay-cache.js';
@@ -130,7 +136,8 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
   const storeTimeoutMs = positive('storeTimeoutMs', options.storeTimeoutMs ?? 5000);
   fitsTransactionLimit(options.store.transactionTimeoutMs, lockTimeoutMs, storeTimeoutMs);
   const { replayCache = false } = options;
-  const cache = replayCache === false ? undefined : replayCached(options.store, replayCache === true ? {} : replayCache);
+  const cache =
+    replayCache === false ? undefined : replayCached(options.store, replayCache === true ? {} : replayCache);
   const store = cache?.store ?? options.store;
   return {
     store: tracing === undefined ? store : tracedStore(store, tracing),
@@ -146,12 +153,17 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     policy: resolvePolicy(options.policy),
     keyLimits: keyLimits(extend(defaultKeyLimits, options.keyLimits ?? {})),
     maxInputDepth: positive('maxInputDepth', options.maxInputDepth ?? 64),
-    retention: typeof options.retention === 'function' ? defaultRetention : checkRetention(extend(defaultRetention, options.retention ?? {})),
+    retention:
+      typeof options.retention === 'function'
+        ? defaultRetention
+        : checkRetention(extend(defaultRetention, options.retention ?? {})),
     retentionFor: (identity) => resolveRetention(options.retention, identity),
     describedBy: options.describedBy,
     problemBase: options.problemBase ?? defaultProblemBase,
     recall: cache?.recall ?? (() => undefined),
-    readFirst: readFirstPolicy(oneOf('readBeforeClaim', options.readBeforeClaim ?? 'auto', ['auto', 'always', 'never'])),
+    readFirst: readFirstPolicy(
+      oneOf('readBeforeClaim', options.readBeforeClaim ?? 'auto', ['auto', 'always', 'never']),
+    ),
     emit: announcer(observers),
   };
 }
@@ -169,7 +181,8 @@ function announcer(observers: readonly Observer[]): (event: RetrysafeEvent) => v
 }
 
 function oneOf<T extends string>(name: string, value: T, allowed: readonly T[]): T {
-  if (!allowed.includes(value)) throw new RetrysafeError('misuse', `${name} must be one of ${allowed.join(', ')}, got ${String(value)}.`);
+  if (!allowed.includes(value))
+    throw new RetrysafeError('misuse', `${name} must be one of ${allowed.join(', ')}, got ${String(value)}.`);
   return value;
 }
 
@@ -178,7 +191,10 @@ export const defaultRetryDelay: BackoffOptions = { baseDelayMs: 1000, maxDelayMs
 
 function backoff(options: BackoffOptions): BackoffOptions {
   if (!(options.baseDelayMs > 0) || !(options.maxDelayMs >= options.baseDelayMs)) {
-    throw new RetrysafeError('misuse', `retryDelay needs 0 < baseDelayMs <= maxDelayMs, got ${options.baseDelayMs} and ${options.maxDelayMs}.`);
+    throw new RetrysafeError(
+      'misuse',
+      `retryDelay needs 0 < baseDelayMs <= maxDelayMs, got ${options.baseDelayMs} and ${options.maxDelayMs}.`,
+    );
   }
   return options;
 }
@@ -204,7 +220,10 @@ function fitsTransactionLimit(limitMs: number | undefined, lockTimeoutMs: number
 function keyLimits(limits: KeyLimits): KeyLimits {
   const { minBytes, maxBytes } = limits;
   if (!Number.isInteger(minBytes) || minBytes < 1 || minBytes > NAME_MAX_BYTES) {
-    throw new RetrysafeError('misuse', `keyLimits.minBytes must be a whole number from 1 to ${NAME_MAX_BYTES}, got ${minBytes}.`);
+    throw new RetrysafeError(
+      'misuse',
+      `keyLimits.minBytes must be a whole number from 1 to ${NAME_MAX_BYTES}, got ${minBytes}.`,
+    );
   }
   if (!Number.isInteger(maxBytes) || maxBytes < minBytes || maxBytes > NAME_MAX_BYTES) {
     throw new RetrysafeError(
@@ -216,6 +235,7 @@ function keyLimits(limits: KeyLimits): KeyLimits {
 }
 
 function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0) throw new RetrysafeError('misuse', `${name} must be a positive number, got ${value}.`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new RetrysafeError('misuse', `${name} must be a positive number, got ${value}.`);
   return value;
 }

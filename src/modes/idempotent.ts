@@ -48,7 +48,11 @@ export type IdempotentOutcome<T> =
  * });
  * if (outcome.kind === 'refused' && outcome.code === 'operation-in-progress') return nackLater(outcome.retryAfterSeconds);
  */
-export async function idempotent<T, Input, Tx>(config: Idempotency<Tx, AtomicStore<Tx> & RecordReader>, work: (tx: Tx, input: Input | undefined) => Promise<T>, options: IdempotentOptions<Input>): Promise<IdempotentOutcome<T>> {
+export async function idempotent<T, Input, Tx>(
+  config: Idempotency<Tx, AtomicStore<Tx> & RecordReader>,
+  work: (tx: Tx, input: Input | undefined) => Promise<T>,
+  options: IdempotentOptions<Input>,
+): Promise<IdempotentOutcome<T>> {
   let replayed = false;
   let refused: ProblemCode | undefined;
   const route: AtomicRoute<undefined, Input | undefined, Tx> = defineRoute({
@@ -66,11 +70,21 @@ export async function idempotent<T, Input, Tx>(config: Idempotency<Tx, AtomicSto
     },
     handler: async ({ tx, input }) => ({ status: 200, body: { value: (await work(tx, input)) ?? null } }),
   });
-  const incoming: IncomingRequest<undefined> = { raw: undefined, method: 'POST', path: options.operation, header: () => undefined, body: options.input };
+  const incoming: IncomingRequest<undefined> = {
+    raw: undefined,
+    method: 'POST',
+    path: options.operation,
+    header: () => undefined,
+    body: options.input,
+  };
   const reply = await runAtomic(config, route, incoming);
   if (refused !== undefined) {
     const retryAfter = reply.headers['retry-after'];
-    return { kind: 'refused', code: refused, retryAfterSeconds: retryAfter === undefined ? undefined : Number(retryAfter) };
+    return {
+      kind: 'refused',
+      code: refused,
+      retryAfterSeconds: retryAfter === undefined ? undefined : Number(retryAfter),
+    };
   }
   const { value } = JSON.parse(Buffer.from(reply.body).toString('utf8')) as { value: T };
   return { kind: replayed ? 'replayed' : 'ran', value };

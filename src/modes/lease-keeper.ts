@@ -52,7 +52,8 @@ export class LeaseKeeper {
 
   private async renew(): Promise<void> {
     try {
-      if (await withinStoreTimeout(this.store.renew(this.lease, this.leaseSeconds), this.storeTimeoutMs)) this.renewed();
+      if (await withinStoreTimeout(this.store.renew(this.lease, this.leaseSeconds), this.storeTimeoutMs))
+        this.renewed();
       else this.lose('Another worker took the lease over.');
     } catch {
       // The store is unreachable: keep trying until the lease would have run out.

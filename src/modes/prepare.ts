@@ -50,7 +50,13 @@ export async function prepare<Req, Input>(
   }
   // The server's own function named it, so the server is at fault; the tenant itself is not echoed.
   const unstorable = tenantDefect(tenant);
-  if (unstorable !== undefined) return refuse(problem('tenant-invalid', `The tenant this route named for the request ${unstorable}, so no operation can be recorded under it.`));
+  if (unstorable !== undefined)
+    return refuse(
+      problem(
+        'tenant-invalid',
+        `The tenant this route named for the request ${unstorable}, so no operation can be recorded under it.`,
+      ),
+    );
   const named = route.principal?.(incoming.raw, tenant);
   const principal = isPromiseLike(named) ? await named : named;
   if (route.principal !== undefined && (principal === undefined || principal === '')) {
@@ -63,33 +69,57 @@ export async function prepare<Req, Input>(
   const keyed = KEYED_METHODS.has(incoming.method.toUpperCase());
   const sent = keyed ? keyOf(route, incoming) : undefined;
   const given = isPromiseLike(sent) ? await sent : sent;
-  const parsed = given === undefined && !(keyed && (route.keyRequired ?? true)) ? undefined : readKey(route, given, config.keyLimits);
+  const parsed =
+    given === undefined && !(keyed && (route.keyRequired ?? true))
+      ? undefined
+      : readKey(route, given, config.keyLimits);
   if (parsed !== undefined && !parsed.ok) {
     const code = parsed.defect === 'missing' ? 'idempotency-key-missing' : 'idempotency-key-invalid';
     return refuse(problem(code, parsed.detail));
   }
   // The parsed body first: its depth bounds the text's scan.
   const defect = inputDefect(incoming.body, config.maxInputDepth) ?? textDefectIn(config, route.operation, incoming);
-  if (defect?.kind === 'too-deep') return refuse(problem('request-body-too-deep', `The request body nests arrays and objects deeper than ${defect.max} levels.`));
+  if (defect?.kind === 'too-deep')
+    return refuse(
+      problem('request-body-too-deep', `The request body nests arrays and objects deeper than ${defect.max} levels.`),
+    );
   if (defect?.kind === 'unsafe-number') {
-    const detail = 'The request body holds a number that a double cannot hold exactly (an integer beyond ±9007199254740991, or more digits than a double keeps), so it cannot be compared exactly; send it as a string.';
+    const detail =
+      'The request body holds a number that a double cannot hold exactly (an integer beyond ±9007199254740991, or more digits than a double keeps), so it cannot be compared exactly; send it as a string.';
     return refuse(problem('request-body-number-unsafe', detail));
   }
-  if (defect?.kind === 'not-utf8') return refuse(problem('request-body-not-utf8', 'The request body holds bytes that are not UTF-8.'));
-  if (defect?.kind === 'duplicate-member') return refuse(problem('request-body-duplicate-member', 'An object in the request body names the same member twice.'));
-  const checked = route.input === undefined ? { valid: true as const, value: incoming.body as Input } : route.input(incoming.raw, incoming.body);
+  if (defect?.kind === 'not-utf8')
+    return refuse(problem('request-body-not-utf8', 'The request body holds bytes that are not UTF-8.'));
+  if (defect?.kind === 'duplicate-member')
+    return refuse(
+      problem('request-body-duplicate-member', 'An object in the request body names the same member twice.'),
+    );
+  const checked =
+    route.input === undefined
+      ? { valid: true as const, value: incoming.body as Input }
+      : route.input(incoming.raw, incoming.body);
   const validation = isPromiseLike(checked) ? await checked : checked;
   if (!validation.valid) return answer(toReply(validation.reply));
   const input = validation.value;
   if (parsed === undefined) return { kind: 'unkeyed', tenant, input };
-  const selected = route.fingerprint === undefined ? { method: incoming.method.toUpperCase(), path: incoming.path, body: input } : route.fingerprint(incoming.raw, input);
+  const selected =
+    route.fingerprint === undefined
+      ? { method: incoming.method.toUpperCase(), path: incoming.path, body: input }
+      : route.fingerprint(incoming.raw, input);
   const hashed = fingerprintOf(selected);
   if (hashed === undefined) {
     // JSON.parse accepts what canonical JSON cannot hold, such as a lone surrogate.
     return refuse(problem('request-body-invalid', 'The request holds a value that has no canonical JSON form.'));
   }
   const identity = { tenant, operation: route.operation, key: parsed.key };
-  return { kind: 'keyed', tenant, input, identity, fingerprint: hashed, principal: principal === undefined ? undefined : principalDigest(identity, principal) };
+  return {
+    kind: 'keyed',
+    tenant,
+    input,
+    identity,
+    fingerprint: hashed,
+    principal: principal === undefined ? undefined : principalDigest(identity, principal),
+  };
 }
 
 /**
@@ -102,13 +132,21 @@ function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
 }
 
 /** The key as the request carries it: the route's `key` function, or the `Idempotency-Key` header. */
-function keyOf<Req>(route: RouteDefinition<Req, unknown>, incoming: IncomingRequest<Req>): Promise<string | readonly string[] | undefined> | string | readonly string[] | undefined {
+function keyOf<Req>(
+  route: RouteDefinition<Req, unknown>,
+  incoming: IncomingRequest<Req>,
+): Promise<string | readonly string[] | undefined> | string | readonly string[] | undefined {
   return route.key === undefined ? incoming.header('idempotency-key') : route.key(incoming.raw, incoming.body);
 }
 
-function readKey<Req>(route: RouteDefinition<Req, unknown>, given: string | readonly string[] | undefined, limits: KeyLimits): ParsedKey {
+function readKey<Req>(
+  route: RouteDefinition<Req, unknown>,
+  given: string | readonly string[] | undefined,
+  limits: KeyLimits,
+): ParsedKey {
   if (route.key === undefined) return parseIdempotencyKey(given, limits);
-  if (typeof given !== 'string') return { ok: false, defect: 'missing', detail: 'This request must carry an idempotency key.' };
+  if (typeof given !== 'string')
+    return { ok: false, defect: 'missing', detail: 'This request must carry an idempotency key.' };
   return checkKey(given, limits, 'The idempotency key');
 }
 
@@ -126,7 +164,11 @@ function fingerprintOf(selected: unknown): Fingerprint | undefined {
  * text there is nothing to read: undefined, and the application is told
  * (once per operation) that its adapter keeps no text.
  */
-function textDefectIn(config: Idempotency<unknown, unknown>, operation: string, incoming: IncomingRequest<unknown>): TextDefect | undefined {
+function textDefectIn(
+  config: Idempotency<unknown, unknown>,
+  operation: string,
+  incoming: IncomingRequest<unknown>,
+): TextDefect | undefined {
   const { rawBody } = incoming;
   const type = incoming.header('content-type');
   if (incoming.body === undefined || !isJsonMediaType(typeof type === 'string' ? type : type?.[0])) return undefined;

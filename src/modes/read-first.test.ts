@@ -3,7 +3,12 @@ import { idempotency } from './idempotency.js';
 import { readFirstPolicy } from './read-first.js';
 import type { OperationStore } from '../store/operation-store.js';
 
-const observeMany = (policy: ReturnType<typeof readFirstPolicy>, operation: string, replay: boolean, times: number): void => {
+const observeMany = (
+  policy: ReturnType<typeof readFirstPolicy>,
+  operation: string,
+  replay: boolean,
+  times: number,
+): void => {
   for (let i = 0; i < times; i += 1) policy(operation).observe(replay);
 };
 
@@ -44,6 +49,8 @@ describe('reading before the claim', () => {
 
   it('refuses an unknown choice when the configuration is built', () => {
     const store = {} as OperationStore<unknown>;
-    expect(() => idempotency({ store, readBeforeClaim: 'sometimes' as 'auto' })).toThrow(/readBeforeClaim must be one of auto, always, never/);
+    expect(() => idempotency({ store, readBeforeClaim: 'sometimes' as 'auto' })).toThrow(
+      /readBeforeClaim must be one of auto, always, never/,
+    );
   });
 });

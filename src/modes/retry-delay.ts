@@ -6,7 +6,11 @@ import { backoffCeiling, backoffDelay, type BackoffOptions } from '../client/bac
  * other half. The fixed half keeps a worker from retrying at once; the random
  * half keeps operations that failed together from retrying together.
  */
-export function retryDelaySeconds(attempt: number, options: BackoffOptions, random: () => number = Math.random): number {
+export function retryDelaySeconds(
+  attempt: number,
+  options: BackoffOptions,
+  random: () => number = Math.random,
+): number {
   const retry = attempt - 1;
   return (backoffCeiling(retry, options) + backoffDelay(retry, options, random)) / 2 / 1000;
 }

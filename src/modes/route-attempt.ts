@@ -9,16 +9,25 @@ import { extend } from '../core/extend.js';
 import type { OperationIdentity } from '../core/identity.js';
 
 /** The parts of a route that shape its attempts. */
-type AttemptRoute<Req> = Pick<RouteDefinition<Req, unknown>, 'operation' | 'onReplay' | 'onConflict' | 'onRefusal'> & RouteSettings;
+type AttemptRoute<Req> = Pick<RouteDefinition<Req, unknown>, 'operation' | 'onReplay' | 'onConflict' | 'onRefusal'> &
+  RouteSettings;
 
 /**
  * Runs one attempt of `route` with the configuration as the route sees it:
  * its own settings, its hooks called from the events the attempt emits, and
  * its span. Every mode starts its attempts here.
  */
-export function routeAttempt<Req, C extends Idempotency<unknown, unknown>, T>(config: C, route: AttemptRoute<Req>, request: Req, mode: OperationMode, work: (config: C) => Promise<T>): Promise<T> {
+export function routeAttempt<Req, C extends Idempotency<unknown, unknown>, T>(
+  config: C,
+  route: AttemptRoute<Req>,
+  request: Req,
+  mode: OperationMode,
+  work: (config: C) => Promise<T>,
+): Promise<T> {
   const own = forRoute(config, route);
-  const withHooks = hasHooks(route) ? extend(own, { emit: (event: RetrysafeEvent) => notify([own.emit, routeHooks(route, request)], event) }) : own;
+  const withHooks = hasHooks(route)
+    ? extend(own, { emit: (event: RetrysafeEvent) => notify([own.emit, routeHooks(route, request)], event) })
+    : own;
   return traceAttempt(withHooks, route.operation, mode, work);
 }
 
@@ -34,7 +43,8 @@ function routeHooks<Req>(route: AttemptRoute<Req>, request: Req): Observer {
     if (event.type !== 'problem') return;
     const { code } = event;
     const refusal = { request, operation, identity: event.identity, code, status: problemCatalogue[code].status };
-    if (code === 'operation-in-progress' || code === 'fingerprint-mismatch') notify([() => route.onConflict?.(refusal)], event);
+    if (code === 'operation-in-progress' || code === 'fingerprint-mismatch')
+      notify([() => route.onConflict?.(refusal)], event);
     route.onRefusal?.(refusal);
   };
 }
@@ -44,6 +54,7 @@ export function forRoute<C extends Idempotency<unknown, unknown>>(config: C, rou
   if (route.describedBy === undefined && route.retention === undefined) return config;
   return extend(config, {
     describedBy: route.describedBy ?? config.describedBy,
-    retentionFor: (identity: OperationIdentity) => resolveRetention(route.retention, identity, config.retentionFor(identity)),
+    retentionFor: (identity: OperationIdentity) =>
+      resolveRetention(route.retention, identity, config.retentionFor(identity)),
   });
 }

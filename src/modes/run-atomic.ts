@@ -1,4 +1,10 @@
-import { answerExisting, answerProblem, answerStatementTimeout, answerStoreUnavailable, answerTransactionAborted } from '../core/answer/answers.js';
+import {
+  answerExisting,
+  answerProblem,
+  answerStatementTimeout,
+  answerStoreUnavailable,
+  answerTransactionAborted,
+} from '../core/answer/answers.js';
 import { crashPoint } from '../core/crash-point.js';
 import { isRetrysafeError } from '../core/errors.js';
 import type { Idempotency } from './idempotency.js';
@@ -17,11 +23,19 @@ import type { RecordReader } from '../store/record-reader.js';
  * stored outcome commit in one transaction, or nothing does. Handler errors are
  * rethrown after the rollback, for the framework's error handling.
  */
-export function runAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore<Tx> & RecordReader>, route: AtomicRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+export function runAtomic<Req, Input, Tx>(
+  config: Idempotency<Tx, AtomicStore<Tx> & RecordReader>,
+  route: AtomicRoute<Req, Input, Tx>,
+  incoming: IncomingRequest<Req>,
+): Promise<Reply> {
   return routeAttempt(config, route, incoming.raw, 'atomic', (own) => attemptAtomic(own, route, incoming));
 }
 
-async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore<Tx> & RecordReader>, route: AtomicRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+async function attemptAtomic<Req, Input, Tx>(
+  config: Idempotency<Tx, AtomicStore<Tx> & RecordReader>,
+  route: AtomicRoute<Req, Input, Tx>,
+  incoming: IncomingRequest<Req>,
+): Promise<Reply> {
   const prepared = await prepare(config, route, incoming);
   if (prepared.kind === 'answered') return prepared.reply;
   const { tenant, input } = prepared;
@@ -59,7 +73,9 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore
       clock.enterStore(config.storeTimeoutMs);
       return await clock.race(
         config.store.transaction(async (tx) => {
-          const reply = await handle(async () => toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity })));
+          const reply = await handle(async () =>
+            toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity })),
+          );
           clock.enterStore(config.storeTimeoutMs);
           return reply;
         }),
@@ -79,31 +95,48 @@ async function attemptAtomic<Req, Input, Tx>(config: Idempotency<Tx, AtomicStore
     clock.enterStore(config.storeTimeoutMs + lockTimeoutMs);
     const started = performance.now();
     const reply = await clock.race(
-      config.store.atomic({ identity: claimed, fingerprint: prepared.fingerprint, principal: prepared.principal, lockTimeoutMs, statementTimeoutMs: config.statementTimeoutMs }, async ({ claim, tx }) => {
-        clock.leaveStore();
-        if (claim.kind !== 'busy') readFirst.observe(claim.kind === 'existing' && claim.record.state !== 'in_progress');
-        if (claim.kind !== 'claimed') {
-          if (claim.kind === 'busy' || claim.waited) config.emit({ type: 'lock-wait', identity: claimed, ms: performance.now() - started });
-          return rollBack(
-            claim.kind === 'busy'
-              ? answerProblem(config, claimed, inProgress(config.retryAfterSeconds))
-              : answerExisting(config, claimed, decideExisting(claim.record, prepared.fingerprint, prepared.principal)),
+      config.store.atomic(
+        {
+          identity: claimed,
+          fingerprint: prepared.fingerprint,
+          principal: prepared.principal,
+          lockTimeoutMs,
+          statementTimeoutMs: config.statementTimeoutMs,
+        },
+        async ({ claim, tx }) => {
+          clock.leaveStore();
+          if (claim.kind !== 'busy')
+            readFirst.observe(claim.kind === 'existing' && claim.record.state !== 'in_progress');
+          if (claim.kind !== 'claimed') {
+            if (claim.kind === 'busy' || claim.waited)
+              config.emit({ type: 'lock-wait', identity: claimed, ms: performance.now() - started });
+            return rollBack(
+              claim.kind === 'busy'
+                ? answerProblem(config, claimed, inProgress(config.retryAfterSeconds))
+                : answerExisting(
+                    config,
+                    claimed,
+                    decideExisting(claim.record, prepared.fingerprint, prepared.principal),
+                  ),
+            );
+          }
+          crashPoint('after-claim');
+          config.emit({ type: 'claimed', identity: claimed, mode: 'atomic' });
+          const reply = await handle(async () =>
+            toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity: claimed })),
           );
-        }
-        crashPoint('after-claim');
-        config.emit({ type: 'claimed', identity: claimed, mode: 'atomic' });
-        const reply = await handle(async () => toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity: claimed })));
-        const stored = isStoredStatus(reply.status, config.policy);
-        config.emit({ type: 'finished', identity: claimed, mode: 'atomic', status: reply.status, stored });
-        if (!stored) return rollBack(reply);
-        clock.enterStore(config.storeTimeoutMs);
-        const completion = completionOf(reply, config.policy, config.retentionFor(claimed));
-        // The record is written with the commit, so this is the last point before both.
-        crashPoint('before-commit');
-        return { commit: true, value: reply, completion };
-      },
-      // A writer that did not wait for the claim stored a record first: everything rolled back, the record answers.
-      (record) => answerExisting(config, claimed, decideExisting(record, prepared.fingerprint, prepared.principal))),
+          const stored = isStoredStatus(reply.status, config.policy);
+          config.emit({ type: 'finished', identity: claimed, mode: 'atomic', status: reply.status, stored });
+          if (!stored) return rollBack(reply);
+          clock.enterStore(config.storeTimeoutMs);
+          const completion = completionOf(reply, config.policy, config.retentionFor(claimed));
+          // The record is written with the commit, so this is the last point before both.
+          crashPoint('before-commit');
+          return { commit: true, value: reply, completion };
+        },
+        // A writer that did not wait for the claim stored a record first: everything rolled back, the record answers.
+        (record) => answerExisting(config, claimed, decideExisting(record, prepared.fingerprint, prepared.principal)),
+      ),
     );
     crashPoint('after-commit');
     return reply;

@@ -23,11 +23,19 @@ import { extend } from '../core/extend.js';
  * finds the lease expired takes the operation over and resumes it from its
  * recovery points. Handler errors are rethrown for the framework.
  */
-export function runLeased<Req, Input, Tx>(config: Idempotency<Tx, LeaseStore<Tx>>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+export function runLeased<Req, Input, Tx>(
+  config: Idempotency<Tx, LeaseStore<Tx>>,
+  route: LeasedRoute<Req, Input, Tx>,
+  incoming: IncomingRequest<Req>,
+): Promise<Reply> {
   return routeAttempt(config, route, incoming.raw, 'leased', (own) => attemptLeased(own, route, incoming));
 }
 
-async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx, LeaseStore<Tx>>, route: LeasedRoute<Req, Input, Tx>, incoming: IncomingRequest<Req>): Promise<Reply> {
+async function attemptLeased<Req, Input, Tx>(
+  config: Idempotency<Tx, LeaseStore<Tx>>,
+  route: LeasedRoute<Req, Input, Tx>,
+  incoming: IncomingRequest<Req>,
+): Promise<Reply> {
   const prepared = await prepare(config, extend(route, { keyRequired: true }), incoming);
   if (prepared.kind === 'answered') return prepared.reply;
   if (prepared.kind === 'unkeyed') {
@@ -57,7 +65,8 @@ async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx, LeaseStore<
       lease = claim.lease;
     } else {
       const { record } = claim;
-      if (!isResumable(record, prepared)) return answerExisting(config, identity, decideExisting(record, prepared.fingerprint, prepared.principal));
+      if (!isResumable(record, prepared))
+        return answerExisting(config, identity, decideExisting(record, prepared.fingerprint, prepared.principal));
       const taken = await bounded(config.store.takeOver(identity, record.fencingToken, owner, config.leaseSeconds));
       if (taken === undefined) return inProgressNow();
       config.emit({ type: 'taken-over', identity, attempt: taken.attempt, by: 'retry' });
@@ -72,7 +81,14 @@ async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx, LeaseStore<
       case 'lost':
         return inProgressNow();
       case 'unknown':
-        return answerProblem(config, identity, problem('outcome-unknown', 'The outcome of this operation could not be confirmed; it is awaiting reconciliation and will not run again.'));
+        return answerProblem(
+          config,
+          identity,
+          problem(
+            'outcome-unknown',
+            'The outcome of this operation could not be confirmed; it is awaiting reconciliation and will not run again.',
+          ),
+        );
       case 'threw':
         throw run.error;
     }
@@ -83,7 +99,10 @@ async function attemptLeased<Req, Input, Tx>(config: Idempotency<Tx, LeaseStore<
 }
 
 /** An expired lease on the same request of the same principal: the retry may take the operation over. */
-function isResumable(record: OperationRecord, request: { readonly fingerprint: Fingerprint; readonly principal: PrincipalDigest | undefined }): record is InProgressRecord {
+function isResumable(
+  record: OperationRecord,
+  request: { readonly fingerprint: Fingerprint; readonly principal: PrincipalDigest | undefined },
+): record is InProgressRecord {
   return (
     record.state === 'in_progress' &&
     record.mode === 'leased' &&

@@ -31,7 +31,11 @@ export type LeaseRun =
  * unfinished ones are reconciled first when an earlier attempt may have
  * started them, and every write is fenced by the lease.
  */
-export async function runWithLease<Input, Tx>(given: Idempotency<Tx, LeaseStore<Tx>>, operation: LeasedOperation<Input, Tx>, lease: Lease): Promise<LeaseRun> {
+export async function runWithLease<Input, Tx>(
+  given: Idempotency<Tx, LeaseStore<Tx>>,
+  operation: LeasedOperation<Input, Tx>,
+  lease: Lease,
+): Promise<LeaseRun> {
   // A recovery worker applies the route's own settings too.
   const config = forRoute(given, operation);
   const { store, leaseSeconds } = config;
@@ -52,7 +56,11 @@ export async function runWithLease<Input, Tx>(given: Idempotency<Tx, LeaseStore<
   let withoutEffect: unknown;
   const began = Date.now();
 
-  const call = (name: string): StepCall => ({ idempotencyKey: downstreamKey(lease.identity, name), fencingToken: lease.fencingToken, signal: keeper.signal });
+  const call = (name: string): StepCall => ({
+    idempotencyKey: downstreamKey(lease.identity, name),
+    fencingToken: lease.fencingToken,
+    signal: keeper.signal,
+  });
   const record = async <T>(name: string, result: T): Promise<T> => {
     if (!(await bounded(store.checkpoint(lease, name, result, leaseSeconds)))) throw lost();
     keeper.renewed();
@@ -69,7 +77,11 @@ export async function runWithLease<Input, Tx>(given: Idempotency<Tx, LeaseStore<
       'were the steps renamed or reordered between attempts? Step names are part of the operation; change its @version to change them.';
     throw new RetrysafeError('steps-changed', changed);
   };
-  const stepAttributes = (name: string, kind: 'call' | 'local'): SpanAttributes => ({ 'retrysafe.operation': lease.identity.operation, 'retrysafe.step': name, 'retrysafe.step.kind': kind });
+  const stepAttributes = (name: string, kind: 'call' | 'local'): SpanAttributes => ({
+    'retrysafe.operation': lease.identity.operation,
+    'retrysafe.step': name,
+    'retrysafe.step.kind': kind,
+  });
   const context: LeasedContext<Input, Tx> = {
     input: lease.input as Input,
     identity: lease.identity,
@@ -79,7 +91,9 @@ export async function runWithLease<Input, Tx>(given: Idempotency<Tx, LeaseStore<
     async step<T>(name: string, run: (call: StepCall) => Promise<T>, options: StepOptions<T> = {}): Promise<T> {
       keeper.assertHeld();
       if (done.has(name)) return done.get(name) as T;
-      return await inSpan(config.tracing, 'retrysafe step', stepAttributes(name, 'call'), () => runStep(name, run, options));
+      return await inSpan(config.tracing, 'retrysafe step', stepAttributes(name, 'call'), () =>
+        runStep(name, run, options),
+      );
     },
     async local<T>(name: string, work: (tx: Tx) => Promise<T>): Promise<T> {
       keeper.assertHeld();
@@ -104,7 +118,8 @@ export async function runWithLease<Input, Tx>(given: Idempotency<Tx, LeaseStore<
       result = await run(call(name));
     } catch (error) {
       // The call may have landed before it failed (a dropped connection): ask before giving up.
-      const found = options.reconcile === undefined ? undefined : await options.reconcile(call(name)).catch(() => undefined);
+      const found =
+        options.reconcile === undefined ? undefined : await options.reconcile(call(name)).catch(() => undefined);
       if (found?.found === false) withoutEffect = error;
       if (found?.found !== true) throw error;
       result = found.result;
@@ -140,7 +155,9 @@ export async function runWithLease<Input, Tx>(given: Idempotency<Tx, LeaseStore<
     config.emit({ type: 'finished', identity: lease.identity, mode: 'leased', status: reply.status, stored });
     if (!stored) return (await giveUp(`The handler answered ${reply.status}.`, true)) ?? { kind: 'not-stored', reply };
     crashPoint('before-complete');
-    const completed = await bounded(store.completeLease(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))));
+    const completed = await bounded(
+      store.completeLease(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))),
+    );
     crashPoint('after-complete');
     return completed ? { kind: 'completed', reply } : fenced();
   } catch (error) {
@@ -148,7 +165,12 @@ export async function runWithLease<Input, Tx>(given: Idempotency<Tx, LeaseStore<
     if (isRetrysafeError(error, 'lease-lost')) return fenced();
     if (isRetrysafeError(error, 'store-unavailable')) throw error;
     if (changed !== undefined) return stop(changed);
-    return (await giveUp(error instanceof Error ? error.message : String(error), error !== withoutEffect)) ?? { kind: 'threw', error };
+    return (
+      (await giveUp(error instanceof Error ? error.message : String(error), error !== withoutEffect)) ?? {
+        kind: 'threw',
+        error,
+      }
+    );
   }
 
   /**
@@ -161,14 +183,24 @@ export async function runWithLease<Input, Tx>(given: Idempotency<Tx, LeaseStore<
     if (lease.attempt === 1 && !touched) return (await bounded(store.abandon(lease))) ? undefined : fenced();
     const failures = lease.failures + (counted ? 1 : 0);
     if (failures >= config.maxAttempts) {
-      return stop(`${failures} of ${config.maxAttempts} attempts failed after a step may have taken effect; the last (attempt ${lease.attempt}): ${reason}`);
+      return stop(
+        `${failures} of ${config.maxAttempts} attempts failed after a step may have taken effect; the last (attempt ${lease.attempt}): ${reason}`,
+      );
     }
     if (lease.ageSeconds + (Date.now() - began) / 1000 >= config.giveUpAfterSeconds) {
-      return stop(`Attempt ${lease.attempt} failed past the give-up horizon of ${config.giveUpAfterSeconds} s after a step may have taken effect: ${reason}`);
+      return stop(
+        `Attempt ${lease.attempt} failed past the give-up horizon of ${config.giveUpAfterSeconds} s after a step may have taken effect: ${reason}`,
+      );
     }
     const delaySeconds = retryDelaySeconds(lease.attempt, config.retryDelay);
     if (!(await bounded(store.release(lease, { delaySeconds, counted })))) return fenced();
-    config.emit({ type: 'released', identity: lease.identity, attempt: lease.attempt, retryInSeconds: delaySeconds, reason });
+    config.emit({
+      type: 'released',
+      identity: lease.identity,
+      attempt: lease.attempt,
+      retryInSeconds: delaySeconds,
+      reason,
+    });
     return undefined;
   }
 

@@ -31,7 +31,11 @@ export class StoreClock {
 
   leaveStore(): void {
     this.clear();
-    if (this.timedOut) throw new RetrysafeError('store-unavailable', 'The operation store answered after the request had given up on it.');
+    if (this.timedOut)
+      throw new RetrysafeError(
+        'store-unavailable',
+        'The operation store answered after the request had given up on it.',
+      );
   }
 
   /** Settles with `work`, or rejects when a store phase overruns. */

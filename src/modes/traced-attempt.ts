@@ -11,7 +11,18 @@ import { extend } from '../core/extend.js';
  * a key where none is needed, or input the route found invalid; `released`
  * is a leased attempt that failed after a step and was kept for a later one.
  */
-export type AttemptOutcome = 'new' | 'resumed' | 'replayed' | 'conflict' | 'mismatch' | 'refused' | 'store-unavailable' | 'unknown' | 'fenced' | 'released' | 'unclaimed';
+export type AttemptOutcome =
+  | 'new'
+  | 'resumed'
+  | 'replayed'
+  | 'conflict'
+  | 'mismatch'
+  | 'refused'
+  | 'store-unavailable'
+  | 'unknown'
+  | 'fenced'
+  | 'released'
+  | 'unclaimed';
 
 /** The outcome after `event`; `problem` events only decide when nothing more precise did. */
 function outcomeAfter(event: RetrysafeEvent, current: AttemptOutcome): AttemptOutcome {
@@ -70,14 +81,19 @@ export function traceAttempt<C extends Idempotency<unknown, unknown>, T>(
 ): Promise<T> {
   const { tracing } = config;
   if (tracing === undefined) return work(config);
-  const base = { 'retrysafe.operation': operation, 'retrysafe.mode': mode, ...(origin === 'recovery' ? { 'retrysafe.recovery': true } : {}) };
+  const base = {
+    'retrysafe.operation': operation,
+    'retrysafe.mode': mode,
+    ...(origin === 'recovery' ? { 'retrysafe.recovery': true } : {}),
+  };
   return tracing.active(`retrysafe ${mode}`, 'internal', base, async (span) => {
     let outcome: AttemptOutcome = 'unclaimed';
     const details: Record<string, string | number | boolean> = {};
     const emit = (event: RetrysafeEvent): void => {
       outcome = outcomeAfter(event, outcome);
       if (event.type === 'problem') details['retrysafe.problem'] = event.code;
-      if (event.type === 'finished') Object.assign(details, { 'retrysafe.handler.status': event.status, 'retrysafe.stored': event.stored });
+      if (event.type === 'finished')
+        Object.assign(details, { 'retrysafe.handler.status': event.status, 'retrysafe.stored': event.stored });
       if (event.type === 'lock-wait') {
         const now = Date.now();
         tracing.start('retrysafe lock-wait', base, now - event.ms).end(now);

@@ -48,7 +48,13 @@ abstract class ExposedMetric implements CollectableMetric {
   ) {}
 
   async get(): Promise<MetricSnapshot> {
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: await this.samples() };
+    return {
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      aggregator: this.aggregator,
+      values: await this.samples(),
+    };
   }
 
   abstract reset(): void;
@@ -119,7 +125,13 @@ export class ExposedHistogram extends ExposedMetric {
   protected samples(): Promise<readonly Sample[]> {
     const samples: Sample[] = [];
     for (const { labels, buckets, sum, count } of this.series.values()) {
-      this.bounds.forEach((bound, i) => samples.push({ metricName: `${this.name}_bucket`, labels: extend(labels, { le: String(bound) }), value: buckets[i] ?? 0 }));
+      this.bounds.forEach((bound, i) =>
+        samples.push({
+          metricName: `${this.name}_bucket`,
+          labels: extend(labels, { le: String(bound) }),
+          value: buckets[i] ?? 0,
+        }),
+      );
       samples.push({ metricName: `${this.name}_bucket`, labels: extend(labels, { le: '+Inf' }), value: count });
       samples.push({ metricName: `${this.name}_sum`, labels, value: sum });
       samples.push({ metricName: `${this.name}_count`, labels, value: count });

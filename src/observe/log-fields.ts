@@ -25,8 +25,14 @@ const LOGGED_ELSEWHERE = new Set(['fingerprint-mismatch', 'operation-in-progress
  */
 export function logFields(event: RetrysafeEvent, identitySecret: string | Uint8Array): LogEntry | undefined {
   const base: LogFields =
-    event.identity === undefined ? { event: event.type } : { event: event.type, op: identityHash(event.identity, identitySecret), operation: event.identity.operation };
-  const entry = (level: LogLevel, message: string, fields: LogFields = {}): LogEntry => ({ level, message, fields: extend(base, fields) });
+    event.identity === undefined
+      ? { event: event.type }
+      : { event: event.type, op: identityHash(event.identity, identitySecret), operation: event.identity.operation };
+  const entry = (level: LogLevel, message: string, fields: LogFields = {}): LogEntry => ({
+    level,
+    message,
+    fields: extend(base, fields),
+  });
   switch (event.type) {
     case 'claimed':
       return entry('info', 'operation claimed', { mode: event.mode });
@@ -47,13 +53,22 @@ export function logFields(event: RetrysafeEvent, identitySecret: string | Uint8A
     case 'taken-over':
       return entry('warn', 'expired lease taken over', { attempt: event.attempt, by: event.by });
     case 'released':
-      return entry('warn', 'attempt failed after a step: kept for a later attempt', { attempt: event.attempt, retryInSeconds: event.retryInSeconds });
+      return entry('warn', 'attempt failed after a step: kept for a later attempt', {
+        attempt: event.attempt,
+        retryInSeconds: event.retryInSeconds,
+      });
     case 'unknown':
       return entry('error', 'outcome unknown: needs reconciliation');
     case 'problem':
-      return LOGGED_ELSEWHERE.has(event.code) ? undefined : entry('info', 'answered with a problem', { code: event.code });
+      return LOGGED_ELSEWHERE.has(event.code)
+        ? undefined
+        : entry('info', 'answered with a problem', { code: event.code });
     case 'raw-body-missing':
-      return entry('warn', "JSON bodies arrive without their text: numbers beyond a double's precision are compared as rounded", { operation: event.operation });
+      return entry(
+        'warn',
+        "JSON bodies arrive without their text: numbers beyond a double's precision are compared as rounded",
+        { operation: event.operation },
+      );
     default:
       return unlogged(event);
   }
@@ -72,6 +87,7 @@ function errorFields(error: unknown): LogFields {
     fields.error = error.message;
   }
   const cause = isRetrysafeError(error) ? error.cause : error;
-  if (typeof cause === 'object' && cause !== null && 'code' in cause && typeof cause.code === 'string') fields.causeCode = cause.code;
+  if (typeof cause === 'object' && cause !== null && 'code' in cause && typeof cause.code === 'string')
+    fields.causeCode = cause.code;
   return fields;
 }

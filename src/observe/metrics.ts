@@ -19,15 +19,22 @@ export const defaultLockWaitBuckets: readonly number[] = [0.005, 0.01, 0.025, 0.
  */
 export function metricsObserver(registry: RegistryLike, options: MetricsOptions = {}): Observer {
   const prefix = options.prefix ?? 'retrysafe_';
-  const counter = (name: string, help: string): ExposedCounter => new ExposedCounter(`${prefix}${name}`, help).register(registry);
-  const claimed = counter('operations_claimed_total', 'New operations: first attempts that claimed their key, by mode.');
+  const counter = (name: string, help: string): ExposedCounter =>
+    new ExposedCounter(`${prefix}${name}`, help).register(registry);
+  const claimed = counter(
+    'operations_claimed_total',
+    'New operations: first attempts that claimed their key, by mode.',
+  );
   const finished = counter('operations_finished_total', 'Attempts whose handler answered, by mode and status class.');
   const replays = counter('replays_total', 'Retries answered with the stored response.');
   const mismatches = counter('fingerprint_mismatches_total', 'Keys reused with a different request (422).');
   const conflicts = counter('conflicts_total', 'Duplicates that found the first attempt still running (409).');
   const fenced = counter('fenced_writes_total', 'Writes refused because the worker had lost its lease.');
   const takeOvers = counter('take_overs_total', 'Expired leases taken over by a retry or a recovery worker.');
-  const released = counter('attempts_released_total', 'Leased attempts that failed after a step and were kept for a later attempt.');
+  const released = counter(
+    'attempts_released_total',
+    'Leased attempts that failed after a step and were kept for a later attempt.',
+  );
   const unknown = counter('unknown_outcomes_total', 'Operations marked unknown: they need reconciliation.');
   const storeErrors = counter('store_errors_total', 'Requests answered 503 because the store failed or was too slow.');
   const problems = counter('problems_total', 'Answers retrysafe gave itself, by problem code.');
@@ -42,7 +49,12 @@ export function metricsObserver(registry: RegistryLike, options: MetricsOptions 
       case 'claimed':
         return claimed.inc(extend(operationOf(event.identity), { mode: event.mode }));
       case 'finished':
-        return finished.inc(extend(operationOf(event.identity), { mode: event.mode, status_class: `${Math.floor(event.status / 100)}xx` }));
+        return finished.inc(
+          extend(operationOf(event.identity), {
+            mode: event.mode,
+            status_class: `${Math.floor(event.status / 100)}xx`,
+          }),
+        );
       case 'replayed':
         return replays.inc(operationOf(event.identity));
       case 'fingerprint-mismatch':
@@ -62,7 +74,9 @@ export function metricsObserver(registry: RegistryLike, options: MetricsOptions 
       case 'unknown':
         return unknown.inc(operationOf(event.identity));
       case 'problem':
-        return problems.inc(event.operation === undefined ? { code: event.code } : { operation: event.operation, code: event.code });
+        return problems.inc(
+          event.operation === undefined ? { code: event.code } : { operation: event.operation, code: event.code },
+        );
       case 'raw-body-missing':
         // A warning about the setup, told once per operation: the log says it.
         return;

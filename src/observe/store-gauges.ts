@@ -22,9 +22,16 @@ export interface StoreGaugesOptions {
  * source share one query per scrape. When a source cannot answer, its gauges
  * report no sample rather than failing the scrape.
  */
-export function collectStoreGauges(registry: RegistryLike, store: Pick<MaintenanceStore, 'stats'>, options: StoreGaugesOptions = {}): void {
+export function collectStoreGauges(
+  registry: RegistryLike,
+  store: Pick<MaintenanceStore, 'stats'>,
+  options: StoreGaugesOptions = {},
+): void {
   const prefix = options.prefix ?? 'retrysafe_';
-  const gauges = <T>(read: () => Promise<T>, list: readonly (readonly [name: string, help: string, pick: (value: T) => number])[]): void => {
+  const gauges = <T>(
+    read: () => Promise<T>,
+    list: readonly (readonly [name: string, help: string, pick: (value: T) => number])[],
+  ): void => {
     const source = sharedPerScrape(read);
     for (const [name, help, pick] of list) {
       const samples = async (): Promise<readonly Sample[]> => {
@@ -37,8 +44,16 @@ export function collectStoreGauges(registry: RegistryLike, store: Pick<Maintenan
   gauges<StoreStats>(
     () => store.stats(),
     [
-      ['oldest_in_progress_age_seconds', 'Age of the oldest unfinished (in_progress) operation; 0 when there is none.', (s) => s.oldestInProgressSeconds ?? 0],
-      ['unknown_operations', 'Operations whose outcome is unknown and waits for an operator.', (s) => s.unknownOperations],
+      [
+        'oldest_in_progress_age_seconds',
+        'Age of the oldest unfinished (in_progress) operation; 0 when there is none.',
+        (s) => s.oldestInProgressSeconds ?? 0,
+      ],
+      [
+        'unknown_operations',
+        'Operations whose outcome is unknown and waits for an operator.',
+        (s) => s.unknownOperations,
+      ],
       ['expired_leases', 'Unfinished operations whose lease expired: the recovery backlog.', (s) => s.expiredLeases],
     ],
   );
@@ -47,7 +62,11 @@ export function collectStoreGauges(registry: RegistryLike, store: Pick<Maintenan
   gauges<OutboxBacklogLike>(outbox, [
     ['outbox_pending', 'Outbox messages waiting to be published.', (b) => b.pending],
     ['outbox_dead', 'Outbox messages given up on, waiting for an operator.', (b) => b.dead],
-    ['outbox_oldest_pending_age_seconds', 'Age of the oldest pending outbox message; 0 when none waits.', (b) => b.oldestPendingSeconds],
+    [
+      'outbox_oldest_pending_age_seconds',
+      'Age of the oldest pending outbox message; 0 when none waits.',
+      (b) => b.oldestPendingSeconds,
+    ],
   ]);
 }
 

@@ -9,7 +9,9 @@ export interface TimedStoreOptions {
   readonly buckets?: readonly number[];
 }
 
-export const defaultStoreBuckets: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+export const defaultStoreBuckets: readonly number[] = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+];
 
 /** Wraps a store so that its calls are timed; one timer serves every store of an application. */
 export type StoreTimer = <Tx>(store: OperationStore<Tx>) => OperationStore<Tx>;

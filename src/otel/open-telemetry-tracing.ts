@@ -28,7 +28,8 @@ export function openTelemetryTracing(options: OpenTelemetryTracingOptions = {}):
           span.end();
         }
       }),
-    start: (name: string, attributes: SpanAttributes, startTime?: number) => handle(tracer.startSpan(name, { attributes, startTime }, context.active())),
+    start: (name: string, attributes: SpanAttributes, startTime?: number) =>
+      handle(tracer.startSpan(name, { attributes, startTime }, context.active())),
     inject: (headers) => {
       propagation.inject(context.active(), headers, { set: (carrier, key, value) => carrier.set(key, value) });
     },

@@ -6,7 +6,10 @@ import { isOutboxId } from './outbox.js';
 export type { DeadLetter } from '../store/outbox-store.js';
 
 /** Dead letters, most recently parked first. */
-export function deadLetters<Tx>(database: SqlDatabase<Tx>, options: { readonly limit?: number; readonly topic?: string } = {}): Promise<readonly DeadLetter[]> {
+export function deadLetters<Tx>(
+  database: SqlDatabase<Tx>,
+  options: { readonly limit?: number; readonly topic?: string } = {},
+): Promise<readonly DeadLetter[]> {
   return outboxStore(database).deadLetters(options.limit ?? 100, options.topic ?? null);
 }
 

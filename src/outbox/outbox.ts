@@ -40,7 +40,9 @@ export function enqueue(tx: OutboxTransaction, message: NewOutboxMessage): Promi
  * scope): `database` is the one that handed out `tx`.
  */
 export function enqueue<Tx>(database: SqlDatabase<Tx>, tx: Tx, message: NewOutboxMessage): Promise<string>;
-export async function enqueue<Tx>(...args: [OutboxTransaction, NewOutboxMessage] | [SqlDatabase<Tx>, Tx, NewOutboxMessage]): Promise<string> {
+export async function enqueue<Tx>(
+  ...args: [OutboxTransaction, NewOutboxMessage] | [SqlDatabase<Tx>, Tx, NewOutboxMessage]
+): Promise<string> {
   const message = outboxMessage(args.length === 2 ? args[1] : args[2]);
   if (args.length === 2) await queryableOutbox.enqueue(args[0], message);
   else await outboxStore(args[0]).enqueue(args[1], message);

@@ -63,14 +63,21 @@ export class Relay<Tx> {
     this.batchSize = options.batchSize ?? 50;
     this.topics = options.topics === undefined ? null : [...options.topics];
     this.leaseSeconds = options.leaseSeconds ?? 30;
-    if (!Number.isInteger(this.batchSize) || this.batchSize < 1) throw new RetrysafeError('misuse', 'batchSize must be a positive integer.');
+    if (!Number.isInteger(this.batchSize) || this.batchSize < 1)
+      throw new RetrysafeError('misuse', 'batchSize must be a positive integer.');
     if (!(this.leaseSeconds > 0)) throw new RetrysafeError('misuse', 'leaseSeconds must be a positive number.');
     this.store = outboxStore(options.database);
   }
 
   /** One pass: park abandoned messages, claim a batch, publish it. Tests and the command line call this. */
   async runOnce(): Promise<RelayReport> {
-    const claim: OutboxClaim = { batchSize: this.batchSize, leaseSeconds: this.leaseSeconds, token: randomUUID(), topics: this.topics, maxAttempts: this.retry.maxAttempts };
+    const claim: OutboxClaim = {
+      batchSize: this.batchSize,
+      leaseSeconds: this.leaseSeconds,
+      token: randomUUID(),
+      topics: this.topics,
+      maxAttempts: this.retry.maxAttempts,
+    };
     const parked = await this.store.parkAbandoned(claim);
     const claimed = await this.store.claim(claim);
     const tally: Tally = { claimed: claimed.length, delivered: 0, duplicates: 0, failed: 0, parked };

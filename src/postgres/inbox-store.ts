@@ -9,7 +9,9 @@ export function inboxStore<Tx>(database: SqlDatabase<Tx>): InboxStore<Tx> {
   return {
     transaction: (work) => plainTransaction(database, work),
     async record(tx, key) {
-      const { rows } = await storePart(() => database.runner(tx).query(RECORD_MESSAGE, [key.consumer, key.generation, key.messageId]));
+      const { rows } = await storePart(() =>
+        database.runner(tx).query(RECORD_MESSAGE, [key.consumer, key.generation, key.messageId]),
+      );
       return rows.length > 0;
     },
     pruneBatch: (olderThanSeconds, batchSize) => pruneBatch(database, PRUNE_INBOX, olderThanSeconds, batchSize),

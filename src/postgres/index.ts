@@ -1,10 +1,30 @@
-export { type FromPgOptions, fromPg, type PgClientLike, type PgPoolClient, type PgPoolLike } from './clients/from-pg.js';
+export {
+  type FromPgOptions,
+  fromPg,
+  type PgClientLike,
+  type PgPoolClient,
+  type PgPoolLike,
+} from './clients/from-pg.js';
 export { fromPGlite, type PGliteLike } from './clients/from-pglite.js';
 export { migrate, type MigrationResult } from './migrate.js';
 export type { Migration } from './migrations/index.js';
 export { schemaSql } from './schema.js';
 export { maintenanceStore } from './maintenance-store.js';
-export type { MaintenanceStore, OperationDetails, StepSummary, StoreStats, StuckOperation, StuckQuery } from '../store/maintenance-store.js';
+export type {
+  MaintenanceStore,
+  OperationDetails,
+  StepSummary,
+  StoreStats,
+  StuckOperation,
+  StuckQuery,
+} from '../store/maintenance-store.js';
 export { postgresStore } from './postgres-store.js';
 export type { OperationStore } from '../store/operation-store.js';
-export { type BoundStatement, type Opened, portable, type SqlClient, type SqlDatabase, type Statement } from '../store/sql-client.js';
+export {
+  type BoundStatement,
+  type Opened,
+  portable,
+  type SqlClient,
+  type SqlDatabase,
+  type Statement,
+} from '../store/sql-client.js';

@@ -49,31 +49,51 @@ interface LeaseRow {
 
 /** Leased mode on PostgreSQL. Each method is one statement in its own transaction, except `checkpointWith`. */
 export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
-  const run = <Row>(text: Statement, values: readonly unknown[]): Promise<Row[]> => storeRows<Row>(database, text, values);
-  const changed = async (text: Statement, values: readonly unknown[]): Promise<boolean> => (await run(text, values)).length > 0;
+  const run = <Row>(text: Statement, values: readonly unknown[]): Promise<Row[]> =>
+    storeRows<Row>(database, text, values);
+  const changed = async (text: Statement, values: readonly unknown[]): Promise<boolean> =>
+    (await run(text, values)).length > 0;
   const reader = recordReader(database);
 
   return {
     async claimLease(request) {
       const [row] = await run<RecordRow & { claimed: boolean }>(CLAIM_LEASE, claimLeaseValues(request));
       if (row?.claimed) {
-        const lease = { identity: request.identity, ownerToken: request.ownerToken, fencingToken: row.fencing_token, attempt: row.attempt, input: request.input, failures: 0, ageSeconds: 0 };
+        const lease = {
+          identity: request.identity,
+          ownerToken: request.ownerToken,
+          fencingToken: row.fencing_token,
+          attempt: row.attempt,
+          input: request.input,
+          failures: 0,
+          ageSeconds: 0,
+        };
         return { kind: 'claimed', lease };
       }
       if (row !== undefined) return { kind: 'existing', record: toRecord(request.identity, row) };
       // Another claim committed after this statement's snapshot: read it in a new one.
       const found = await reader.read(request.identity);
-      if (found === undefined) throw new RetrysafeError('store-unavailable', 'The conflicting operation record vanished meanwhile; retry.');
+      if (found === undefined)
+        throw new RetrysafeError('store-unavailable', 'The conflicting operation record vanished meanwhile; retry.');
       return { kind: 'existing', record: found };
     },
     async takeOver(identity, seenFencingToken, ownerToken, leaseSeconds) {
-      const [row] = await run<LeaseRow>(TAKE_OVER, takeOverValues(identity, seenFencingToken, ownerToken, leaseSeconds));
+      const [row] = await run<LeaseRow>(
+        TAKE_OVER,
+        takeOverValues(identity, seenFencingToken, ownerToken, leaseSeconds),
+      );
       return row === undefined ? undefined : toLease(identity, row);
     },
     renew: (lease, leaseSeconds) => changed(RENEW, renewValues(lease, leaseSeconds)),
     startStep: (lease, step, leaseSeconds) => changed(START_STEP, startStepValues(lease, step, leaseSeconds)),
-    checkpoint: (lease, step, result, leaseSeconds) => changed(CHECKPOINT, checkpointValues(lease, step, result, leaseSeconds)),
-    checkpointWith<T>(lease: Lease, step: string, leaseSeconds: number, work: (tx: Tx) => Promise<T>): Promise<Owned<T>> {
+    checkpoint: (lease, step, result, leaseSeconds) =>
+      changed(CHECKPOINT, checkpointValues(lease, step, result, leaseSeconds)),
+    checkpointWith<T>(
+      lease: Lease,
+      step: string,
+      leaseSeconds: number,
+      work: (tx: Tx) => Promise<T>,
+    ): Promise<Owned<T>> {
       return inTransaction(database, undefined, async (sql, tx): Promise<TransactionEnd<Owned<T>>> => {
         const held = await storePart(() => sql.query(LOCK_OWNED, lockOwnedValues(lease)));
         if (held.rows.length === 0) return { commit: false, value: { owned: false } };
@@ -84,18 +104,35 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
     },
     async steps(lease) {
       const rows = await run<{ step: string; result: unknown; finished: boolean }>(READ_STEPS, readStepsValues(lease));
-      return new Map(rows.map((row): [string, StepProgress] => [row.step, row.finished ? { state: 'finished', result: row.result } : { state: 'started' }]));
+      return new Map(
+        rows.map((row): [string, StepProgress] => [
+          row.step,
+          row.finished ? { state: 'finished', result: row.result } : { state: 'started' },
+        ]),
+      );
     },
     completeLease: (lease, completion) => changed(COMPLETE_LEASE, completeLeaseValues(lease, completion)),
     abandon: (lease) => changed(ABANDON, abandonValues(lease)),
     release: (lease, release) => changed(RELEASE, releaseValues(lease, release)),
     markUnknown: (lease, reason) => changed(MARK_UNKNOWN, markUnknownValues(lease, reason)),
     async expiredLeases(limit, operations) {
-      const rows = await run<{ tenant: string; operation: string; key: string; fencing_token: number; mode: OperationMode }>(EXPIRED_LEASES, expiredLeasesValues(limit, operations));
-      return rows.map((row) => ({ identity: { tenant: row.tenant, operation: row.operation, key: row.key }, fencingToken: row.fencing_token, mode: row.mode }));
+      const rows = await run<{
+        tenant: string;
+        operation: string;
+        key: string;
+        fencing_token: number;
+        mode: OperationMode;
+      }>(EXPIRED_LEASES, expiredLeasesValues(limit, operations));
+      return rows.map((row) => ({
+        identity: { tenant: row.tenant, operation: row.operation, key: row.key },
+        fencingToken: row.fencing_token,
+        mode: row.mode,
+      }));
     },
-    retryUnknown: (identity, ownerToken, reason, fencingToken) => changed(RETRY_UNKNOWN, retryUnknownValues(identity, ownerToken, reason, fencingToken)),
-    resolveUnknown: (identity, completion, reason, fencingToken) => changed(RESOLVE_UNKNOWN, resolveUnknownValues(identity, completion, reason, fencingToken)),
+    retryUnknown: (identity, ownerToken, reason, fencingToken) =>
+      changed(RETRY_UNKNOWN, retryUnknownValues(identity, ownerToken, reason, fencingToken)),
+    resolveUnknown: (identity, completion, reason, fencingToken) =>
+      changed(RESOLVE_UNKNOWN, resolveUnknownValues(identity, completion, reason, fencingToken)),
   };
 }
 

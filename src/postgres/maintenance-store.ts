@@ -58,7 +58,8 @@ interface StatsRow {
 /** Retention and operator statements on PostgreSQL; each call is one statement outside any transaction. */
 export function maintenanceStore<Tx>(database: SqlDatabase<Tx>): MaintenanceStore {
   const run = <Row>(text: string, values: readonly unknown[]): Promise<Row[]> => storeRows<Row>(database, text, values);
-  const count = async (text: string, limit: number): Promise<number> => (await run<{ n: number }>(text, [limit]))[0]?.n ?? 0;
+  const count = async (text: string, limit: number): Promise<number> =>
+    (await run<{ n: number }>(text, [limit]))[0]?.n ?? 0;
 
   return {
     tombstoneExpired: (limit) => count(TOMBSTONE_EXPIRED, batchLimit(limit)),
@@ -78,7 +79,12 @@ export function maintenanceStore<Tx>(database: SqlDatabase<Tx>): MaintenanceStor
       return toDetails(
         identity,
         row,
-        steps.map((s) => ({ name: s.step, startedAt: s.started_at, finishedAt: s.finished_at ?? undefined, fencingToken: s.fencing_token })),
+        steps.map((s) => ({
+          name: s.step,
+          startedAt: s.started_at,
+          finishedAt: s.finished_at ?? undefined,
+          fencingToken: s.fencing_token,
+        })),
       );
     },
     async stuck(query) {
@@ -127,6 +133,7 @@ function toDetails(identity: OperationIdentity, row: DetailsRow, steps: Operatio
 }
 
 function batchLimit(limit: number): number {
-  if (!Number.isInteger(limit) || limit < 1) throw new RetrysafeError('misuse', `A batch size must be a positive whole number, got ${limit}.`);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new RetrysafeError('misuse', `A batch size must be a positive whole number, got ${limit}.`);
   return limit;
 }

@@ -19,21 +19,32 @@ const MIGRATION_LOCK = 7_357_001;
  * at once (an advisory lock serialises them) and on every start. Refuses a
  * database whose schema is newer than this version of the library.
  */
-export async function migrate<Tx>(database: SqlDatabase<Tx>, known: readonly Migration[] = migrations): Promise<MigrationResult> {
+export async function migrate<Tx>(
+  database: SqlDatabase<Tx>,
+  known: readonly Migration[] = migrations,
+): Promise<MigrationResult> {
   return database.transaction(async (sql) => {
     // From FROM, so no column of type void comes back: some data layers (Prisma) cannot read one.
     await sql.query('SELECT true AS locked FROM pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await sql.exec(MIGRATIONS_TABLE);
-    const { rows } = await sql.query<{ version: number | null }>('SELECT max(version) AS version FROM retrysafe_migrations');
+    const { rows } = await sql.query<{ version: number | null }>(
+      'SELECT max(version) AS version FROM retrysafe_migrations',
+    );
     const current = rows[0]?.version ?? 0;
     const latest = known.at(-1)?.version ?? 0;
     if (current > latest) {
-      throw new RetrysafeError('schema-too-new', `The database schema is at version ${current}; this retrysafe knows up to ${latest}. Upgrade retrysafe.`);
+      throw new RetrysafeError(
+        'schema-too-new',
+        `The database schema is at version ${current}; this retrysafe knows up to ${latest}. Upgrade retrysafe.`,
+      );
     }
     const applied: number[] = [];
     for (const migration of known.filter((m) => m.version > current)) {
       await sql.exec(migration.sql);
-      await sql.query('INSERT INTO retrysafe_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+      await sql.query('INSERT INTO retrysafe_migrations (version, name) VALUES ($1, $2)', [
+        migration.version,
+        migration.name,
+      ]);
       applied.push(migration.version);
     }
     return { applied, version: Math.max(current, latest) };

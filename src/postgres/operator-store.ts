@@ -86,7 +86,11 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
       // One more row than asked: whether there is a next page.
       if (query.state === 'unknown' || query.state === 'in_progress') {
         const position = after ?? ['-infinity', '', '', ''];
-        const rows = await run<SummaryRow>(query.state === 'unknown' ? LIST_UNKNOWN : LIST_LEASED, [...filters, ...position, limit + 1]);
+        const rows = await run<SummaryRow>(query.state === 'unknown' ? LIST_UNKNOWN : LIST_LEASED, [
+          ...filters,
+          ...position,
+          limit + 1,
+        ]);
         return page(rows, limit, (row) => [row.position ?? '', row.tenant, row.operation, row.key], summary);
       }
       const position = after ?? ['', '', ''];
@@ -99,11 +103,18 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
       const [row] = await run<ViewRow>(OPERATION_VIEW, [...ids(identity), options.body === true]);
       if (row === undefined) return undefined;
       const [steps, actions] = await Promise.all([
-        run<{ step: string; started_at: Date; finished_at: Date | null; fencing_token: number }>(INSPECT_STEPS, ids(identity)),
-        run<{ at: Date; actor: string; action: OperatorActionRecord['action']; reason: string; seen: Record<string, unknown>; detail: Record<string, unknown> }>(
-          OPERATION_ACTIONS,
+        run<{ step: string; started_at: Date; finished_at: Date | null; fencing_token: number }>(
+          INSPECT_STEPS,
           ids(identity),
         ),
+        run<{
+          at: Date;
+          actor: string;
+          action: OperatorActionRecord['action'];
+          reason: string;
+          seen: Record<string, unknown>;
+          detail: Record<string, unknown>;
+        }>(OPERATION_ACTIONS, ids(identity)),
       ]);
       return extend(summary(row), {
         version: { state: row.state, fencingToken: row.fencing_token },
@@ -132,19 +143,38 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
     },
 
     async activity(hours) {
-      const rows = await run<{ start: Date; claimed: number; completed: number; failed: number; unknown: number; in_progress: number; tombstone: number }>(ACTIVITY, [
-        pageLimit(hours),
-      ]);
-      return rows.map((row) => ({ start: row.start, claimed: row.claimed, completed: row.completed, failed: row.failed, unknown: row.unknown, inProgress: row.in_progress, tombstone: row.tombstone }));
+      const rows = await run<{
+        start: Date;
+        claimed: number;
+        completed: number;
+        failed: number;
+        unknown: number;
+        in_progress: number;
+        tombstone: number;
+      }>(ACTIVITY, [pageLimit(hours)]);
+      return rows.map((row) => ({
+        start: row.start,
+        claimed: row.claimed,
+        completed: row.completed,
+        failed: row.failed,
+        unknown: row.unknown,
+        inProgress: row.in_progress,
+        tombstone: row.tombstone,
+      }));
     },
 
     async deadLetters(query) {
       const limit = pageLimit(query.limit);
       const [time = null, id = null] = readCursor(query.after) ?? [];
-      const rows = await run<{ id: string; topic: string; attempts: number; last_error: string | null; created_at: Date; parked_at: Date; position: string }>(
-        DEAD_LETTER_PAGE,
-        [limit + 1, time, id],
-      );
+      const rows = await run<{
+        id: string;
+        topic: string;
+        attempts: number;
+        last_error: string | null;
+        created_at: Date;
+        parked_at: Date;
+        position: string;
+      }>(DEAD_LETTER_PAGE, [limit + 1, time, id]);
       const items = rows.map((row) => ({
         id: row.id,
         topic: row.topic,
@@ -154,20 +184,39 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
         parkedAt: row.parked_at,
         version: row.position,
       }));
-      return page(items, limit, (row) => [row.version, row.id], (row) => row);
+      return page(
+        items,
+        limit,
+        (row) => [row.version, row.id],
+        (row) => row,
+      );
     },
 
     async parkedEvents(query) {
       const limit = pageLimit(query.limit);
       const [time = null, receiver = null, id = null] = readCursor(query.after) ?? [];
-      const rows = await run<{ receiver: string; id: string; attempts: number; last_error: string | null; received_at: Date; position: string }>(PARKED_EVENT_PAGE, [
-        limit + 1,
-        time,
-        receiver,
-        id,
-      ]);
-      const items = rows.map((row) => ({ receiver: row.receiver, id: row.id, attempts: row.attempts, lastError: row.last_error ?? undefined, receivedAt: row.received_at, position: row.position }));
-      return page(items, limit, (row) => [row.position, row.receiver, row.id], ({ position: _position, ...event }) => event);
+      const rows = await run<{
+        receiver: string;
+        id: string;
+        attempts: number;
+        last_error: string | null;
+        received_at: Date;
+        position: string;
+      }>(PARKED_EVENT_PAGE, [limit + 1, time, receiver, id]);
+      const items = rows.map((row) => ({
+        receiver: row.receiver,
+        id: row.id,
+        attempts: row.attempts,
+        lastError: row.last_error ?? undefined,
+        receivedAt: row.received_at,
+        position: row.position,
+      }));
+      return page(
+        items,
+        limit,
+        (row) => [row.position, row.receiver, row.id],
+        ({ position: _position, ...event }) => event,
+      );
     },
 
     async purge(identity, seen, by) {
@@ -211,10 +260,18 @@ function summary(row: SummaryRow): OperationSummary {
 }
 
 /** The first `limit` of `rows` (one more was read, to tell whether a next page exists), and the cursor after the last. */
-function page<Row, Item>(rows: readonly Row[], limit: number, position: (row: Row) => Cursor, convert: (row: Row) => Item): Page<Item> {
+function page<Row, Item>(
+  rows: readonly Row[],
+  limit: number,
+  position: (row: Row) => Cursor,
+  convert: (row: Row) => Item,
+): Page<Item> {
   const shown = rows.slice(0, limit);
   const last = shown.at(-1);
-  return { items: shown.map(convert), next: rows.length > limit && last !== undefined ? writeCursor(position(last)) : undefined };
+  return {
+    items: shown.map(convert),
+    next: rows.length > limit && last !== undefined ? writeCursor(position(last)) : undefined,
+  };
 }
 
 /** Opaque to callers: the sort columns, as base64url JSON. */
@@ -230,7 +287,8 @@ function readCursor(text: string | undefined): Cursor | undefined {
   } catch {
     parsed = undefined;
   }
-  if (!Array.isArray(parsed) || !parsed.every((part) => typeof part === 'string')) throw new RetrysafeError('misuse', 'This page cursor was not made by retrysafe.');
+  if (!Array.isArray(parsed) || !parsed.every((part) => typeof part === 'string'))
+    throw new RetrysafeError('misuse', 'This page cursor was not made by retrysafe.');
   return parsed;
 }
 
@@ -241,6 +299,7 @@ function following(prefix: string): string {
 }
 
 function pageLimit(limit: number): number {
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new RetrysafeError('misuse', `A page holds 1 to 1000 rows, got ${limit}.`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+    throw new RetrysafeError('misuse', `A page holds 1 to 1000 rows, got ${limit}.`);
   return limit;
 }

@@ -1,6 +1,17 @@
 import type { ClaimedMessage, DeadLetter, OutboxBacklog, OutboxMessage, OutboxStore } from '../store/outbox-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
-import { BACKLOG, CLAIM, DEAD_LETTERS, ENQUEUE, MARK_DELIVERED, PARK, PARK_ABANDONED, PRUNE_OUTBOX, RESCHEDULE, RETRY_DEAD_LETTER } from './sql/outbox.js';
+import {
+  BACKLOG,
+  CLAIM,
+  DEAD_LETTERS,
+  ENQUEUE,
+  MARK_DELIVERED,
+  PARK,
+  PARK_ABANDONED,
+  PRUNE_OUTBOX,
+  RESCHEDULE,
+  RETRY_DEAD_LETTER,
+} from './sql/outbox.js';
 import { pruneBatch, storeRows } from './store-rows.js';
 import { extend } from '../core/extend.js';
 
@@ -33,7 +44,13 @@ export function outboxStore<Tx>(database: SqlDatabase<Tx>): OutboxStore<Tx> {
       return (await rows(PARK_ABANDONED, [claim.maxAttempts, claim.batchSize, claim.topics])).length;
     },
     async claim(claim) {
-      const claimed = await rows<ClaimedRow>(CLAIM, [claim.batchSize, claim.leaseSeconds, claim.token, claim.topics, claim.maxAttempts]);
+      const claimed = await rows<ClaimedRow>(CLAIM, [
+        claim.batchSize,
+        claim.leaseSeconds,
+        claim.token,
+        claim.topics,
+        claim.maxAttempts,
+      ]);
       return claimed.map(toClaimed);
     },
     async markDelivered(id) {
@@ -53,7 +70,11 @@ export function outboxStore<Tx>(database: SqlDatabase<Tx>): OutboxStore<Tx> {
     },
     async backlog(): Promise<OutboxBacklog> {
       const [row] = await rows<BacklogRow>(BACKLOG, []);
-      return { pending: row?.pending ?? 0, dead: row?.dead ?? 0, oldestPendingSeconds: row?.oldest_pending_seconds ?? 0 };
+      return {
+        pending: row?.pending ?? 0,
+        dead: row?.dead ?? 0,
+        oldestPendingSeconds: row?.oldest_pending_seconds ?? 0,
+      };
     },
     pruneBatch: (olderThanSeconds, batchSize) => pruneBatch(database, PRUNE_OUTBOX, olderThanSeconds, batchSize),
   };
@@ -72,7 +93,12 @@ export const queryableOutbox: Pick<OutboxStore<QueryableTransaction>, 'enqueue'>
  * it fails the caller's transaction, under the caller's error handling.
  */
 async function enqueueOn(tx: QueryableTransaction, message: OutboxMessage): Promise<void> {
-  await tx.query(ENQUEUE, [message.id, message.topic, JSON.stringify(message.headers), JSON.stringify(message.payload)]);
+  await tx.query(ENQUEUE, [
+    message.id,
+    message.topic,
+    JSON.stringify(message.headers),
+    JSON.stringify(message.payload),
+  ]);
 }
 
 function toClaimed(row: ClaimedRow): ClaimedMessage {

@@ -28,7 +28,8 @@ export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx>
  * identity taken by a record its final INSERT met; or held by a running
  * attempt, the transaction rolled back before the work ran.
  */
-type Ending<T> = { readonly kind: 'settled'; readonly value: T } | { readonly kind: 'taken' } | { readonly kind: 'held' };
+type Ending<T> =
+  { readonly kind: 'settled'; readonly value: T } | { readonly kind: 'taken' } | { readonly kind: 'held' };
 
 /**
  * Tries the claim until it is this attempt's, a record answers, or the lock
@@ -44,7 +45,10 @@ async function atomicTransaction<Tx, T>(
 ): Promise<T> {
   const deadline = performance.now() + request.lockTimeoutMs;
   for (let pause = 0; ; pause += 1) {
-    const ending = await tryClaim(database, duplicates, request, work, { waited: pause > 0, last: performance.now() >= deadline });
+    const ending = await tryClaim(database, duplicates, request, work, {
+      waited: pause > 0,
+      last: performance.now() >= deadline,
+    });
     if (ending.kind === 'settled') return ending.value;
     if (ending.kind === 'taken') return taken(await holder(database, request.identity));
     await duplicates.pause(request.identity, pause, deadline);
@@ -101,11 +105,13 @@ async function tryClaim<Tx, T>(
         if (insert.lost) return { kind: 'taken' } as const;
         // Or the INSERT was refused because the handler caught a failed statement of its own, which a driver may report
         // in its place (postgres.js): the aborted transaction is what happened.
-        if ('failure' in insert && sqlState(insert.failure) === IN_FAILED_SQL_TRANSACTION) throw unavailable(insert.failure);
+        if ('failure' in insert && sqlState(insert.failure) === IN_FAILED_SQL_TRANSACTION)
+          throw unavailable(insert.failure);
       }
       throw error;
     });
-    const lost = withCommit === undefined ? false : await withCommit.catch((error: unknown) => Promise.reject(unavailable(error)));
+    const lost =
+      withCommit === undefined ? false : await withCommit.catch((error: unknown) => Promise.reject(unavailable(error)));
     return lost ? { kind: 'taken' } : ending;
   } finally {
     release?.();
@@ -138,7 +144,12 @@ interface ClaimRow {
  * identity is then free if the lock is this transaction's, and the record's
  * INSERT still decides.
  */
-async function claimFrom(sql: SqlClient, request: ClaimRequest, opened: Opened, waited: boolean): Promise<AtomicClaim | 'held'> {
+async function claimFrom(
+  sql: SqlClient,
+  request: ClaimRequest,
+  opened: Opened,
+  waited: boolean,
+): Promise<AtomicClaim | 'held'> {
   if ('error' in opened) throw opened.error;
   const [row] = opened.rows as ClaimRow[];
   if (row === undefined) throw new Error('The atomic claim returned no row.');
@@ -150,8 +161,12 @@ async function claimFrom(sql: SqlClient, request: ClaimRequest, opened: Opened, 
 }
 
 /** The record that took the identity from an attempt whose INSERT lost, read after the rollback. */
-async function holder(database: Pick<SqlDatabase<unknown>, 'query'>, identity: OperationIdentity): Promise<OperationRecord> {
+async function holder(
+  database: Pick<SqlDatabase<unknown>, 'query'>,
+  identity: OperationIdentity,
+): Promise<OperationRecord> {
   const found = await recordReader(database).read(identity);
-  if (found === undefined) throw unavailable(new Error('The record that took the identity vanished; it was pruned meanwhile.'));
+  if (found === undefined)
+    throw unavailable(new Error('The record that took the identity vanished; it was pruned meanwhile.'));
   return found;
 }

@@ -28,7 +28,16 @@ const TRANSIENT = [
   /^57014$/, // query canceled (statement_timeout)
 ];
 
-const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const NETWORK_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
 
 /**
  * The error's SQLSTATE, or that of the driver error a data layer wrapped:
@@ -57,20 +66,29 @@ export function isTransientDatabaseError(error: unknown): boolean {
 // node-postgres reports a lost or unobtainable connection with no code at all.
 function isConnectionLoss(error: unknown): boolean {
   return layers(error).some(
-    (layer) => layer instanceof Error && /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(layer.message),
+    (layer) =>
+      layer instanceof Error &&
+      /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(
+        layer.message,
+      ),
   );
 }
 
 /** The error and the causes it wraps, outermost first. */
 function layers(error: unknown): object[] {
   const found: object[] = [];
-  for (let layer = error; typeof layer === 'object' && layer !== null && !found.includes(layer) && found.length < 8; layer = inner(layer)) {
+  for (
+    let layer = error;
+    typeof layer === 'object' && layer !== null && !found.includes(layer) && found.length < 8;
+    layer = inner(layer)
+  ) {
     found.push(layer);
   }
   return found;
 }
 
 function inner(layer: object): unknown {
-  if ('meta' in layer && typeof layer.meta === 'object' && layer.meta !== null && 'driverAdapterError' in layer.meta) return layer.meta.driverAdapterError;
+  if ('meta' in layer && typeof layer.meta === 'object' && layer.meta !== null && 'driverAdapterError' in layer.meta)
+    return layer.meta.driverAdapterError;
   return 'cause' in layer ? layer.cause : undefined;
 }

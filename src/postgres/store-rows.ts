@@ -15,7 +15,11 @@ const SERIALIZATION_TRIES = 5;
  * serialization failure where READ COMMITTED would have seen the concurrent
  * row: nothing of it was applied, so it is sent again.
  */
-export async function storeRows<Row>(database: Pick<SqlDatabase<unknown>, 'query'>, text: string | Statement, values: readonly unknown[]): Promise<Row[]> {
+export async function storeRows<Row>(
+  database: Pick<SqlDatabase<unknown>, 'query'>,
+  text: string | Statement,
+  values: readonly unknown[],
+): Promise<Row[]> {
   for (let tries = 1; ; tries += 1) {
     try {
       return (await database.query<Row>(text, values)).rows;
@@ -27,7 +31,12 @@ export async function storeRows<Row>(database: Pick<SqlDatabase<unknown>, 'query
 }
 
 /** Runs one batch of a prune statement (`$1` seconds, `$2` batch size, one `count` back); how many rows went. */
-export async function pruneBatch(database: Pick<SqlDatabase<unknown>, 'query'>, text: string, olderThanSeconds: number, batchSize: number): Promise<number> {
+export async function pruneBatch(
+  database: Pick<SqlDatabase<unknown>, 'query'>,
+  text: string,
+  olderThanSeconds: number,
+  batchSize: number,
+): Promise<number> {
   const [row] = await storeRows<{ count: number }>(database, text, [olderThanSeconds, batchSize]);
   return row?.count ?? 0;
 }

@@ -1,6 +1,12 @@
 import { RetrysafeError } from '../core/errors.js';
 import type { BoundStatement, Opened, SqlClient, SqlDatabase } from '../store/sql-client.js';
-import { IN_FAILED_SQL_TRANSACTION, isTransientDatabaseError, LOCK_NOT_AVAILABLE, QUERY_CANCELED, sqlState } from './sqlstate.js';
+import {
+  IN_FAILED_SQL_TRANSACTION,
+  isTransientDatabaseError,
+  LOCK_NOT_AVAILABLE,
+  QUERY_CANCELED,
+  sqlState,
+} from './sqlstate.js';
 
 /** Marks an error raised by retrysafe's own statements, so it is not mistaken for the handler's. */
 class StoreFailure extends Error {}
@@ -57,7 +63,9 @@ export async function inTransaction<Tx, T>(
 function handlerFailure(cause: unknown): unknown {
   const code = sqlState(cause);
   if (code === QUERY_CANCELED || code === LOCK_NOT_AVAILABLE) {
-    return new RetrysafeError('statement-timeout', 'A statement of the handler ran out of time on the database.', { cause });
+    return new RetrysafeError('statement-timeout', 'A statement of the handler ran out of time on the database.', {
+      cause,
+    });
   }
   return isTransientDatabaseError(cause) ? unavailable(cause) : cause;
 }
@@ -88,12 +96,18 @@ export function unavailable(error: unknown): RetrysafeError {
   if (error instanceof RetrysafeError) return error;
   const cause = error instanceof StoreFailure ? error.cause : error;
   if (sqlState(cause) === IN_FAILED_SQL_TRANSACTION) {
-    return new RetrysafeError('transaction-aborted', 'A statement of the handler failed and the handler went on without a savepoint: PostgreSQL aborted the transaction.', { cause });
+    return new RetrysafeError(
+      'transaction-aborted',
+      'A statement of the handler failed and the handler went on without a savepoint: PostgreSQL aborted the transaction.',
+      { cause },
+    );
   }
   return new RetrysafeError('store-unavailable', 'The operation store failed.', { cause });
 }
 
 /** Runs `work` with the data layer's `tx` in one transaction that commits when it resolves; failures are sorted as in `inTransaction`. */
 export function plainTransaction<Tx, T>(database: SqlDatabase<Tx>, work: (tx: Tx) => Promise<T>): Promise<T> {
-  return inTransaction(database, undefined, (_sql, tx) => handlerPart(async () => ({ commit: true, value: await work(tx) })));
+  return inTransaction(database, undefined, (_sql, tx) =>
+    handlerPart(async () => ({ commit: true, value: await work(tx) })),
+  );
 }

@@ -1,6 +1,13 @@
 import type { SqlDatabase } from '../store/sql-client.js';
 import type { StoredWebhookEvent, WebhookStore } from '../store/webhook-store.js';
-import { MARK_WEBHOOK_PROCESSED, NEXT_WEBHOOK_EVENT, PARK_WEBHOOK_EVENT, PRUNE_WEBHOOK_EVENTS, RECORD_WEBHOOK_EVENT, RESCHEDULE_WEBHOOK_EVENT } from './sql/webhooks.js';
+import {
+  MARK_WEBHOOK_PROCESSED,
+  NEXT_WEBHOOK_EVENT,
+  PARK_WEBHOOK_EVENT,
+  PRUNE_WEBHOOK_EVENTS,
+  RECORD_WEBHOOK_EVENT,
+  RESCHEDULE_WEBHOOK_EVENT,
+} from './sql/webhooks.js';
 import { sqlState } from './sqlstate.js';
 import { pruneBatch, storeRows } from './store-rows.js';
 import { storePart } from './transaction.js';
@@ -18,7 +25,12 @@ export function webhookStore<Tx>(database: SqlDatabase<Tx>): WebhookStore<Tx> {
   return {
     async record(event) {
       try {
-        const { rows } = await database.query(RECORD_WEBHOOK_EVENT, [event.receiver, event.id, event.payloadText, event.sentAtSeconds]);
+        const { rows } = await database.query(RECORD_WEBHOOK_EVENT, [
+          event.receiver,
+          event.id,
+          event.payloadText,
+          event.sentAtSeconds,
+        ]);
         return rows.length > 0 ? 'recorded' : 'duplicate';
       } catch (error) {
         // Class 22 is bad data (JSON that jsonb refuses, such as \u0000): the same bytes will never store.
@@ -27,7 +39,8 @@ export function webhookStore<Tx>(database: SqlDatabase<Tx>): WebhookStore<Tx> {
       }
     },
     async next(tx, receiver, skip) {
-      const [row] = (await storePart(() => database.runner(tx).query<EventRow>(NEXT_WEBHOOK_EVENT, [receiver, skip]))).rows;
+      const [row] = (await storePart(() => database.runner(tx).query<EventRow>(NEXT_WEBHOOK_EVENT, [receiver, skip])))
+        .rows;
       return row === undefined ? undefined : toEvent(row);
     },
     async markProcessed(tx, receiver, id) {
@@ -39,7 +52,8 @@ export function webhookStore<Tx>(database: SqlDatabase<Tx>): WebhookStore<Tx> {
     async park(receiver, id, error) {
       await storeRows(database, PARK_WEBHOOK_EVENT, [receiver, id, error]);
     },
-    pruneBatch: (olderThanSeconds, batchSize) => pruneBatch(database, PRUNE_WEBHOOK_EVENTS, olderThanSeconds, batchSize),
+    pruneBatch: (olderThanSeconds, batchSize) =>
+      pruneBatch(database, PRUNE_WEBHOOK_EVENTS, olderThanSeconds, batchSize),
   };
 }
 

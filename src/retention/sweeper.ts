@@ -88,7 +88,11 @@ export class Sweeper {
   }
 
   /** Repeats one statement until a batch comes back short: then nothing more had expired. */
-  private async drain(tally: Tally, field: 'tombstoned' | 'deleted', step: (limit: number) => Promise<number>): Promise<void> {
+  private async drain(
+    tally: Tally,
+    field: 'tombstoned' | 'deleted',
+    step: (limit: number) => Promise<number>,
+  ): Promise<void> {
     for (;;) {
       const changed = await step(this.batchSize);
       tally[field] += changed;

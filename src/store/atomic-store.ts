@@ -58,7 +58,11 @@ export interface AtomicStore<Tx> {
    * holds the identity at that point, everything rolls back and the answer is
    * `taken(record)`.
    */
-  atomic<T>(request: ClaimRequest, work: (transaction: AtomicTransaction<Tx>) => Promise<Settlement<T>>, taken: (record: OperationRecord) => T): Promise<T>;
+  atomic<T>(
+    request: ClaimRequest,
+    work: (transaction: AtomicTransaction<Tx>) => Promise<Settlement<T>>,
+    taken: (record: OperationRecord) => T,
+  ): Promise<T>;
   /** Runs `work` in a plain transaction, for requests that carry no key. */
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   /** The data layer's own limit on a transaction's life (`SqlDatabase.transactionTimeoutMs`); a decorator passes it on. */

@@ -25,7 +25,8 @@ export function decorate<S extends object>(inner: S, decoration: Decoration<S>):
       if (typeof value !== 'function') return value;
       const method = value as (...args: unknown[]) => unknown;
       const { around } = decoration;
-      if (around === undefined || typeof property !== 'string') return (...args: unknown[]) => method.apply(target, args);
+      if (around === undefined || typeof property !== 'string')
+        return (...args: unknown[]) => method.apply(target, args);
       return (...args: unknown[]) => around(property, () => method.apply(target, args));
     },
   });

@@ -40,8 +40,7 @@ export interface LeaseRequest {
 }
 
 export type LeaseClaim =
-  | { readonly kind: 'claimed'; readonly lease: Lease }
-  | { readonly kind: 'existing'; readonly record: OperationRecord };
+  { readonly kind: 'claimed'; readonly lease: Lease } | { readonly kind: 'existing'; readonly record: OperationRecord };
 
 /** An operation whose owner stopped renewing; a recovery worker may take it over. */
 export interface ExpiredLease {
@@ -65,7 +64,12 @@ export interface LeaseStore<Tx> {
   /** Commits an `in_progress` record with a new lease, or returns the record that holds the identity. */
   claimLease(request: LeaseRequest): Promise<LeaseClaim>;
   /** Takes an expired lease by compare-and-swap on the fencing token seen; undefined when another worker won. */
-  takeOver(identity: OperationIdentity, seenFencingToken: number, ownerToken: string, leaseSeconds: number): Promise<Lease | undefined>;
+  takeOver(
+    identity: OperationIdentity,
+    seenFencingToken: number,
+    ownerToken: string,
+    leaseSeconds: number,
+  ): Promise<Lease | undefined>;
   renew(lease: Lease, leaseSeconds: number): Promise<boolean>;
   /** Records, before its downstream call, that a step is starting, and renews the lease; false when the lease is lost or the step finished. */
   startStep(lease: Lease, step: string, leaseSeconds: number): Promise<boolean>;
@@ -91,8 +95,17 @@ export interface LeaseStore<Tx> {
    * With `fencingToken`, also false when the record's is another: the
    * operator decided on a record that has run again since.
    */
-  retryUnknown(identity: OperationIdentity, ownerToken: string, reason: string, fencingToken?: number): Promise<boolean>;
+  retryUnknown(
+    identity: OperationIdentity,
+    ownerToken: string,
+    reason: string,
+    fencingToken?: number,
+  ): Promise<boolean>;
   /** An operator's decision on an `unknown` operation; false when it is not unknown (or, given `fencingToken`, has another). */
-  resolveUnknown(identity: OperationIdentity, completion: Completion, reason: string, fencingToken?: number): Promise<boolean>;
+  resolveUnknown(
+    identity: OperationIdentity,
+    completion: Completion,
+    reason: string,
+    fencingToken?: number,
+  ): Promise<boolean>;
 }
-

@@ -52,14 +52,18 @@ export function measuredStore<Tx>(store: OperationStore<Tx>, meter: StoreCallMet
         let endCommit: ((error?: unknown) => void) | undefined;
         return untilWork('claim', async (enter) => {
           try {
-            const value = await store.atomic(request, async (transaction) => {
-              enter();
-              const settlement = await work(transaction);
-              // The outcome is handed over as the work settles; the record is written with the commit.
-              if (settlement.commit) meter('complete')();
-              endCommit = meter('commit');
-              return settlement;
-            }, taken);
+            const value = await store.atomic(
+              request,
+              async (transaction) => {
+                enter();
+                const settlement = await work(transaction);
+                // The outcome is handed over as the work settles; the record is written with the commit.
+                if (settlement.commit) meter('complete')();
+                endCommit = meter('commit');
+                return settlement;
+              },
+              taken,
+            );
             endCommit?.();
             return value;
           } catch (error) {

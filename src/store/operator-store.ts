@@ -27,7 +27,8 @@ export interface OperationSummary {
 }
 
 /** How a key is matched: the whole key, or its beginning. */
-export type KeyMatch = { readonly match: 'exact'; readonly key: string } | { readonly match: 'prefix'; readonly prefix: string };
+export type KeyMatch =
+  { readonly match: 'exact'; readonly key: string } | { readonly match: 'prefix'; readonly prefix: string };
 
 /**
  * A page of operations. Each filter narrows the walk of an index that exists:

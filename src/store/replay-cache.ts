@@ -26,7 +26,11 @@ export interface ReplayCacheOptions {
   readonly maxAgeSeconds?: number;
 }
 
-export const defaultReplayCache: Required<ReplayCacheOptions> = { entries: 10_000, bytes: 32 * 2 ** 20, maxAgeSeconds: 60 };
+export const defaultReplayCache: Required<ReplayCacheOptions> = {
+  entries: 10_000,
+  bytes: 32 * 2 ** 20,
+  maxAgeSeconds: 60,
+};
 
 /**
  * What a kept record holds besides its strings and bytes, as V8 holds it: the
@@ -75,7 +79,8 @@ export interface ReplayCache<Tx> {
 export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCacheOptions = {}): ReplayCache<Tx> {
   const bounds = extend(defaultReplayCache, options);
   for (const [name, value] of Object.entries(bounds)) {
-    if (!(value > 0)) throw new RetrysafeError('misuse', `replayCache.${name} must be a positive number, got ${value}.`);
+    if (!(value > 0))
+      throw new RetrysafeError('misuse', `replayCache.${name} must be a positive number, got ${value}.`);
   }
   const entries = new Map<string, Entry>();
   let bytes = 0;
@@ -165,7 +170,8 @@ function committed(request: ClaimRequest, completion: Completion): CompletedReco
 }
 
 /** One name per identity: each part's length first, so no tenant, operation or key can run into the next. */
-const nameOf = ({ tenant, operation, key }: OperationIdentity): string => `${tenant.length}:${tenant}${operation.length}:${operation}${key}`;
+const nameOf = ({ tenant, operation, key }: OperationIdentity): string =>
+  `${tenant.length}:${tenant}${operation.length}:${operation}${key}`;
 
 /**
  * The record with bytes of their own. A driver, or Node itself, cuts small
@@ -175,7 +181,8 @@ const nameOf = ({ tenant, operation, key }: OperationIdentity): string => `${ten
  */
 function ownBytes(record: CompletedRecord): CompletedRecord {
   const { fingerprint, principal, response } = record;
-  if (!isShared(fingerprint) && !isShared(response.body) && (principal === undefined || !isShared(principal))) return record;
+  if (!isShared(fingerprint) && !isShared(response.body) && (principal === undefined || !isShared(principal)))
+    return record;
   return extend(record, {
     fingerprint: ownCopy(fingerprint),
     principal: principal === undefined ? undefined : ownCopy(principal),
@@ -195,7 +202,14 @@ function ownCopy(bytes: Uint8Array): Buffer {
 export function entryBytes(name: string, record: CompletedRecord): number {
   const { identity, response, fingerprint } = record;
   // The operation is the route's own string, shared by all its entries; the tenant and key came with the request.
-  let size = ENTRY_OVERHEAD_BYTES + stringBytes(name) + stringBytes(identity.tenant) + stringBytes(identity.key) + response.body.byteLength + fingerprint.byteLength + (record.principal?.byteLength ?? 0);
+  let size =
+    ENTRY_OVERHEAD_BYTES +
+    stringBytes(name) +
+    stringBytes(identity.tenant) +
+    stringBytes(identity.key) +
+    response.body.byteLength +
+    fingerprint.byteLength +
+    (record.principal?.byteLength ?? 0);
   for (const [header, value] of Object.entries(response.headers)) {
     size += HEADER_SLOT_BYTES + stringBytes(header);
     if (typeof value === 'string') size += stringBytes(value);
@@ -211,4 +225,3 @@ function stringBytes(text: string): number {
   const width = BEYOND_LATIN1.test(text) ? 2 : 1;
   return 16 + Math.ceil((text.length * width) / 8) * 8;
 }
-

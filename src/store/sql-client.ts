@@ -9,7 +9,11 @@ export interface Statement {
 
 /** The one thing retrysafe needs from a PostgreSQL driver: run a statement with bound values. */
 export interface SqlClient {
-  query<Row = Record<string, unknown>>(this: void, text: string | Statement, values?: readonly unknown[]): Promise<{ readonly rows: Row[] }>;
+  query<Row = Record<string, unknown>>(
+    this: void,
+    text: string | Statement,
+    values?: readonly unknown[],
+  ): Promise<{ readonly rows: Row[] }>;
   /** Runs a script of several statements without bound values (migrations). */
   exec(this: void, script: string): Promise<void>;
   /**
@@ -41,7 +45,12 @@ export async function open(sql: Pick<SqlClient, 'query'>, opening: BoundStatemen
 }
 
 /** Runs `opening` through `sql`, then `work`: how a data layer whose transaction sends `BEGIN` itself opens one. */
-export async function openWith<Tx, T>(sql: SqlClient, tx: Tx, work: (sql: SqlClient, tx: Tx, opened: Opened) => Promise<T>, opening: BoundStatement | undefined): Promise<T> {
+export async function openWith<Tx, T>(
+  sql: SqlClient,
+  tx: Tx,
+  work: (sql: SqlClient, tx: Tx, opened: Opened) => Promise<T>,
+  opening: BoundStatement | undefined,
+): Promise<T> {
   return work(sql, tx, await open(sql, opening));
 }
 

@@ -5,10 +5,22 @@ import type { OperationIdentity } from '../core/identity.js';
 import type { OperationStore } from '../store/operation-store.js';
 import type { AtomicClaim, ClaimRequest } from '../store/atomic-store.js';
 import type { Completion } from '../core/completion.js';
-import { completion, type ContractSubject, expectCompleted, FINGERPRINT, gate, hex, PRINCIPAL } from './contract-fixtures.js';
+import {
+  completion,
+  type ContractSubject,
+  expectCompleted,
+  FINGERPRINT,
+  gate,
+  hex,
+  PRINCIPAL,
+} from './contract-fixtures.js';
 import type { OperationRecord } from '../core/record.js';
 
-const request = (identity: OperationIdentity, lockTimeoutMs = 5000): ClaimRequest => ({ identity, fingerprint: FINGERPRINT, lockTimeoutMs });
+const request = (identity: OperationIdentity, lockTimeoutMs = 5000): ClaimRequest => ({
+  identity,
+  fingerprint: FINGERPRINT,
+  lockTimeoutMs,
+});
 
 /** What an attempt came to: its claim, or the record that took the identity before its own could be written. */
 type Attempt = AtomicClaim | { readonly kind: 'taken'; readonly record: OperationRecord };
@@ -16,10 +28,21 @@ type Attempt = AtomicClaim | { readonly kind: 'taken'; readonly record: Operatio
 const taken = (record: OperationRecord): Attempt => ({ kind: 'taken', record });
 
 /** One transaction: claims, stores `stored` when it claimed, and commits or rolls back; answers the claim. */
-function settle<Tx>(store: OperationStore<Tx>, identity: OperationIdentity, commit: boolean, stored?: Completion, lockTimeoutMs?: number): Promise<Attempt> {
+function settle<Tx>(
+  store: OperationStore<Tx>,
+  identity: OperationIdentity,
+  commit: boolean,
+  stored?: Completion,
+  lockTimeoutMs?: number,
+): Promise<Attempt> {
   return store.atomic(
     request(identity, lockTimeoutMs),
-    ({ claim }) => Promise.resolve(commit && claim.kind === 'claimed' && stored !== undefined ? { commit, value: claim, completion: stored } : { commit: false, value: claim }),
+    ({ claim }) =>
+      Promise.resolve(
+        commit && claim.kind === 'claimed' && stored !== undefined
+          ? { commit, value: claim, completion: stored }
+          : { commit: false, value: claim },
+      ),
     taken,
   );
 }
@@ -60,18 +83,18 @@ export function describeAtomicContract<Tx>(subject: ContractSubject<Tx>, concurr
     it('rolls back and passes an error thrown by the work through unchanged', async () => {
       const identity = subject.identity();
       const thrown = new Error('the handler failed');
-      const attempt = subject.store.atomic(
-        request(identity),
-        () => Promise.reject(thrown),
-        taken,
-      );
+      const attempt = subject.store.atomic(request(identity), () => Promise.reject(thrown), taken);
       await expect(attempt).rejects.toBe(thrown);
       expect(await subject.store.read(identity)).toBeUndefined();
     });
 
     it('keeps the principal digest the record was written with, byte for byte, and none when it was given none', async () => {
       const identity = subject.identity();
-      await subject.store.atomic({ ...request(identity), principal: PRINCIPAL }, () => Promise.resolve({ commit: true, value: undefined, completion: completion() }), () => undefined);
+      await subject.store.atomic(
+        { ...request(identity), principal: PRINCIPAL },
+        () => Promise.resolve({ commit: true, value: undefined, completion: completion() }),
+        () => undefined,
+      );
       const read = await subject.store.read(identity);
       expect(hex(expectCompleted(read, completion()).principal ?? new Uint8Array())).toBe(hex(PRINCIPAL));
       const claim = await settle(subject.store, identity, false);
@@ -85,8 +108,12 @@ export function describeAtomicContract<Tx>(subject: ContractSubject<Tx>, concurr
     it('keeps the same key apart across tenants and operations', async () => {
       const identity = subject.identity();
       await settle(subject.store, identity, true, completion());
-      expect(await settle(subject.store, { ...identity, tenant: `${identity.tenant}-other` }, false)).toEqual({ kind: 'claimed' });
-      expect(await settle(subject.store, { ...identity, operation: 'contract.other@1' }, false)).toEqual({ kind: 'claimed' });
+      expect(await settle(subject.store, { ...identity, tenant: `${identity.tenant}-other` }, false)).toEqual({
+        kind: 'claimed',
+      });
+      expect(await settle(subject.store, { ...identity, operation: 'contract.other@1' }, false)).toEqual({
+        kind: 'claimed',
+      });
     });
 
     it('runs a plain transaction and passes its value and its errors through', async () => {
@@ -102,7 +129,10 @@ export function describeAtomicContract<Tx>(subject: ContractSubject<Tx>, concurr
 /** Left out for stores that run one transaction at a time, where a second claim cannot start before the first ends. */
 function describeConcurrentClaims<Tx>(subject: ContractSubject<Tx>): void {
   /** A first attempt that has claimed `identity` and holds its transaction open until `release`. */
-  async function hold(identity: OperationIdentity, commit: boolean): Promise<{ readonly release: () => void; readonly done: Promise<Attempt> }> {
+  async function hold(
+    identity: OperationIdentity,
+    commit: boolean,
+  ): Promise<{ readonly release: () => void; readonly done: Promise<Attempt> }> {
     const claimed = gate();
     const release = gate();
     const done = subject.store.atomic(
@@ -110,7 +140,9 @@ function describeConcurrentClaims<Tx>(subject: ContractSubject<Tx>): void {
       async ({ claim }) => {
         claimed.open();
         await release.opened;
-        return commit && claim.kind === 'claimed' ? { commit, value: claim, completion: completion() } : { commit: false, value: claim };
+        return commit && claim.kind === 'claimed'
+          ? { commit, value: claim, completion: completion() }
+          : { commit: false, value: claim };
       },
       taken,
     );
@@ -166,7 +198,14 @@ function describeConcurrentClaims<Tx>(subject: ContractSubject<Tx>): void {
       const identity = subject.identity();
       const first = await hold(identity, true);
       // Leased mode on the same identity takes no lock: its record commits while the atomic attempt runs.
-      const leased = await subject.store.claimLease({ identity, fingerprint: FINGERPRINT, input: {}, mode: 'leased', ownerToken: randomUUID(), leaseSeconds: 60 });
+      const leased = await subject.store.claimLease({
+        identity,
+        fingerprint: FINGERPRINT,
+        input: {},
+        mode: 'leased',
+        ownerToken: randomUUID(),
+        leaseSeconds: 60,
+      });
       expect(leased.kind).toBe('claimed');
       first.release();
       const attempt = await first.done;

@@ -60,7 +60,11 @@ const ALL_BYTES = Uint8Array.from({ length: 256 }, (_, i) => i);
 export function completion(state: Completion['state'] = 'completed', body: Uint8Array = ALL_BYTES): Completion {
   return {
     state,
-    reply: { status: state === 'completed' ? 201 : 402, headers: { 'content-type': 'application/octet-stream', location: '/things/7' }, body },
+    reply: {
+      status: state === 'completed' ? 201 : 402,
+      headers: { 'content-type': 'application/octet-stream', location: '/things/7' },
+      body,
+    },
     retention: defaultRetention,
   };
 }

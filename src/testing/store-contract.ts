@@ -29,7 +29,11 @@ export interface StoreContractOptions {
  * }, { concurrent: true });
  * ```
  */
-export function describeStoreContract<Tx>(name: string, open: () => Promise<StoreUnderTest<Tx>>, options: StoreContractOptions): void {
+export function describeStoreContract<Tx>(
+  name: string,
+  open: () => Promise<StoreUnderTest<Tx>>,
+  options: StoreContractOptions,
+): void {
   describe(`operation store contract: ${name}`, () => {
     const subject = useStore(open);
     describeAtomicContract(subject, options.concurrent);

@@ -22,8 +22,8 @@ export interface WebhookDelivery {
 
 /** The answer for the sender, and what it means. */
 export type WebhookReceipt = Reply &
+  /** Verified and recorded for processing: 202. */
   (
-    /** Verified and recorded for processing: 202. */
     | { readonly kind: 'recorded'; readonly id: string }
     /** Verified, and recorded by an earlier delivery of the same `webhook-id`: 202 too, so the sender stops. */
     | { readonly kind: 'duplicate'; readonly id: string }
@@ -42,8 +42,16 @@ const ACCEPTED: Reply = { status: 202, headers: {}, body: new Uint8Array() };
  * accepted again and changes nothing. Processing happens later, through the
  * inbox (`WebhookWorker`).
  */
-export async function receiveWebhook<Tx>(database: SqlDatabase<Tx>, options: WebhookReceiverOptions, delivery: WebhookDelivery): Promise<WebhookReceipt> {
-  const reject = (code: ProblemCode, detail: string): WebhookReceipt => ({ kind: 'rejected', code, ...problemReply(problem(code, detail), options.problemBase) });
+export async function receiveWebhook<Tx>(
+  database: SqlDatabase<Tx>,
+  options: WebhookReceiverOptions,
+  delivery: WebhookDelivery,
+): Promise<WebhookReceipt> {
+  const reject = (code: ProblemCode, detail: string): WebhookReceipt => ({
+    kind: 'rejected',
+    code,
+    ...problemReply(problem(code, detail), options.problemBase),
+  });
   const verification = verifyWebhook(options, delivery.headers, delivery.rawBody);
   if (!verification.ok) return rejectUnverified(verification.reason, reject);
   const { id, timestamp } = verification;
@@ -52,20 +60,36 @@ export async function receiveWebhook<Tx>(database: SqlDatabase<Tx>, options: Web
   if (Buffer.byteLength(id) > 255) return reject('webhook-payload-invalid', 'The webhook-id is longer than 255 bytes.');
   let recording;
   try {
-    recording = await webhookStore(database).record({ receiver: options.receiver, id, payloadText: payload.text, sentAtSeconds: timestamp });
+    recording = await webhookStore(database).record({
+      receiver: options.receiver,
+      id,
+      payloadText: payload.text,
+      sentAtSeconds: timestamp,
+    });
   } catch (error) {
     const retryAfter = options.retryAfterSeconds ?? 1;
     const detail = 'The webhook could not be recorded; nothing was accepted. Retry later.';
-    return { kind: 'unavailable', error, ...problemReply(problem('store-unavailable', detail, { retryAfter }), options.problemBase) };
+    return {
+      kind: 'unavailable',
+      error,
+      ...problemReply(problem('store-unavailable', detail, { retryAfter }), options.problemBase),
+    };
   }
-  if (recording === 'unstorable') return reject('webhook-payload-invalid', 'The webhook body cannot be stored as JSON.');
+  if (recording === 'unstorable')
+    return reject('webhook-payload-invalid', 'The webhook body cannot be stored as JSON.');
   return { kind: recording, id, ...ACCEPTED };
 }
 
-function rejectUnverified(reason: VerificationFailure, reject: (code: ProblemCode, detail: string) => WebhookReceipt): WebhookReceipt {
+function rejectUnverified(
+  reason: VerificationFailure,
+  reject: (code: ProblemCode, detail: string) => WebhookReceipt,
+): WebhookReceipt {
   switch (reason) {
     case 'missing-header':
-      return reject('webhook-signature-invalid', 'The webhook-id, webhook-timestamp and webhook-signature headers are all required.');
+      return reject(
+        'webhook-signature-invalid',
+        'The webhook-id, webhook-timestamp and webhook-signature headers are all required.',
+      );
     case 'invalid-timestamp':
       return reject('webhook-signature-invalid', 'The webhook-timestamp header is not a number of seconds.');
     case 'outside-tolerance':

@@ -10,7 +10,8 @@ import { RetrysafeError } from '../core/errors.js';
 /** The HMAC key inside a `whsec_<base64>` secret (the prefix is optional). */
 export function webhookKey(secret: string): Buffer {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  if (key.length === 0) throw new RetrysafeError('misuse', 'A webhook secret must be "whsec_" followed by a non-empty base64 key.');
+  if (key.length === 0)
+    throw new RetrysafeError('misuse', 'A webhook secret must be "whsec_" followed by a non-empty base64 key.');
   return key;
 }
 
@@ -25,6 +26,11 @@ export function signWebhook(secret: string, id: string, timestamp: number, body:
 }
 
 /** The `webhook-signature` header value: one signature per secret, space-separated, so receivers on either side of a rotation accept it. */
-export function webhookSignatureHeader(secrets: readonly string[], id: string, timestamp: number, body: string | Uint8Array): string {
+export function webhookSignatureHeader(
+  secrets: readonly string[],
+  id: string,
+  timestamp: number,
+  body: string | Uint8Array,
+): string {
   return secrets.map((secret) => signWebhook(secret, id, timestamp, body)).join(' ');
 }

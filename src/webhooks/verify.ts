@@ -2,7 +2,8 @@ import { timingSafeEqual } from 'node:crypto';
 import { webhookDigest, webhookKey } from './sign.js';
 
 /** Request headers: a Fetch `Headers`, or a Node-style record with lower-case names (Node, Fastify, Express). */
-export type WebhookHeaders = { get(name: string): string | null } | Readonly<Record<string, string | readonly string[] | undefined>>;
+export type WebhookHeaders =
+  { get(name: string): string | null } | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 export interface VerifyOptions {
   /** `whsec_<base64>` secrets; a signature made with any of them is accepted, which is how a rotation works. */
@@ -14,7 +15,8 @@ export interface VerifyOptions {
 }
 
 /** Why a delivery did not verify. */
-export type VerificationFailure = 'missing-header' | 'invalid-timestamp' | 'outside-tolerance' | 'no-matching-signature';
+export type VerificationFailure =
+  'missing-header' | 'invalid-timestamp' | 'outside-tolerance' | 'no-matching-signature';
 
 export type WebhookVerification =
   | { readonly ok: true; readonly id: string; readonly timestamp: number }
@@ -26,11 +28,16 @@ export type WebhookVerification =
  * are compared in constant time; a timestamp outside the tolerance is
  * refused, so a captured delivery cannot be replayed later.
  */
-export function verifyWebhook(options: VerifyOptions, headers: WebhookHeaders, rawBody: Uint8Array | string): WebhookVerification {
+export function verifyWebhook(
+  options: VerifyOptions,
+  headers: WebhookHeaders,
+  rawBody: Uint8Array | string,
+): WebhookVerification {
   const id = header(headers, 'webhook-id');
   const stamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
-  if (id === undefined || id === '' || stamp === undefined || signatures === undefined) return { ok: false, reason: 'missing-header' };
+  if (id === undefined || id === '' || stamp === undefined || signatures === undefined)
+    return { ok: false, reason: 'missing-header' };
   if (!/^\d{1,12}$/.test(stamp)) return { ok: false, reason: 'invalid-timestamp' };
   const timestamp = Number(stamp);
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
@@ -41,7 +48,9 @@ export function verifyWebhook(options: VerifyOptions, headers: WebhookHeaders, r
     .split(' ')
     .filter((signature) => signature.startsWith('v1,'))
     .map((signature) => Buffer.from(signature.slice(3), 'base64'));
-  const matches = given.some((signature) => expected.some((digest) => signature.length === digest.length && timingSafeEqual(signature, digest)));
+  const matches = given.some((signature) =>
+    expected.some((digest) => signature.length === digest.length && timingSafeEqual(signature, digest)),
+  );
   return matches ? { ok: true, id, timestamp } : { ok: false, reason: 'no-matching-signature' };
 }
 

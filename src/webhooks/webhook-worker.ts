@@ -110,8 +110,16 @@ export class WebhookWorker<Tx> {
         // Nothing due: the transaction only read, so committing it is as good as rolling back.
         if (stored === undefined) return { kind: 'idle' };
         tried.push(stored.id);
-        const event: ReceivedWebhook = { id: stored.id, payload: stored.payload, sentAt: stored.sentAt, receivedAt: stored.receivedAt, attempt: stored.attempts + 1 };
-        const result = await consumeIn(this.inbox, tx, inboxKey(receiver, stored.id), (handlerTx) => handler(event, handlerTx));
+        const event: ReceivedWebhook = {
+          id: stored.id,
+          payload: stored.payload,
+          sentAt: stored.sentAt,
+          receivedAt: stored.receivedAt,
+          attempt: stored.attempts + 1,
+        };
+        const result = await consumeIn(this.inbox, tx, inboxKey(receiver, stored.id), (handlerTx) =>
+          handler(event, handlerTx),
+        );
         await this.events.markProcessed(tx, receiver, stored.id);
         return { kind: 'done', result };
       });

@@ -13,7 +13,10 @@ const later = <T>(value: T): Promise<T> => new Promise((resolve) => setImmediate
 type Request = FastifyRequest<{ Headers: Record<string, string | undefined> }>;
 
 /** The same route with its tenant, authorisation, key and input given at once or as promises. */
-function route(settle: <T>(value: T) => T | Promise<T>, runs: string[]): AtomicRoute<Request, { sku: string }, SqlClient> {
+function route(
+  settle: <T>(value: T) => T | Promise<T>,
+  runs: string[],
+): AtomicRoute<Request, { sku: string }, SqlClient> {
   return {
     operation: 'orders.create@1',
     tenant: (request) => settle(request.headers['x-tenant']),
@@ -21,11 +24,16 @@ function route(settle: <T>(value: T) => T | Promise<T>, runs: string[]): AtomicR
     key: (request) => settle(request.headers['x-key']),
     input: (_request, body) => {
       const sku = (body as { sku?: unknown } | undefined)?.sku;
-      return settle(typeof sku === 'string' ? valid({ sku }) : invalid({ status: 400, body: { error: 'sku is required' } }));
+      return settle(
+        typeof sku === 'string' ? valid({ sku }) : invalid({ status: 400, body: { error: 'sku is required' } }),
+      );
     },
     async handler({ tx, tenant, input, identity }) {
       runs.push(identity?.key ?? '');
-      const { rows } = await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku, qty) VALUES ($1, $2, 1) RETURNING id', [tenant, input.sku]);
+      const { rows } = await tx.query<{ id: number }>(
+        'INSERT INTO orders (tenant, sku, qty) VALUES ($1, $2, 1) RETURNING id',
+        [tenant, input.sku],
+      );
       return { status: 201, body: { id: rows[0]?.id, sku: input.sku } };
     },
   };
@@ -38,7 +46,13 @@ describe.each(engines)('route functions that answer with promises, on $name', (e
   beforeAll(async () => {
     const config = idempotency({ store: postgresStore(ref.engine.database), replayCache: true });
     app = Fastify();
-    app.post('/now', atomic(config, route((value) => value, runs.now)));
+    app.post(
+      '/now',
+      atomic(
+        config,
+        route((value) => value, runs.now),
+      ),
+    );
     app.post('/later', atomic(config, route(later, runs.later)));
     await app.ready();
   });
@@ -46,9 +60,22 @@ describe.each(engines)('route functions that answer with promises, on $name', (e
 
   const post = async (path: '/now' | '/later', headers: Record<string, string>, body: unknown = { sku: 'A' }) => {
     if (app === undefined) throw new Error('The app is not running yet.');
-    const answer = await app.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/json', 'x-tenant': 'tenant-a', ...headers }, payload: JSON.stringify(body) });
-    const type = answer.headers['content-type'] === 'application/problem+json' ? answer.json<{ type: string }>().type.replace(/.*\//, '') : undefined;
-    return { status: answer.statusCode, type, body: type === undefined ? answer.body : undefined, replayed: answer.headers['idempotent-replayed'] };
+    const answer = await app.inject({
+      method: 'POST',
+      url: path,
+      headers: { 'content-type': 'application/json', 'x-tenant': 'tenant-a', ...headers },
+      payload: JSON.stringify(body),
+    });
+    const type =
+      answer.headers['content-type'] === 'application/problem+json'
+        ? answer.json<{ type: string }>().type.replace(/.*\//, '')
+        : undefined;
+    return {
+      status: answer.statusCode,
+      type,
+      body: type === undefined ? answer.body : undefined,
+      replayed: answer.headers['idempotent-replayed'],
+    };
   };
 
   it.each([

@@ -29,7 +29,12 @@ describe.each(engines)('authority-relevant headers in the fingerprint on $name',
     handle(
       new Request('http://service.test/transfers', {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-tenant': 't1', ...(onBehalfOf === undefined ? {} : { 'x-on-behalf-of': onBehalfOf }) },
+        headers: {
+          'content-type': 'application/json',
+          'idempotency-key': key,
+          'x-tenant': 't1',
+          ...(onBehalfOf === undefined ? {} : { 'x-on-behalf-of': onBehalfOf }),
+        },
         body: JSON.stringify(body),
       }),
       undefined,
@@ -41,7 +46,9 @@ describe.each(engines)('authority-relevant headers in the fingerprint on $name',
     expect(first.status).toBe(201);
     const switched = await send(key, 'acct-2', { amount: 10 });
     expect(switched.status).toBe(422);
-    expect(((await switched.json()) as { type: string }).type).toBe('https://retrysafe.dev/problems/fingerprint-mismatch');
+    expect(((await switched.json()) as { type: string }).type).toBe(
+      'https://retrysafe.dev/problems/fingerprint-mismatch',
+    );
     const dropped = await send(key, undefined, { amount: 10 });
     expect(dropped.status).toBe(422);
     const same = await send(key, 'acct-1', { amount: 10 });

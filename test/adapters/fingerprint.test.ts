@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { adapters } from '../support/apps.js';
 import { engines } from '../support/engines.js';
-import { expectNothingOf, expectProblem, expectReplayOf, newKey, readChoices, until, useApp, useEngine } from './harness.js';
+import {
+  expectNothingOf,
+  expectProblem,
+  expectReplayOf,
+  newKey,
+  readChoices,
+  until,
+  useApp,
+  useEngine,
+} from './harness.js';
 
 describe.each(engines)('fingerprints on $name', (engine) => {
   const ref = useEngine(engine);

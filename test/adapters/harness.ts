@@ -64,7 +64,11 @@ export interface StoredRecord {
   readonly response_body: Uint8Array | null;
 }
 
-export function useApp(ref: EngineRef, adapter: AdapterFactory, options: Omit<IdempotencyOptions<SqlClient>, 'store'> = {}): Harness {
+export function useApp(
+  ref: EngineRef,
+  adapter: AdapterFactory,
+  options: Omit<IdempotencyOptions<SqlClient>, 'store'> = {},
+): Harness {
   let app: RunningApp | undefined;
   beforeAll(async () => {
     app = await startApp(adapter, ref.engine.database, options);
@@ -77,7 +81,8 @@ export function useApp(ref: EngineRef, adapter: AdapterFactory, options: Omit<Id
     if (app === undefined) throw new Error('The app is not running yet.');
     return app;
   };
-  const count = async (sql: string): Promise<number> => (await ref.engine.database.query<{ n: number }>(sql)).rows[0]?.n ?? -1;
+  const count = async (sql: string): Promise<number> =>
+    (await ref.engine.database.query<{ n: number }>(sql)).rows[0]?.n ?? -1;
   const harness: Harness = {
     get app() {
       return running();
@@ -88,7 +93,8 @@ export function useApp(ref: EngineRef, adapter: AdapterFactory, options: Omit<Id
     get concurrent() {
       return ref.engine.concurrent;
     },
-    calls: (operation = 'orders.create@1') => running().state.invocations.filter((i) => i.operation === operation).length,
+    calls: (operation = 'orders.create@1') =>
+      running().state.invocations.filter((i) => i.operation === operation).length,
     send(method, path, request = {}) {
       const token = request.token === undefined ? 'token-a' : request.token;
       return send(method, running().url + path, {
@@ -122,7 +128,10 @@ export function newKey(): string {
 
 /** Asserts a problem+json answer of retrysafe's own, by status and `type`. */
 export function expectProblem(res: Received, code: ProblemCode, status: number): void {
-  expect({ status: res.status, type: (res.json as { type?: unknown } | undefined)?.type }).toEqual({ status, type: defaultProblemBase + code });
+  expect({ status: res.status, type: (res.json as { type?: unknown } | undefined)?.type }).toEqual({
+    status,
+    type: defaultProblemBase + code,
+  });
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
 }
 

@@ -36,12 +36,21 @@ interface InProcessApp {
  * (Fastify's `inject`, light-my-request around any Node handler): the request
  * object there is not Node's own, and has no `headersDistinct`.
  */
-const inProcess: readonly { readonly name: string; start(config: Idempotency<SqlClient>, state: AppState): Promise<InProcessApp> }[] = [
+const inProcess: readonly {
+  readonly name: string;
+  start(config: Idempotency<SqlClient>, state: AppState): Promise<InProcessApp>;
+}[] = [
   {
     name: 'fastify, app.inject',
     async start(config, state) {
       const app = Fastify();
-      app.post('/orders', fastifyAtomic(config, routes<{ headers: { authorization?: string } }>((req) => req.headers.authorization, state).orders));
+      app.post(
+        '/orders',
+        fastifyAtomic(
+          config,
+          routes<{ headers: { authorization?: string } }>((req) => req.headers.authorization, state).orders,
+        ),
+      );
       await app.ready();
       return { send: (options) => app.inject(options), close: () => app.close() };
     },
@@ -49,7 +58,10 @@ const inProcess: readonly { readonly name: string; start(config: Idempotency<Sql
   {
     name: 'nest (fastify), inject',
     async start(config, state) {
-      const app = await NestFactory.create<NestFastifyApplication>(appModule(config, state), new FastifyAdapter(), { logger: false, rawBody: true });
+      const app = await NestFactory.create<NestFastifyApplication>(appModule(config, state), new FastifyAdapter(), {
+        logger: false,
+        rawBody: true,
+      });
       await app.init();
       await app.getHttpAdapter().getInstance().ready();
       return { send: (options) => app.getHttpAdapter().getInstance().inject(options), close: () => app.close() };
@@ -60,7 +72,10 @@ const inProcess: readonly { readonly name: string; start(config: Idempotency<Sql
     start(config, state) {
       const app = withOwnPrototypes(express());
       app.use(express.json({ verify: keepRawBody }));
-      app.post('/orders', expressAtomic(config, routes<ExpressRequest>((req) => req.get('authorization'), state).orders));
+      app.post(
+        '/orders',
+        expressAtomic(config, routes<ExpressRequest>((req) => req.get('authorization'), state).orders),
+      );
       return Promise.resolve({ send: (options) => inject(app, options), close: () => Promise.resolve() });
     },
   },
@@ -68,12 +83,18 @@ const inProcess: readonly { readonly name: string; start(config: Idempotency<Sql
     name: 'koa, light-my-request',
     start(config, state) {
       const router = new Router();
-      router.post('/orders', koaAtomic(config, routes<Koa.Context>((ctx) => ctx.get('authorization') || undefined, state).orders));
+      router.post(
+        '/orders',
+        koaAtomic(config, routes<Koa.Context>((ctx) => ctx.get('authorization') || undefined, state).orders),
+      );
       const app = new Koa();
       app.use(bodyParser());
       app.use(router.routes());
       const callback = app.callback();
-      return Promise.resolve({ send: (options) => inject((req, res) => void callback(req, res), options), close: () => Promise.resolve() });
+      return Promise.resolve({
+        send: (options) => inject((req, res) => void callback(req, res), options),
+        close: () => Promise.resolve(),
+      });
     },
   },
 ];
@@ -86,7 +107,8 @@ const inProcess: readonly { readonly name: string; start(config: Idempotency<Sql
  * them, for this app alone, keep that change here.
  */
 function withOwnPrototypes(app: Express): Express {
-  const copy = (of: object, base: object): object => Object.create(base, Object.getOwnPropertyDescriptors(of)) as object;
+  const copy = (of: object, base: object): object =>
+    Object.create(base, Object.getOwnPropertyDescriptors(of)) as object;
   Object.setPrototypeOf(app.request, copy(express.request, IncomingMessage.prototype));
   Object.setPrototypeOf(app.response, copy(express.response, ServerResponse.prototype));
   return app;
@@ -107,9 +129,17 @@ describe.each(engines)('requests sent in process on $name', (engine) => {
     });
     const post = (headers: Record<string, string | string[]>): Promise<Injected> => {
       if (app === undefined) throw new Error('The app is not running yet.');
-      return app.send({ method: 'POST', url: '/orders', headers: { authorization: 'Bearer token-a', 'content-type': 'application/json', ...headers }, payload: '{"sku":"IN-PROCESS","qty":3}' });
+      return app.send({
+        method: 'POST',
+        url: '/orders',
+        headers: { authorization: 'Bearer token-a', 'content-type': 'application/json', ...headers },
+        payload: '{"sku":"IN-PROCESS","qty":3}',
+      });
     };
-    const problem = (answer: Injected): unknown => [answer.statusCode, (JSON.parse(answer.body) as { type?: unknown }).type];
+    const problem = (answer: Injected): unknown => [
+      answer.statusCode,
+      (JSON.parse(answer.body) as { type?: unknown }).type,
+    ];
 
     it('runs a new key once and replays it', async () => {
       const key = newKey();

@@ -39,20 +39,27 @@ describe.each(engines.slice(0, 1))('the input nesting limit on $name', (factory)
     describe('by default', () => {
       const h = useApp(ref, adapter);
       it('refuses 5,000 levels with 400 request-body-too-deep; nothing runs, nothing is stored', async () => {
-        const res = await h.post({ key: newKey(), body: nested(5_000), headers: { 'Content-Type': 'application/json' } });
+        const res = await h.post({
+          key: newKey(),
+          body: nested(5_000),
+          headers: { 'Content-Type': 'application/json' },
+        });
         expectProblem(res, 'request-body-too-deep', 400);
         expect(h.calls()).toBe(0);
         expect(await h.records()).toBe(0);
       });
       it('accepts 64 levels, the default limit', async () => {
-        expect((await h.post({ key: newKey(), body: nested(64), headers: { 'Content-Type': 'application/json' } })).status).toBe(201);
+        expect(
+          (await h.post({ key: newKey(), body: nested(64), headers: { 'Content-Type': 'application/json' } })).status,
+        ).toBe(201);
       });
     });
 
     describe('numbers', () => {
       const told: RetrysafeEvent[] = [];
       const h = useApp(ref, adapter, { observers: [(event) => event.type === 'raw-body-missing' && told.push(event)] });
-      const post = (key: string, ref: string) => h.post({ key, body: numbered(ref), headers: { 'Content-Type': 'application/json' } });
+      const post = (key: string, ref: string) =>
+        h.post({ key, body: numbered(ref), headers: { 'Content-Type': 'application/json' } });
 
       it('never lets two integers beyond 2^53 share a fingerprint: each is refused, not replayed', async () => {
         const key = newKey();
@@ -66,8 +73,18 @@ describe.each(engines.slice(0, 1))('the input nesting limit on $name', (factory)
 
       it('checks the numbers of a body that arrives in several chunks against all of its text', async () => {
         const key = newKey();
-        expectProblem(await h.post({ key, body: spread('0.10000000000000000001'), headers: { 'Content-Type': 'application/json' } }), 'request-body-number-unsafe', 400);
-        expect((await h.post({ key, body: spread('0.1'), headers: { 'Content-Type': 'application/json' } })).status).toBe(201);
+        expectProblem(
+          await h.post({
+            key,
+            body: spread('0.10000000000000000001'),
+            headers: { 'Content-Type': 'application/json' },
+          }),
+          'request-body-number-unsafe',
+          400,
+        );
+        expect(
+          (await h.post({ key, body: spread('0.1'), headers: { 'Content-Type': 'application/json' } })).status,
+        ).toBe(201);
         expect((await post(key, '0.10')).headers['idempotent-replayed']).toBe('true');
         expect(h.calls()).toBe(1);
       });
@@ -91,7 +108,8 @@ describe.each(engines.slice(0, 1))('the input nesting limit on $name', (factory)
         const key = newKey();
         const first = await post(key, '1');
         expect(first.status).toBe(201);
-        for (const spelling of ['1.0', '1e0', '10e-1', '1.000000000000000000000']) expect((await post(key, spelling)).headers['idempotent-replayed']).toBe('true');
+        for (const spelling of ['1.0', '1e0', '10e-1', '1.000000000000000000000'])
+          expect((await post(key, spelling)).headers['idempotent-replayed']).toBe('true');
         const tenth = newKey();
         expect((await post(tenth, '0.1')).status).toBe(201);
         expect((await post(tenth, '0.10')).headers['idempotent-replayed']).toBe('true');
@@ -112,9 +130,19 @@ describe.each(engines.slice(0, 1))('the input nesting limit on $name', (factory)
     describe('with maxInputDepth: 10', () => {
       const h = useApp(ref, adapter, { maxInputDepth: 10 });
       it('accepts 10 levels and refuses 11, keyed or not', async () => {
-        expect((await h.post({ key: newKey(), body: nested(10), headers: { 'Content-Type': 'application/json' } })).status).toBe(201);
-        expectProblem(await h.post({ key: newKey(), body: nested(11), headers: { 'Content-Type': 'application/json' } }), 'request-body-too-deep', 400);
-        expectProblem(await h.send('PUT', '/orders', { body: nested(11), headers: { 'Content-Type': 'application/json' } }), 'request-body-too-deep', 400);
+        expect(
+          (await h.post({ key: newKey(), body: nested(10), headers: { 'Content-Type': 'application/json' } })).status,
+        ).toBe(201);
+        expectProblem(
+          await h.post({ key: newKey(), body: nested(11), headers: { 'Content-Type': 'application/json' } }),
+          'request-body-too-deep',
+          400,
+        );
+        expectProblem(
+          await h.send('PUT', '/orders', { body: nested(11), headers: { 'Content-Type': 'application/json' } }),
+          'request-body-too-deep',
+          400,
+        );
         expect(h.calls()).toBe(1);
       });
     });
@@ -128,13 +156,21 @@ describe.each(engines.slice(0, 1))('the input nesting limit on $name', (factory)
   describe('through Fastify with its own body pipeline', () => {
     const h = useApp(ref, fastifyOwnPipeline);
     const gzip = (key: string, ref: string) =>
-      h.post({ key, body: gzipSync(numbered(ref)), headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' } });
+      h.post({
+        key,
+        body: gzipSync(numbered(ref)),
+        headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      });
 
     it('refuses a number beyond double precision, whether the body came compressed or not', async () => {
       const key = newKey();
       expect((await gzip(key, '0.1')).status).toBe(201);
       expectProblem(await gzip(key, '0.10000000000000000001'), 'request-body-number-unsafe', 400);
-      expectProblem(await h.post({ key, body: numbered('1.0000000000000001'), headers: { 'Content-Type': 'application/json' } }), 'request-body-number-unsafe', 400);
+      expectProblem(
+        await h.post({ key, body: numbered('1.0000000000000001'), headers: { 'Content-Type': 'application/json' } }),
+        'request-body-number-unsafe',
+        400,
+      );
       expect((await gzip(key, '0.10')).headers['idempotent-replayed']).toBe('true');
       expect(h.calls()).toBe(1);
     });
@@ -142,9 +178,15 @@ describe.each(engines.slice(0, 1))('the input nesting limit on $name', (factory)
     it('checks the numbers of a body that an earlier hook hands on as text, in several chunks', async () => {
       const asText = { 'Content-Type': 'application/json', 'X-Body-As-Text': 'yes' };
       const key = newKey();
-      expectProblem(await h.post({ key, body: spread('0.10000000000000000001'), headers: asText }), 'request-body-number-unsafe', 400);
+      expectProblem(
+        await h.post({ key, body: spread('0.10000000000000000001'), headers: asText }),
+        'request-body-number-unsafe',
+        400,
+      );
       expect((await h.post({ key, body: spread('0.1'), headers: asText })).status).toBe(201);
-      expect((await h.post({ key, body: numbered('0.10'), headers: asText })).headers['idempotent-replayed']).toBe('true');
+      expect((await h.post({ key, body: numbered('0.10'), headers: asText })).headers['idempotent-replayed']).toBe(
+        'true',
+      );
       expect(h.calls()).toBe(1);
     });
 
@@ -167,11 +209,15 @@ describe.each(engines.slice(0, 1))('the input nesting limit on $name', (factory)
    * rounded. retrysafe says so, once per operation, to the observers (and so
    * to the log) and as a process warning.
    */
-  describe.each(adaptersWithoutText)('through $name, without the body\'s text', (adapter) => {
+  describe.each(adaptersWithoutText)("through $name, without the body's text", (adapter) => {
     const told: RetrysafeEvent[] = [];
     const lines: string[] = [];
-    const log = logObserver(pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }), { identitySecret: 'input-shape' });
-    const h = useApp(ref, adapter, { observers: [(event) => event.type === 'raw-body-missing' && told.push(event), log] });
+    const log = logObserver(pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }), {
+      identitySecret: 'input-shape',
+    });
+    const h = useApp(ref, adapter, {
+      observers: [(event) => event.type === 'raw-body-missing' && told.push(event), log],
+    });
 
     it('warns once per operation that its JSON bodies come without their text', async () => {
       const warnings: Error[] = [];
@@ -180,7 +226,8 @@ describe.each(engines.slice(0, 1))('the input nesting limit on $name', (factory)
       };
       process.on('warning', onWarning);
       try {
-        for (const ref of ['0.1', '0.2', '0.3']) expect((await h.post({ key: newKey(), body: numbered(ref) })).status).toBe(201);
+        for (const ref of ['0.1', '0.2', '0.3'])
+          expect((await h.post({ key: newKey(), body: numbered(ref) })).status).toBe(201);
         expect((await h.post({ key: newKey(), body: numbered('1') }, '/refunds')).status).toBe(201);
         // Process warnings are emitted on the next tick.
         await setImmediate();
@@ -191,12 +238,17 @@ describe.each(engines.slice(0, 1))('the input nesting limit on $name', (factory)
         { type: 'raw-body-missing', identity: undefined, operation: 'orders.create@1' },
         { type: 'raw-body-missing', identity: undefined, operation: 'refunds.create@1' },
       ]);
-      const warned = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.event === 'raw-body-missing');
+      const warned = lines
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter((line) => line.event === 'raw-body-missing');
       expect(warned).toMatchObject([
         { level: 40, operation: 'orders.create@1' },
         { level: 40, operation: 'refunds.create@1' },
       ]);
-      expect(warnings.map((warning) => warning.message)).toEqual([expect.stringContaining('orders.create@1'), expect.stringContaining('refunds.create@1')]);
+      expect(warnings.map((warning) => warning.message)).toEqual([
+        expect.stringContaining('orders.create@1'),
+        expect.stringContaining('refunds.create@1'),
+      ]);
       expect(warnings[0]?.message).toContain('keepRawBody');
     });
   });
@@ -228,7 +280,10 @@ const fastifyOwnPipeline: AdapterFactory = {
       if (request.headers['content-encoding'] !== 'gzip') return done(null, payload);
       const inflated: Gunzip & { receivedEncodedLength?: number } = createGunzip();
       // Fastify compares Content-Length with the bytes received, before inflating.
-      payload.on('data', (chunk: Buffer) => (inflated.receivedEncodedLength = (inflated.receivedEncodedLength ?? 0) + chunk.length));
+      payload.on(
+        'data',
+        (chunk: Buffer) => (inflated.receivedEncodedLength = (inflated.receivedEncodedLength ?? 0) + chunk.length),
+      );
       done(null, payload.pipe(inflated));
     });
     app.removeContentTypeParser('application/json');

@@ -18,7 +18,7 @@ function skuOf(...bytes: number[]): Buffer {
  * first member would see another request). Checked before the store, the same
  * in every adapter set up as documented.
  */
-describe.each(engines)('a JSON body\'s text on $name', (factory) => {
+describe.each(engines)("a JSON body's text on $name", (factory) => {
   const ref = useEngine(factory);
 
   describe.each(adapters)('through $name', (adapter) => {
@@ -48,7 +48,9 @@ describe.each(engines)('a JSON body\'s text on $name', (factory) => {
       expect(await h.orders()).toBe(0);
       // The key was not recorded: the same key with a valid body runs, once.
       expect((await h.post({ key, body: skuOf(0xe2, 0x82, 0xac), headers: json })).status).toBe(201);
-      expect((await h.post({ key, body: skuOf(0xe2, 0x82, 0xac), headers: json })).headers['idempotent-replayed']).toBe('true');
+      expect((await h.post({ key, body: skuOf(0xe2, 0x82, 0xac), headers: json })).headers['idempotent-replayed']).toBe(
+        'true',
+      );
       expect(h.calls()).toBe(1);
       expect(await h.orders()).toBe(1);
     });
@@ -59,7 +61,12 @@ describe.each(engines)('a JSON body\'s text on $name', (factory) => {
 
     it('refuses a member name given twice in one object with 400 request-body-duplicate-member, however it is spelt', async () => {
       const key = newKey();
-      for (const body of ['{"sku":"a","sku":"b"}', '{"sku":"a","qty":1,"x":{"a":1,"a":2}}', '{"sku":"a","x":[{"a":1,"\\u0061":2}]}', '{"sku":"a","s\\u006bu":"b"}']) {
+      for (const body of [
+        '{"sku":"a","sku":"b"}',
+        '{"sku":"a","qty":1,"x":{"a":1,"a":2}}',
+        '{"sku":"a","x":[{"a":1,"\\u0061":2}]}',
+        '{"sku":"a","s\\u006bu":"b"}',
+      ]) {
         expectProblem(await h.post({ key, body, headers: json }), 'request-body-duplicate-member', 400);
       }
       expect(h.calls()).toBe(0);
@@ -71,7 +78,8 @@ describe.each(engines)('a JSON body\'s text on $name', (factory) => {
     });
 
     it('accepts one name in sibling objects, in arrays of objects, and as a value', async () => {
-      const body = '{"sku":"sku","qty":1,"a":{"n":1},"b":{"n":1,"m":{"n":2}},"items":[{"n":1,"sku":"x"},{"n":2,"sku":"y"}],"n":"n"}';
+      const body =
+        '{"sku":"sku","qty":1,"a":{"n":1},"b":{"n":1,"m":{"n":2}},"items":[{"n":1,"sku":"x"},{"n":2,"sku":"y"}],"n":"n"}';
       expect((await h.post({ key: newKey(), body, headers: json })).status).toBe(201);
       expect(h.calls()).toBe(1);
     });

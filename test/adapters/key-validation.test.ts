@@ -12,7 +12,10 @@ describe.each(engines)('Idempotency-Key validation on $name', (engine) => {
   describe.each(adapters)('through $name', (adapter) => {
     const t = useApp(ref, adapter);
 
-    async function expectRefused(request: Parameters<typeof t.post>[0], code: 'idempotency-key-missing' | 'idempotency-key-invalid'): Promise<void> {
+    async function expectRefused(
+      request: Parameters<typeof t.post>[0],
+      code: 'idempotency-key-missing' | 'idempotency-key-invalid',
+    ): Promise<void> {
       const res = await t.post(request);
       expectProblem(res, code, 400);
       expect(t.calls()).toBe(0);
@@ -50,9 +53,36 @@ describe.each(engines)('Idempotency-Key validation on $name', (engine) => {
     });
 
     it('refuses a key sent on two header lines, even twice the same', async () => {
-      await expectRefused({ rawHeaders: [['Idempotency-Key', 'a'], ['Idempotency-Key', 'b']], body }, 'idempotency-key-invalid');
-      await expectRefused({ rawHeaders: [['Idempotency-Key', 'a'], ['Idempotency-Key', 'a']], body }, 'idempotency-key-invalid');
-      await expectRefused({ rawHeaders: [['Idempotency-Key', '"a"'], ['Idempotency-Key', '"a"']], body }, 'idempotency-key-invalid');
+      await expectRefused(
+        {
+          rawHeaders: [
+            ['Idempotency-Key', 'a'],
+            ['Idempotency-Key', 'b'],
+          ],
+          body,
+        },
+        'idempotency-key-invalid',
+      );
+      await expectRefused(
+        {
+          rawHeaders: [
+            ['Idempotency-Key', 'a'],
+            ['Idempotency-Key', 'a'],
+          ],
+          body,
+        },
+        'idempotency-key-invalid',
+      );
+      await expectRefused(
+        {
+          rawHeaders: [
+            ['Idempotency-Key', '"a"'],
+            ['Idempotency-Key', '"a"'],
+          ],
+          body,
+        },
+        'idempotency-key-invalid',
+      );
     });
 
     it('refuses two keys on one line, quoted or bare', async () => {

@@ -14,7 +14,13 @@ describe.each(engines)('metrics of the request paths on $name', (factory) => {
   const value = async (metric: string, labels: Readonly<Record<string, string>> = {}): Promise<number> => {
     const metrics = await registry.getMetricsAsJSON();
     return metrics
-      .flatMap((m) => m.values.map((v) => ({ name: (v as { metricName?: string }).metricName ?? m.name, labels: v.labels, value: v.value })))
+      .flatMap((m) =>
+        m.values.map((v) => ({
+          name: (v as { metricName?: string }).metricName ?? m.name,
+          labels: v.labels,
+          value: v.value,
+        })),
+      )
       .filter((s) => s.name === metric && Object.entries(labels).every(([name, v]) => s.labels[name] === v))
       .reduce((sum, s) => sum + s.value, 0);
   };
@@ -35,9 +41,16 @@ describe.each(engines)('metrics of the request paths on $name', (factory) => {
       invalid: await value('retrysafe_problems_total', { code: 'idempotency-key-invalid' }),
       unauthenticated: await value('retrysafe_problems_total', { code: 'unauthenticated' }),
       forbidden: await value('retrysafe_problems_total', { code: 'forbidden' }),
-    }).toEqual({ missing: before.missing + 1, invalid: before.invalid + 1, unauthenticated: before.unauthenticated + 1, forbidden: before.forbidden + 1 });
+    }).toEqual({
+      missing: before.missing + 1,
+      invalid: before.invalid + 1,
+      unauthenticated: before.unauthenticated + 1,
+      forbidden: before.forbidden + 1,
+    });
     // Counted under the route's operation, like every other answer of the route.
-    expect(await value('retrysafe_problems_total', { code: 'forbidden', operation: 'orders.create@1' })).toBe(before.forbidden + 1);
+    expect(await value('retrysafe_problems_total', { code: 'forbidden', operation: 'orders.create@1' })).toBe(
+      before.forbidden + 1,
+    );
   });
 
   it('does not record a plain replay answered through the claim as a lock wait', async () => {

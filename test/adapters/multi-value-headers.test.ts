@@ -4,7 +4,8 @@ import { adapters, MANY_LINES } from '../support/apps.js';
 import { engines } from '../support/engines.js';
 import { newKey, useApp, useEngine } from './harness.js';
 
-const linesOf = (res: Received, name: string): string[] => res.lines.filter(([line]) => line === name).map(([, value]) => value);
+const linesOf = (res: Received, name: string): string[] =>
+  res.lines.filter(([line]) => line === name).map(([, value]) => value);
 
 /** Node's own response writes a list as that many lines; a web `Response` joins every header but Set-Cookie, as the Fetch standard says. */
 const WEB_RESPONSE = new Set(['fetch (Hono)']);
@@ -31,7 +32,10 @@ describe.each(engines.slice(0, 1))('headers on several lines on $name', (engine)
       }
       expect(linesOf(first, 'link').join(', ')).toBe(MANY_LINES.link.join(', '));
 
-      const { rows } = await t.database.query<{ response_headers: Record<string, unknown> }>('SELECT response_headers FROM retrysafe_operations WHERE key = $1', [key]);
+      const { rows } = await t.database.query<{ response_headers: Record<string, unknown> }>(
+        'SELECT response_headers FROM retrysafe_operations WHERE key = $1',
+        [key],
+      );
       expect(rows[0]?.response_headers).toMatchObject({ link: MANY_LINES.link, vary: MANY_LINES.vary });
 
       const replay = await t.post({ key, body: { sku: 'LINES' } });
@@ -45,7 +49,10 @@ describe.each(engines.slice(0, 1))('headers on several lines on $name', (engine)
     it('replays a record stored before lists were kept, whose values are strings', async () => {
       const key = newKey();
       expect((await t.post({ key, body: { sku: 'LINES' } })).status).toBe(201);
-      await t.database.query(`UPDATE retrysafe_operations SET response_headers = jsonb_set(response_headers, '{link}', to_jsonb('</orders/1>; rel="self", </orders>; rel="collection"'::text)) WHERE key = $1`, [key]);
+      await t.database.query(
+        `UPDATE retrysafe_operations SET response_headers = jsonb_set(response_headers, '{link}', to_jsonb('</orders/1>; rel="self", </orders>; rel="collection"'::text)) WHERE key = $1`,
+        [key],
+      );
       const replay = await t.post({ key, body: { sku: 'LINES' } });
       expect(replay.headers['idempotent-replayed']).toBe('true');
       expect(linesOf(replay, 'link')).toEqual(['</orders/1>; rel="self", </orders>; rel="collection"']);

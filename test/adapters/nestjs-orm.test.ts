@@ -46,7 +46,10 @@ describe.each(nestPlatforms)('NestJS on $name, with Prisma', (platform) => {
     class OrdersController {
       @Post()
       @Idempotent({ operation: 'orders.create@1', mode: 'atomic' })
-      async create(@Tx() tx: Prisma.TransactionClient, @Body() body: { sku: string; qty: number; delayMs?: number }): Promise<{ id: number }> {
+      async create(
+        @Tx() tx: Prisma.TransactionClient,
+        @Body() body: { sku: string; qty: number; delayMs?: number },
+      ): Promise<{ id: number }> {
         const order = await tx.order.create({ data: { tenant: 'tenant-a', sku: body.sku, qty: body.qty } });
         if (body.delayMs !== undefined) await sleep(body.delayMs);
         if (body.sku.startsWith('TAKEN')) throw new ConflictException('That order exists already.');
@@ -55,7 +58,12 @@ describe.each(nestPlatforms)('NestJS on $name, with Prisma', (platform) => {
     }
 
     @Module({
-      imports: [RetrysafeModule.forRoot<Prisma.TransactionClient>({ idempotency: idempotency({ store: postgresStore(database) }), tenant: () => 'tenant-a' })],
+      imports: [
+        RetrysafeModule.forRoot<Prisma.TransactionClient>({
+          idempotency: idempotency({ store: postgresStore(database) }),
+          tenant: () => 'tenant-a',
+        }),
+      ],
       controllers: [OrdersController],
     })
     class AppModule {}
@@ -69,9 +77,12 @@ describe.each(nestPlatforms)('NestJS on $name, with Prisma', (platform) => {
     await db.drop();
   });
 
-  const post = (key: string, body: unknown) => send('POST', `${app.url}/orders`, { headers: { 'idempotency-key': key }, body });
-  const orders = async (sku: string) => (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE sku = $1', [sku])).rows[0]?.n;
-  const records = async (key: string) => (await pool.query('SELECT 1 FROM retrysafe_operations WHERE key = $1', [key])).rowCount;
+  const post = (key: string, body: unknown) =>
+    send('POST', `${app.url}/orders`, { headers: { 'idempotency-key': key }, body });
+  const orders = async (sku: string) =>
+    (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE sku = $1', [sku])).rows[0]?.n;
+  const records = async (key: string) =>
+    (await pool.query('SELECT 1 FROM retrysafe_operations WHERE key = $1', [key])).rowCount;
 
   it('writes through Prisma’s transaction client, answers 201, replays it byte for byte without a second row, and refuses another body', async () => {
     const key = randomUUID();
@@ -116,13 +127,21 @@ describe.each(nestPlatforms)('NestJS on $name, with Prisma', (platform) => {
   it(`${DUPLICATES} concurrent duplicates make exactly one row; each answer is the original, its replay, or 409`, async () => {
     const key = randomUUID();
     const sku = `SLOW-${key}`;
-    const answers = await Promise.all(Array.from({ length: DUPLICATES }, () => post(key, { sku, qty: 1, delayMs: 300 })));
-    const originals = answers.filter((answer) => answer.status === 201 && answer.headers['idempotent-replayed'] === undefined);
+    const answers = await Promise.all(
+      Array.from({ length: DUPLICATES }, () => post(key, { sku, qty: 1, delayMs: 300 })),
+    );
+    const originals = answers.filter(
+      (answer) => answer.status === 201 && answer.headers['idempotent-replayed'] === undefined,
+    );
     expect(originals).toHaveLength(1);
     const original = originals[0]?.bodyBytes.toString('latin1');
     for (const answer of answers) {
       if (answer.status === 409) expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
-      else expect({ status: answer.status, body: answer.bodyBytes.toString('latin1') }).toEqual({ status: 201, body: original });
+      else
+        expect({ status: answer.status, body: answer.bodyBytes.toString('latin1') }).toEqual({
+          status: 201,
+          body: original,
+        });
     }
     expect(await orders(sku)).toBe(1);
     expect(await records(key)).toBe(1);

@@ -38,7 +38,10 @@ describe.each(nestPlatforms)('NestJS on $name, with node-postgres', (platform) =
       @Post()
       @Idempotent({ operation: 'orders.create@1', mode: 'atomic' })
       async create(@Tx() tx: pg.PoolClient, @Body() body: { sku: string; qty: number }): Promise<{ id: number }> {
-        const { rows } = await tx.query<{ id: number }>("INSERT INTO orders (tenant, sku, qty) VALUES ('tenant-a', $1, $2) RETURNING id", [body.sku, body.qty]);
+        const { rows } = await tx.query<{ id: number }>(
+          "INSERT INTO orders (tenant, sku, qty) VALUES ('tenant-a', $1, $2) RETURNING id",
+          [body.sku, body.qty],
+        );
         if (body.sku === 'TAKEN') throw new ConflictException('That order exists already.');
         return { id: rows[0]?.id ?? 0 };
       }
@@ -47,8 +50,13 @@ describe.each(nestPlatforms)('NestJS on $name, with node-postgres', (platform) =
       @HttpCode(202)
       @Idempotent({ operation: 'orders.web@1', mode: 'atomic' })
       async web(@Tx() tx: pg.PoolClient): Promise<Response> {
-        const { rows } = await tx.query<{ id: number }>("INSERT INTO orders (tenant, sku, qty) VALUES ('tenant-a', 'WEB', 1) RETURNING id");
-        return new Response(`order ${rows[0]?.id}`, { status: 201, headers: { 'content-type': 'text/plain', location: `/orders/${rows[0]?.id}` } });
+        const { rows } = await tx.query<{ id: number }>(
+          "INSERT INTO orders (tenant, sku, qty) VALUES ('tenant-a', 'WEB', 1) RETURNING id",
+        );
+        return new Response(`order ${rows[0]?.id}`, {
+          status: 201,
+          headers: { 'content-type': 'text/plain', location: `/orders/${rows[0]?.id}` },
+        });
       }
 
       @Post('plain')
@@ -71,7 +79,10 @@ describe.each(nestPlatforms)('NestJS on $name, with node-postgres', (platform) =
         RetrysafeModule.forRootAsync({
           imports: [TenantModule],
           inject: [TENANT],
-          useFactory: (tenant: string) => ({ idempotency: idempotency({ store: postgresStore(database) }), tenant: () => tenant }),
+          useFactory: (tenant: string) => ({
+            idempotency: idempotency({ store: postgresStore(database) }),
+            tenant: () => tenant,
+          }),
         }),
       ],
       controllers: [OrdersController],
@@ -86,8 +97,10 @@ describe.each(nestPlatforms)('NestJS on $name, with node-postgres', (platform) =
     await db.drop();
   });
 
-  const post = (path: string, key: string, body?: unknown) => send('POST', `${app.url}${path}`, { headers: { 'idempotency-key': key }, body });
-  const orders = async (sku: string) => (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE sku = $1', [sku])).rows[0]?.n;
+  const post = (path: string, key: string, body?: unknown) =>
+    send('POST', `${app.url}${path}`, { headers: { 'idempotency-key': key }, body });
+  const orders = async (sku: string) =>
+    (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE sku = $1', [sku])).rows[0]?.n;
 
   it('writes through the PoolClient of @Tx(), answers Nest’s 201 with the JSON body, and replays it without a second row', async () => {
     const key = randomUUID();

@@ -35,12 +35,20 @@ describe.each(engines)('reading before the claim by itself (auto) on $name', (en
   });
   afterAll(() => app.close());
 
-  const post = (key: string) => send('POST', `${app.url}/orders`, { headers: { Authorization: 'Bearer token-a', 'Idempotency-Key': key }, body: { sku: 'A', qty: 1 } });
+  const post = (key: string) =>
+    send('POST', `${app.url}/orders`, {
+      headers: { Authorization: 'Bearer token-a', 'Idempotency-Key': key },
+      body: { sku: 'A', qty: 1 },
+    });
   /** What one request cost: transactions opened and statements outside them. */
   const cost = async (key: string) => {
     const before = { ...database.counts };
     const res = await post(key);
-    return { res, transactions: database.counts.transactions - before.transactions, reads: database.counts.reads - before.reads };
+    return {
+      res,
+      transactions: database.counts.transactions - before.transactions,
+      reads: database.counts.reads - before.reads,
+    };
   };
 
   it('claims new keys without a read, reads first once replays dominate, and claims first again when they fade', async () => {

@@ -22,7 +22,9 @@ describe.each(engines)('first attempt and replay on $name', (engine) => {
         expect(first.headers['x-debug']).toBe('1');
         expect(first.headers['idempotent-replayed']).toBeUndefined();
         expect(t.calls()).toBe(1);
-        const { rows } = await t.database.query<{ id: number; tenant: string; sku: string; qty: number }>('SELECT id, tenant, sku, qty FROM orders');
+        const { rows } = await t.database.query<{ id: number; tenant: string; sku: string; qty: number }>(
+          'SELECT id, tenant, sku, qty FROM orders',
+        );
         expect(rows).toEqual([{ id, tenant: 'tenant-a', sku: 'A', qty: 2 }]);
       });
 

@@ -10,7 +10,8 @@ describe.each(engines)('route options on $name', (engine) => {
 
   describe.each(adapters)('through $name', (adapter) => {
     const t = useApp(ref, adapter, { retention: { tombstoneSeconds: 86_400 } });
-    const post = (body: unknown, token?: string) => t.post({ body, ...(token === undefined ? {} : { token }) }, '/imports');
+    const post = (body: unknown, token?: string) =>
+      t.post({ body, ...(token === undefined ? {} : { token }) }, '/imports');
 
     it('takes the key from the body by the route key function, and replays on it without any Idempotency-Key header', async () => {
       const importRef = newKey();
@@ -27,7 +28,9 @@ describe.each(engines)('route options on $name', (engine) => {
       expectProblem(missing, 'idempotency-key-missing', 400);
       const invalid = await post({ ref: 'caf\u00e9 1', sku: 'A' });
       expectProblem(invalid, 'idempotency-key-invalid', 400);
-      expect((invalid.json as { detail: string }).detail).toBe('The idempotency key may only contain visible ASCII characters (0x21 to 0x7E).');
+      expect((invalid.json as { detail: string }).detail).toBe(
+        'The idempotency key may only contain visible ASCII characters (0x21 to 0x7E).',
+      );
       const long = await post({ ref: 'x'.repeat(256), sku: 'A' });
       expectProblem(long, 'idempotency-key-invalid', 400);
       expect(t.calls('imports.create@1')).toBe(0);
@@ -107,8 +110,14 @@ describe.each(engines)('route options on $name', (engine) => {
         );
         return rows[0];
       };
-      expect(await periods('tenant-a', keys.a, 'imports.create@1')).toEqual({ response: importsRetention('tenant-a').responseSeconds, tombstone: 86_400 });
-      expect(await periods('tenant-b', keys.b, 'imports.create@1')).toEqual({ response: importsRetention('tenant-b').responseSeconds, tombstone: 86_400 });
+      expect(await periods('tenant-a', keys.a, 'imports.create@1')).toEqual({
+        response: importsRetention('tenant-a').responseSeconds,
+        tombstone: 86_400,
+      });
+      expect(await periods('tenant-b', keys.b, 'imports.create@1')).toEqual({
+        response: importsRetention('tenant-b').responseSeconds,
+        tombstone: 86_400,
+      });
       // Another route keeps the configuration's defaults.
       expect(await periods('tenant-a', keys.a, 'orders.create@1')).toEqual({ response: 24 * 3600, tombstone: 86_400 });
     });

@@ -13,7 +13,11 @@ import { expectProblem, newKey } from './harness.js';
  * node-postgres: the locks are held by a second connection.
  */
 const post = (app: RunningApp, key: string) =>
-  send('POST', `${app.url}/orders`, { headers: { Authorization: 'Bearer token-a', 'Idempotency-Key': key }, body: { sku: 'A', qty: 1 }, timeoutMs: 20_000 });
+  send('POST', `${app.url}/orders`, {
+    headers: { Authorization: 'Bearer token-a', 'Idempotency-Key': key },
+    body: { sku: 'A', qty: 1 },
+    timeoutMs: 20_000,
+  });
 
 describe.each(adapters)('bounds on the handler’s statements, through $name', (adapter) => {
   let db: TestDatabase;
@@ -69,7 +73,10 @@ describe.each(adapters)('bounds on the handler’s statements, through $name', (
     }
     expectProblem(res, 'statement-timeout', 503);
     expect(res.headers['retry-after']).toBe('1');
-    const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM retrysafe_operations WHERE key = $1', [key]);
+    const { rows } = await pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM retrysafe_operations WHERE key = $1',
+      [key],
+    );
     expect(rows[0]?.n).toBe(0);
     expect((await post(app, key)).status).toBe(201);
   });
@@ -77,13 +84,17 @@ describe.each(adapters)('bounds on the handler’s statements, through $name', (
   it('sets statement_timeout for the rest of the claim’s transaction, and leaves the handler the session’s lock_timeout', async () => {
     const store = postgresStore(portable(fromPg(pool)));
     const identity = { tenant: 'tenant-a', operation: 'settings.read@1', key: newKey() };
-    const seen = await store.atomic({ identity, fingerprint: new Uint8Array(32), lockTimeoutMs: 200, statementTimeoutMs: 3_000 }, async ({ claim, tx }) => {
-      expect(claim.kind).toBe('claimed');
-      const { rows } = await tx.query<{ statement_timeout: string; lock_timeout: string }>(
-        "SELECT current_setting('statement_timeout') AS statement_timeout, current_setting('lock_timeout') AS lock_timeout",
-      );
-      return { commit: false, value: rows[0] };
-    }, () => undefined);
+    const seen = await store.atomic(
+      { identity, fingerprint: new Uint8Array(32), lockTimeoutMs: 200, statementTimeoutMs: 3_000 },
+      async ({ claim, tx }) => {
+        expect(claim.kind).toBe('claimed');
+        const { rows } = await tx.query<{ statement_timeout: string; lock_timeout: string }>(
+          "SELECT current_setting('statement_timeout') AS statement_timeout, current_setting('lock_timeout') AS lock_timeout",
+        );
+        return { commit: false, value: rows[0] };
+      },
+      () => undefined,
+    );
     expect(seen).toEqual({ statement_timeout: '3s', lock_timeout: '0' });
   });
 });

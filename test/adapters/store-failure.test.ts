@@ -16,14 +16,21 @@ import { expectProblem, newKey, until } from './harness.js';
  */
 const body = { sku: 'A', qty: 1 };
 const post = (app: RunningApp, key: string) =>
-  send('POST', `${app.url}/orders`, { headers: { Authorization: 'Bearer token-a', 'Idempotency-Key': key }, body, timeoutMs: 15_000 });
+  send('POST', `${app.url}/orders`, {
+    headers: { Authorization: 'Bearer token-a', 'Idempotency-Key': key },
+    body,
+    timeoutMs: 15_000,
+  });
 
 describe.each(adapters)('store failures on postgres (node-postgres) through $name', (adapter) => {
   describe('when the store is unreachable', () => {
     let pool: pg.Pool;
     let app: RunningApp;
     beforeAll(async () => {
-      pool = new pg.Pool({ connectionString: `postgres://postgres:postgres@127.0.0.1:${await closedPort()}/none`, connectionTimeoutMillis: 500 });
+      pool = new pg.Pool({
+        connectionString: `postgres://postgres:postgres@127.0.0.1:${await closedPort()}/none`,
+        connectionTimeoutMillis: 500,
+      });
       pool.on('error', () => {});
       app = await startApp(adapter, portable(fromPg(pool)), { retryAfterSeconds: 3 });
     });
@@ -116,17 +123,20 @@ describe.each(adapters)('store failures on postgres (node-postgres) through $nam
     it.each([
       { connection: 'an open', warm: true },
       { connection: 'a new', warm: false },
-    ])('answers 503 instead of hanging when $connection connection stalls, and the handler never runs', async ({ warm }) => {
-      await slowStoreApp({ warm }, async (app, pool) => {
-        const key = newKey();
-        proxy.stall();
-        const res = await post(app, key);
-        expectProblem(res, 'store-unavailable', 503);
-        expect(res.headers['retry-after']).toBe('1');
-        expect(app.state.invocations).toHaveLength(0);
-        await expectNothingHappened(app, pool, key);
-      });
-    });
+    ])(
+      'answers 503 instead of hanging when $connection connection stalls, and the handler never runs',
+      async ({ warm }) => {
+        await slowStoreApp({ warm }, async (app, pool) => {
+          const key = newKey();
+          proxy.stall();
+          const res = await post(app, key);
+          expectProblem(res, 'store-unavailable', 503);
+          expect(res.headers['retry-after']).toBe('1');
+          expect(app.state.invocations).toHaveLength(0);
+          await expectNothingHappened(app, pool, key);
+        });
+      },
+    );
 
     /**
      * The rollback after a decided answer is a store phase too: a stall there
@@ -159,20 +169,24 @@ describe.each(adapters)('store failures on postgres (node-postgres) through $nam
       it.each([
         { answer: 'a replay', event: 'replayed', sku: 'A', status: 201, replayed: 'true' },
         { answer: 'a fingerprint mismatch', event: 'fingerprint-mismatch', sku: 'B', status: 422, replayed: undefined },
-      ])('answers $answer within the budget, not when the stall ends', async ({ event, sku, status, replayed }) => {
-        const key = newKey();
-        let stalling = false;
-        await slowStoreApp({ warm: true, settings: stallAt(event, () => stalling) }, async (app, pool) => {
-          expect((await post(app, key)).status).toBe(201);
-          stalling = true;
-          const res = await beforeStallEnds(app, key, sku);
-          expect(res.status).toBe(status);
-          expect(res.headers['idempotent-replayed']).toBe(replayed);
-          await until(() => pool.waitingCount === 0 && pool.idleCount === pool.totalCount);
-          expect(app.state.invocations).toHaveLength(1);
-          await direct.query('DELETE FROM orders');
-        });
-      }, 40_000);
+      ])(
+        'answers $answer within the budget, not when the stall ends',
+        async ({ event, sku, status, replayed }) => {
+          const key = newKey();
+          let stalling = false;
+          await slowStoreApp({ warm: true, settings: stallAt(event, () => stalling) }, async (app, pool) => {
+            expect((await post(app, key)).status).toBe(201);
+            stalling = true;
+            const res = await beforeStallEnds(app, key, sku);
+            expect(res.status).toBe(status);
+            expect(res.headers['idempotent-replayed']).toBe(replayed);
+            await until(() => pool.waitingCount === 0 && pool.idleCount === pool.totalCount);
+            expect(app.state.invocations).toHaveLength(1);
+            await direct.query('DELETE FROM orders');
+          });
+        },
+        40_000,
+      );
 
       it("answers the handler's unstored 5xx within the budget, and stores nothing", async () => {
         const key = newKey();

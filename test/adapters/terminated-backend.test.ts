@@ -14,7 +14,11 @@ import { expectProblem, newKey, until } from './harness.js';
  */
 const APPLICATION = 'retrysafe-terminated-backend';
 const post = (app: RunningApp, key: string) =>
-  send('POST', `${app.url}/orders`, { headers: { Authorization: 'Bearer token-a', 'Idempotency-Key': key }, body: { sku: 'A', qty: 1 }, timeoutMs: 15_000 });
+  send('POST', `${app.url}/orders`, {
+    headers: { Authorization: 'Bearer token-a', 'Idempotency-Key': key },
+    body: { sku: 'A', qty: 1 },
+    timeoutMs: 15_000,
+  });
 
 describe.each(adapters)('a backend terminated mid-transaction, through $name', (adapter) => {
   let db: TestDatabase;
@@ -50,8 +54,14 @@ describe.each(adapters)('a backend terminated mid-transaction, through $name', (
       [APPLICATION],
     );
     expect(rows).toHaveLength(1);
-    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND state LIKE $2', [APPLICATION, 'idle in transaction%']);
-    await until(async () => (await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [rows[0]?.pid])).rows.length === 0);
+    await admin.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND state LIKE $2',
+      [APPLICATION, 'idle in transaction%'],
+    );
+    await until(
+      async () =>
+        (await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [rows[0]?.pid])).rows.length === 0,
+    );
   }
 
   it('answers 503 store-unavailable with Retry-After, keeps serving, and the retry runs once', async () => {
@@ -77,7 +87,10 @@ describe.each(adapters)('a backend terminated mid-transaction, through $name', (
     expectProblem(await post(app, newKey()), 'store-unavailable', 503);
     // Every client the pool keeps has a live backend.
     await until(() => pool.waitingCount === 0 && pool.idleCount === pool.totalCount);
-    const { rows } = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [APPLICATION]);
+    const { rows } = await admin.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
+      [APPLICATION],
+    );
     expect(rows[0]?.n).toBe(pool.totalCount);
   });
 });

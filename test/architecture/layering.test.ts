@@ -23,8 +23,19 @@ const layers: readonly (readonly string[])[] = [
 
 /** Rules the order alone does not state: what a path of src/ (a folder ends in `/`) imports only from, or never. */
 type Rule =
-  | { readonly kind: 'only-from'; readonly target: readonly string[]; readonly importers: readonly string[]; readonly except: readonly string[]; readonly because: string }
-  | { readonly kind: 'never'; readonly target: readonly string[]; readonly importers: readonly string[]; readonly because: string };
+  | {
+      readonly kind: 'only-from';
+      readonly target: readonly string[];
+      readonly importers: readonly string[];
+      readonly except: readonly string[];
+      readonly because: string;
+    }
+  | {
+      readonly kind: 'never';
+      readonly target: readonly string[];
+      readonly importers: readonly string[];
+      readonly because: string;
+    };
 
 const rules: readonly Rule[] = [
   {
@@ -32,7 +43,8 @@ const rules: readonly Rule[] = [
     target: ['postgres/sql/', 'postgres/migrations/'],
     importers: ['postgres/'],
     except: ['postgres/clients/'],
-    because: 'nothing outside the PostgreSQL stores reaches their SQL: messaging (outbox, inbox, webhooks) goes through the seams of store/, a client is only a SqlDatabase',
+    because:
+      'nothing outside the PostgreSQL stores reaches their SQL: messaging (outbox, inbox, webhooks) goes through the seams of store/, a client is only a SqlDatabase',
   },
   {
     kind: 'never',
@@ -43,7 +55,21 @@ const rules: readonly Rule[] = [
 ];
 
 // The core is pure concepts: no I/O, no driver or framework (a peer dependency).
-const ioModules = ['child_process', 'cluster', 'dgram', 'dns', 'fs', 'fs/promises', 'http', 'http2', 'https', 'net', 'readline', 'tls', 'worker_threads'];
+const ioModules = [
+  'child_process',
+  'cluster',
+  'dgram',
+  'dns',
+  'fs',
+  'fs/promises',
+  'http',
+  'http2',
+  'https',
+  'net',
+  'readline',
+  'tls',
+  'worker_threads',
+];
 // The edges that may import a driver or framework: adapters/ and otel/ wrap theirs, testing/ is a vitest suite,
 // the command line connects through pg.
 const peerImporters = ['adapters/', 'otel/', 'testing/', 'cli/'];
@@ -65,19 +91,24 @@ type Import = { readonly file: string; readonly specifier: string; readonly targ
 // `import … from '…'` and `export … from '…'` (type-only too, over several lines), `import '…'`, `import('…')`.
 // A pattern rather than the TypeScript compiler, whose import alone took seconds of the unit run; on src/ it finds
 // what the compiler's preProcessFile finds.
-const importPattern = /^\s*(?:import|export)\b[^'";]*?\bfrom\s*'([^']+)'|^\s*import\s*'([^']+)'|\bimport\(\s*'([^']+)'\s*\)/gm;
+const importPattern =
+  /^\s*(?:import|export)\b[^'";]*?\bfrom\s*'([^']+)'|^\s*import\s*'([^']+)'|\bimport\(\s*'([^']+)'\s*\)/gm;
 
 /** Every import of every TypeScript file of src/, static, type-only, dynamic and re-exports alike. */
 const imports: readonly Import[] = readdirSync(src, { recursive: true, encoding: 'utf8' })
   .filter((file) => file.endsWith('.ts'))
   .map((file) => file.split('\\').join('/'))
   .flatMap((file) =>
-    [...readFileSync(new URL(file, src), 'utf8').matchAll(importPattern)].map((match) => match[1] ?? match[2] ?? match[3]!).map((specifier) => ({
-      file,
-      specifier,
-      // A relative import as a path under src/ (`..` first when it leaves src/); a package's name stays as written.
-      target: specifier.startsWith('.') ? normalize(join(dirname(file), specifier)).replace(/\.js$/, '.ts') : undefined,
-    })),
+    [...readFileSync(new URL(file, src), 'utf8').matchAll(importPattern)]
+      .map((match) => match[1] ?? match[2] ?? match[3]!)
+      .map((specifier) => ({
+        file,
+        specifier,
+        // A relative import as a path under src/ (`..` first when it leaves src/); a package's name stays as written.
+        target: specifier.startsWith('.')
+          ? normalize(join(dirname(file), specifier)).replace(/\.js$/, '.ts')
+          : undefined,
+      })),
   );
 
 /** The line of `path` in `layers`; files directly in src/ (the package's entry) re-export any layer. */
@@ -88,9 +119,14 @@ function lineOf(path: string): number {
 }
 
 const under = (path: string, prefixes: readonly string[]) => prefixes.some((prefix) => path.startsWith(prefix));
-const breaksKnown = (known: (typeof knownBreaks)[number], file: string, target: string) => under(file, known.from) && target.startsWith(known.to);
+const breaksKnown = (known: (typeof knownBreaks)[number], file: string, target: string) =>
+  under(file, known.from) && target.startsWith(known.to);
 const relative = imports.filter((entry): entry is Import & { target: string } => entry.target !== undefined);
-const packageName = (specifier: string) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+const packageName = (specifier: string) =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
 
 describe('the layers of docs/architecture.md', () => {
   it('are the folders the note lists under "The pieces", in its order', () => {
@@ -98,45 +134,66 @@ describe('the layers of docs/architecture.md', () => {
     const block = /## The pieces[\s\S]*?```\n(src\/\n[\s\S]*?)```/.exec(note)?.[1];
     expect(block, 'docs/architecture.md has no src/ map under "## The pieces"').toBeDefined();
     // A layer is a line that opens, two spaces in, with folder names (`core/`, `outbox/ inbox/ webhooks/`).
-    const listed = [...block!.matchAll(/^ {2}((?:[a-z-]+\/ ?)+)/gm)].map((match) => match[1]!.trim().split(/\/ ?/).filter(Boolean));
+    const listed = [...block!.matchAll(/^ {2}((?:[a-z-]+\/ ?)+)/gm)].map((match) =>
+      match[1]!.trim().split(/\/ ?/).filter(Boolean),
+    );
     expect(listed).toEqual(layers);
   });
 
   it('place every folder of src/', () => {
-    const folders = readdirSync(src, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    const folders = readdirSync(src, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
     expect(folders.filter((folder) => lineOf(`${folder}/`) < 0)).toEqual([]);
   });
 
   it('keep every import inside src/', () => {
-    expect(relative.filter(({ target }) => target.startsWith('..')).map(({ file, specifier }) => `${file} → ${specifier}`)).toEqual([]);
+    expect(
+      relative.filter(({ target }) => target.startsWith('..')).map(({ file, specifier }) => `${file} → ${specifier}`),
+    ).toEqual([]);
   });
 
   it('import only from their own line and the lines above it', () => {
-    const upward = relative.filter((entry) => lineOf(entry.target) > lineOf(entry.file) && !knownBreaks.some((known) => breaksKnown(known, entry.file, entry.target)));
+    const upward = relative.filter(
+      (entry) =>
+        lineOf(entry.target) > lineOf(entry.file) &&
+        !knownBreaks.some((known) => breaksKnown(known, entry.file, entry.target)),
+    );
     expect(upward.map(({ file, target }) => `${file} → ${target}`)).toEqual([]);
   });
 
   for (const rule of rules) {
     it(`${rule.target.join(', ')}: ${rule.because}`, () => {
-      const breaking = relative.filter(({ file, target }) =>
-        under(target, rule.target) &&
-        (rule.kind === 'never' ? under(file, rule.importers) : !under(file, rule.importers) || under(file, rule.except)),
+      const breaking = relative.filter(
+        ({ file, target }) =>
+          under(target, rule.target) &&
+          (rule.kind === 'never'
+            ? under(file, rule.importers)
+            : !under(file, rule.importers) || under(file, rule.except)),
       );
       expect(breaking.map(({ file, target }) => `${file} → ${target}`)).toEqual([]);
     });
   }
 
   it('leave the core free of I/O, drivers and frameworks', () => {
-    const core = imports.filter(({ file, target }) => file.startsWith('core/') && !file.endsWith('.test.ts') && target === undefined);
+    const core = imports.filter(
+      ({ file, target }) => file.startsWith('core/') && !file.endsWith('.test.ts') && target === undefined,
+    );
     const named = core.map(({ specifier }) => specifier.replace(/^node:/, ''));
     expect(named.filter((name) => ioModules.includes(name))).toEqual([]);
     // Node's built-ins and the package's own dependencies (parsers), never a peer dependency.
-    expect(named.filter((name) => !builtinModules.includes(name) && !(packageName(name) in packageJson.dependencies))).toEqual([]);
+    expect(
+      named.filter((name) => !builtinModules.includes(name) && !(packageName(name) in packageJson.dependencies)),
+    ).toEqual([]);
   });
 
   it('leave the drivers and frameworks to the edges', () => {
-    const inner = imports.filter(({ file, specifier, target }) =>
-      target === undefined && !file.endsWith('.test.ts') && peers.includes(packageName(specifier)) && !under(file, peerImporters),
+    const inner = imports.filter(
+      ({ file, specifier, target }) =>
+        target === undefined &&
+        !file.endsWith('.test.ts') &&
+        peers.includes(packageName(specifier)) &&
+        !under(file, peerImporters),
     );
     expect(inner.map(({ file, specifier }) => `${file} → ${specifier}`)).toEqual([]);
   });

@@ -11,10 +11,26 @@ describe('the bench chart', () => {
   beforeAll(() => client.connect());
   afterAll(() => client.end());
   const xpath = async (svg: string, path: string): Promise<string[]> =>
-    (await client.query<{ v: string }>('SELECT unnest(xpath($2, xmlparse(document $1), $3))::text AS v', [svg, path, SVG])).rows.map((row) => row.v);
+    (
+      await client.query<{ v: string }>('SELECT unnest(xpath($2, xmlparse(document $1), $3))::text AS v', [
+        svg,
+        path,
+        SVG,
+      ])
+    ).rows.map((row) => row.v);
 
   const svg = renderChart({
-    throughput: { A: 4000, B: 1720, 'NI-new': 3200, C: 6500, Cm: 9000, 'NI-replay': 20000, 'R-A': 900, 'R-B': 800, xA: 2600 },
+    throughput: {
+      A: 4000,
+      B: 1720,
+      'NI-new': 3200,
+      C: 6500,
+      Cm: 9000,
+      'NI-replay': 20000,
+      'R-A': 900,
+      'R-B': 800,
+      xA: 2600,
+    },
     // Cm's bound is over NI-replay, not over its group's first bar: not drawn.
     bounds: { 'B/A': 0.45, 'Cm/NI-replay': 1.2 },
     caption: 'Medians of 3 rounds <fixed> & shared',
@@ -26,9 +42,22 @@ describe('the bench chart', () => {
   });
 
   it('draws one bar per measured scenario of each group, labelled with its rate, and leaves out a group with one bar', async () => {
-    expect(await xpath(svg, '//s:g[@class="bar"]/@data-scenario')).toEqual(['A', 'B', 'NI-new', 'R-A', 'R-B', 'A', 'C', 'Cm', 'NI-replay']);
-    expect(await xpath(svg, '//s:g[@class="bar"][@data-scenario="B"]/s:text[@class="value"]/text()')).toEqual(['1720 req/s (0.43×)']);
-    const widthOf = async (id: string): Promise<number> => Number((await xpath(svg, `(//s:g[@data-scenario="${id}"]/s:rect/@width)[1]`))[0]);
+    expect(await xpath(svg, '//s:g[@class="bar"]/@data-scenario')).toEqual([
+      'A',
+      'B',
+      'NI-new',
+      'R-A',
+      'R-B',
+      'A',
+      'C',
+      'Cm',
+      'NI-replay',
+    ]);
+    expect(await xpath(svg, '//s:g[@class="bar"][@data-scenario="B"]/s:text[@class="value"]/text()')).toEqual([
+      '1720 req/s (0.43×)',
+    ]);
+    const widthOf = async (id: string): Promise<number> =>
+      Number((await xpath(svg, `(//s:g[@data-scenario="${id}"]/s:rect/@width)[1]`))[0]);
     expect((await widthOf('A')) / (await widthOf('NI-replay'))).toBeCloseTo(4000 / 20000, 2);
   });
 
@@ -41,6 +70,8 @@ describe('the bench chart', () => {
   });
 
   it('escapes the caption', async () => {
-    expect(await xpath(svg, '//s:text[@class="caption"]/text()')).toEqual(['Medians of 3 rounds &lt;fixed&gt; &amp; shared']);
+    expect(await xpath(svg, '//s:text[@class="caption"]/text()')).toEqual([
+      'Medians of 3 rounds &lt;fixed&gt; &amp; shared',
+    ]);
   });
 });

@@ -9,7 +9,11 @@ const sourceDir = join(root, 'src');
 
 function typeScriptFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? typeScriptFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+    entry.isDirectory()
+      ? typeScriptFiles(join(dir, entry.name))
+      : entry.name.endsWith('.ts')
+        ? [join(dir, entry.name)]
+        : [],
   );
 }
 
@@ -19,7 +23,12 @@ function typesOnly(clause: ts.ImportClause | undefined): boolean {
   if (clause.isTypeOnly) return true;
   if (clause.name !== undefined) return false;
   const bindings = clause.namedBindings;
-  return bindings !== undefined && ts.isNamedImports(bindings) && bindings.elements.length > 0 && bindings.elements.every((element) => element.isTypeOnly);
+  return (
+    bindings !== undefined &&
+    ts.isNamedImports(bindings) &&
+    bindings.elements.length > 0 &&
+    bindings.elements.every((element) => element.isTypeOnly)
+  );
 }
 
 /** The imports of `file` that load retrysafe's TypeScript sources when the file runs. */

@@ -11,7 +11,14 @@ import { claimValues, completeValues, KEY_ROWS_TABLE } from '../../bench/ceiling
 import { clusterTicks, parseProcStat, readProcStats } from '../../bench/cluster-cpu.js';
 import { freshDatabase, type BenchDatabase } from '../../bench/database.js';
 import type { Measurement } from '../../bench/measurement.js';
-import { goalResults, PHYSICAL_SHAPES, type PhysicalRun, renderPhysical, type ShapeId, type ShapeRound } from '../../bench/physical.js';
+import {
+  goalResults,
+  PHYSICAL_SHAPES,
+  type PhysicalRun,
+  renderPhysical,
+  type ShapeId,
+  type ShapeRound,
+} from '../../bench/physical.js';
 import { pgbenchRate, pgbenchScript } from '../../bench/pgbench.js';
 import { CLAIM_ATOMIC } from '../../src/postgres/sql/claim-atomic.js';
 import { COMPLETE_ATOMIC } from '../../src/postgres/sql/complete-atomic.js';
@@ -20,11 +27,24 @@ const run = promisify(execFile);
 
 describe('/proc/<pid>/stat', () => {
   // Fields from 14: utime 7, stime 11, cutime 3, cstime 5.
-  const line = (pid: number, name: string, ppid: number, utime: number, stime: number, cutime = 0, cstime = 0): string =>
+  const line = (
+    pid: number,
+    name: string,
+    ppid: number,
+    utime: number,
+    stime: number,
+    cutime = 0,
+    cstime = 0,
+  ): string =>
     `${pid} (${name}) S ${ppid} ${pid} ${pid} 0 -1 4194560 310 0 0 0 ${utime} ${stime} ${cutime} ${cstime} 20 0 1 0 5021 225828864 6021 18446744073709551615`;
 
   it('reads the pid, the parent and the times after the name, whatever the name holds', () => {
-    expect(parseProcStat(line(4242, 'postgres: walwriter ', 4200, 7, 11, 3, 5))).toEqual({ pid: 4242, ppid: 4200, ticks: 18, childTicks: 8 });
+    expect(parseProcStat(line(4242, 'postgres: walwriter ', 4200, 7, 11, 3, 5))).toEqual({
+      pid: 4242,
+      ppid: 4200,
+      ticks: 18,
+      childTicks: 8,
+    });
     expect(parseProcStat(line(7, 'a) S 1 2 (b', 1, 1, 2))).toEqual({ pid: 7, ppid: 1, ticks: 3, childTicks: 0 });
   });
 
@@ -33,7 +53,13 @@ describe('/proc/<pid>/stat', () => {
   });
 
   it("sums the postmaster's own time, its waited-for children's and every live child's, and nothing else", () => {
-    const stats = [line(100, 'postgres', 1, 50, 10, 400, 30), line(101, 'postgres: checkpointer ', 100, 2, 3), line(102, 'postgres: postgres bench', 100, 90, 9), line(200, 'pgbench', 99, 500, 500), line(300, 'node', 102, 70, 0)].map(parseProcStat);
+    const stats = [
+      line(100, 'postgres', 1, 50, 10, 400, 30),
+      line(101, 'postgres: checkpointer ', 100, 2, 3),
+      line(102, 'postgres: postgres bench', 100, 90, 9),
+      line(200, 'pgbench', 99, 500, 500),
+      line(300, 'node', 102, 70, 0),
+    ].map(parseProcStat);
     expect(clusterTicks(stats, 100)).toBe(50 + 10 + 400 + 30 + 2 + 3 + 90 + 9);
     expect(() => clusterTicks(stats, 999)).toThrow(/not running/);
   });
@@ -46,9 +72,24 @@ describe('/proc/<pid>/stat', () => {
 
 describe('the physical goals', () => {
   const shapes = (round: number, cpu: Record<ShapeId, number>, wal: Record<ShapeId, number>): ShapeRound[] =>
-    PHYSICAL_SHAPES.map((shape) => ({ shape: shape.id, round, cpuMicros: cpu[shape.id], walBytes: wal[shape.id], walRecords: shape.newKey ? 5 : 0, fullPageImages: 0, tps: 1000 }));
+    PHYSICAL_SHAPES.map((shape) => ({
+      shape: shape.id,
+      round,
+      cpuMicros: cpu[shape.id],
+      walBytes: wal[shape.id],
+      walRecords: shape.newKey ? 5 : 0,
+      fullPageImages: 0,
+      tps: 1000,
+    }));
   const wal = { bare: 221, 'key-row': 461, 'lock-key-row': 458, retrysafe: 826, replay: 0 };
-  const node = (scenario: string, round: number, cpuMicros: number): Measurement => ({ scenario, round, throughput: 200, latency: { p50: 1, p99: 2, max: 3 }, cpuMicros, errors: 0 });
+  const node = (scenario: string, round: number, cpuMicros: number): Measurement => ({
+    scenario,
+    round,
+    throughput: 200,
+    latency: { p50: 1, p99: 2, max: 3 },
+    cpuMicros,
+    errors: 0,
+  });
   const physical: PhysicalRun = {
     serverVersion: '15.20',
     settings: ['autovacuum = off'],
@@ -60,7 +101,14 @@ describe('the physical goals', () => {
       ...shapes(2, { bare: 160, 'key-row': 230, 'lock-key-row': 250, retrysafe: 200, replay: 20 }, wal),
       ...shapes(3, { bare: 140, 'key-row': 200, 'lock-key-row': 230, retrysafe: 280, replay: 20 }, wal),
     ],
-    node: [node('A@200', 1, 200), node('B@200', 1, 290), node('A@200', 2, 200), node('B@200', 2, 310), node('A@200', 3, 210), node('B@200', 3, 300)],
+    node: [
+      node('A@200', 1, 200),
+      node('B@200', 1, 290),
+      node('A@200', 2, 200),
+      node('B@200', 2, 310),
+      node('A@200', 3, 210),
+      node('B@200', 3, 300),
+    ],
   };
 
   it('takes each ratio within a round and reports its median, its range, the one-more-row bound and whether the goal is met', () => {
@@ -77,17 +125,25 @@ describe('the physical goals', () => {
   });
 
   it('leaves out a goal whose two sides were never measured in the same round', () => {
-    const labels = goalResults({ ...physical, node: physical.node.filter((m) => m.scenario !== 'B@200') }).map((g) => g.label);
+    const labels = goalResults({ ...physical, node: physical.node.filter((m) => m.scenario !== 'B@200') }).map(
+      (g) => g.label,
+    );
     expect(labels).toHaveLength(2);
     expect(labels.join()).not.toMatch(/Node/);
   });
 
   it('renders a row per shape, per server and per goal', () => {
     const lines = renderPhysical(physical);
-    expect(lines).toContain('| bare | A\'s: `BEGIN`, the order `INSERT`, `COMMIT` | 150 (140–160) | 1.00 | 221 | 1.00 | 5.0 (0.00) | 1000 |');
-    expect(lines.find((l) => l.startsWith('| replay |'))).toMatch(/^\| replay \| [^|]+ \| 20 \(20–20\) \| {2}\| 0 \| {2}\| 0\.0 \(0\.00\) \| 1000 \|$/);
+    expect(lines).toContain(
+      "| bare | A's: `BEGIN`, the order `INSERT`, `COMMIT` | 150 (140–160) | 1.00 | 221 | 1.00 | 5.0 (0.00) | 1000 |",
+    );
+    expect(lines.find((l) => l.startsWith('| replay |'))).toMatch(
+      /^\| replay \| [^|]+ \| 20 \(20–20\) \| {2}\| 0 \| {2}\| 0\.0 \(0\.00\) \| 1000 \|$/,
+    );
     expect(lines).toContain('| B@200 | 300 (290–310) | 200 |');
-    expect(lines).toContain('| WAL bytes per new key, bare/retrysafe ≥ 0.33 | 0.27 | 0.27–0.27 | 0.48 | 0.56 | **missed** |');
+    expect(lines).toContain(
+      '| WAL bytes per new key, bare/retrysafe ≥ 0.33 | 0.27 | 0.27–0.27 | 0.48 | 0.56 | **missed** |',
+    );
     expect(lines.find((l) => l.startsWith('| Node CPU'))).toMatch(/ \| met \|$/);
   });
 });
@@ -104,15 +160,22 @@ describe("the physical shapes' pgbench scripts", () => {
     expect(script.replace(variable, ':v')).toContain(asVariables(COMPLETE_ATOMIC.text, completeValues('')));
     for (const shape of PHYSICAL_SHAPES) {
       const { script: text, variables } = pgbenchScript(shape.plan);
-      const defined = new Set([...variables.filter((_, index) => index % 2 === 1).map((d) => d.split('=')[0]), ...[...text.matchAll(/\\set (\w+)/g)].map((m) => m[1])]);
+      const defined = new Set([
+        ...variables.filter((_, index) => index % 2 === 1).map((d) => d.split('=')[0]),
+        ...[...text.matchAll(/\\set (\w+)/g)].map((m) => m[1]),
+      ]);
       const used = [...text.matchAll(variable)].map((m) => m[1]);
       expect(text, shape.id).not.toMatch(/\$\d/);
-      expect(used.filter((name) => !defined.has(name)), shape.id).toEqual([]);
+      expect(
+        used.filter((name) => !defined.has(name)),
+        shape.id,
+      ).toEqual([]);
     }
   });
 
   it("reads pgbench's rate without the time it took to connect, and refuses output without one", () => {
-    const stdout = 'number of transactions actually processed: 3000/3000\nlatency average = 0.612 ms\ninitial connection time = 2.103 ms\ntps = 1633.987221 (without initial connection time)\n';
+    const stdout =
+      'number of transactions actually processed: 3000/3000\nlatency average = 0.612 ms\ninitial connection time = 2.103 ms\ntps = 1633.987221 (without initial connection time)\n';
     expect(pgbenchRate(stdout)).toBeCloseTo(1633.987221, 6);
     expect(() => pgbenchRate('pgbench: error: connection refused')).toThrow(/no rate/);
   });
@@ -120,7 +183,8 @@ describe("the physical shapes' pgbench scripts", () => {
   // pgbench comes with PostgreSQL's own packages, which `npm test` does not need: without it the runs are skipped,
   // except with CI=true, where they fail instead.
   const pgbenchFound = spawnSync('pgbench', ['--version']).status === 0;
-  if (!pgbenchFound && process.env.CI !== 'true') console.warn('pgbench is not on PATH: skipping the pgbench runs of the physical shapes.');
+  if (!pgbenchFound && process.env.CI !== 'true')
+    console.warn('pgbench is not on PATH: skipping the pgbench runs of the physical shapes.');
   describe.runIf(pgbenchFound || process.env.CI === 'true')('on PostgreSQL', () => {
     let database: BenchDatabase;
     const name = `retrysafe_test_${randomBytes(6).toString('hex')}`;
@@ -144,7 +208,19 @@ describe("the physical shapes' pgbench scripts", () => {
           const { script, variables } = pgbenchScript(shape.plan);
           const file = join(dir, `${shape.id}.sql`);
           await writeFile(file, script);
-          const { stdout } = await run('pgbench', ['-n', '-M', 'prepared', '-c', '1', '-t', '3', '-f', file, ...variables, database.url]);
+          const { stdout } = await run('pgbench', [
+            '-n',
+            '-M',
+            'prepared',
+            '-c',
+            '1',
+            '-t',
+            '3',
+            '-f',
+            file,
+            ...variables,
+            database.url,
+          ]);
           expect(stdout, shape.id).toMatch(/number of transactions actually processed: 3\/3/);
           expect(stdout, shape.id).toMatch(/number of failed transactions: 0/);
         }
@@ -154,7 +230,10 @@ describe("the physical shapes' pgbench scripts", () => {
       const count = async (table: string): Promise<number> => {
         const client = new pg.Client({ connectionString: database.url });
         await client.connect();
-        return Number((await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`).finally(() => client.end())).rows[0]?.n);
+        return Number(
+          (await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`).finally(() => client.end()))
+            .rows[0]?.n,
+        );
       };
       // bare, key-row, lock-key-row and retrysafe each insert an order; key-row and lock-key-row a key row; retrysafe a record.
       expect(await count('bench_orders')).toBe(12);

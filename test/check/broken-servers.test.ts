@@ -53,31 +53,47 @@ describe('check against small servers with one deliberate flaw', () => {
     ['replays-to-revoked', 'revoked-credential', /a revoked credential got the stored answer/, []],
   ];
 
-  it.each(exclusive)('a server with the %s flaw fails the %s probe only', { timeout: 120_000 }, async (flaw, failing, failure, alsoFailing) => {
-    server = await startToyServer({ flaw });
-    const report = await check(ordersTarget(server.origin));
-    expect(resultsOf(report)).toEqual({ ...allPass, [failing]: 'fail', ...Object.fromEntries(alsoFailing.map((name) => [name, 'fail'])) });
-    expect(failuresOf(probe(report, failing)).join('\n')).toMatch(failure);
-  });
+  it.each(exclusive)(
+    'a server with the %s flaw fails the %s probe only',
+    { timeout: 120_000 },
+    async (flaw, failing, failure, alsoFailing) => {
+      server = await startToyServer({ flaw });
+      const report = await check(ordersTarget(server.origin));
+      expect(resultsOf(report)).toEqual({
+        ...allPass,
+        [failing]: 'fail',
+        ...Object.fromEntries(alsoFailing.map((name) => [name, 'fail'])),
+      });
+      expect(failuresOf(probe(report, failing)).join('\n')).toMatch(failure);
+    },
+  );
 
-  it('fails concurrency when the race opens only for some keys, so one burst misses it', { timeout: 120_000 }, async () => {
-    server = await startToyServer({ flaw: 'cold-race' });
-    const report = await check(ordersTarget(server.origin));
-    const concurrency = probe(report, 'concurrency');
-    expect(concurrency.result).toBe('fail');
-    expect(failuresOf(concurrency).join('\n')).toMatch(/burst 2: expected 1 new resource, counted \d+/);
-  });
+  it(
+    'fails concurrency when the race opens only for some keys, so one burst misses it',
+    { timeout: 120_000 },
+    async () => {
+      server = await startToyServer({ flaw: 'cold-race' });
+      const report = await check(ordersTarget(server.origin));
+      const concurrency = probe(report, 'concurrency');
+      expect(concurrency.result).toBe('fail');
+      expect(failuresOf(concurrency).join('\n')).toMatch(/burst 2: expected 1 new resource, counted \d+/);
+    },
+  );
 
-  it('fails lost-response when the server forgets the key of a client that hung up, even when its work takes 5 ms', { timeout: 120_000 }, async () => {
-    server = await startToyServer({ flaw: 'forgets-on-hang-up', workMs: 5 });
-    const report = await check(ordersTarget(server.origin));
-    // The slow client gives up after 20 ms, once the answer is already there.
-    expect(probe(report, 'slow-client').result).toBe('pass');
-    const lost = probe(report, 'lost-response');
-    expect(lost.result).toBe('fail');
-    expect(failuresOf(lost).join('\n')).toMatch(/expected 1 new resource, counted 2/);
-    expect(lost.evidence.notes.join('\n')).toMatch(/the first attempt's work landed/);
-  });
+  it(
+    'fails lost-response when the server forgets the key of a client that hung up, even when its work takes 5 ms',
+    { timeout: 120_000 },
+    async () => {
+      server = await startToyServer({ flaw: 'forgets-on-hang-up', workMs: 5 });
+      const report = await check(ordersTarget(server.origin));
+      // The slow client gives up after 20 ms, once the answer is already there.
+      expect(probe(report, 'slow-client').result).toBe('pass');
+      const lost = probe(report, 'lost-response');
+      expect(lost.result).toBe('fail');
+      expect(failuresOf(lost).join('\n')).toMatch(/expected 1 new resource, counted 2/);
+      expect(lost.evidence.notes.join('\n')).toMatch(/the first attempt's work landed/);
+    },
+  );
 
   it('fails replay when the server replays a re-encoded body without Location', { timeout: 120_000 }, async () => {
     server = await startToyServer({ flaw: 'lossy-replay' });
@@ -87,24 +103,37 @@ describe('check against small servers with one deliberate flaw', () => {
     expect(failures).toMatch(/location changed from "\/orders\/\d+" to absent/);
   });
 
-  it("reports tenant isolation as not applicable, not failed, when the second tenant's credentials are refused", { timeout: 120_000 }, async () => {
-    server = await startToyServer();
-    // Without a count URL: reading it with refused credentials stops the whole check (count-unreadable).
-    const report = await check(ordersTarget(server.origin, { otherHeaders: { authorization: 'Bearer expired' }, countUrl: undefined }));
-    expect(resultsOf(report)).toEqual({ ...allPass, 'tenant-isolation': 'not-applicable' });
-    const isolation = probe(report, 'tenant-isolation');
-    expect(isolation.result === 'not-applicable' && isolation.reason).toBe(
-      "the endpoint answered 401 to the second tenant's credentials; pass valid credentials with --other-header",
-    );
-    // One probe of six could not run: the rest are still a verdict.
-    expect(report.outcome).toBe('pass');
-  });
+  it(
+    "reports tenant isolation as not applicable, not failed, when the second tenant's credentials are refused",
+    { timeout: 120_000 },
+    async () => {
+      server = await startToyServer();
+      // Without a count URL: reading it with refused credentials stops the whole check (count-unreadable).
+      const report = await check(
+        ordersTarget(server.origin, { otherHeaders: { authorization: 'Bearer expired' }, countUrl: undefined }),
+      );
+      expect(resultsOf(report)).toEqual({ ...allPass, 'tenant-isolation': 'not-applicable' });
+      const isolation = probe(report, 'tenant-isolation');
+      expect(isolation.result === 'not-applicable' && isolation.reason).toBe(
+        "the endpoint answered 401 to the second tenant's credentials; pass valid credentials with --other-header",
+      );
+      // One probe of six could not run: the rest are still a verdict.
+      expect(report.outcome).toBe('pass');
+    },
+  );
 
   it('reports a reused business input as not applicable, not as a failure', { timeout: 180_000 }, async () => {
     server = await startToyServer({ uniqueSku: true });
-    const fixed = ordersTarget(server.origin, { body: '{"sku":"fixed","qty":1}', countUrl: `${server.origin}/orders?sku=fixed` });
+    const fixed = ordersTarget(server.origin, {
+      body: '{"sku":"fixed","qty":1}',
+      countUrl: `${server.origin}/orders?sku=fixed`,
+    });
     const first = await check(fixed);
-    expect(resultsOf(first)).toEqual({ ...allPass, 'slow-client': 'not-applicable', 'lost-response': 'not-applicable' });
+    expect(resultsOf(first)).toEqual({
+      ...allPass,
+      'slow-client': 'not-applicable',
+      'lost-response': 'not-applicable',
+    });
 
     const again = await check(fixed);
     expect(resultsOf(again)).toEqual({
@@ -130,7 +159,12 @@ describe('check against a server that never answers', () => {
     const silent = createServer(() => {});
     const server = await listen(silent);
     try {
-      const report = await check({ url: `${server.origin}/orders`, concurrency: 4, timeoutMs: 300, deadlineMs: 20_000 });
+      const report = await check({
+        url: `${server.origin}/orders`,
+        concurrency: 4,
+        timeoutMs: 300,
+        deadlineMs: 20_000,
+      });
       expect(probe(report, 'concurrency').result).toBe('fail');
       expect(failuresOf(probe(report, 'concurrency'))).toContain('no request got an answer');
       expect(probe(report, 'bad-keys').result).toBe('fail');

@@ -5,7 +5,11 @@ import { planCheck } from '../../src/check/check-options.js';
 import { isCheckError } from '../../src/check/index.js';
 import { countResources } from '../../src/check/resource-count.js';
 
-const answer = (headers: Record<string, string>, body = ''): Answer => ({ status: 201, headers, body: Buffer.from(body) });
+const answer = (headers: Record<string, string>, body = ''): Answer => ({
+  status: 201,
+  headers,
+  body: Buffer.from(body),
+});
 
 describe('the count rule', () => {
   it('counts a top-level array, or the first array-valued member of an object', () => {
@@ -62,7 +66,13 @@ describe('reading answers', () => {
 describe('the options', () => {
   it('fills in the defaults', () => {
     const plan = planCheck({ url: 'http://127.0.0.1:3000/v1/orders', headers: { Authorization: 'Bearer demo-a' } });
-    expect(plan).toMatchObject({ method: 'POST', body: '{}', concurrency: 32, timeoutMs: 10_000, otherHeaders: undefined });
+    expect(plan).toMatchObject({
+      method: 'POST',
+      body: '{}',
+      concurrency: 32,
+      timeoutMs: 10_000,
+      otherHeaders: undefined,
+    });
     expect(plan.headers).toEqual({ 'content-type': 'application/json', authorization: 'Bearer demo-a' });
   });
 

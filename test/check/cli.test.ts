@@ -20,7 +20,10 @@ interface Run {
 /** Runs `retrysafe <args>` as a real child process. */
 function retrysafe(args: readonly string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -73,7 +76,9 @@ describe('retrysafe check, run as a command', () => {
     for (const probe of probeNames) {
       expect(run.stdout).toMatch(new RegExp(`^${probe}\\s+pass\\s`, 'm'));
     }
-    expect(run.stdout).toMatch(/^ {2}§2\.7 +SHOULD +pass +a key reused with a different payload gets 422 \(passed: mismatch\)$/m);
+    expect(run.stdout).toMatch(
+      /^ {2}§2\.7 +SHOULD +pass +a key reused with a different payload gets 422 \(passed: mismatch\)$/m,
+    );
     expect(run.stdout).toMatch(/^pass: 9 passed, 0 failed, 0 not applicable/m);
   });
 
@@ -95,34 +100,44 @@ describe('retrysafe check, run as a command', () => {
     ]);
     expect(report.probes[2]?.rule.sources.join(' ')).toMatch(/IETF draft/);
     expect(report.draft).toEqual({ name: 'draft-ietf-httpapi-idempotency-key-header', revision: '06' });
-    const reuse = report.clauses.find((clause) => clause.requirement === 'a key reused with a different payload gets 422');
+    const reuse = report.clauses.find(
+      (clause) => clause.requirement === 'a key reused with a different payload gets 422',
+    );
     expect(reuse).toMatchObject({ section: '2.7', level: 'SHOULD', probes: ['mismatch'], result: 'fail' });
     expect(report.clauses.find((clause) => clause.section === '2.5')?.result).toBe('not-testable');
   });
 
-  it('without valid credentials reports the probes answered 401 as not applicable, not failed, and exits 3 saying so', { timeout: 120_000 }, async () => {
-    const args = ['check', `${sound.origin}/orders`, '--header', 'Authorization: Bearer wrong'];
-    const [run, json] = await Promise.all([retrysafe(args), retrysafe([...args, '--json'])]);
-    for (const probe of probeNames) {
-      expect(run.stdout).toMatch(new RegExp(`^${probe}\\s+not-applicable\\s`, 'm'));
-    }
-    const report = JSON.parse(json.stdout) as CheckReport;
-    expect(report.outcome).toBe('inconclusive');
-    const reasons = Object.fromEntries(report.probes.map((p) => [p.probe, p.result === 'not-applicable' ? p.reason : p.result]));
-    const denied = 'the endpoint answered 401 to the credentials given; pass valid credentials with --header';
-    expect(reasons).toMatchObject({ concurrency: denied, 'bad-keys': denied, 'slow-client': denied });
-    expect(run.stdout).toMatch(/^inconclusive: 0 passed, 0 failed, 9 not applicable/m);
-    expect(run.code).toBe(3);
-    expect(run.stderr.trim().split('\n')).toEqual([
-      'retrysafe check: inconclusive: 9 of 9 probes were not applicable, so the check says nothing about the endpoint: the endpoint answered 401 to the credentials given; pass valid credentials with --header.',
-    ]);
-  });
+  it(
+    'without valid credentials reports the probes answered 401 as not applicable, not failed, and exits 3 saying so',
+    { timeout: 120_000 },
+    async () => {
+      const args = ['check', `${sound.origin}/orders`, '--header', 'Authorization: Bearer wrong'];
+      const [run, json] = await Promise.all([retrysafe(args), retrysafe([...args, '--json'])]);
+      for (const probe of probeNames) {
+        expect(run.stdout).toMatch(new RegExp(`^${probe}\\s+not-applicable\\s`, 'm'));
+      }
+      const report = JSON.parse(json.stdout) as CheckReport;
+      expect(report.outcome).toBe('inconclusive');
+      const reasons = Object.fromEntries(
+        report.probes.map((p) => [p.probe, p.result === 'not-applicable' ? p.reason : p.result]),
+      );
+      const denied = 'the endpoint answered 401 to the credentials given; pass valid credentials with --header';
+      expect(reasons).toMatchObject({ concurrency: denied, 'bad-keys': denied, 'slow-client': denied });
+      expect(run.stdout).toMatch(/^inconclusive: 0 passed, 0 failed, 9 not applicable/m);
+      expect(run.code).toBe(3);
+      expect(run.stderr.trim().split('\n')).toEqual([
+        'retrysafe check: inconclusive: 9 of 9 probes were not applicable, so the check says nothing about the endpoint: the endpoint answered 401 to the credentials given; pass valid credentials with --header.',
+      ]);
+    },
+  );
 
   it('exits 2 with one line when the URL cannot be reached', { timeout: 60_000 }, async () => {
     const run = await retrysafe(['check', `http://127.0.0.1:${await freePort()}/orders`]);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
-    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^retrysafe check: Cannot reach 127\.0\.0\.1:\d+: ECONNREFUSED\.$/)]);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^retrysafe check: Cannot reach 127\.0\.0\.1:\d+: ECONNREFUSED\.$/),
+    ]);
   });
 
   it.each([
@@ -140,7 +155,14 @@ describe('retrysafe check, run as a command', () => {
   });
 
   it('exits 2 when the count URL does not list anything', { timeout: 60_000 }, async () => {
-    const run = await retrysafe(['check', `${sound.origin}/orders`, '--header', 'Authorization: Bearer demo-a', '--count-url', `${sound.origin}/nothing`]);
+    const run = await retrysafe([
+      'check',
+      `${sound.origin}/orders`,
+      '--header',
+      'Authorization: Bearer demo-a',
+      '--count-url',
+      `${sound.origin}/nothing`,
+    ]);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/^retrysafe check: The count URL cannot be read .*404/);
   });

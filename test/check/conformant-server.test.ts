@@ -26,7 +26,9 @@ describe.each(engines)('check against an Express endpoint on retrysafe atomic ro
   it('passes every probe, and the orders table agrees with the counts', { timeout: 180_000 }, async () => {
     // The app knows no second user of a tenant nor a revoked token: those two probes have nothing to send.
     const bursts = 3;
-    const report = await check(ordersTarget(app.origin, { concurrency: 32, bursts, principalHeaders: undefined, revokedHeaders: undefined }));
+    const report = await check(
+      ordersTarget(app.origin, { concurrency: 32, bursts, principalHeaders: undefined, revokedHeaders: undefined }),
+    );
     expect(resultsOf(report)).toEqual({
       concurrency: 'pass',
       replay: 'pass',
@@ -45,18 +47,29 @@ describe.each(engines)('check against an Express endpoint on retrysafe atomic ro
     // The lost response was confirmed by the count before the retry.
     expect(probe(report, 'lost-response').evidence.notes.join('\n')).toMatch(/the first attempt's work landed/);
     // One order per burst, one for the second tenant, one from the slow client, one from the lost response; nothing else ran.
-    const { rows } = await engine.database.query<{ tenant: string; n: number }>('SELECT tenant, count(*)::int AS n FROM orders GROUP BY tenant ORDER BY tenant');
+    const { rows } = await engine.database.query<{ tenant: string; n: number }>(
+      'SELECT tenant, count(*)::int AS n FROM orders GROUP BY tenant ORDER BY tenant',
+    );
     expect(rows).toEqual([
       { tenant: 'a', n: bursts + 2 },
       { tenant: 'b', n: 1 },
     ]);
   });
 
-  it("gets no failure on the README's quick start route, whose validator drops unknown members", { timeout: 180_000 }, async () => {
-    const report = await check({ url: `${quickStart.origin}/orders`, body: '{"sku":"{{uuid}}"}', headers: { 'x-tenant': 'tenant-a' }, concurrency: 8 });
-    const failed = report.probes.filter((p) => p.result === 'fail').map((p) => p.probe);
-    expect(failed).toEqual([]);
-    expect(probe(report, 'mismatch').result).toBe('pass');
-    expect(report.outcome).toBe('pass');
-  });
+  it(
+    "gets no failure on the README's quick start route, whose validator drops unknown members",
+    { timeout: 180_000 },
+    async () => {
+      const report = await check({
+        url: `${quickStart.origin}/orders`,
+        body: '{"sku":"{{uuid}}"}',
+        headers: { 'x-tenant': 'tenant-a' },
+        concurrency: 8,
+      });
+      const failed = report.probes.filter((p) => p.result === 'fail').map((p) => p.probe);
+      expect(failed).toEqual([]);
+      expect(probe(report, 'mismatch').result).toBe('pass');
+      expect(report.outcome).toBe('pass');
+    },
+  );
 });

@@ -8,8 +8,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
 import { codeBlocks, type CodeBlock } from '../support/markdown-blocks.js';
-import { compile, createConsumer, runSetup, type Server, startServer, startSnippet } from './support/consumer-project.js';
-import { type Answer, type DocumentedStep, documentedRequests, keyOf, run, send } from './support/documented-requests.js';
+import {
+  compile,
+  createConsumer,
+  runSetup,
+  type Server,
+  startServer,
+  startSnippet,
+} from './support/consumer-project.js';
+import {
+  type Answer,
+  type DocumentedStep,
+  documentedRequests,
+  keyOf,
+  run,
+  send,
+} from './support/documented-requests.js';
 
 /**
  * The README and docs as a new user meets them: the package is packed, installed
@@ -38,9 +52,25 @@ const PROJECTS: Record<string, readonly string[]> = {
   knex: ['fastify', 'knex', 'pg'],
   // Every other page of docs/: messaging, Koa, NestJS (with the decorators Nest needs) and OpenTelemetry too.
   docs: [
-    'pg', '@types/pg', 'amqplib', 'express', '@types/express', 'fastify', '@electric-sql/pglite',
-    'koa', '@types/koa', '@koa/router', '@koa/bodyparser', '@nestjs/common', '@nestjs/core', '@nestjs/platform-express',
-    '@nestjs/platform-fastify', 'reflect-metadata', 'rxjs', '@opentelemetry/api', 'prom-client',
+    'pg',
+    '@types/pg',
+    'amqplib',
+    'express',
+    '@types/express',
+    'fastify',
+    '@electric-sql/pglite',
+    'koa',
+    '@types/koa',
+    '@koa/router',
+    '@koa/bodyparser',
+    '@nestjs/common',
+    '@nestjs/core',
+    '@nestjs/platform-express',
+    '@nestjs/platform-fastify',
+    'reflect-metadata',
+    'rxjs',
+    '@opentelemetry/api',
+    'prom-client',
   ],
 };
 
@@ -62,11 +92,18 @@ const OPTIONS: Record<string, Readonly<Record<string, unknown>>> = {
   docs: { experimentalDecorators: true, ...libraries },
 };
 
-const documents = [join(root, 'README.md'), join(root, 'examples/orders/README.md'), ...(await readdir(join(root, 'docs'))).filter((file) => file.endsWith('.md')).map((file) => join(root, 'docs', file))];
+const documents = [
+  join(root, 'README.md'),
+  join(root, 'examples/orders/README.md'),
+  ...(await readdir(join(root, 'docs'))).filter((file) => file.endsWith('.md')).map((file) => join(root, 'docs', file)),
+];
 const blocks = documents.flatMap((path) => codeBlocks(path, path.slice(root.length)));
-const snippets = blocks.filter((block) => (block.language === 'ts' && !block.flags.has('fragment')) || block.attributes.has('file'));
+const snippets = blocks.filter(
+  (block) => (block.language === 'ts' && !block.flags.has('fragment')) || block.attributes.has('file'),
+);
 const projectsOf = (block: CodeBlock) => (block.attributes.get('project') ?? 'docs').split(',');
-const fileOf = (block: CodeBlock) => block.attributes.get('file') ?? `${block.source.replace(/\W+/g, '_')}_${block.line}.ts`;
+const fileOf = (block: CodeBlock) =>
+  block.attributes.get('file') ?? `${block.source.replace(/\W+/g, '_')}_${block.line}.ts`;
 const setups = blocks.filter((block) => block.language === 'sh' && block.flags.has('setup'));
 
 let scratch: string;
@@ -74,7 +111,10 @@ const compiled = new Map<string, Promise<string | undefined>>();
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'retrysafe-snippets-'));
-  const { stdout } = await exec('npm', ['pack', '--silent', '--pack-destination', scratch], { cwd: root, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await exec('npm', ['pack', '--silent', '--pack-destination', scratch], {
+    cwd: root,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   const tarball = join(scratch, stdout.trim().split('\n').at(-1) ?? '');
   await Promise.all(
     Object.entries(PROJECTS).map(async ([project, packages]) => {
@@ -84,7 +124,8 @@ beforeAll(async () => {
         await mkdir(dirname(join(directory, fileOf(block))), { recursive: true });
         await writeFile(join(directory, fileOf(block)), block.code);
       }
-      for (const block of setups.filter((setup) => projectsOf(setup).includes(project))) await runSetup(directory, block.code, SETUP_ENV[project]);
+      for (const block of setups.filter((setup) => projectsOf(setup).includes(project)))
+        await runSetup(directory, block.code, SETUP_ENV[project]);
     }),
   );
   // tsc keeps to one core: two projects compile at a time, and each test below awaits its own.
@@ -111,7 +152,13 @@ function compileOnce(project: string): Promise<string | undefined> {
 describe('every TypeScript block of the README and docs', () => {
   it('names a known project', () => {
     const placed = blocks.filter((block) => snippets.includes(block) || block.attributes.has('project'));
-    expect(placed.flatMap((block) => projectsOf(block).filter((project) => !(project in PROJECTS)).map((project) => `${block.source}:${block.line} ${project}`))).toEqual([]);
+    expect(
+      placed.flatMap((block) =>
+        projectsOf(block)
+          .filter((project) => !(project in PROJECTS))
+          .map((project) => `${block.source}:${block.line} ${project}`),
+      ),
+    ).toEqual([]);
   });
 
   it.each(Object.keys(PROJECTS))('compiles as written in a strict nodenext project: %s', async (project) => {
@@ -122,8 +169,19 @@ describe('every TypeScript block of the README and docs', () => {
 describe('the installed package', () => {
   it('loads with import, and with require() where Node can require an ES module (20.19, 22.12)', async () => {
     const directory = join(scratch, 'docs');
-    const entries = ['retrysafe', 'retrysafe/postgres', 'retrysafe/express', 'retrysafe/fastify', 'retrysafe/fetch', 'retrysafe/client'];
-    await exec(process.execPath, ['--input-type=module', '-e', entries.map((entry) => `await import('${entry}');`).join('')], { cwd: directory });
+    const entries = [
+      'retrysafe',
+      'retrysafe/postgres',
+      'retrysafe/express',
+      'retrysafe/fastify',
+      'retrysafe/fetch',
+      'retrysafe/client',
+    ];
+    await exec(
+      process.execPath,
+      ['--input-type=module', '-e', entries.map((entry) => `await import('${entry}');`).join('')],
+      { cwd: directory },
+    );
     const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
     if ((major === 20 && minor >= 19) || (major === 22 && minor >= 12) || major >= 23) {
       await exec(process.execPath, ['-e', entries.map((entry) => `require('${entry}');`).join('')], { cwd: directory });
@@ -131,11 +189,17 @@ describe('the installed package', () => {
   });
 
   it('ships what its help and source maps point to', async () => {
-    const helps = await Promise.all([['--help'], ['check', '--help'], ['recover', '--help']].map((args) => exec(join(scratch, 'docs/node_modules/.bin/retrysafe'), args)));
+    const helps = await Promise.all(
+      [['--help'], ['check', '--help'], ['recover', '--help']].map((args) =>
+        exec(join(scratch, 'docs/node_modules/.bin/retrysafe'), args),
+      ),
+    );
     const pointed = new Set(helps.flatMap(({ stdout }) => stdout.match(/docs\/[\w-]+\.md/g) ?? []));
     expect(pointed.size).toBeGreaterThan(0);
     for (const doc of pointed) await access(join(scratch, 'docs/node_modules/retrysafe', doc));
-    const map = JSON.parse(await readFile(join(scratch, 'docs/node_modules/retrysafe/dist/core/key.js.map'), 'utf8')) as { sources: string[] };
+    const map = JSON.parse(
+      await readFile(join(scratch, 'docs/node_modules/retrysafe/dist/core/key.js.map'), 'utf8'),
+    ) as { sources: string[] };
     for (const source of map.sources) await access(join(scratch, 'docs/node_modules/retrysafe/dist/core', source));
     await access(join(scratch, 'docs/node_modules/retrysafe/LICENSE'));
   });
@@ -143,7 +207,11 @@ describe('the installed package', () => {
 
 const serverProjects = [...new Set(snippets.filter((block) => block.attributes.has('server')).flatMap(projectsOf))];
 /** The data-layer recipes: each writes an order and its outbox message in the operation's transaction. */
-const recipes = new Set(snippets.filter((block) => block.source === 'docs/data-layers.md' && block.attributes.has('server')).flatMap(projectsOf));
+const recipes = new Set(
+  snippets
+    .filter((block) => block.source === 'docs/data-layers.md' && block.attributes.has('server'))
+    .flatMap(projectsOf),
+);
 
 describe.each(serverProjects)('the %s project, run against PostgreSQL', (project) => {
   const servers: Server[] = [];
@@ -161,12 +229,26 @@ describe.each(serverProjects)('the %s project, run against PostgreSQL', (project
     const started = snippets.filter((block) => projectsOf(block).includes(project) && block.attributes.has('server'));
     for (const block of started) ports.set(Number(block.attributes.get('server')), await freePort());
     const env = { DATABASE_URL: database.url, PROVIDER_URL: `http://localhost:${ports.get(4000) ?? 0}` };
-    for (const block of started) servers.push(await startSnippet(join(scratch, project), fileOf(block), ports.get(Number(block.attributes.get('server'))) ?? 0, env));
+    for (const block of started)
+      servers.push(
+        await startSnippet(
+          join(scratch, project),
+          fileOf(block),
+          ports.get(Number(block.attributes.get('server'))) ?? 0,
+          env,
+        ),
+      );
 
     const requests = shellRequests('project', project);
     const statuses = requests.flatMap((request) => (request.kind === 'request' ? [request.status] : []));
     expect(statuses).toEqual(expect.arrayContaining([201, 422, 400]));
-    expect(requests.some((request) => request.kind === 'request' && request.contains.some((text) => /idempotent-replayed: true/i.test(text))), 'a replay is documented').toBe(true);
+    expect(
+      requests.some(
+        (request) =>
+          request.kind === 'request' && request.contains.some((text) => /idempotent-replayed: true/i.test(text)),
+      ),
+      'a replay is documented',
+    ).toBe(true);
     const firstAnswers = await expectDocumentedAnswers(requests, ports, servers);
     if (recipes.has(project)) await expectOneOrderPerKey(database.url, firstAnswers);
   });
@@ -186,7 +268,12 @@ describe('the five-minute path, against the reference service', () => {
     const port = await freePort();
     const dataDir = join(scratch, 'orders-data');
     await mkdir(dataDir, { recursive: true });
-    server = await startServer(root, ['--conditions=retrysafe-source', '--import', 'tsx', 'examples/orders/main.ts'], port, { DATABASE_URL: database.url, DATA_DIR: dataDir });
+    server = await startServer(
+      root,
+      ['--conditions=retrysafe-source', '--import', 'tsx', 'examples/orders/main.ts'],
+      port,
+      { DATABASE_URL: database.url, DATA_DIR: dataDir },
+    );
     // What a newcomer waits for: the line that says it is ready and what to try.
     for (let waited = 0; !server.output().includes('ready; try: curl'); waited += 100) {
       if (waited > 60_000) throw new Error(`the service never said it was ready:\n${server.output()}`);
@@ -200,7 +287,12 @@ describe('the five-minute path, against the reference service', () => {
 
 function shellRequests(attribute: string, value: string): DocumentedStep[] {
   return blocks
-    .filter((block) => block.language === 'sh' && !block.flags.has('setup') && block.attributes.get(attribute)?.split(',').includes(value) === true)
+    .filter(
+      (block) =>
+        block.language === 'sh' &&
+        !block.flags.has('setup') &&
+        block.attributes.get(attribute)?.split(',').includes(value) === true,
+    )
     .flatMap((block) => documentedRequests(block.code));
 }
 
@@ -208,7 +300,11 @@ function shellRequests(attribute: string, value: string): DocumentedStep[] {
  * Sends each request as written; its status and quoted text must be in the answer, and a replay must repeat the first answer's body.
  * Returns each key's first answer.
  */
-async function expectDocumentedAnswers(requests: readonly DocumentedStep[], ports: ReadonlyMap<number, number>, servers: readonly Server[]): Promise<ReadonlyMap<string, Answer>> {
+async function expectDocumentedAnswers(
+  requests: readonly DocumentedStep[],
+  ports: ReadonlyMap<number, number>,
+  servers: readonly Server[],
+): Promise<ReadonlyMap<string, Answer>> {
   const firstAnswers = new Map<string, Answer>();
   const variables: Record<string, string> = {};
   for (const request of requests) {
@@ -219,10 +315,12 @@ async function expectDocumentedAnswers(requests: readonly DocumentedStep[], port
     const answer = await send(request.command, ports, variables);
     const shown = `${request.command}\n${answer.headers}\n\n${answer.body}\n--- server output:\n${servers.map((server) => server.output()).join('\n')}`;
     expect(answer.status, shown).toBe(request.status);
-    for (const text of request.contains) expect(`${answer.headers}\n${answer.body}`.toLowerCase(), shown).toContain(text.toLowerCase());
+    for (const text of request.contains)
+      expect(`${answer.headers}\n${answer.body}`.toLowerCase(), shown).toContain(text.toLowerCase());
     const key = keyOf(request.command);
     if (key === undefined || answer.status >= 300) continue;
-    if (/idempotent-replayed: true/i.test(answer.headers)) expect(answer.body, `${shown}\nthe replay differs from the first answer`).toBe(firstAnswers.get(key)?.body);
+    if (/idempotent-replayed: true/i.test(answer.headers))
+      expect(answer.body, `${shown}\nthe replay differs from the first answer`).toBe(firstAnswers.get(key)?.body);
     else firstAnswers.set(key, answer);
   }
   return firstAnswers;
@@ -230,14 +328,18 @@ async function expectDocumentedAnswers(requests: readonly DocumentedStep[], port
 
 /** What a recipe's transactions left: one order per key answered, none for its replays and refusals, and each order's one outbox message. */
 async function expectOneOrderPerKey(url: string, firstAnswers: ReadonlyMap<string, Answer>): Promise<void> {
-  const answered = [...firstAnswers.values()].map((answer) => (JSON.parse(answer.body) as { id: number }).id).sort((a, b) => a - b);
+  const answered = [...firstAnswers.values()]
+    .map((answer) => (JSON.parse(answer.body) as { id: number }).id)
+    .sort((a, b) => a - b);
   expect(answered.length).toBeGreaterThan(0);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     const orders = await client.query<{ id: number }>('SELECT id FROM orders ORDER BY id');
     expect(orders.rows.map((row) => row.id)).toEqual(answered);
-    const messages = await client.query<{ id: number }>("SELECT (payload->>'id')::int AS id FROM retrysafe_outbox WHERE topic = 'order.created' ORDER BY 1");
+    const messages = await client.query<{ id: number }>(
+      "SELECT (payload->>'id')::int AS id FROM retrysafe_outbox WHERE topic = 'order.created' ORDER BY 1",
+    );
     expect(messages.rows.map((row) => row.id)).toEqual(answered);
   } finally {
     await client.end();

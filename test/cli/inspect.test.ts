@@ -11,9 +11,21 @@ import { expectOneLineError, retrysafe } from './run-cli.js';
 
 describe('retrysafe inspect', () => {
   let db: CliDatabase;
-  const finished: OperationIdentity = { tenant: 'tenant-a', operation: 'payments.create@1', key: `done-${randomUUID()}` };
-  const running: OperationIdentity = { tenant: 'tenant-a', operation: 'payments.create@1', key: `running-${randomUUID()}` };
-  const started: OperationIdentity = { tenant: 'tenant-a', operation: 'payments.create@1', key: `started-${randomUUID()}` };
+  const finished: OperationIdentity = {
+    tenant: 'tenant-a',
+    operation: 'payments.create@1',
+    key: `done-${randomUUID()}`,
+  };
+  const running: OperationIdentity = {
+    tenant: 'tenant-a',
+    operation: 'payments.create@1',
+    key: `running-${randomUUID()}`,
+  };
+  const started: OperationIdentity = {
+    tenant: 'tenant-a',
+    operation: 'payments.create@1',
+    key: `started-${randomUUID()}`,
+  };
   const print = fingerprint({ amount: 1299 });
   let runningLease: Lease;
 
@@ -21,7 +33,14 @@ describe('retrysafe inspect', () => {
     db = await openCliDatabase();
     const store = postgresStore(db.database);
     const claim = async (identity: OperationIdentity): Promise<Lease> => {
-      const claimed = await store.claimLease({ identity, fingerprint: print, input: { amount: 1299 }, mode: 'leased', ownerToken: randomUUID(), leaseSeconds: 300 });
+      const claimed = await store.claimLease({
+        identity,
+        fingerprint: print,
+        input: { amount: 1299 },
+        mode: 'leased',
+        ownerToken: randomUUID(),
+        leaseSeconds: 300,
+      });
       if (claimed.kind !== 'claimed') throw new Error('not claimed');
       return claimed.lease;
     };
@@ -30,7 +49,11 @@ describe('retrysafe inspect', () => {
     await store.checkpoint(lease, 'record-payment', { order: 'o-1' }, 300);
     await store.completeLease(lease, {
       state: 'completed',
-      reply: { status: 201, headers: { 'content-type': 'application/json', location: '/payments/ch_1' }, body: Buffer.from('{"card":"4242-secret"}') },
+      reply: {
+        status: 201,
+        headers: { 'content-type': 'application/json', location: '/payments/ch_1' },
+        body: Buffer.from('{"card":"4242-secret"}'),
+      },
       retention: defaultRetention,
     });
     runningLease = await claim(running);
@@ -40,7 +63,14 @@ describe('retrysafe inspect', () => {
   });
   afterAll(() => db.close());
 
-  const args = (identity: OperationIdentity) => ['inspect', identity.tenant, identity.operation, identity.key, '--database-url', db.url];
+  const args = (identity: OperationIdentity) => [
+    'inspect',
+    identity.tenant,
+    identity.operation,
+    identity.key,
+    '--database-url',
+    db.url,
+  ];
 
   it('shows a finished operation with its fingerprint prefix, status and steps, and no body unless asked', async () => {
     const run = await retrysafe(args(finished));
@@ -72,7 +102,13 @@ describe('retrysafe inspect', () => {
   it('shows the lease of a running operation: owner, expiry and attempt', async () => {
     const run = await retrysafe([...args(running), '--json']);
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ state: 'in_progress', attempt: 1, fencingToken: 1, leaseOwner: runningLease.ownerToken, steps: [] });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      state: 'in_progress',
+      attempt: 1,
+      fencingToken: 1,
+      leaseOwner: runningLease.ownerToken,
+      steps: [],
+    });
   });
 
   it('shows a step that was started and never finished, as `retrysafe stuck` lists its operation', async () => {
@@ -88,7 +124,10 @@ describe('retrysafe inspect', () => {
   });
 
   it('accepts the key in both forms the Idempotency-Key header takes: a quoted structured-field string and a bare token', async () => {
-    const [bare, quoted] = await Promise.all([retrysafe([...args(finished), '--json']), retrysafe([...args({ ...finished, key: `"${finished.key}"` }), '--json'])]);
+    const [bare, quoted] = await Promise.all([
+      retrysafe([...args(finished), '--json']),
+      retrysafe([...args({ ...finished, key: `"${finished.key}"` }), '--json']),
+    ]);
     expect(quoted.code).toBe(0);
     expect(JSON.parse(quoted.stdout)).toEqual(JSON.parse(bare.stdout));
   });
@@ -100,7 +139,9 @@ describe('retrysafe inspect', () => {
   ])('refuses %s as a usage error, as HTTP refuses it with 400', async (_name, key, detail) => {
     const run = await retrysafe(['inspect', 'tenant-a', 'payments.create@1', key, '--database-url', db.url]);
     expect(run.code).toBe(2);
-    expect(expectOneLineError(run)).toBe(`error: command-argument value '${key}' is invalid for argument 'key'. ${detail}`);
+    expect(expectOneLineError(run)).toBe(
+      `error: command-argument value '${key}' is invalid for argument 'key'. ${detail}`,
+    );
   });
 
   it('fails in one line when the operation does not exist (1), an argument is missing (2) or the database is unreachable (1)', async () => {
@@ -110,10 +151,14 @@ describe('retrysafe inspect', () => {
       retrysafe(['inspect', 'tenant-a', 'payments.create@1', 'k', '--database-url', await unreachableDatabaseUrl()]),
     ]);
     expect(absent.code).toBe(1);
-    expect(expectOneLineError(absent)).toBe('retrysafe inspect: no operation tenant-a / payments.create@1 / never-used.');
+    expect(expectOneLineError(absent)).toBe(
+      'retrysafe inspect: no operation tenant-a / payments.create@1 / never-used.',
+    );
     expect(missing.code).toBe(2);
     expect(expectOneLineError(missing)).toBe("error: missing required argument 'key'");
     expect(unreachable.code).toBe(1);
-    expect(expectOneLineError(unreachable)).toMatch(/^retrysafe inspect: The operation store failed: connect ECONNREFUSED/);
+    expect(expectOneLineError(unreachable)).toMatch(
+      /^retrysafe inspect: The operation store failed: connect ECONNREFUSED/,
+    );
   });
 });

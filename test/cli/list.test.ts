@@ -4,7 +4,12 @@ import { type CliDatabase, openCliDatabase } from './cli-database.js';
 import { expectOneLineError, retrysafe } from './run-cli.js';
 
 interface Listed {
-  readonly items: readonly { readonly tenant: string; readonly operation: string; readonly key: string; readonly state: string }[];
+  readonly items: readonly {
+    readonly tenant: string;
+    readonly operation: string;
+    readonly key: string;
+    readonly state: string;
+  }[];
   readonly next: string | null;
 }
 
@@ -41,7 +46,12 @@ describe('retrysafe list and search', () => {
       retrysafe(['search', 'no-such-key', '--database-url', db.url]),
     ]);
     expect(keysOf(listed(exact.stdout))).toEqual(['tenant-a/order-1', 'tenant-b/order-1']);
-    expect(keysOf(listed(prefix.stdout))).toEqual(['tenant-a/order-1', 'tenant-a/order-2', 'tenant-a/order-3', 'tenant-b/order-1']);
+    expect(keysOf(listed(prefix.stdout))).toEqual([
+      'tenant-a/order-1',
+      'tenant-a/order-2',
+      'tenant-a/order-3',
+      'tenant-b/order-1',
+    ]);
     expect(none.stdout).toBe('No operations match.\n');
   });
 
@@ -49,7 +59,15 @@ describe('retrysafe list and search', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     for (let pages = 0; pages < 10; pages += 1) {
-      const run = await retrysafe(['list', '--limit', '2', '--json', ...(cursor === null ? [] : ['--cursor', cursor]), '--database-url', db.url]);
+      const run = await retrysafe([
+        'list',
+        '--limit',
+        '2',
+        '--json',
+        ...(cursor === null ? [] : ['--cursor', cursor]),
+        '--database-url',
+        db.url,
+      ]);
       expect(run.code).toBe(0);
       const page = listed(run.stdout);
       expect(page.items.length).toBeLessThanOrEqual(2);
@@ -58,7 +76,13 @@ describe('retrysafe list and search', () => {
       if (cursor === null) break;
     }
     expect(cursor).toBeNull();
-    expect(seen.sort()).toEqual(['tenant-a/order-1', 'tenant-a/order-2', 'tenant-a/order-3', 'tenant-b/order-1', 'tenant-b/refund-1']);
+    expect(seen.sort()).toEqual([
+      'tenant-a/order-1',
+      'tenant-a/order-2',
+      'tenant-a/order-3',
+      'tenant-b/order-1',
+      'tenant-b/refund-1',
+    ]);
   });
 
   it('prints a table by default, and refuses --key with --key-prefix in one line (2)', async () => {
@@ -66,7 +90,9 @@ describe('retrysafe list and search', () => {
       retrysafe(['list', '--state', 'unknown', '--database-url', db.url]),
       retrysafe(['list', '--key', 'order-1', '--key-prefix', 'order', '--database-url', db.url]),
     ]);
-    expect(table.stdout).toMatch(/^STATE +TENANT +OPERATION +KEY +MODE +ATTEMPT +STATUS +CLAIMED\nunknown +tenant-a +\S+ +order-3 +leased +1 /);
+    expect(table.stdout).toMatch(
+      /^STATE +TENANT +OPERATION +KEY +MODE +ATTEMPT +STATUS +CLAIMED\nunknown +tenant-a +\S+ +order-3 +leased +1 /,
+    );
     expect(both.code).toBe(2);
     expect(expectOneLineError(both)).toMatch(/--key or --key-prefix, not both/);
   });

@@ -18,12 +18,18 @@ describe('retrysafe migrate', () => {
     const first = await retrysafe(['migrate'], { DATABASE_URL: db.url });
     expect(first.code).toBe(0);
     expect(first.stdout).toBe(`Applied versions ${versions.join(', ')}. Schema is at version ${latest}.\n`);
-    const { rows } = await db.database.query<{ version: number }>('SELECT version FROM retrysafe_migrations ORDER BY version');
+    const { rows } = await db.database.query<{ version: number }>(
+      'SELECT version FROM retrysafe_migrations ORDER BY version',
+    );
     expect(rows.map((row) => row.version)).toEqual(versions);
-    expect((await db.database.query("SELECT to_regclass('retrysafe_operations') IS NOT NULL AS exists")).rows[0]).toEqual({ exists: true });
+    expect(
+      (await db.database.query("SELECT to_regclass('retrysafe_operations') IS NOT NULL AS exists")).rows[0],
+    ).toEqual({ exists: true });
 
     // --database-url wins over DATABASE_URL.
-    const again = await retrysafe(['migrate', '--json', '--database-url', db.url], { DATABASE_URL: await unreachableDatabaseUrl() });
+    const again = await retrysafe(['migrate', '--json', '--database-url', db.url], {
+      DATABASE_URL: await unreachableDatabaseUrl(),
+    });
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toEqual({ applied: [], version: latest });
   });
@@ -40,7 +46,10 @@ describe('retrysafe migrate', () => {
   });
 
   it('exits 2 without a database URL and 1 when the database cannot be reached, each with one line', async () => {
-    const [missing, unreachable] = await Promise.all([retrysafe(['migrate']), retrysafe(['migrate', '--database-url', await unreachableDatabaseUrl()])]);
+    const [missing, unreachable] = await Promise.all([
+      retrysafe(['migrate']),
+      retrysafe(['migrate', '--database-url', await unreachableDatabaseUrl()]),
+    ]);
     expect(missing.code).toBe(2);
     expect(expectOneLineError(missing)).toBe('error: no database: set DATABASE_URL or pass --database-url <url>.');
     expect(unreachable.code).toBe(1);

@@ -18,11 +18,14 @@ describe('commands on a database that was never migrated', () => {
   });
   afterAll(() => db.close());
 
-  it.each(COMMANDS.map((args) => [args[0] ?? '', args] as const))('%s says the schema is missing and to run retrysafe migrate', async (name, args) => {
-    const run = await retrysafe([...args, '--database-url', db.url]);
-    expect(run.code).toBe(1);
-    expect(expectOneLineError(run)).toBe(
-      `retrysafe ${name}: the retrysafe tables are missing from this database; run "retrysafe migrate" with the same database URL first.`,
-    );
-  });
+  it.each(COMMANDS.map((args) => [args[0] ?? '', args] as const))(
+    '%s says the schema is missing and to run retrysafe migrate',
+    async (name, args) => {
+      const run = await retrysafe([...args, '--database-url', db.url]);
+      expect(run.code).toBe(1);
+      expect(expectOneLineError(run)).toBe(
+        `retrysafe ${name}: the retrysafe tables are missing from this database; run "retrysafe migrate" with the same database URL first.`,
+      );
+    },
+  );
 });

@@ -14,7 +14,14 @@ describe('retrysafe resolve', () => {
   const identity = (key: string) => ['tenant-a', 'payments.create@1', key];
   const record = async (key: string) =>
     (
-      await db.database.query<{ state: string; response_status: number; body: string | null; resource_ref: string | null; reason: string; response_seconds: number }>(
+      await db.database.query<{
+        state: string;
+        response_status: number;
+        body: string | null;
+        resource_ref: string | null;
+        reason: string;
+        response_seconds: number;
+      }>(
         `SELECT state, response_status, convert_from(response_body, 'UTF8') AS body, resource_ref, reason,
            extract(epoch FROM response_expires_at - finished_at)::int AS response_seconds
          FROM retrysafe_operations WHERE key = $1`,
@@ -23,10 +30,28 @@ describe('retrysafe resolve', () => {
     ).rows[0];
 
   it('settles an unknown operation with the given state, status, body, location and reason, once', async () => {
-    await insertRecord(db.database, { operation: 'payments.create@1', key: 'charged', state: 'unknown', mode: 'leased' });
-    const settle = ['resolve', ...identity('charged'), '--state', 'completed', '--status', '201', '--body', '{"charge":"ch_9"}', '--location', '/payments/ch_9'];
+    await insertRecord(db.database, {
+      operation: 'payments.create@1',
+      key: 'charged',
+      state: 'unknown',
+      mode: 'leased',
+    });
+    const settle = [
+      'resolve',
+      ...identity('charged'),
+      '--state',
+      'completed',
+      '--status',
+      '201',
+      '--body',
+      '{"charge":"ch_9"}',
+      '--location',
+      '/payments/ch_9',
+    ];
 
-    const run = await retrysafe([...settle, '--reason', 'found ch_9 in the provider dashboard'], { DATABASE_URL: db.url });
+    const run = await retrysafe([...settle, '--reason', 'found ch_9 in the provider dashboard'], {
+      DATABASE_URL: db.url,
+    });
 
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('Resolved tenant-a / payments.create@1 / charged as completed with status 201.\n');
@@ -41,14 +66,33 @@ describe('retrysafe resolve', () => {
 
     const twice = await retrysafe([...settle, '--reason', 'again'], { DATABASE_URL: db.url });
     expect(twice.code).toBe(1);
-    expect(expectOneLineError(twice)).toBe('retrysafe resolve: tenant-a / payments.create@1 / charged is completed, not unknown; nothing was changed.');
+    expect(expectOneLineError(twice)).toBe(
+      'retrysafe resolve: tenant-a / payments.create@1 / charged is completed, not unknown; nothing was changed.',
+    );
     expect((await record('charged'))?.reason).toBe('found ch_9 in the provider dashboard');
   });
 
   it("takes the application's retention from --module", async () => {
-    await insertRecord(db.database, { operation: 'payments.create@1', key: 'refused', state: 'unknown', mode: 'leased' });
+    await insertRecord(db.database, {
+      operation: 'payments.create@1',
+      key: 'refused',
+      state: 'unknown',
+      mode: 'leased',
+    });
     const run = await retrysafe(
-      ['resolve', ...identity('refused'), '--state', 'failed', '--status', '402', '--reason', 'no charge at the provider', '--module', 'test/cli/recovery-module.ts', '--json'],
+      [
+        'resolve',
+        ...identity('refused'),
+        '--state',
+        'failed',
+        '--status',
+        '402',
+        '--reason',
+        'no charge at the provider',
+        '--module',
+        'test/cli/recovery-module.ts',
+        '--json',
+      ],
       { DATABASE_URL: db.url },
     );
     expect(run.code).toBe(0);

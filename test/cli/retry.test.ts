@@ -12,7 +12,9 @@ describe('retrysafe retry', () => {
   let db: CliDatabase;
   beforeAll(async () => {
     db = await openCliDatabase();
-    await db.database.query('CREATE TABLE recovered_payments (key text PRIMARY KEY, charge text NOT NULL, amount integer NOT NULL)');
+    await db.database.query(
+      'CREATE TABLE recovered_payments (key text PRIMARY KEY, charge text NOT NULL, amount integer NOT NULL)',
+    );
   });
   afterAll(() => db.close());
 
@@ -34,22 +36,43 @@ describe('retrysafe retry', () => {
     return key;
   }
   const record = async (key: string) =>
-    (await db.database.query<{ state: string; attempt: number; reason: string | null }>('SELECT state, attempt, reason FROM retrysafe_operations WHERE key = $1', [key])).rows[0];
+    (
+      await db.database.query<{ state: string; attempt: number; reason: string | null }>(
+        'SELECT state, attempt, reason FROM retrysafe_operations WHERE key = $1',
+        [key],
+      )
+    ).rows[0];
 
   it('puts an unknown operation back into recovery, and the recovery worker then finishes it', async () => {
     const key = await unknown('leased');
 
-    const run = await retrysafe(['retry', ...identity(key), '--reason', 'the provider lookup answers again'], { DATABASE_URL: db.url });
+    const run = await retrysafe(['retry', ...identity(key), '--reason', 'the provider lookup answers again'], {
+      DATABASE_URL: db.url,
+    });
 
     expect(run.code).toBe(0);
-    expect(run.stdout).toBe(`Put tenant-a / payments.create@1 / ${key} back into recovery: the recovery worker or a retry of the key resumes it.\n`);
-    expect(await record(key)).toEqual({ state: 'in_progress', attempt: 1, reason: 'the provider lookup answers again' });
+    expect(run.stdout).toBe(
+      `Put tenant-a / payments.create@1 / ${key} back into recovery: the recovery worker or a retry of the key resumes it.\n`,
+    );
+    expect(await record(key)).toEqual({
+      state: 'in_progress',
+      attempt: 1,
+      reason: 'the provider lookup answers again',
+    });
 
-    const recovered = await retrysafe(['recover', '--once', '--json', '--module', 'test/cli/recovery-module.ts'], { DATABASE_URL: db.url });
+    const recovered = await retrysafe(['recover', '--once', '--json', '--module', 'test/cli/recovery-module.ts'], {
+      DATABASE_URL: db.url,
+    });
     expect(recovered.code).toBe(0);
     expect(JSON.parse(recovered.stdout)).toMatchObject({ examined: 1, completed: 1 });
     expect(await record(key)).toMatchObject({ state: 'completed', attempt: 2 });
-    expect((await db.database.query<{ n: number }>('SELECT count(*)::int AS n FROM recovered_payments WHERE key = $1', [key])).rows[0]?.n).toBe(1);
+    expect(
+      (
+        await db.database.query<{ n: number }>('SELECT count(*)::int AS n FROM recovered_payments WHERE key = $1', [
+          key,
+        ])
+      ).rows[0]?.n,
+    ).toBe(1);
   });
 
   it('answers --json, and changes nothing the second time (exit 1)', async () => {
@@ -59,20 +82,34 @@ describe('retrysafe retry', () => {
     expect(JSON.parse(first.stdout)).toEqual({ retried: true });
     const twice = await retrysafe(['retry', ...identity(key), '--reason', 'again', '--json', '--database-url', db.url]);
     expect(twice.code).toBe(1);
-    expect(expectOneLineError(twice)).toBe(`retrysafe retry: tenant-a / payments.create@1 / ${key} is in_progress, not unknown; nothing was changed.`);
+    expect(expectOneLineError(twice)).toBe(
+      `retrysafe retry: tenant-a / payments.create@1 / ${key} is in_progress, not unknown; nothing was changed.`,
+    );
     expect((await record(key))?.reason).toBe('fixed');
   });
 
   it('fails in one line on bad arguments (2), an absent, unresumable or finished operation (1) and an unreachable database (1)', async () => {
     const transparent = await unknown('transparent');
-    await insertRecord(db.database, { operation: 'payments.create@1', key: 'done', state: 'completed', mode: 'leased' });
+    await insertRecord(db.database, {
+      operation: 'payments.create@1',
+      key: 'done',
+      state: 'completed',
+      mode: 'leased',
+    });
     const runs = await Promise.all([
       retrysafe(['retry', ...identity('whatever'), '--database-url', db.url]),
       retrysafe(['retry', 'tenant-a', 'payments.create@1', '--reason', 'x', '--database-url', db.url]),
       retrysafe(['retry', ...identity('whatever'), '--reason', 'fixed', '--database-url', db.url]),
       retrysafe(['retry', ...identity(transparent), '--reason', 'fixed', '--database-url', db.url]),
       retrysafe(['retry', ...identity('done'), '--reason', 'fixed', '--database-url', db.url]),
-      retrysafe(['retry', ...identity('whatever'), '--reason', 'fixed', '--database-url', await unreachableDatabaseUrl()]),
+      retrysafe([
+        'retry',
+        ...identity('whatever'),
+        '--reason',
+        'fixed',
+        '--database-url',
+        await unreachableDatabaseUrl(),
+      ]),
     ]);
     expect(runs.map((run) => run.code)).toEqual([2, 2, 1, 1, 1, 1]);
     expect(runs.map(expectOneLineError)).toEqual([

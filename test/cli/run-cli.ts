@@ -25,9 +25,16 @@ export interface Running {
  * (the repository's own by default). The environment is the test's own
  * without DATABASE_URL, plus `env`.
  */
-export function startRetrysafe(args: readonly string[], env: Readonly<Record<string, string>> = {}, cwd = root): Running {
+export function startRetrysafe(
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+  cwd = root,
+): Running {
   const { DATABASE_URL: _ignored, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', tsxLoader, 'src/cli/main.ts', ...args], { cwd, env: { ...inherited, ...env } });
+  const child = spawn(process.execPath, ['--import', tsxLoader, 'src/cli/main.ts', ...args], {
+    cwd,
+    env: { ...inherited, ...env },
+  });
   const output = { stdout: '', stderr: '' };
   child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
@@ -39,7 +46,11 @@ export function startRetrysafe(args: readonly string[], env: Readonly<Record<str
 }
 
 /** Runs `retrysafe <args>` to its end. */
-export function retrysafe(args: readonly string[], env: Readonly<Record<string, string>> = {}, cwd = root): Promise<Run> {
+export function retrysafe(
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+  cwd = root,
+): Promise<Run> {
   return startRetrysafe(args, env, cwd).exited;
 }
 

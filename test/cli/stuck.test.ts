@@ -18,9 +18,27 @@ describe('retrysafe stuck', () => {
   });
 
   it('lists expired leases and unknown outcomes with their age, and --older-than keeps the old ones', async () => {
-    await insertRecord(db.database, { key: 'lease-gone', state: 'in_progress', mode: 'leased', leaseExpiresIn: -60, createdAgo: 3600 });
-    await insertRecord(db.database, { key: 'lease-held', state: 'in_progress', mode: 'leased', leaseExpiresIn: 60, createdAgo: 3600 });
-    await insertRecord(db.database, { key: 'nobody-knows', state: 'unknown', mode: 'transparent', createdAgo: 7200, reason: 'the process stopped' });
+    await insertRecord(db.database, {
+      key: 'lease-gone',
+      state: 'in_progress',
+      mode: 'leased',
+      leaseExpiresIn: -60,
+      createdAgo: 3600,
+    });
+    await insertRecord(db.database, {
+      key: 'lease-held',
+      state: 'in_progress',
+      mode: 'leased',
+      leaseExpiresIn: 60,
+      createdAgo: 3600,
+    });
+    await insertRecord(db.database, {
+      key: 'nobody-knows',
+      state: 'unknown',
+      mode: 'transparent',
+      createdAgo: 7200,
+      reason: 'the process stopped',
+    });
     await insertRecord(db.database, { key: 'fine', state: 'completed', createdAgo: 9000 });
 
     const [all, old, table] = await Promise.all([
@@ -48,8 +66,12 @@ describe('retrysafe stuck', () => {
       retrysafe(['stuck'], { DATABASE_URL: await unreachableDatabaseUrl() }),
     ]);
     expect(bad.code).toBe(2);
-    expect(expectOneLineError(bad)).toBe("error: option '--older-than <seconds>' argument 'an-hour' is invalid. expected a whole number of at least 0.");
+    expect(expectOneLineError(bad)).toBe(
+      "error: option '--older-than <seconds>' argument 'an-hour' is invalid. expected a whole number of at least 0.",
+    );
     expect(unreachable.code).toBe(1);
-    expect(expectOneLineError(unreachable)).toMatch(/^retrysafe stuck: The operation store failed: connect ECONNREFUSED/);
+    expect(expectOneLineError(unreachable)).toMatch(
+      /^retrysafe stuck: The operation store failed: connect ECONNREFUSED/,
+    );
   });
 });

@@ -12,10 +12,17 @@ describe('retrysafe sweep', () => {
   afterAll(() => db.close());
 
   it('makes one pass of the sweeper in batches of --batch-size and reports what it did', async () => {
-    for (let i = 0; i < 5; i++) await insertRecord(db.database, { key: `expired-${i}`, state: 'completed', responseExpiresIn: -1 });
+    for (let i = 0; i < 5; i++)
+      await insertRecord(db.database, { key: `expired-${i}`, state: 'completed', responseExpiresIn: -1 });
     await insertRecord(db.database, { key: 'old-tombstone', state: 'tombstone', expiresIn: -1 });
     await insertRecord(db.database, { key: 'fresh', state: 'completed' });
-    await insertRecord(db.database, { key: 'unknown', state: 'unknown', mode: 'leased', responseExpiresIn: -1, expiresIn: -1 });
+    await insertRecord(db.database, {
+      key: 'unknown',
+      state: 'unknown',
+      mode: 'leased',
+      responseExpiresIn: -1,
+      expiresIn: -1,
+    });
 
     const run = await retrysafe(['sweep', '--batch-size', '2', '--json'], { DATABASE_URL: db.url });
 
@@ -23,7 +30,9 @@ describe('retrysafe sweep', () => {
     // Tombstones: 2, 2, 1; deletions: 1.
     expect(JSON.parse(run.stdout)).toEqual({ tombstoned: 5, deleted: 1, batches: 4 });
     const rows = await recordsByKey(db.database);
-    expect([...rows.values()].filter((row) => row.key.startsWith('expired-')).map((row) => row.state)).toEqual(Array(5).fill('tombstone'));
+    expect([...rows.values()].filter((row) => row.key.startsWith('expired-')).map((row) => row.state)).toEqual(
+      Array(5).fill('tombstone'),
+    );
     expect(rows.has('old-tombstone')).toBe(false);
     expect(rows.get('fresh')?.state).toBe('completed');
     expect(rows.get('unknown')?.state).toBe('unknown');
@@ -50,42 +59,91 @@ describe('retrysafe sweep', () => {
   }
 
   const remaining = async (): Promise<Record<string, string[]>> => ({
-    outbox: (await db.database.query<{ id: string }>('SELECT id FROM retrysafe_outbox ORDER BY id')).rows.map((r) => r.id.slice(-1)),
-    webhooks: (await db.database.query<{ id: string }>('SELECT id FROM retrysafe_webhook_events ORDER BY id')).rows.map((r) => r.id),
-    inbox: (await db.database.query<{ message_id: string }>('SELECT message_id FROM retrysafe_inbox ORDER BY message_id')).rows.map((r) => r.message_id),
+    outbox: (await db.database.query<{ id: string }>('SELECT id FROM retrysafe_outbox ORDER BY id')).rows.map((r) =>
+      r.id.slice(-1),
+    ),
+    webhooks: (await db.database.query<{ id: string }>('SELECT id FROM retrysafe_webhook_events ORDER BY id')).rows.map(
+      (r) => r.id,
+    ),
+    inbox: (
+      await db.database.query<{ message_id: string }>('SELECT message_id FROM retrysafe_inbox ORDER BY message_id')
+    ).rows.map((r) => r.message_id),
   });
 
   it('prunes the messaging tables it is asked to, after the sweep, and says how many rows went', async () => {
     await messagingRows();
-    const run = await retrysafe(['sweep', '--outbox-older-than', '86400', '--webhooks-older-than', '86400', '--inbox-older-than', '604800', '--json'], {
-      DATABASE_URL: db.url,
-    });
+    const run = await retrysafe(
+      [
+        'sweep',
+        '--outbox-older-than',
+        '86400',
+        '--webhooks-older-than',
+        '86400',
+        '--inbox-older-than',
+        '604800',
+        '--json',
+      ],
+      {
+        DATABASE_URL: db.url,
+      },
+    );
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual({ tombstoned: 0, deleted: 0, batches: 2, pruned: { outbox: 1, webhooks: 1, inbox: 1 } });
+    expect(JSON.parse(run.stdout)).toEqual({
+      tombstoned: 0,
+      deleted: 0,
+      batches: 2,
+      pruned: { outbox: 1, webhooks: 1, inbox: 1 },
+    });
     expect(await remaining()).toEqual({ outbox: ['2', '3'], webhooks: ['waiting'], inbox: ['recent'] });
 
     const text = await retrysafe(['sweep', '--outbox-older-than', '0'], { DATABASE_URL: db.url });
-    expect(text.stdout).toBe('Tombstoned 0 expired responses and deleted 0 expired tombstones in 2 batches.\nPruned 1 delivered outbox messages.\n');
+    expect(text.stdout).toBe(
+      'Tombstoned 0 expired responses and deleted 0 expired tombstones in 2 batches.\nPruned 1 delivered outbox messages.\n',
+    );
     expect(await remaining()).toEqual({ outbox: ['3'], webhooks: ['waiting'], inbox: ['recent'] });
-    await db.database.query('DELETE FROM retrysafe_outbox; DELETE FROM retrysafe_webhook_events; DELETE FROM retrysafe_inbox');
+    await db.database.query(
+      'DELETE FROM retrysafe_outbox; DELETE FROM retrysafe_webhook_events; DELETE FROM retrysafe_inbox',
+    );
   });
 
   it('refuses to keep inbox records for less time than webhook events (2), and reports a prune that failed in one line (1)', async () => {
-    const shorter = await retrysafe(['sweep', '--webhooks-older-than', '86400', '--inbox-older-than', '3600', '--database-url', db.url]);
+    const shorter = await retrysafe([
+      'sweep',
+      '--webhooks-older-than',
+      '86400',
+      '--inbox-older-than',
+      '3600',
+      '--database-url',
+      db.url,
+    ]);
     expect(shorter.code).toBe(2);
     expect(expectOneLineError(shorter)).toMatch(/^error: --inbox-older-than must be at least --webhooks-older-than/);
 
     await messagingRows();
     await db.database.query('ALTER TABLE retrysafe_inbox RENAME TO retrysafe_inbox_away');
     try {
-      const failed = await retrysafe(['sweep', '--outbox-older-than', '86400', '--inbox-older-than', '0', '--database-url', db.url]);
+      const failed = await retrysafe([
+        'sweep',
+        '--outbox-older-than',
+        '86400',
+        '--inbox-older-than',
+        '0',
+        '--database-url',
+        db.url,
+      ]);
       expect(failed.code).toBe(1);
       // One line on stderr, after what the rest of the pass did on stdout.
-      expect(failed.stderr).toMatch(/^retrysafe sweep: pruning inbox failed: The operation store failed: relation "retrysafe_inbox" does not exist\.\n$/);
-      expect(failed.stdout).toBe('Tombstoned 0 expired responses and deleted 0 expired tombstones in 2 batches.\nPruned 1 delivered outbox messages.\n');
+      expect(failed.stderr).toMatch(
+        /^retrysafe sweep: pruning inbox failed: The operation store failed: relation "retrysafe_inbox" does not exist\.\n$/,
+      );
+      expect(failed.stdout).toBe(
+        'Tombstoned 0 expired responses and deleted 0 expired tombstones in 2 batches.\nPruned 1 delivered outbox messages.\n',
+      );
     } finally {
       await db.database.query('ALTER TABLE retrysafe_inbox_away RENAME TO retrysafe_inbox');
-      await db.database.query('DELETE FROM retrysafe_outbox; DELETE FROM retrysafe_webhook_events; DELETE FROM retrysafe_inbox');
+      await db.database.query(
+        'DELETE FROM retrysafe_outbox; DELETE FROM retrysafe_webhook_events; DELETE FROM retrysafe_inbox',
+      );
     }
   });
 
@@ -95,8 +153,12 @@ describe('retrysafe sweep', () => {
       retrysafe(['sweep', '--database-url', await unreachableDatabaseUrl()]),
     ]);
     expect(bad.code).toBe(2);
-    expect(expectOneLineError(bad)).toBe("error: option '--batch-size <n>' argument '0' is invalid. expected a whole number of at least 1.");
+    expect(expectOneLineError(bad)).toBe(
+      "error: option '--batch-size <n>' argument '0' is invalid. expected a whole number of at least 1.",
+    );
     expect(unreachable.code).toBe(1);
-    expect(expectOneLineError(unreachable)).toMatch(/^retrysafe sweep: The operation store failed: connect ECONNREFUSED/);
+    expect(expectOneLineError(unreachable)).toMatch(
+      /^retrysafe sweep: The operation store failed: connect ECONNREFUSED/,
+    );
   });
 });

@@ -32,6 +32,8 @@ describe('the command line without the optional peer pg', () => {
   it('fails a command that connects in one line that names the missing package', async () => {
     const run = await retrysafe(['stuck', '--database-url', 'postgres://postgres@127.0.0.1:5432/test'], {}, project);
     expect(run.code).toBe(1);
-    expect(expectOneLineError(run)).toBe('retrysafe stuck: this command connects with node-postgres, an optional peer that is not installed: run "npm install pg".');
+    expect(expectOneLineError(run)).toBe(
+      'retrysafe stuck: this command connects with node-postgres, an optional peer that is not installed: run "npm install pg".',
+    );
   });
 });

@@ -35,20 +35,30 @@ describe('the retry limit', () => {
 
   it('throws attempts-exhausted with the last network error when no attempt gets an answer', async () => {
     const port = await closedPort();
-    const error = await idempotentFetch(`http://127.0.0.1:${port}/orders`, { ...post, retry: { ...quick, attempts: 4 } }).catch((e: unknown) => e);
+    const error = await idempotentFetch(`http://127.0.0.1:${port}/orders`, {
+      ...post,
+      retry: { ...quick, attempts: 4 },
+    }).catch((e: unknown) => e);
 
     expect(isIdempotentFetchError(error, 'attempts-exhausted')).toBe(true);
     if (!isIdempotentFetchError(error)) return;
     expect(error.attempts).toBe(4);
     // The cause is the failure itself, not fetch's "fetch failed" wrapper, and the message names it.
     expect(error.cause).toMatchObject({ code: 'ECONNREFUSED', port });
-    expect(error.message).toBe(`All 4 attempts failed without an answer (network: connect ECONNREFUSED 127.0.0.1:${port}).`);
+    expect(error.message).toBe(
+      `All 4 attempts failed without an answer (network: connect ECONNREFUSED 127.0.0.1:${port}).`,
+    );
     expect(error.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('retries an attempt that times out, and the next one answers', async () => {
-    server = await startScriptedServer((_request, index) => (index === 0 ? { hang: true } : { status: 201, body: 'created' }));
-    const result = await idempotentFetch(`${server.url}/orders`, { ...post, retry: { ...quick, attemptTimeoutMs: 500 } });
+    server = await startScriptedServer((_request, index) =>
+      index === 0 ? { hang: true } : { status: 201, body: 'created' },
+    );
+    const result = await idempotentFetch(`${server.url}/orders`, {
+      ...post,
+      retry: { ...quick, attemptTimeoutMs: 500 },
+    });
 
     expect(result.attempts).toBe(2);
     expect(result.response.status).toBe(201);
@@ -59,7 +69,10 @@ describe('the retry limit', () => {
   it('waits with growing backoff between attempts (each wait at least as long as the random draw asks)', async () => {
     server = await startScriptedServer(() => ({ status: 502 }));
     // A draw of 0.5 asks for half of each ceiling: 100, 200, 400 ms with a 200 ms base.
-    await idempotentFetch(`${server.url}/orders`, { ...post, retry: { attempts: 4, baseDelayMs: 200, maxDelayMs: 10_000, random: () => 0.5 } });
+    await idempotentFetch(`${server.url}/orders`, {
+      ...post,
+      retry: { attempts: 4, baseDelayMs: 200, maxDelayMs: 10_000, random: () => 0.5 },
+    });
 
     const gaps = server.requests.slice(1).map((r, i) => r.receivedAt - (server?.requests[i]?.receivedAt ?? 0));
     expect(gaps).toHaveLength(3);

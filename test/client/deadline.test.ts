@@ -34,7 +34,9 @@ describe('the deadline', () => {
 
   it('stops retrying a server that always answers 503 Retry-After: 1, and returns its last answer', async () => {
     server = await startScriptedServer(() => problemAnswer(503, 'store-unavailable', { 'retry-after': '1' }));
-    const { value: result, ms } = await timed(() => idempotentFetch(`${server?.url}/orders`, { ...post, retry: { deadlineMs: 1500, attempts: 10 } }));
+    const { value: result, ms } = await timed(() =>
+      idempotentFetch(`${server?.url}/orders`, { ...post, retry: { deadlineMs: 1500, attempts: 10 } }),
+    );
 
     expect(ms).toBeLessThan(5000);
     expect(result.response.status).toBe(503);
@@ -44,13 +46,16 @@ describe('the deadline', () => {
     expect(result.attempts).toBeLessThanOrEqual(2);
     expect(server.requests).toHaveLength(result.attempts);
     const [first, second] = server.requests;
-    if (first !== undefined && second !== undefined) expect(second.receivedAt - first.receivedAt).toBeGreaterThanOrEqual(990);
+    if (first !== undefined && second !== undefined)
+      expect(second.receivedAt - first.receivedAt).toBeGreaterThanOrEqual(990);
     expect(new Set(server.requests.map((r) => r.key))).toEqual(new Set([result.idempotencyKey]));
   });
 
   it('returns at once when Retry-After asks for a wait past the deadline', async () => {
     server = await startScriptedServer(() => ({ status: 429, headers: { 'retry-after': '60' } }));
-    const { value: result, ms } = await timed(() => idempotentFetch(`${server?.url}/orders`, { ...post, retry: { deadlineMs: 10_000 } }));
+    const { value: result, ms } = await timed(() =>
+      idempotentFetch(`${server?.url}/orders`, { ...post, retry: { deadlineMs: 10_000 } }),
+    );
 
     expect(ms).toBeLessThan(5000);
     expect(result).toMatchObject({ attempts: 1, gaveUp: 'deadline-exceeded' });
@@ -60,7 +65,11 @@ describe('the deadline', () => {
 
   it('aborts the request in flight when the deadline passes', async () => {
     server = await startScriptedServer(() => ({ hang: true }));
-    const { value: error, ms } = await timed(() => thrown(() => idempotentFetch(`${server?.url}/orders`, { ...post, retry: { deadlineMs: 1500, attemptTimeoutMs: Infinity } })));
+    const { value: error, ms } = await timed(() =>
+      thrown(() =>
+        idempotentFetch(`${server?.url}/orders`, { ...post, retry: { deadlineMs: 1500, attemptTimeoutMs: Infinity } }),
+      ),
+    );
 
     expect(ms).toBeLessThan(5000);
     expect(error.code).toBe('deadline-exceeded');
@@ -71,7 +80,9 @@ describe('the deadline', () => {
 
   it('treats a caller signal that times out as the deadline', async () => {
     server = await startScriptedServer(() => ({ hang: true }));
-    const { value: error, ms } = await timed(() => thrown(() => idempotentFetch(`${server?.url}/orders`, { ...post, signal: AbortSignal.timeout(1500) })));
+    const { value: error, ms } = await timed(() =>
+      thrown(() => idempotentFetch(`${server?.url}/orders`, { ...post, signal: AbortSignal.timeout(1500) })),
+    );
 
     expect(ms).toBeLessThan(5000);
     expect(error.code).toBe('deadline-exceeded');
@@ -79,10 +90,14 @@ describe('the deadline', () => {
   });
 
   it('ends the call when the caller aborts, during an attempt or a wait', async () => {
-    server = await startScriptedServer((_request, index) => (index === 0 ? { status: 503, headers: { 'retry-after': '5' } } : { status: 201 }));
+    server = await startScriptedServer((_request, index) =>
+      index === 0 ? { status: 503, headers: { 'retry-after': '5' } } : { status: 201 },
+    );
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 500);
-    const { value: error, ms } = await timed(() => thrown(() => idempotentFetch(`${server?.url}/orders`, { ...post, retry: { signal: controller.signal } })));
+    const { value: error, ms } = await timed(() =>
+      thrown(() => idempotentFetch(`${server?.url}/orders`, { ...post, retry: { signal: controller.signal } })),
+    );
 
     expect(ms).toBeLessThan(4000);
     expect(error.code).toBe('aborted');
@@ -92,7 +107,9 @@ describe('the deadline', () => {
 
   it('sends nothing when the caller has already aborted', async () => {
     server = await startScriptedServer(() => ({ status: 201 }));
-    const error = await thrown(() => idempotentFetch(`${server?.url}/orders`, { ...post, signal: AbortSignal.abort() }));
+    const error = await thrown(() =>
+      idempotentFetch(`${server?.url}/orders`, { ...post, signal: AbortSignal.abort() }),
+    );
     expect(error.code).toBe('aborted');
     expect(error.attempts).toBe(0);
     expect(server.requests).toHaveLength(0);

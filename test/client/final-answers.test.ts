@@ -23,7 +23,12 @@ describe.each(engines)('answers from a retrysafe server that are final, on $name
   });
 
   it('sends a request the server rejects as invalid (400) once', async () => {
-    const result = await idempotentFetch(`${server.url}/orders`, { method: 'POST', headers, body: JSON.stringify({ sku: 'WIDGET' }), retry: quick });
+    const result = await idempotentFetch(`${server.url}/orders`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ sku: 'WIDGET' }),
+      retry: quick,
+    });
 
     expect(result).toMatchObject({ attempts: 1, replayed: false, gaveUp: undefined });
     expect(result.response.status).toBe(400);
@@ -33,8 +38,20 @@ describe.each(engines)('answers from a retrysafe server that are final, on $name
 
   it('sends a reused key with a different body (422) once', async () => {
     const idempotencyKey = 'order-7d41a0';
-    const first = await idempotentFetch(`${server.url}/orders`, { method: 'POST', headers, body: JSON.stringify({ sku: 'WIDGET', qty: 1 }), idempotencyKey, retry: quick });
-    const reused = await idempotentFetch(`${server.url}/orders`, { method: 'POST', headers, body: JSON.stringify({ sku: 'WIDGET', qty: 9 }), idempotencyKey, retry: quick });
+    const first = await idempotentFetch(`${server.url}/orders`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ sku: 'WIDGET', qty: 1 }),
+      idempotencyKey,
+      retry: quick,
+    });
+    const reused = await idempotentFetch(`${server.url}/orders`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ sku: 'WIDGET', qty: 9 }),
+      idempotencyKey,
+      retry: quick,
+    });
 
     expect(first.response.status).toBe(201);
     expect(reused).toMatchObject({ attempts: 1, replayed: false, gaveUp: undefined, idempotencyKey });

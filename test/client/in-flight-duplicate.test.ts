@@ -30,12 +30,16 @@ describe.each(concurrentEngines)('a duplicate of an attempt still running on $na
     await engine.close();
   });
 
-  it('gets 409 with Retry-After, retries, and receives the first attempt\'s answer as a replay', async () => {
+  it("gets 409 with Retry-After, retries, and receives the first attempt's answer as a replay", async () => {
     const key = 'order-2f9c1d';
     const body = JSON.stringify({ sku: 'WIDGET', qty: 1 });
     const headers = { 'content-type': 'application/json' };
     // The first attempt, sent by another process, holds the operation open inside its transaction.
-    const first = fetch(`${server.url}/orders`, { method: 'POST', headers: { ...headers, 'idempotency-key': key }, body });
+    const first = fetch(`${server.url}/orders`, {
+      method: 'POST',
+      headers: { ...headers, 'idempotency-key': key },
+      body,
+    });
     await firstAttemptRunning;
     // Let it commit only once the duplicate has been told to come back later.
     const waitFor409 = setInterval(() => {
@@ -45,7 +49,13 @@ describe.each(concurrentEngines)('a duplicate of an attempt still running on $na
       }
     }, 20);
 
-    const result = await idempotentFetch(`${server.url}/orders`, { method: 'POST', headers, body, idempotencyKey: key, retry: { deadlineMs: 20_000 } });
+    const result = await idempotentFetch(`${server.url}/orders`, {
+      method: 'POST',
+      headers,
+      body,
+      idempotencyKey: key,
+      retry: { deadlineMs: 20_000 },
+    });
     clearInterval(waitFor409);
     const original = await (await first).text();
 

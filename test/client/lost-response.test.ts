@@ -4,7 +4,11 @@ import { type Engine, engines } from '../support/engines.js';
 import { firstResponses, type LossyProxy, startLossyProxy } from '../../examples/demo/lossy-proxy.js';
 import { type OrdersServer, startOrdersServer } from './orders-server.js';
 
-const order = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sku: 'WIDGET', qty: 2 }) };
+const order = {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ sku: 'WIDGET', qty: 2 }),
+};
 const quick = { baseDelayMs: 20, maxDelayMs: 100, deadlineMs: 20_000 };
 
 describe.each(engines)('a lost response on $name', (factory) => {
@@ -27,7 +31,10 @@ describe.each(engines)('a lost response on $name', (factory) => {
   });
 
   const storedBody = async (key: string): Promise<string> => {
-    const { rows } = await engine.database.query<{ body: Uint8Array }>('SELECT response_body AS body FROM retrysafe_operations WHERE key = $1', [key]);
+    const { rows } = await engine.database.query<{ body: Uint8Array }>(
+      'SELECT response_body AS body FROM retrysafe_operations WHERE key = $1',
+      [key],
+    );
     expect(rows).toHaveLength(1);
     return Buffer.from(rows[0]?.body ?? new Uint8Array()).toString('utf8');
   };
@@ -47,13 +54,20 @@ describe.each(engines)('a lost response on $name', (factory) => {
     const { rows } = await engine.database.query<{ id: number }>('SELECT id FROM orders');
     expect(JSON.parse(body)).toEqual({ id: rows[0]?.id, sku: 'WIDGET', qty: 2 });
     expect(result.response.headers.get('location')).toBe(`/orders/${rows[0]?.id}`);
-    expect(server.requests.map((r) => r.key)).toEqual([result.idempotencyKey, result.idempotencyKey, result.idempotencyKey]);
+    expect(server.requests.map((r) => r.key)).toEqual([
+      result.idempotencyKey,
+      result.idempotencyKey,
+      result.idempotencyKey,
+    ]);
   });
 
   it('reports each lost answer to onRetry as a network retry with its error, until the replay ends the call', async () => {
     proxy = await startLossyProxy(new URL(server.url), firstResponses(2));
     const events: RetryEvent[] = [];
-    const result = await idempotentFetch(`${proxy.url}/orders`, { ...order, retry: { ...quick, onRetry: (event) => events.push(event) } });
+    const result = await idempotentFetch(`${proxy.url}/orders`, {
+      ...order,
+      retry: { ...quick, onRetry: (event) => events.push(event) },
+    });
 
     expect(result.replayed).toBe(true);
     expect(events.map((event) => [event.attempt, event.reason, event.idempotencyKey])).toEqual([
@@ -65,7 +79,9 @@ describe.each(engines)('a lost response on $name', (factory) => {
 
   it('gives up within its attempts when every answer is lost, and the key it reports recovers the outcome later', async () => {
     proxy = await startLossyProxy(new URL(server.url), firstResponses(100));
-    const failure = await idempotentFetch(`${proxy.url}/orders`, { ...order, retry: { ...quick, attempts: 3 } }).catch((error: unknown) => error);
+    const failure = await idempotentFetch(`${proxy.url}/orders`, { ...order, retry: { ...quick, attempts: 3 } }).catch(
+      (error: unknown) => error,
+    );
 
     expect(isIdempotentFetchError(failure, 'attempts-exhausted')).toBe(true);
     if (!isIdempotentFetchError(failure)) return;
@@ -77,7 +93,11 @@ describe.each(engines)('a lost response on $name', (factory) => {
     expect(await server.orders()).toBe(1);
 
     // Later, the connection is healthy again: the same key gets the stored answer and still one order.
-    const later = await idempotentFetch(`${server.url}/orders`, { ...order, idempotencyKey: failure.idempotencyKey, retry: quick });
+    const later = await idempotentFetch(`${server.url}/orders`, {
+      ...order,
+      idempotencyKey: failure.idempotencyKey,
+      retry: quick,
+    });
     expect(later.attempts).toBe(1);
     expect(later.replayed).toBe(true);
     expect(await later.response.text()).toBe(await storedBody(failure.idempotencyKey ?? ''));

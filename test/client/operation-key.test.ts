@@ -16,14 +16,22 @@ describe('the idempotency key', () => {
   afterAll(() => server.close());
 
   it('uses a caller-supplied key as is, on every attempt, in bare token form', async () => {
-    const result = await idempotentFetch(`${server.url}/orders`, { ...post, idempotencyKey: 'checkout-8812:v1', retry: quick });
+    const result = await idempotentFetch(`${server.url}/orders`, {
+      ...post,
+      idempotencyKey: 'checkout-8812:v1',
+      retry: quick,
+    });
 
     expect(result).toMatchObject({ attempts: 2, idempotencyKey: 'checkout-8812:v1' });
     expect(server.requests.map((r) => r.key)).toEqual(['checkout-8812:v1', 'checkout-8812:v1']);
   });
 
   it('uses a key the caller put in the headers as is', async () => {
-    const result = await idempotentFetch(`${server.url}/orders`, { ...post, headers: { ...post.headers, 'Idempotency-Key': '"sf-string-form"' }, retry: quick });
+    const result = await idempotentFetch(`${server.url}/orders`, {
+      ...post,
+      headers: { ...post.headers, 'Idempotency-Key': '"sf-string-form"' },
+      retry: quick,
+    });
 
     expect(result.idempotencyKey).toBe('"sf-string-form"');
     expect(server.requests.map((r) => r.key)).toEqual(['"sf-string-form"', '"sf-string-form"']);
@@ -36,7 +44,12 @@ describe('the idempotency key', () => {
     expect(first.idempotencyKey).toMatch(uuid);
     expect(second.idempotencyKey).toMatch(uuid);
     expect(second.idempotencyKey).not.toBe(first.idempotencyKey);
-    expect(server.requests.map((r) => r.key)).toEqual([first.idempotencyKey, first.idempotencyKey, second.idempotencyKey, second.idempotencyKey]);
+    expect(server.requests.map((r) => r.key)).toEqual([
+      first.idempotencyKey,
+      first.idempotencyKey,
+      second.idempotencyKey,
+      second.idempotencyKey,
+    ]);
   });
 
   it('gives PATCH a key too', async () => {
@@ -45,15 +58,18 @@ describe('the idempotency key', () => {
     expect(server.requests.map((r) => r.key)).toEqual([result.idempotencyKey, result.idempotencyKey]);
   });
 
-  it.each(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'])('retries %s, which is idempotent by definition, without a key', async (method) => {
-    const result = await idempotentFetch(`${server.url}/orders/1`, { method, retry: quick });
+  it.each(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'])(
+    'retries %s, which is idempotent by definition, without a key',
+    async (method) => {
+      const result = await idempotentFetch(`${server.url}/orders/1`, { method, retry: quick });
 
-    expect(result).toMatchObject({ attempts: 2, idempotencyKey: undefined });
-    expect(server.requests.map((r) => [r.method, r.key])).toEqual([
-      [method, undefined],
-      [method, undefined],
-    ]);
-  });
+      expect(result).toMatchObject({ attempts: 2, idempotencyKey: undefined });
+      expect(server.requests.map((r) => [r.method, r.key])).toEqual([
+        [method, undefined],
+        [method, undefined],
+      ]);
+    },
+  );
 
   it('sends another method once, without a key', async () => {
     const result = await idempotentFetch(`${server.url}/orders/1`, { method: 'PURGE', retry: quick });
@@ -64,12 +80,18 @@ describe('the idempotency key', () => {
   });
 
   it('retries another method when the caller supplies a key, vouching the server deduplicates it', async () => {
-    const result = await idempotentFetch(`${server.url}/orders/1`, { method: 'PURGE', idempotencyKey: 'purge-1', retry: quick });
+    const result = await idempotentFetch(`${server.url}/orders/1`, {
+      method: 'PURGE',
+      idempotencyKey: 'purge-1',
+      retry: quick,
+    });
     expect(result).toMatchObject({ attempts: 2, idempotencyKey: 'purge-1' });
   });
 
   it('refuses an unusable key before sending anything', async () => {
-    const error = await idempotentFetch(`${server.url}/orders`, { ...post, idempotencyKey: 'two words' }).catch((e: unknown) => e);
+    const error = await idempotentFetch(`${server.url}/orders`, { ...post, idempotencyKey: 'two words' }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toMatchObject({ name: 'IdempotentFetchError', code: 'invalid-options', attempts: 0 });
     expect(server.requests).toHaveLength(0);
   });

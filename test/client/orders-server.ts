@@ -31,9 +31,16 @@ export interface OrdersServerOptions {
  * inserts one row into `orders` and answers 201 `{ id, sku, qty }`, all in the
  * transaction that holds the operation record.
  */
-export async function startOrdersServer(database: SqlDatabase<SqlClient>, options: OrdersServerOptions = {}): Promise<OrdersServer> {
+export async function startOrdersServer(
+  database: SqlDatabase<SqlClient>,
+  options: OrdersServerOptions = {},
+): Promise<OrdersServer> {
   await database.query(ORDERS_TABLE);
-  const config = idempotency({ store: postgresStore(database), retryAfterSeconds: 1, ...(options.lockTimeoutMs === undefined ? {} : { lockTimeoutMs: options.lockTimeoutMs }) });
+  const config = idempotency({
+    store: postgresStore(database),
+    retryAfterSeconds: 1,
+    ...(options.lockTimeoutMs === undefined ? {} : { lockTimeoutMs: options.lockTimeoutMs }),
+  });
   const requests: { key: string | undefined; status: number }[] = [];
   const app = express();
   app.use((req, res, next) => {
@@ -48,11 +55,15 @@ export async function startOrdersServer(database: SqlDatabase<SqlClient>, option
       tenant: () => 'tenant-a',
       input: (_req, body) => {
         const { sku, qty } = (body ?? {}) as { sku?: unknown; qty?: unknown };
-        if (typeof sku !== 'string' || !Number.isInteger(qty)) return invalid({ status: 400, body: { error: 'sku and qty are required' } });
+        if (typeof sku !== 'string' || !Number.isInteger(qty))
+          return invalid({ status: 400, body: { error: 'sku and qty are required' } });
         return valid({ sku, qty: qty as number });
       },
       handler: async ({ tx, input }) => {
-        const { rows } = await tx.query<{ id: number }>('INSERT INTO orders (sku, qty) VALUES ($1, $2) RETURNING id', [input.sku, input.qty]);
+        const { rows } = await tx.query<{ id: number }>('INSERT INTO orders (sku, qty) VALUES ($1, $2) RETURNING id', [
+          input.sku,
+          input.qty,
+        ]);
         const id = rows[0]?.id;
         await options.beforeCommit?.();
         return { status: 201, headers: { location: `/orders/${id}` }, body: { id, sku: input.sku, qty: input.qty } };

@@ -21,7 +21,11 @@ describe('the request body', () => {
     ['a string', '{"sku":"WIDGET"}', 'text/plain;charset=UTF-8'],
     ['a Uint8Array', new TextEncoder().encode('bytes \u00e9'), undefined],
     ['an ArrayBuffer', new TextEncoder().encode('buffer').buffer, undefined],
-    ['URLSearchParams', new URLSearchParams({ sku: 'WIDGET', qty: '2' }), 'application/x-www-form-urlencoded;charset=UTF-8'],
+    [
+      'URLSearchParams',
+      new URLSearchParams({ sku: 'WIDGET', qty: '2' }),
+      'application/x-www-form-urlencoded;charset=UTF-8',
+    ],
     ['a Blob', new Blob(['{"sku":"W"}'], { type: 'application/json' }), 'application/json'],
     ['FormData', form, /^multipart\/form-data; boundary=/],
   ] as const)('is %s, sent byte for byte the same on every attempt', async (_name, body, contentType) => {
@@ -36,7 +40,11 @@ describe('the request body', () => {
   });
 
   it('can come from a Request, read once', async () => {
-    const request = new Request(`${server.url}/orders`, { method: 'POST', body: 'from a request', headers: { 'x-trace': 'abc' } });
+    const request = new Request(`${server.url}/orders`, {
+      method: 'POST',
+      body: 'from a request',
+      headers: { 'x-trace': 'abc' },
+    });
     const result = await idempotentFetch(request, { retry: quick });
 
     expect(result.attempts).toBe(2);
@@ -53,7 +61,11 @@ describe('the request body', () => {
         controller.close();
       },
     });
-    const error = await idempotentFetch(`${server.url}/orders`, { method: 'POST', body: stream, idempotencyKey: 'k-1' }).catch((e: unknown) => e);
+    const error = await idempotentFetch(`${server.url}/orders`, {
+      method: 'POST',
+      body: stream,
+      idempotencyKey: 'k-1',
+    }).catch((e: unknown) => e);
 
     expect(isIdempotentFetchError(error, 'body-not-replayable')).toBe(true);
     expect(error).toMatchObject({ attempts: 0, idempotencyKey: 'k-1' });

@@ -5,7 +5,11 @@ import { problemAnswer, type ScriptedAnswer, type ScriptedServer, startScriptedS
 const post = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"sku":"WIDGET"}' };
 const quick = { baseDelayMs: 10, maxDelayMs: 50 };
 const created: ScriptedAnswer = { status: 201, headers: { 'content-type': 'application/json' }, body: '{"id":7}' };
-const replay: ScriptedAnswer = { status: 201, headers: { 'content-type': 'application/json', 'idempotent-replayed': 'true' }, body: '{"id":7}' };
+const replay: ScriptedAnswer = {
+  status: 201,
+  headers: { 'content-type': 'application/json', 'idempotent-replayed': 'true' },
+  body: '{"id":7}',
+};
 
 describe('which answers are retried', () => {
   let server: ScriptedServer | undefined;
@@ -20,7 +24,9 @@ describe('which answers are retried', () => {
   };
 
   it('retries a 409 in progress with Retry-After, honours the wait, and ends with the replay', async () => {
-    const result = await call((i) => (i < 2 ? problemAnswer(409, 'operation-in-progress', { 'retry-after': '1' }) : replay));
+    const result = await call((i) =>
+      i < 2 ? problemAnswer(409, 'operation-in-progress', { 'retry-after': '1' }) : replay,
+    );
 
     expect(result).toMatchObject({ attempts: 3, replayed: true, gaveUp: undefined });
     expect(await result.response.json()).toEqual({ id: 7 });
@@ -37,7 +43,10 @@ describe('which answers are retried', () => {
   });
 
   it.each([
-    ['a business conflict', { status: 409, headers: { 'content-type': 'application/json' }, body: '{"error":"sku taken"}' }],
+    [
+      'a business conflict',
+      { status: 409, headers: { 'content-type': 'application/json' }, body: '{"error":"sku taken"}' },
+    ],
     ['an outcome awaiting reconciliation', problemAnswer(409, 'outcome-unknown')],
   ] as const)('does not retry a 409 that is %s, and its body is still readable', async (_name, answer) => {
     const result = await call(() => answer);

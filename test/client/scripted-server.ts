@@ -33,7 +33,9 @@ export interface ScriptedServer {
 }
 
 /** A real HTTP server over TCP that answers each request as `script` says and records what it got. */
-export async function startScriptedServer(script: (request: RecordedRequest, index: number) => ScriptedAnswer): Promise<ScriptedServer> {
+export async function startScriptedServer(
+  script: (request: RecordedRequest, index: number) => ScriptedAnswer,
+): Promise<ScriptedServer> {
   const requests: RecordedRequest[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -70,7 +72,11 @@ export async function startScriptedServer(script: (request: RecordedRequest, ind
 }
 
 /** A problem+json answer, as retrysafe's server writes them. */
-export function problemAnswer(status: number, code: string, extraHeaders: Readonly<Record<string, string>> = {}): ScriptedReply {
+export function problemAnswer(
+  status: number,
+  code: string,
+  extraHeaders: Readonly<Record<string, string>> = {},
+): ScriptedReply {
   return {
     status,
     headers: { 'content-type': 'application/problem+json', ...extraHeaders },

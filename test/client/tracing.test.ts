@@ -23,13 +23,27 @@ describe('the client traced with OpenTelemetry', () => {
 
   it('gives each attempt a client span, counts resends in http.request.resend_count, and sends each span as traceparent', async () => {
     server = await startScriptedServer((_request, index) =>
-      index < 2 ? problemAnswer(503, 'store-unavailable') : { status: 201, headers: { 'idempotent-replayed': 'true' }, body: '{}' },
+      index < 2
+        ? problemAnswer(503, 'store-unavailable')
+        : { status: 201, headers: { 'idempotent-replayed': 'true' }, body: '{}' },
     );
-    const result = await idempotentFetch(`${server.url}/orders?secret=1`, { method: 'POST', body: '{}', retry: quick, tracing: openTelemetryTracing({ tracer: otel.tracer }) });
+    const result = await idempotentFetch(`${server.url}/orders?secret=1`, {
+      method: 'POST',
+      body: '{}',
+      retry: quick,
+      tracing: openTelemetryTracing({ tracer: otel.tracer }),
+    });
     expect(result.attempts).toBe(3);
 
     const spans = otel.spans();
-    expect(spans.map((s) => [s.name, s.kind, s.attributes['http.request.resend_count'], s.attributes['http.response.status_code']])).toEqual([
+    expect(
+      spans.map((s) => [
+        s.name,
+        s.kind,
+        s.attributes['http.request.resend_count'],
+        s.attributes['http.response.status_code'],
+      ]),
+    ).toEqual([
       ['POST', SpanKind.CLIENT, undefined, 503],
       ['POST', SpanKind.CLIENT, 1, 503],
       ['POST', SpanKind.CLIENT, 2, 201],
@@ -45,7 +59,12 @@ describe('the client traced with OpenTelemetry', () => {
   it('marks an attempt that got no answer with its reason', async () => {
     server = await startScriptedServer(() => ({ hang: true }));
     await expect(
-      idempotentFetch(`${server.url}/orders`, { method: 'POST', body: '{}', retry: { ...quick, attempts: 2, attemptTimeoutMs: 100 }, tracing: openTelemetryTracing({ tracer: otel.tracer }) }),
+      idempotentFetch(`${server.url}/orders`, {
+        method: 'POST',
+        body: '{}',
+        retry: { ...quick, attempts: 2, attemptTimeoutMs: 100 },
+        tracing: openTelemetryTracing({ tracer: otel.tracer }),
+      }),
     ).rejects.toMatchObject({ code: 'attempts-exhausted' });
     expect(otel.spans().map((s) => [s.attributes['error.type'], s.attributes['http.request.resend_count']])).toEqual([
       ['timeout', undefined],

@@ -19,7 +19,10 @@ import { insertRecord } from '../retention/records.js';
  */
 const CHROMIUM = '/usr/bin/chromium';
 const present = existsSync(CHROMIUM);
-if (!present && process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium package for the console's browser tests.`);
+if (!present && process.env.CI === 'true')
+  throw new Error(
+    `${CHROMIUM} is missing: .ci/run installs Debian's chromium package for the console's browser tests.`,
+  );
 const SHOTS = join(root, '.tmp', 'console-screenshots');
 const OPERATION = 'payments.create@1';
 
@@ -45,7 +48,14 @@ describe.skipIf(!present)('the operations console in Chromium', () => {
   async function unknownPayment(key: string): Promise<{ identity: OperationIdentity; lease: Lease }> {
     const store = postgresStore(db.database);
     const identity = { tenant: 'tenant-a', operation: OPERATION, key };
-    const claim = await store.claimLease({ identity, fingerprint: fingerprint({ amount: 900 }), input: { amount: 900 }, mode: 'leased', ownerToken: randomUUID(), leaseSeconds: 60 });
+    const claim = await store.claimLease({
+      identity,
+      fingerprint: fingerprint({ amount: 900 }),
+      input: { amount: 900 },
+      mode: 'leased',
+      ownerToken: randomUUID(),
+      leaseSeconds: 60,
+    });
     if (claim.kind !== 'claimed') throw new Error('expected a new lease');
     await store.checkpoint(claim.lease, 'reserve', { ok: true }, 60);
     await store.startStep(claim.lease, 'charge', 60);
@@ -57,16 +67,45 @@ describe.skipIf(!present)('the operations console in Chromium', () => {
     db = await openCliDatabase();
     await mkdir(SHOTS, { recursive: true });
     for (const [i, state] of (['completed', 'failed', 'tombstone', 'completed', 'completed'] as const).entries()) {
-      await insertRecord(db.database, { tenant: i % 2 === 0 ? 'tenant-a' : 'tenant-b', key: `order-${i}`, state, createdAgo: i * 3600 });
+      await insertRecord(db.database, {
+        tenant: i % 2 === 0 ? 'tenant-a' : 'tenant-b',
+        key: `order-${i}`,
+        state,
+        createdAgo: i * 3600,
+      });
     }
-    await insertRecord(db.database, { tenant: 'tenant-b', operation: OPERATION, key: 'pay-expired', state: 'in_progress', mode: 'leased', leaseExpiresIn: -120, createdAgo: 7200, input: { amount: 5 } });
+    await insertRecord(db.database, {
+      tenant: 'tenant-b',
+      operation: OPERATION,
+      key: 'pay-expired',
+      state: 'in_progress',
+      mode: 'leased',
+      leaseExpiresIn: -120,
+      createdAgo: 7200,
+      input: { amount: 5 },
+    });
     await unknownPayment('pay-8e03978e-40d5');
     await unknownPayment('pay-stale');
-    await db.database.query(`INSERT INTO retrysafe_outbox (id, topic, payload, state, attempts, last_error, parked_at) VALUES ($1, 'orders.created', '{}', 'dead', 8, 'broker refused: 503', now())`, [randomUUID()]);
-    [acting, readOnly] = await Promise.all([serve(['--allow-actions', '--show-bodies', '--actor', 'ops@example.com']), serve([])]);
+    await db.database.query(
+      `INSERT INTO retrysafe_outbox (id, topic, payload, state, attempts, last_error, parked_at) VALUES ($1, 'orders.created', '{}', 'dead', 8, 'broker refused: 503', now())`,
+      [randomUUID()],
+    );
+    [acting, readOnly] = await Promise.all([
+      serve(['--allow-actions', '--show-bodies', '--actor', 'ops@example.com']),
+      serve([]),
+    ]);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {
@@ -127,14 +166,25 @@ describe.skipIf(!present)('the operations console in Chromium', () => {
     await shot(page, 'resolved');
 
     // What a retry of the key now gets: the answer the operator gave.
-    const record = await postgresStore(db.database).read({ tenant: 'tenant-a', operation: OPERATION, key: 'pay-8e03978e-40d5' });
-    expect(record).toMatchObject({ state: 'completed', response: { status: 201, headers: { location: '/payments/ch_9' } } });
-    const actions = await db.database.query<{ actor: string; action: string }>('SELECT actor, action FROM retrysafe_operator_actions');
+    const record = await postgresStore(db.database).read({
+      tenant: 'tenant-a',
+      operation: OPERATION,
+      key: 'pay-8e03978e-40d5',
+    });
+    expect(record).toMatchObject({
+      state: 'completed',
+      response: { status: 201, headers: { location: '/payments/ch_9' } },
+    });
+    const actions = await db.database.query<{ actor: string; action: string }>(
+      'SELECT actor, action FROM retrysafe_operator_actions',
+    );
     expect(actions.rows).toEqual([{ actor: 'ops@example.com', action: 'resolve' }]);
   });
 
   it('refuses an action drawn on a page from before the operation ran again', async () => {
-    const page = await open(`${acting}/operation?${new URLSearchParams({ tenant: 'tenant-a', operation: OPERATION, key: 'pay-stale' }).toString()}`);
+    const page = await open(
+      `${acting}/operation?${new URLSearchParams({ tenant: 'tenant-a', operation: OPERATION, key: 'pay-stale' }).toString()}`,
+    );
     // Meanwhile another operator puts it back into recovery, a worker takes it over and it ends unknown again.
     const store = postgresStore(db.database);
     const identity = { tenant: 'tenant-a', operation: OPERATION, key: 'pay-stale' };
@@ -154,14 +204,26 @@ describe.skipIf(!present)('the operations console in Chromium', () => {
   });
 
   it('a read-only console shows no actions and refuses a posted one', async () => {
-    const page = await open(`${readOnly}/operation?${new URLSearchParams({ tenant: 'tenant-a', operation: OPERATION, key: 'pay-stale' }).toString()}`);
+    const page = await open(
+      `${readOnly}/operation?${new URLSearchParams({ tenant: 'tenant-a', operation: OPERATION, key: 'pay-stale' }).toString()}`,
+    );
     expect(await page.getByRole('form').count()).toBe(0);
     expect(await page.getByText('This console is read-only').count()).toBe(1);
     const posted = await page.request.post(`${readOnly}/actions/purge`, {
-      form: { tenant: 'tenant-a', operation: OPERATION, key: 'pay-stale', seen_state: 'unknown', seen_fencing_token: '2', reason: 'x', confirmed: 'yes' },
+      form: {
+        tenant: 'tenant-a',
+        operation: OPERATION,
+        key: 'pay-stale',
+        seen_state: 'unknown',
+        seen_fencing_token: '2',
+        reason: 'x',
+        confirmed: 'yes',
+      },
     });
     expect(posted.status()).toBe(403);
-    expect(await postgresStore(db.database).read({ tenant: 'tenant-a', operation: OPERATION, key: 'pay-stale' })).toMatchObject({ state: 'unknown' });
+    expect(
+      await postgresStore(db.database).read({ tenant: 'tenant-a', operation: OPERATION, key: 'pay-stale' }),
+    ).toMatchObject({ state: 'unknown' });
   });
 
   it('lists dead letters and requeues one', async () => {
@@ -172,6 +234,9 @@ describe.skipIf(!present)('the operations console in Chromium', () => {
     await page.getByRole('button', { name: 'Requeue…' }).click();
     await page.getByRole('button', { name: 'Confirm requeue' }).click();
     expect(await page.getByRole('status').textContent()).toContain('Requeued');
-    expect((await db.database.query<{ state: string; attempts: number }>('SELECT state, attempts FROM retrysafe_outbox')).rows).toEqual([{ state: 'pending', attempts: 0 }]);
+    expect(
+      (await db.database.query<{ state: string; attempts: number }>('SELECT state, attempts FROM retrysafe_outbox'))
+        .rows,
+    ).toEqual([{ state: 'pending', attempts: 0 }]);
   });
 });

@@ -43,7 +43,10 @@ const mounts: readonly Mount[] = [
     name: 'Fastify (consoleFastify)',
     async start(database) {
       const app = fastify();
-      await app.register(consoleFastify({ database, allowActions: true, authorize: (request) => access(request.headers['x-user']) }), { prefix: '/ops' });
+      await app.register(
+        consoleFastify({ database, allowActions: true, authorize: (request) => access(request.headers['x-user']) }),
+        { prefix: '/ops' },
+      );
       await app.listen({ port: 0, host: '127.0.0.1' });
       const address = app.server.address();
       if (address === null || typeof address === 'string') throw new Error('Fastify is not listening on a port.');
@@ -54,7 +57,14 @@ const mounts: readonly Mount[] = [
     name: 'Koa (consoleKoa)',
     start(database) {
       const app = new Koa();
-      app.use(consoleKoa({ database, allowActions: true, basePath: '/ops', authorize: (ctx) => access(ctx.req.headers['x-user']) }));
+      app.use(
+        consoleKoa({
+          database,
+          allowActions: true,
+          basePath: '/ops',
+          authorize: (ctx) => access(ctx.req.headers['x-user']),
+        }),
+      );
       const callback = app.callback();
       return listen(createServer((req, res) => void callback(req, res)));
     },
@@ -62,7 +72,12 @@ const mounts: readonly Mount[] = [
   {
     name: 'fetch (consoleFetch)',
     start(database) {
-      const handler = consoleFetch({ database, allowActions: true, basePath: '/ops', authorize: (request) => access(request.headers.get('x-user') ?? undefined) });
+      const handler = consoleFetch({
+        database,
+        allowActions: true,
+        basePath: '/ops',
+        authorize: (request) => access(request.headers.get('x-user') ?? undefined),
+      });
       const listener = getRequestListener(handler);
       return listen(createServer((req, res) => void listener(req, res)));
     },
@@ -76,23 +91,38 @@ describe.each(engines)('the console mounted in an application, on $name', (engin
     let app: Listening;
     const key = `mounted-${randomUUID()}`;
     beforeAll(async () => {
-      await insertRecord(ref.engine.database, { key, state: 'unknown', mode: 'leased', reason: 'the provider did not answer' });
+      await insertRecord(ref.engine.database, {
+        key,
+        state: 'unknown',
+        mode: 'leased',
+        reason: 'the provider did not answer',
+      });
       app = await mount.start(ref.engine.database);
     });
     afterAll(() => app.close());
 
     const stateOf = async (): Promise<string | undefined> =>
-      (await ref.engine.database.query<{ state: string }>('SELECT state FROM retrysafe_operations WHERE key = $1', [key])).rows[0]?.state;
+      (
+        await ref.engine.database.query<{ state: string }>('SELECT state FROM retrysafe_operations WHERE key = $1', [
+          key,
+        ])
+      ).rows[0]?.state;
 
     it('shows the operator the overview and the unknown operation, found by its key', async () => {
       const overview = await send('GET', `${app.url}/ops/`, { headers: OPERATOR });
       expect(overview.status).toBe(200);
       expect(overview.headers['content-type']).toBe('text/html; charset=utf-8');
       expect(overview.bodyBytes.toString()).toContain(key);
-      const found = await send('GET', `${app.url}/ops/operations?${new URLSearchParams({ key }).toString()}`, { headers: OPERATOR });
+      const found = await send('GET', `${app.url}/ops/operations?${new URLSearchParams({ key }).toString()}`, {
+        headers: OPERATOR,
+      });
       expect(found.status).toBe(200);
       expect(found.bodyBytes.toString()).toContain(key);
-      const one = await send('GET', `${app.url}/ops/operation?${new URLSearchParams({ tenant: 'tenant-a', operation: 'orders.create@1', key }).toString()}`, { headers: OPERATOR });
+      const one = await send(
+        'GET',
+        `${app.url}/ops/operation?${new URLSearchParams({ tenant: 'tenant-a', operation: 'orders.create@1', key }).toString()}`,
+        { headers: OPERATOR },
+      );
       expect(one.status).toBe(200);
       expect(one.bodyBytes.toString()).toContain('the provider did not answer');
     });
@@ -104,11 +134,25 @@ describe.each(engines)('the console mounted in an application, on $name', (engin
     });
 
     it('refuses an action whose form the console did not draw, and the record stays unknown', async () => {
-      const form = new URLSearchParams({ tenant: 'tenant-a', operation: 'orders.create@1', key, reason: 'forged', confirmed: 'yes', status: '200' }).toString();
-      const forged = await send('POST', `${app.url}/ops/actions/resolve`, { headers: { ...OPERATOR, 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+      const form = new URLSearchParams({
+        tenant: 'tenant-a',
+        operation: 'orders.create@1',
+        key,
+        reason: 'forged',
+        confirmed: 'yes',
+        status: '200',
+      }).toString();
+      const forged = await send('POST', `${app.url}/ops/actions/resolve`, {
+        headers: { ...OPERATOR, 'content-type': 'application/x-www-form-urlencoded' },
+        body: form,
+      });
       expect(forged.status).toBe(403);
       const crossSite = await send('POST', `${app.url}/ops/actions/resolve`, {
-        headers: { ...OPERATOR, 'content-type': 'application/x-www-form-urlencoded', origin: 'https://elsewhere.example' },
+        headers: {
+          ...OPERATOR,
+          'content-type': 'application/x-www-form-urlencoded',
+          origin: 'https://elsewhere.example',
+        },
         body: form,
       });
       expect(crossSite.status).toBe(403);

@@ -64,7 +64,13 @@ export function useCrashRig(layer: string) {
   };
   const query = <Row extends object>(sql: string, values: unknown[]) => ready(pool).query<Row>(sql, values);
 
-  const env = (extra: Record<string, string> = {}): Record<string, string> => ({ DATABASE_URL: databaseUrl(), PROVIDER_URL: ready(provider).url, LEASE_SECONDS: '2', DATA_LAYER: layer, ...extra });
+  const env = (extra: Record<string, string> = {}): Record<string, string> => ({
+    DATABASE_URL: databaseUrl(),
+    PROVIDER_URL: ready(provider).url,
+    LEASE_SECONDS: '2',
+    DATA_LAYER: layer,
+    ...extra,
+  });
   async function service(extra: Record<string, string> = {}): Promise<{ url: string; child: Child }> {
     const child = await startProgram(SERVER, env(extra), /^listening (\S+)/);
     children.push(child);
@@ -73,7 +79,12 @@ export function useCrashRig(layer: string) {
   const send = async (url: string, path: string, key: string, body: unknown): Promise<Answer> => {
     const response = await fetch(`${url}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-tenant': 'tenant-a', connection: 'close' },
+      headers: {
+        'content-type': 'application/json',
+        'idempotency-key': key,
+        'x-tenant': 'tenant-a',
+        connection: 'close',
+      },
       body: JSON.stringify(body),
     });
     return { status: response.status, body: await response.text(), headers: response.headers };
@@ -88,10 +99,12 @@ export function useCrashRig(layer: string) {
     throw new Error('the operation never settled');
   }
   const record = async (operation: string, key: string) =>
-    (await query<{ state: string; response_body: Buffer | null; response_status: number | null }>(
-      'SELECT state, response_body, response_status FROM retrysafe_operations WHERE tenant = $1 AND operation = $2 AND key = $3',
-      ['tenant-a', operation, key],
-    )).rows[0];
+    (
+      await query<{ state: string; response_body: Buffer | null; response_status: number | null }>(
+        'SELECT state, response_body, response_status FROM retrysafe_operations WHERE tenant = $1 AND operation = $2 AND key = $3',
+        ['tenant-a', operation, key],
+      )
+    ).rows[0];
   const count = async (sql: string, value: string) => (await query<{ n: number }>(sql, [value])).rows[0]?.n;
 
   async function crashAt(point: CrashPoint, path: string, key: string, body: unknown): Promise<void> {

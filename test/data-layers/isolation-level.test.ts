@@ -36,7 +36,8 @@ describe.each(engines)('the isolation level of retrysafe’s transactions on $na
     afterAll(() => engine.close());
 
     const orders = async (sku: string): Promise<number> =>
-      (await engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE sku = $1', [sku])).rows[0]?.n ?? -1;
+      (await engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE sku = $1', [sku]))
+        .rows[0]?.n ?? -1;
 
     /**
      * Resolves once `waiters` sessions of this database wait on a lock (the
@@ -55,7 +56,8 @@ describe.each(engines)('the isolation level of retrysafe’s transactions on $na
 
     /** Resolves once `duplicates` claims found the identity held by the first attempt, or after 10 s. */
     async function heldClaims(held: () => number, duplicates: number): Promise<void> {
-      for (let waited = 0; waited < 10_000 && held() < duplicates; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (let waited = 0; waited < 10_000 && held() < duplicates; waited += 20)
+        await new Promise((resolve) => setTimeout(resolve, 20));
     }
 
     it('is the default of a statement outside them (the setting took)', async () => {
@@ -64,10 +66,15 @@ describe.each(engines)('the isolation level of retrysafe’s transactions on $na
 
     it('SqlDatabase.transaction runs at read committed, for its opening statement and its work (leased mode, the outbox, the inbox)', async () => {
       const opening = { statement: { name: 'retrysafe_test_isolation', text: ISOLATION }, values: [] };
-      const seen = await engine.database.transaction(async (sql, _tx, opened) => ({ opened, work: await isolationOf(sql) }), opening);
+      const seen = await engine.database.transaction(
+        async (sql, _tx, opened) => ({ opened, work: await isolationOf(sql) }),
+        opening,
+      );
       expect(seen).toEqual({ opened: { rows: [{ level: 'read committed' }] }, work: 'read committed' });
       expect(await engine.database.transaction((sql) => isolationOf(sql))).toBe('read committed');
-      const inbox = await consume(engine.native, 'isolation', randomUUID(), (tx) => isolationOf(engine.native.runner(tx)));
+      const inbox = await consume(engine.native, 'isolation', randomUUID(), (tx) =>
+        isolationOf(engine.native.runner(tx)),
+      );
       expect(inbox).toEqual({ kind: 'processed', value: 'read committed' });
     });
 
@@ -99,7 +106,12 @@ describe.each(engines)('the isolation level of retrysafe’s transactions on $na
           tenant: () => 'tenant-a',
           async handler({ tx, tenant }) {
             runs += 1;
-            const [row] = (await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku, qty) VALUES ($1, $2, 1) RETURNING id', [tenant, key])).rows;
+            const [row] = (
+              await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku, qty) VALUES ($1, $2, 1) RETURNING id', [
+                tenant,
+                key,
+              ])
+            ).rows;
             if (runs === 1) await heldClaims(() => claims.held(), N - 1);
             return { status: 201, body: { id: row?.id } };
           },
@@ -107,16 +119,25 @@ describe.each(engines)('the isolation level of retrysafe’s transactions on $na
         const answers = await Promise.all(
           Array.from({ length: N }, async () => {
             const response = await route(post(key), undefined);
-            return { status: response.status, replayed: response.headers.get('idempotent-replayed'), body: await response.text() };
+            return {
+              status: response.status,
+              replayed: response.headers.get('idempotent-replayed'),
+              body: await response.text(),
+            };
           }),
         );
         const originals = answers.filter((answer) => answer.status === 201 && answer.replayed === null);
         expect(originals).toHaveLength(1);
         const original = originals[0];
-        expect(answers.filter((answer) => answer !== original)).toEqual(Array.from({ length: N - 1 }, () => ({ status: 201, replayed: 'true', body: original?.body })));
+        expect(answers.filter((answer) => answer !== original)).toEqual(
+          Array.from({ length: N - 1 }, () => ({ status: 201, replayed: 'true', body: original?.body })),
+        );
         expect(runs).toBe(1);
         expect(await orders(key)).toBe(1);
-        const { rows } = await engine.database.query<{ n: number }>("SELECT count(*)::int AS n FROM retrysafe_operations WHERE key = $1 AND state = 'completed'", [key]);
+        const { rows } = await engine.database.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM retrysafe_operations WHERE key = $1 AND state = 'completed'",
+          [key],
+        );
         expect(rows[0]?.n).toBe(1);
       },
     );
@@ -131,7 +152,14 @@ describe.each(engines)('the isolation level of retrysafe’s transactions on $na
           const claims = await Promise.all(
             Array.from({ length: N }, () =>
               store
-                .claimLease({ identity, fingerprint: new Uint8Array(32), input: null, mode: 'leased', ownerToken: randomUUID(), leaseSeconds: 30 })
+                .claimLease({
+                  identity,
+                  fingerprint: new Uint8Array(32),
+                  input: null,
+                  mode: 'leased',
+                  ownerToken: randomUUID(),
+                  leaseSeconds: 30,
+                })
                 .then(
                   (claim) => claim.kind,
                   (error: unknown) => (error as { code?: string }).code ?? 'error',
@@ -143,22 +171,27 @@ describe.each(engines)('the isolation level of retrysafe’s transactions on $na
       },
     );
 
-    it.runIf(engineConcurrent(factory.name))(`${N} concurrent deliveries of one message to the inbox: one is processed, the rest are duplicates, one row`, async () => {
-      const messageId = randomUUID();
-      let runs = 0;
-      const results = await Promise.all(
-        Array.from({ length: N }, () =>
-          consume(engine.database, 'projector', messageId, async (tx) => {
-            runs += 1;
-            await tx.query("INSERT INTO orders (tenant, sku, qty) VALUES ('tenant-a', $1, 1)", [messageId]);
-            if (runs === 1) await lockWaiters(N - 1);
-          }),
-        ),
-      );
-      expect(results.map((result) => result.kind).sort()).toEqual(['processed', ...Array.from({ length: N - 1 }, () => 'duplicate')].sort());
-      expect(runs).toBe(1);
-      expect(await orders(messageId)).toBe(1);
-    });
+    it.runIf(engineConcurrent(factory.name))(
+      `${N} concurrent deliveries of one message to the inbox: one is processed, the rest are duplicates, one row`,
+      async () => {
+        const messageId = randomUUID();
+        let runs = 0;
+        const results = await Promise.all(
+          Array.from({ length: N }, () =>
+            consume(engine.database, 'projector', messageId, async (tx) => {
+              runs += 1;
+              await tx.query("INSERT INTO orders (tenant, sku, qty) VALUES ('tenant-a', $1, 1)", [messageId]);
+              if (runs === 1) await lockWaiters(N - 1);
+            }),
+          ),
+        );
+        expect(results.map((result) => result.kind).sort()).toEqual(
+          ['processed', ...Array.from({ length: N - 1 }, () => 'duplicate')].sort(),
+        );
+        expect(runs).toBe(1);
+        expect(await orders(messageId)).toBe(1);
+      },
+    );
   });
 });
 
@@ -168,5 +201,9 @@ function engineConcurrent(name: string): boolean {
 }
 
 function post(key: string): Request {
-  return new Request('http://orders.test/orders', { method: 'POST', headers: { 'idempotency-key': key, 'content-type': 'application/json' }, body: '{}' });
+  return new Request('http://orders.test/orders', {
+    method: 'POST',
+    headers: { 'idempotency-key': key, 'content-type': 'application/json' },
+    body: '{}',
+  });
 }

@@ -25,7 +25,17 @@ describe("Knex: retrysafe's $n statements through Knex's ? placeholders", () => 
       ['a', 2],
     );
     expect(rows).toEqual([
-      { second: 2, first: 'a', again: 'a?', has_a: true, has_any: true, quoted: "it's $1?", named: 1, dollar_quoted: ' $1 ?? ', tagged: ' $2 ' },
+      {
+        second: 2,
+        first: 'a',
+        again: 'a?',
+        has_a: true,
+        has_any: true,
+        quoted: "it's $1?",
+        named: 1,
+        dollar_quoted: ' $1 ?? ',
+        tagged: ' $2 ',
+      },
     ]);
   });
 

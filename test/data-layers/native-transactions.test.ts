@@ -9,7 +9,13 @@ import pg from 'pg';
 import postgres from 'postgres';
 import { DataSource, EntitySchema } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { idempotency, isRetrysafeError, type RetrysafeEvent, type SqlClient, type SqlDatabase } from '../../src/index.js';
+import {
+  idempotency,
+  isRetrysafeError,
+  type RetrysafeEvent,
+  type SqlClient,
+  type SqlDatabase,
+} from '../../src/index.js';
 import { atomic } from '../../src/adapters/fetch.js';
 import { consume } from '../../src/inbox/index.js';
 import { enqueue } from '../../src/outbox/index.js';
@@ -72,7 +78,12 @@ function layer<Tx>(name: string, open: (url: string) => Layer<Tx> | Promise<Laye
   };
 }
 
-const ordersTable = pgTable('orders', { id: serial('id').primaryKey(), tenant: text('tenant').notNull(), sku: text('sku').notNull(), qty: integer('qty').notNull() });
+const ordersTable = pgTable('orders', {
+  id: serial('id').primaryKey(),
+  tenant: text('tenant').notNull(),
+  sku: text('sku').notNull(),
+  qty: integer('qty').notNull(),
+});
 
 interface Schema {
   orders: { id: Generated<number>; tenant: string; sku: string; qty: number };
@@ -88,7 +99,12 @@ interface Order {
 const orderEntity = new EntitySchema<Order>({
   name: 'Order',
   tableName: 'orders',
-  columns: { id: { type: 'int', primary: true, generated: true }, tenant: { type: 'text' }, sku: { type: 'text' }, qty: { type: 'int' } },
+  columns: {
+    id: { type: 'int', primary: true, generated: true },
+    tenant: { type: 'text' },
+    sku: { type: 'text' },
+    qty: { type: 'int' },
+  },
 });
 
 function pgPool(url: string): pg.Pool {
@@ -103,7 +119,9 @@ const layers: readonly Factory[] = [
     return typed(fromPostgresJs(sql), {
       runner: postgresJsRunner,
       async insertOrder(tx, tenant, sku) {
-        const [row] = await tx<{ id: number }[]>`INSERT INTO orders (tenant, sku, qty) VALUES (${tenant}, ${sku}, 1) RETURNING id`;
+        const [row] = await tx<
+          { id: number }[]
+        >`INSERT INTO orders (tenant, sku, qty) VALUES (${tenant}, ${sku}, 1) RETURNING id`;
         return row?.id ?? -1;
       },
       end: () => sql.end(),
@@ -114,7 +132,8 @@ const layers: readonly Factory[] = [
     return typed(fromKysely(db), {
       runner: kyselyRunner,
       async insertOrder(tx, tenant, sku) {
-        return (await tx.insertInto('orders').values({ tenant, sku, qty: 1 }).returning('id').executeTakeFirstOrThrow()).id;
+        return (await tx.insertInto('orders').values({ tenant, sku, qty: 1 }).returning('id').executeTakeFirstOrThrow())
+          .id;
       },
       end: () => db.destroy(),
     });
@@ -126,14 +145,22 @@ const layers: readonly Factory[] = [
   }),
   layer('drizzle (postgres.js)', (url) => {
     const sql = postgres(url, { max: 4, onnotice: () => {} });
-    return typed(fromDrizzle(drizzlePostgresJs({ client: sql })), { runner: drizzleRunner, insertOrder: drizzleInsert, end: () => sql.end() });
+    return typed(fromDrizzle(drizzlePostgresJs({ client: sql })), {
+      runner: drizzleRunner,
+      insertOrder: drizzleInsert,
+      end: () => sql.end(),
+    });
   }),
   // Drizzle's PGlite driver runs one statement per query: its database comes migrated (by PGlite itself).
   layer(
     'drizzle (pglite)',
     async () => {
       const lite = await migratedPGlite();
-      return typed(fromDrizzle(drizzlePGlite({ client: lite })), { runner: drizzleRunner, insertOrder: drizzleInsert, end: () => lite.close() });
+      return typed(fromDrizzle(drizzlePGlite({ client: lite })), {
+        runner: drizzleRunner,
+        insertOrder: drizzleInsert,
+        end: () => lite.close(),
+      });
     },
     true,
   ),
@@ -148,7 +175,12 @@ const layers: readonly Factory[] = [
     });
   }),
   layer('typeorm', async (url) => {
-    const dataSource = await new DataSource({ type: 'postgres', url, poolSize: 4, entities: [orderEntity] }).initialize();
+    const dataSource = await new DataSource({
+      type: 'postgres',
+      url,
+      poolSize: 4,
+      entities: [orderEntity],
+    }).initialize();
     return typed(fromTypeORM(dataSource), {
       runner: typeormRunner,
       async insertOrder(tx, tenant, sku) {
@@ -171,7 +203,11 @@ const layers: readonly Factory[] = [
 ];
 
 /** Drizzle's query builder is the same on every driver: `PgDatabase` and `PgTransaction` share `insert`. */
-async function drizzleInsert(tx: Pick<PgDatabase<PgQueryResultHKT>, 'insert'>, tenant: string, sku: string): Promise<number> {
+async function drizzleInsert(
+  tx: Pick<PgDatabase<PgQueryResultHKT>, 'insert'>,
+  tenant: string,
+  sku: string,
+): Promise<number> {
   const [row] = await tx.insert(ordersTable).values({ tenant, sku, qty: 1 }).returning({ id: ordersTable.id });
   return row?.id ?? -1;
 }
@@ -202,7 +238,12 @@ describe.each(layers)('atomic mode, the outbox and the inbox in $name transactio
     });
   }
 
-  const post = (key: string) => new Request('http://orders.test/orders', { method: 'POST', headers: { 'idempotency-key': key, 'content-type': 'application/json' }, body: '{}' });
+  const post = (key: string) =>
+    new Request('http://orders.test/orders', {
+      method: 'POST',
+      headers: { 'idempotency-key': key, 'content-type': 'application/json' },
+      body: '{}',
+    });
 
   it("commits the handler's own writes, its outbox message and the answer together, and replays the answer", async () => {
     const [before, messages] = [await count('orders'), await count('retrysafe_outbox')];
@@ -217,16 +258,26 @@ describe.each(layers)('atomic mode, the outbox and the inbox in $name transactio
   });
 
   it('rolls back the handler’s writes, its outbox message and the claim when the handler throws', async () => {
-    const [before, messages, records] = [await count('orders'), await count('retrysafe_outbox'), await count('retrysafe_operations')];
+    const [before, messages, records] = [
+      await count('orders'),
+      await count('retrysafe_outbox'),
+      await count('retrysafe_operations'),
+    ];
     const create = route(true);
     await expect(create(post('key-rollback'), undefined)).rejects.toThrow('the handler failed after its writes');
-    expect([await count('orders'), await count('retrysafe_outbox'), await count('retrysafe_operations')]).toEqual([before, messages, records]);
+    expect([await count('orders'), await count('retrysafe_outbox'), await count('retrysafe_operations')]).toEqual([
+      before,
+      messages,
+      records,
+    ]);
   });
 
   it('enqueues through the database that handed out tx, committed and rolled back with the handler', async () => {
     const [before, messages] = [await count('orders'), await count('retrysafe_outbox')];
     expect((await route(false, 'database')(post('key-database'), undefined)).status).toBe(201);
-    await expect(route(true, 'database')(post('key-database-rollback'), undefined)).rejects.toThrow('the handler failed after its writes');
+    await expect(route(true, 'database')(post('key-database-rollback'), undefined)).rejects.toThrow(
+      'the handler failed after its writes',
+    );
     expect([await count('orders'), await count('retrysafe_outbox')]).toEqual([before + 1, messages + 1]);
   });
 
@@ -254,7 +305,11 @@ describe('Drizzle: tx.rollback() in a handler', () => {
         return { status: 201, body: {} };
       },
     });
-    const request = new Request('http://orders.test/orders', { method: 'POST', headers: { 'idempotency-key': 'k', 'content-type': 'application/json' }, body: '{}' });
+    const request = new Request('http://orders.test/orders', {
+      method: 'POST',
+      headers: { 'idempotency-key': 'k', 'content-type': 'application/json' },
+      body: '{}',
+    });
     await expect(create(request, undefined)).rejects.toThrow(/rollback/i);
     const { rows } = await database.query<{ orders: number; records: number }>(
       'SELECT (SELECT count(*)::int FROM orders) AS orders, (SELECT count(*)::int FROM retrysafe_operations) AS records',
@@ -281,9 +336,16 @@ describe('Knex: trx.rollback() in a handler', () => {
           return { status: 201, body: {} };
         },
       });
-      const request = new Request('http://orders.test/orders', { method: 'POST', headers: { 'idempotency-key': 'k', 'content-type': 'application/json' }, body: '{}' });
+      const request = new Request('http://orders.test/orders', {
+        method: 'POST',
+        headers: { 'idempotency-key': 'k', 'content-type': 'application/json' },
+        body: '{}',
+      });
       const answer = await create(request, undefined);
-      expect([answer.status, ((await answer.json()) as { type: string }).type]).toEqual([503, 'https://retrysafe.dev/problems/store-unavailable']);
+      expect([answer.status, ((await answer.json()) as { type: string }).type]).toEqual([
+        503,
+        'https://retrysafe.dev/problems/store-unavailable',
+      ]);
       const { rows } = await database.query<{ orders: number; records: number }>(
         'SELECT (SELECT count(*)::int FROM orders) AS orders, (SELECT count(*)::int FROM retrysafe_operations) AS records',
       );
@@ -298,7 +360,12 @@ describe('Knex: trx.rollback() in a handler', () => {
 describe('TypeORM: a manager that runs no transaction', () => {
   it('is refused by the runner rather than run outside the transaction', () => {
     const dataSource = new DataSource({ type: 'postgres', url: 'postgres://unused@127.0.0.1:1/unused' });
-    expect(isRetrysafeError(catchError(() => fromTypeORM(dataSource).runner(dataSource.manager)), 'misuse')).toBe(true);
+    expect(
+      isRetrysafeError(
+        catchError(() => fromTypeORM(dataSource).runner(dataSource.manager)),
+        'misuse',
+      ),
+    ).toBe(true);
   });
 });
 
@@ -310,7 +377,9 @@ describe('a data layer’s own transaction where its database is expected', () =
   it('Drizzle: fromDrizzle(tx) is refused with misuse, saying why', async () => {
     const lite = await migratedPGlite();
     try {
-      const refusal = await drizzlePGlite({ client: lite }).transaction((tx) => Promise.resolve(catchError(() => fromDrizzle(tx))));
+      const refusal = await drizzlePGlite({ client: lite }).transaction((tx) =>
+        Promise.resolve(catchError(() => fromDrizzle(tx))),
+      );
       expect(isRetrysafeError(refusal, 'misuse')).toBe(true);
       expect(String(refusal)).toMatch(/not a transaction.*READ COMMITTED/);
     } finally {
@@ -333,11 +402,18 @@ describe('a data layer’s own transaction where its database is expected', () =
 });
 
 describe('Prisma: the interactive transaction timeout', () => {
-  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: 'postgres://unused@127.0.0.1:1/unused' }) });
+  const prisma = new PrismaClient({
+    adapter: new PrismaPg({ connectionString: 'postgres://unused@127.0.0.1:1/unused' }),
+  });
   afterAll(() => prisma.$disconnect());
 
   it('is refused when it cannot hold the lock wait and the store budgets', () => {
-    const attempt = () => idempotency({ store: postgresStore(fromPrisma(prisma, { timeout: 12_000 })), lockTimeoutMs: 3000, storeTimeoutMs: 5000 });
+    const attempt = () =>
+      idempotency({
+        store: postgresStore(fromPrisma(prisma, { timeout: 12_000 })),
+        lockTimeoutMs: 3000,
+        storeTimeoutMs: 5000,
+      });
     expect(attempt).toThrow(/13000 ms/);
     expect(isRetrysafeError(catchError(attempt), 'misuse')).toBe(true);
   });
@@ -355,16 +431,23 @@ describe('Prisma: the interactive transaction timeout', () => {
       await database.query(ORDERS_TABLE);
       const storeErrors: unknown[] = [];
       const observers = [(event: RetrysafeEvent) => event.type === 'store-error' && storeErrors.push(event.error)];
-      const create = atomic(idempotency({ store: postgresStore(database), lockTimeoutMs: 100, storeTimeoutMs: 300, observers }), {
-        operation: 'orders.create@1',
-        tenant: () => 'tenant-a',
-        async handler({ tx }) {
-          await tx.order.create({ data: { tenant: 'tenant-a', sku: 'SKU-1', qty: 1 } });
-          await new Promise((resolve) => setTimeout(resolve, 1500));
-          return { status: 201, body: {} };
+      const create = atomic(
+        idempotency({ store: postgresStore(database), lockTimeoutMs: 100, storeTimeoutMs: 300, observers }),
+        {
+          operation: 'orders.create@1',
+          tenant: () => 'tenant-a',
+          async handler({ tx }) {
+            await tx.order.create({ data: { tenant: 'tenant-a', sku: 'SKU-1', qty: 1 } });
+            await new Promise((resolve) => setTimeout(resolve, 1500));
+            return { status: 201, body: {} };
+          },
         },
+      );
+      const request = new Request('http://orders.test/orders', {
+        method: 'POST',
+        headers: { 'idempotency-key': 'k', 'content-type': 'application/json' },
+        body: '{}',
       });
-      const request = new Request('http://orders.test/orders', { method: 'POST', headers: { 'idempotency-key': 'k', 'content-type': 'application/json' }, body: '{}' });
       const response = await create(request, undefined);
       expect(response.status).toBe(503);
       expect(await response.json()).toMatchObject({ type: 'https://retrysafe.dev/problems/store-unavailable' });
@@ -398,8 +481,12 @@ describe("each data layer's handlers get the library's own transaction type", ()
     const kysely = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: new pg.Pool() }) });
     expectTypeOf(fromKysely(kysely)).toEqualTypeOf<SqlDatabase<Transaction<Schema>>>();
     const drizzle = drizzleNodePg({ client: new pg.Pool() });
-    expectTypeOf(fromDrizzle(drizzle)).toEqualTypeOf<SqlDatabase<Parameters<Parameters<typeof drizzle.transaction>[0]>[0]>>();
-    const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: 'postgres://unused@127.0.0.1:1/unused' }) });
+    expectTypeOf(fromDrizzle(drizzle)).toEqualTypeOf<
+      SqlDatabase<Parameters<Parameters<typeof drizzle.transaction>[0]>[0]>
+    >();
+    const prisma = new PrismaClient({
+      adapter: new PrismaPg({ connectionString: 'postgres://unused@127.0.0.1:1/unused' }),
+    });
     expectTypeOf(fromPrisma(prisma)).toEqualTypeOf<SqlDatabase<Prisma.TransactionClient>>();
   });
 });

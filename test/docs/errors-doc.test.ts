@@ -15,15 +15,23 @@ function tableAfter(heading: string): Record<string, string>[] {
   const rows: string[][] = [];
   for (let i = first; i < lines.length && lines[i]!.trimStart().startsWith('|'); i++) rows.push(cells(lines[i]!));
   const [header, separator, ...body] = rows;
-  expect(separator!.every((cell) => /^:?-{3,}:?$/.test(cell)), `the second row after "${heading}" is not a separator`).toBe(true);
-  for (const row of body) expect(row, `a row after "${heading}" has the wrong number of cells`).toHaveLength(header!.length);
+  expect(
+    separator!.every((cell) => /^:?-{3,}:?$/.test(cell)),
+    `the second row after "${heading}" is not a separator`,
+  ).toBe(true);
+  for (const row of body)
+    expect(row, `a row after "${heading}" has the wrong number of cells`).toHaveLength(header!.length);
   return body.map((row) => Object.fromEntries(header!.map((name, i) => [name, row[i]!])));
 }
 
 function cells(line: string): string[] {
   const trimmed = line.trim();
   if (trimmed.includes('\\|')) throw new Error(`escaped pipes are not supported in docs/errors.md tables: ${trimmed}`);
-  return trimmed.replace(/^\|/, '').replace(/\|$/, '').split('|').map((cell) => cell.trim());
+  return trimmed
+    .replace(/^\|/, '')
+    .replace(/\|$/, '')
+    .split('|')
+    .map((cell) => cell.trim());
 }
 
 /** A cell holding one code span, as its content. */
@@ -49,12 +57,19 @@ describe('docs/errors.md', () => {
     expect(problems.map((row) => code(row.Code!))).toEqual(Object.keys(problemCatalogue));
   });
 
-  it("gives each problem its catalogue status, title, type, and what the client may do (applied, retry)", () => {
+  it('gives each problem its catalogue status, title, type, and what the client may do (applied, retry)', () => {
     for (const row of problems) {
       const name = code(row.Code!);
       const entry = problemCatalogue[name as keyof typeof problemCatalogue];
       expect(entry, `${name} is not in problemCatalogue`).toBeDefined();
-      expect({ code: name, status: Number(row.Status), title: row.Title, type: code(row.Type!), applied: code(row.Applied!), retry: code(row.Retry!) }).toEqual({
+      expect({
+        code: name,
+        status: Number(row.Status),
+        title: row.Title,
+        type: code(row.Type!),
+        applied: code(row.Applied!),
+        retry: code(row.Retry!),
+      }).toEqual({
         code: name,
         status: entry.status,
         title: entry.title,

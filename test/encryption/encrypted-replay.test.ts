@@ -12,7 +12,8 @@ const onlyK1 = keyring({ current: 'k1', keys: { k1: K1 } });
 const rotated = keyring({ current: 'k2', keys: { k1: K1, k2: K2 } });
 
 /** The prefix of a body encrypted under `keyId`. */
-const sealedWith = (keyId: string): Buffer => Buffer.concat([Buffer.from('RSE1'), Buffer.of(keyId.length), Buffer.from(keyId)]);
+const sealedWith = (keyId: string): Buffer =>
+  Buffer.concat([Buffer.from('RSE1'), Buffer.of(keyId.length), Buffer.from(keyId)]);
 const text = (body: Uint8Array): string => Buffer.from(body).toString('utf8');
 
 describe.each(engines)('encryption at rest on $name', (factory) => {
@@ -30,7 +31,10 @@ describe.each(engines)('encryption at rest on $name', (factory) => {
     expect(row?.state).toBe('completed');
     expect(row?.response_body.includes(secret)).toBe(false);
     expect(row?.response_body.subarray(0, 7)).toEqual(sealedWith('k1'));
-    expect(row?.response_headers).toEqual({ 'content-type': 'application/json; charset=utf-8', location: first.headers.location });
+    expect(row?.response_headers).toEqual({
+      'content-type': 'application/json; charset=utf-8',
+      location: first.headers.location,
+    });
     expect(row?.resource_ref).toBe(first.headers.location);
 
     const replay = await h.atomic(config, key, secret);
@@ -76,11 +80,24 @@ describe.each(engines)('encryption at rest on $name', (factory) => {
     expect(h.calls()).toBe(calls);
 
     const identity = { tenant: TENANT, operation: 'messages.send@1', key: randomUUID() };
-    const claim = await config.store.claimLease({ identity, fingerprint: fingerprint({}), input: {}, mode: 'leased', ownerToken: randomUUID(), leaseSeconds: 30 });
+    const claim = await config.store.claimLease({
+      identity,
+      fingerprint: fingerprint({}),
+      input: {},
+      mode: 'leased',
+      ownerToken: randomUUID(),
+      leaseSeconds: 30,
+    });
     if (claim.kind !== 'claimed') throw new Error('expected a new lease');
     expect(await config.store.markUnknown(claim.lease, 'the provider timed out')).toBe(true);
     const resolution = { resolved: secret };
-    expect(await resolveOperation(config, identity, { state: 'completed', reply: { status: 201, body: resolution }, reason: 'found by hand' })).toEqual({ resolved: true });
+    expect(
+      await resolveOperation(config, identity, {
+        state: 'completed',
+        reply: { status: 201, body: resolution },
+        reason: 'found by hand',
+      }),
+    ).toEqual({ resolved: true });
     expect((await h.row(identity.key))?.response_body.includes(secret)).toBe(false);
     const record = await config.store.read(identity);
     if (record?.state !== 'completed') throw new Error(`expected a completed record, found ${record?.state}`);

@@ -64,7 +64,10 @@ export function useEncryptionHarness(factory: EngineFactory): EncryptionHarness 
     events,
     config: (keys, options) => {
       const store = postgresStore(database());
-      return idempotency({ store: keys === undefined ? store : encryptedStore(store, keys, options), observers: [(event) => events.push(event)] });
+      return idempotency({
+        store: keys === undefined ? store : encryptedStore(store, keys, options),
+        observers: [(event) => events.push(event)],
+      });
     },
     calls: () => calls,
     atomic: (config, key, text) =>
@@ -75,7 +78,10 @@ export function useEncryptionHarness(factory: EngineFactory): EncryptionHarness 
           tenant: () => TENANT,
           handler: async ({ tx }) => {
             calls += 1;
-            const { rows } = await tx.query<{ id: number }>('INSERT INTO notes (tenant, text) VALUES ($1, $2) RETURNING id', [TENANT, text]);
+            const { rows } = await tx.query<{ id: number }>(
+              'INSERT INTO notes (tenant, text) VALUES ($1, $2) RETURNING id',
+              [TENANT, text],
+            );
             const id = rows[0]?.id;
             return { status: 201, headers: { location: `/notes/${id}` }, body: { id, text } };
           },
@@ -90,7 +96,11 @@ export function useEncryptionHarness(factory: EngineFactory): EncryptionHarness 
           tenant: () => TENANT,
           handler: ({ input }) => {
             calls += 1;
-            return Promise.resolve({ status: 201, headers: { location: `/messages/${key}` }, body: { sent: (input as { text: string }).text } });
+            return Promise.resolve({
+              status: 201,
+              headers: { location: `/messages/${key}` },
+              body: { sent: (input as { text: string }).text },
+            });
           },
         },
         request('/messages', key, text),

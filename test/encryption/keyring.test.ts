@@ -21,11 +21,15 @@ describe('keyring', () => {
   it('refuses keys that are not 32 bytes', () => {
     expect(misuse(() => keyring({ current: 'k1', keys: { k1: randomBytes(16) } }))).toMatch(/32 bytes/);
     expect(misuse(() => keyring({ current: 'k1', keys: { k1: randomBytes(33) } }))).toMatch(/32 bytes/);
-    expect(misuse(() => keyring({ current: 'k1', keys: { k1: 'a'.repeat(32) as unknown as Uint8Array } }))).toMatch(/32 bytes/);
+    expect(misuse(() => keyring({ current: 'k1', keys: { k1: 'a'.repeat(32) as unknown as Uint8Array } }))).toMatch(
+      /32 bytes/,
+    );
   });
 
   it('refuses a current key that is not among the keys, and no keys at all', () => {
-    expect(misuse(() => keyring({ current: 'k2', keys: { k1: randomBytes(32) } }))).toMatch(/"k2" is not among the keys/);
+    expect(misuse(() => keyring({ current: 'k2', keys: { k1: randomBytes(32) } }))).toMatch(
+      /"k2" is not among the keys/,
+    );
     expect(misuse(() => keyring({ current: 'k1', keys: {} }))).toMatch(/"k1" is not among the keys/);
   });
 
@@ -63,7 +67,11 @@ describe('encrypted body format', () => {
   it('opens only under the identity it was sealed for', () => {
     const sealed = sealBody(plaintext, identity, keys);
     expect(openBody(sealed, identity, keys, true)).toEqual({ ok: true, body: plaintext });
-    for (const other of [{ ...identity, tenant: 'tenant-b' }, { ...identity, operation: 'notes.create@2' }, { ...identity, key: 'k-2' }]) {
+    for (const other of [
+      { ...identity, tenant: 'tenant-b' },
+      { ...identity, operation: 'notes.create@2' },
+      { ...identity, key: 'k-2' },
+    ]) {
       expect(openBody(sealed, other, keys, true)).toEqual({ ok: false, reason: 'not-authentic', keyId: 'key-2024' });
     }
   });

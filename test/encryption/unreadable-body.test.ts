@@ -12,11 +12,10 @@ const both = keyring({ current: 'k1', keys: { k1: K1, k2: K2 } });
 /** Flips bits of one byte of a stored body, as someone with write access to the table could. */
 async function flip(h: EncryptionHarness, key: string, position: 'last' | number, mask: number): Promise<void> {
   const at = position === 'last' ? 'length(response_body) - 1' : String(position);
-  await h.database.query(`UPDATE retrysafe_operations SET response_body = set_byte(response_body, ${at}, get_byte(response_body, ${at}) # $3) WHERE tenant = $1 AND key = $2`, [
-    TENANT,
-    key,
-    mask,
-  ]);
+  await h.database.query(
+    `UPDATE retrysafe_operations SET response_body = set_byte(response_body, ${at}, get_byte(response_body, ${at}) # $3) WHERE tenant = $1 AND key = $2`,
+    [TENANT, key, mask],
+  );
 }
 
 describe.each(engines)('unreadable encrypted bodies on $name', (factory) => {
@@ -28,12 +27,16 @@ describe.each(engines)('unreadable encrypted bodies on $name', (factory) => {
     const reply = await attempt();
     expect(reply.status).toBe(503);
     expect(reply.headers['retry-after']).toBe('1');
-    expect(JSON.parse(Buffer.from(reply.body).toString('utf8'))).toMatchObject({ type: 'https://retrysafe.dev/problems/store-unavailable' });
+    expect(JSON.parse(Buffer.from(reply.body).toString('utf8'))).toMatchObject({
+      type: 'https://retrysafe.dev/problems/store-unavailable',
+    });
     expect(h.calls()).toBe(calls);
     expect(await h.notes()).toBe(notes);
     const failure = h.events.slice(events).find((event) => event.type === 'store-error');
     const error = failure?.type === 'store-error' ? failure.error : undefined;
-    expect(isRetrysafeError(error, 'store-unavailable') && isRetrysafeError(error.cause, 'decryption-failed')).toBe(true);
+    expect(isRetrysafeError(error, 'store-unavailable') && isRetrysafeError(error.cause, 'decryption-failed')).toBe(
+      true,
+    );
   }
 
   it('refuses a body whose key was removed from the keyring, and keeps the record', async () => {
@@ -44,7 +47,10 @@ describe.each(engines)('unreadable encrypted bodies on $name', (factory) => {
     await expectRefused(() => h.atomic(withoutK1, key, secret));
     expect(await h.row(key)).toEqual(stored);
     await expect(withoutK1.store.read({ tenant: TENANT, operation: 'notes.create@1', key })).rejects.toSatisfy(
-      (error) => isRetrysafeError(error, 'store-unavailable') && isRetrysafeError(error.cause, 'decryption-failed') && /"k1"/.test(error.cause.message),
+      (error) =>
+        isRetrysafeError(error, 'store-unavailable') &&
+        isRetrysafeError(error.cause, 'decryption-failed') &&
+        /"k1"/.test(error.cause.message),
     );
   });
 

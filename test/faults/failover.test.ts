@@ -35,7 +35,14 @@ describe('failover: the primary killed with SIGKILL mid-storm, the synchronous s
     const keyOf = cartKeys('failover', KEYS);
     await putCarts(url, [...keyOf.values()]);
 
-    const running = storm({ services: () => [url], keys: [...keyOf.keys()], clientsPerKey: 2, spreadMs: 4_000, settleWithinMs: 60_000, send: (to, key) => placeOrder(to, keyOf.get(key) ?? '', key) });
+    const running = storm({
+      services: () => [url],
+      keys: [...keyOf.keys()],
+      clientsPerKey: 2,
+      spreadMs: 4_000,
+      settleWithinMs: 60_000,
+      send: (to, key) => placeOrder(to, keyOf.get(key) ?? '', key),
+    });
     // Some orders are placed before the kill, the rest are in flight or not sent yet.
     await afterFinals(running, KEYS / 4);
     await primary.kill();
@@ -43,9 +50,18 @@ describe('failover: the primary killed with SIGKILL mid-storm, the synchronous s
     await standby.promote();
     const histories = await running.done;
 
-    const switched = histories.flatMap(({ attempts }) => attempts).filter((attempt) => attempt.kind === 'answer' && attempt.answer.status === 503);
+    const switched = histories
+      .flatMap(({ attempts }) => attempts)
+      .filter((attempt) => attempt.kind === 'answer' && attempt.answer.status === 503);
     expect(switched.length).toBeGreaterThan(0);
-    await expectOrdersSettled(service, keyOf, histories, async (sql) => (await standby.query<{ n: number }>(sql, [], 'orders'))[0]?.n);
-    expect((await standby.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby'))[0]?.standby).toBe(false);
+    await expectOrdersSettled(
+      service,
+      keyOf,
+      histories,
+      async (sql) => (await standby.query<{ n: number }>(sql, [], 'orders'))[0]?.n,
+    );
+    expect((await standby.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby'))[0]?.standby).toBe(
+      false,
+    );
   });
 });

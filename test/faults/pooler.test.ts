@@ -44,7 +44,12 @@ describe('PgBouncer 1.18 in transaction pooling mode between the service and Pos
       await named.transaction((sql) => sql.query(statement, [1]));
       await holder.query('BEGIN');
       await holder.query('SELECT 1');
-      const lost = await named.transaction((sql) => sql.query(statement, [2])).then(() => 'prepared', (error: { code?: string }) => error.code);
+      const lost = await named
+        .transaction((sql) => sql.query(statement, [2]))
+        .then(
+          () => 'prepared',
+          (error: { code?: string }) => error.code,
+        );
       expect(lost).toBe('26000');
       const rows = await unnamed.transaction((sql) => sql.query<{ n: number }>(statement, [3]));
       expect(rows.rows).toEqual([{ n: 3 }]);
@@ -106,13 +111,21 @@ describe('PgBouncer 1.18 in transaction pooling mode between the service and Pos
     try {
       const keyOf = cartKeys('named', KEYS / 2);
       await putCarts(named.url, [...keyOf.values()]);
-      const histories = await storm({ services: () => [named.url], keys: [...keyOf.keys()], clientsPerKey: 3, spreadMs: 1_000, send: (to, key) => placeOrder(to, keyOf.get(key) ?? '', key) }).done;
+      const histories = await storm({
+        services: () => [named.url],
+        keys: [...keyOf.keys()],
+        clientsPerKey: 3,
+        spreadMs: 1_000,
+        send: (to, key) => placeOrder(to, keyOf.get(key) ?? '', key),
+      }).done;
       const count = async (sql: string) => (await cluster.query<{ n: number }>(sql, [], 'orders'))[0]?.n;
       await expectOrdersSettled(named, keyOf, histories, count);
       expect(named.output()).toContain('RETRYSAFE_POOLER_DETECTED');
       // A transaction fails only if it sent a named statement before naming stopped: at most one per connection
       // of the service's pool (20). Without the detection, every mismatch failed, dozens per storm.
-      const refused = histories.flatMap((history) => history.attempts).filter((attempt) => attempt.kind === 'answer' && attempt.answer.status === 503);
+      const refused = histories
+        .flatMap((history) => history.attempts)
+        .filter((attempt) => attempt.kind === 'answer' && attempt.answer.status === 503);
       expect(refused.length).toBeLessThanOrEqual(20);
     } finally {
       await named.kill('SIGKILL');
@@ -120,20 +133,39 @@ describe('PgBouncer 1.18 in transaction pooling mode between the service and Pos
   });
 
   it('serves a storm with DATABASE_POOLER=transaction: one order per key, the outbox delivered by polling, no setting left on a server connection', async () => {
-    service = await startProcess({ DATABASE_URL: pooler.url('orders'), DATABASE_POOLER: 'transaction', DATA_DIR: dataDir });
+    service = await startProcess({
+      DATABASE_URL: pooler.url('orders'),
+      DATABASE_POOLER: 'transaction',
+      DATA_DIR: dataDir,
+    });
     const url = service.url;
     const keyOf = cartKeys('pooled', KEYS);
     await putCarts(url, [...keyOf.values()]);
     // Three clients per key: duplicates wait on the claim, bounded by the claim's transaction-local lock_timeout.
-    const histories = await storm({ services: () => [url], keys: [...keyOf.keys()], clientsPerKey: 3, spreadMs: 2_000, send: (to, key) => placeOrder(to, keyOf.get(key) ?? '', key) }).done;
+    const histories = await storm({
+      services: () => [url],
+      keys: [...keyOf.keys()],
+      clientsPerKey: 3,
+      spreadMs: 2_000,
+      send: (to, key) => placeOrder(to, keyOf.get(key) ?? '', key),
+    }).done;
     const count = async (sql: string) => (await cluster.query<{ n: number }>(sql, [], 'orders'))[0]?.n;
     await expectOrdersSettled(service, keyOf, histories, count);
-    await waitFor(async () => (await count("SELECT count(*)::int AS n FROM retrysafe_outbox WHERE state <> 'delivered'")) === 0, 'the relay to deliver every order.created');
-    expect(await count("SELECT count(*)::int AS n FROM emails WHERE order_id IN (SELECT id FROM orders WHERE cart_id LIKE 'pooled-%')")).toBe(KEYS);
+    await waitFor(
+      async () => (await count("SELECT count(*)::int AS n FROM retrysafe_outbox WHERE state <> 'delivered'")) === 0,
+      'the relay to deliver every order.created',
+    );
+    expect(
+      await count(
+        "SELECT count(*)::int AS n FROM emails WHERE order_id IN (SELECT id FROM orders WHERE cart_id LIKE 'pooled-%')",
+      ),
+    ).toBe(KEYS);
     // Server connections the pooler hands out keep the server's defaults: nothing was SET outside a transaction.
     const through = new pg.Pool({ connectionString: pooler.url('orders'), max: 10 });
     try {
-      const shown = await Promise.all(Array.from({ length: 20 }, () => through.query<{ lock_timeout: string }>('SHOW lock_timeout')));
+      const shown = await Promise.all(
+        Array.from({ length: 20 }, () => through.query<{ lock_timeout: string }>('SHOW lock_timeout')),
+      );
       expect(new Set(shown.map(({ rows }) => rows[0]?.lock_timeout))).toEqual(new Set(['0']));
     } finally {
       await through.end();

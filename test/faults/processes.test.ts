@@ -39,10 +39,17 @@ describe('three service processes on one database, one killed with SIGKILL mid-s
   it('leaves one order per key and one charge per payment, the survivors finishing the dead one’s leases', async () => {
     // One after another: each applies the migrations at start.
     for (const name of ['p0', 'p1', 'p2']) {
-      services.push(await startProcess({ DATABASE_URL: cluster.url('orders'), PROVIDER_URL: provider.url, DATA_DIR: join(dataDir, name) }));
+      services.push(
+        await startProcess({
+          DATABASE_URL: cluster.url('orders'),
+          PROVIDER_URL: provider.url,
+          DATA_DIR: join(dataDir, name),
+        }),
+      );
     }
     const [doomed, ...survivors] = services.map((service) => service.url) as [string, string, string];
-    const count = async (sql: string, values: unknown[] = []) => (await cluster.query<{ n: number }>(sql, values, 'orders'))[0]?.n;
+    const count = async (sql: string, values: unknown[] = []) =>
+      (await cluster.query<{ n: number }>(sql, values, 'orders'))[0]?.n;
     const admin = providerAdmin(provider.url);
 
     // Orders to pay, placed before the storm.
@@ -54,16 +61,33 @@ describe('three service processes on one database, one killed with SIGKILL mid-s
       expect(placed.status).toBe(201);
       orderOf.set(key, json(placed).id as string);
     }
-    const pay = (to: string, key: string): Promise<HttpAnswer> => call(to, 'POST', `/v1/orders/${orderOf.get(key) ?? ''}/payments`, { token: 'demo-a', key });
+    const pay = (to: string, key: string): Promise<HttpAnswer> =>
+      call(to, 'POST', `/v1/orders/${orderOf.get(key) ?? ''}/payments`, { token: 'demo-a', key });
     const [stranded, spread] = [[...payKeys.keys()].slice(0, STRANDED), [...payKeys.keys()].slice(STRANDED)];
 
     const orderKeys = cartKeys('procs', ORDER_KEYS);
     await putCarts(survivors[0], [...orderKeys.values()]);
     let alive = [...services.map((service) => service.url)];
-    const orders = storm({ services: () => alive, keys: [...orderKeys.keys()], clientsPerKey: 2, spreadMs: 4_000, send: (to, key) => placeOrder(to, orderKeys.get(key) ?? '', key) });
-    const payments = storm({ services: () => alive, keys: spread, clientsPerKey: 2, spreadMs: 4_000, settleWithinMs: 150_000, send: pay });
+    const orders = storm({
+      services: () => alive,
+      keys: [...orderKeys.keys()],
+      clientsPerKey: 2,
+      spreadMs: 4_000,
+      send: (to, key) => placeOrder(to, orderKeys.get(key) ?? '', key),
+    });
+    const payments = storm({
+      services: () => alive,
+      keys: spread,
+      clientsPerKey: 2,
+      spreadMs: 4_000,
+      settleWithinMs: 150_000,
+      send: pay,
+    });
     const strandedAttempts = stranded.map((key) => pay(doomed, key).catch((error: unknown) => error));
-    await waitFor(async () => (await admin.stats()).requests >= STRANDED, 'the stranded payments to reach the provider');
+    await waitFor(
+      async () => (await admin.stats()).requests >= STRANDED,
+      'the stranded payments to reach the provider',
+    );
     await afterFinals(orders, ORDER_KEYS / 4);
 
     await services[0]?.kill('SIGKILL');
@@ -73,8 +97,16 @@ describe('three service processes on one database, one killed with SIGKILL mid-s
 
     // Only the survivors' recovery workers can finish the stranded payments: no client sends them meanwhile.
     const strandedDone = `SELECT count(*)::int AS n FROM retrysafe_operations WHERE operation = 'payments.create@1' AND key = ANY($1) AND state = 'completed'`;
-    await waitFor(async () => (await count(strandedDone, [stranded])) === STRANDED, 'the recovery workers to finish the stranded payments', 120_000);
-    expect(await count(`SELECT count(*)::int AS n FROM retrysafe_operations WHERE key = ANY($1) AND attempt > 1`, [stranded])).toBe(STRANDED);
+    await waitFor(
+      async () => (await count(strandedDone, [stranded])) === STRANDED,
+      'the recovery workers to finish the stranded payments',
+      120_000,
+    );
+    expect(
+      await count(`SELECT count(*)::int AS n FROM retrysafe_operations WHERE key = ANY($1) AND attempt > 1`, [
+        stranded,
+      ]),
+    ).toBe(STRANDED);
 
     const [survivor] = services.slice(1);
     if (survivor === undefined) throw new Error('no survivor');
@@ -87,11 +119,20 @@ describe('three service processes on one database, one killed with SIGKILL mid-s
       expect(replay.status, key).toBe(201);
       expect(replay.headers['idempotent-replayed']).toBe('true');
       for (const body of seen.get(key) ?? []) expect(body.equals(replay.body)).toBe(true);
-      expect(await admin.count(downstreamKey({ tenant: 'tenant-a', operation: 'payments.create@1', key }, 'charge')), `charges for ${key}`).toBe(1);
+      expect(
+        await admin.count(downstreamKey({ tenant: 'tenant-a', operation: 'payments.create@1', key }, 'charge')),
+        `charges for ${key}`,
+      ).toBe(1);
     }
     for (const key of spread) expect(seen.get(key)?.length ?? 0, key).toBeGreaterThan(0);
     expect(await count('SELECT count(*)::int AS n FROM payments')).toBe(STRANDED + PAYMENTS);
-    expect(await count('SELECT count(*)::int AS n FROM (SELECT order_id FROM payments GROUP BY order_id HAVING count(*) > 1) AS twice')).toBe(0);
-    expect(await count("SELECT count(*)::int AS n FROM retrysafe_operations WHERE state IN ('in_progress', 'unknown')")).toBe(0);
+    expect(
+      await count(
+        'SELECT count(*)::int AS n FROM (SELECT order_id FROM payments GROUP BY order_id HAVING count(*) > 1) AS twice',
+      ),
+    ).toBe(0);
+    expect(
+      await count("SELECT count(*)::int AS n FROM retrysafe_operations WHERE state IN ('in_progress', 'unknown')"),
+    ).toBe(0);
   });
 });

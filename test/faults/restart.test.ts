@@ -31,11 +31,23 @@ describe('the database restarted, and the service backends terminated, mid-storm
     services.push(service);
     const keyOf = cartKeys(name, KEYS);
     await putCarts(service.url, [...keyOf.values()]);
-    const running = storm({ services: () => [service.url], keys: [...keyOf.keys()], clientsPerKey: 2, spreadMs: 4_000, settleWithinMs: 60_000, send: (to, key) => placeOrder(to, keyOf.get(key) ?? '', key) });
+    const running = storm({
+      services: () => [service.url],
+      keys: [...keyOf.keys()],
+      clientsPerKey: 2,
+      spreadMs: 4_000,
+      settleWithinMs: 60_000,
+      send: (to, key) => placeOrder(to, keyOf.get(key) ?? '', key),
+    });
     await afterFinals(running, KEYS / 4);
     await fault();
     const histories = await running.done;
-    await expectOrdersSettled(service, keyOf, histories, async (sql) => (await cluster.query<{ n: number }>(sql, [], name))[0]?.n);
+    await expectOrdersSettled(
+      service,
+      keyOf,
+      histories,
+      async (sql) => (await cluster.query<{ n: number }>(sql, [], name))[0]?.n,
+    );
     expect((await call(service.url, 'GET', '/healthz')).status).toBe(200);
   }
 
@@ -46,7 +58,10 @@ describe('the database restarted, and the service backends terminated, mid-storm
   it('pg_terminate_backend of every service backend, five times: the service stays up and settles', async () => {
     await stormWith('orders_terminate', async () => {
       for (let round = 0; round < 5; round += 1) {
-        await cluster.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', ['orders_terminate']);
+        await cluster.query(
+          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+          ['orders_terminate'],
+        );
         await sleep(300);
       }
     });

@@ -20,7 +20,12 @@ const HEALTH_BOUND_MS = 5 * HEALTH_CHECK_TIMEOUT_MS;
 const STALL_MS = 40_000;
 const KEYS = 30;
 
-type Timed = { readonly what: string; readonly bound: number; readonly answer: HttpAnswer | 'no answer'; readonly ms: number };
+type Timed = {
+  readonly what: string;
+  readonly bound: number;
+  readonly answer: HttpAnswer | 'no answer';
+  readonly ms: number;
+};
 
 describe('stalls: the database stops answering (a proxy that stops forwarding) for longer than every budget', () => {
   let cluster: Cluster & { dispose(): Promise<void> };
@@ -42,7 +47,10 @@ describe('stalls: the database stops answering (a proxy that stops forwarding) f
   });
 
   it('answers every request within its bound while stalled, then settles with one order per key', async () => {
-    service = await startProcess({ DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/orders`, DATA_DIR: dataDir });
+    service = await startProcess({
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/orders`,
+      DATA_DIR: dataDir,
+    });
     const url = service.url;
     const keyOf = cartKeys('stall', KEYS);
     const [[doneKey = '', doneCart = ''] = [], ...rest] = [...keyOf];
@@ -54,19 +62,34 @@ describe('stalls: the database stops answering (a proxy that stops forwarding) f
     const stalledAt = Date.now();
     const timed = async (what: string, bound: number, send: () => Promise<HttpAnswer>): Promise<Timed> => {
       const started = Date.now();
-      const answer = await Promise.race([send(), new Promise<'no answer'>((resolve) => setTimeout(() => resolve('no answer'), STALL_MS - (started - stalledAt) - 1_000))]);
+      const answer = await Promise.race([
+        send(),
+        new Promise<'no answer'>((resolve) =>
+          setTimeout(() => resolve('no answer'), STALL_MS - (started - stalledAt) - 1_000),
+        ),
+      ]);
       return { what, bound, answer, ms: Date.now() - started };
     };
     const during = await Promise.all([
       timed('a new key', KEYED_BOUND_MS, () => placeOrder(url, rest[0]?.[1] ?? '', rest[0]?.[0] ?? '')),
       timed('a replay of a finished key', KEYED_BOUND_MS, () => placeOrder(url, doneCart, doneKey)),
-      timed('a different body with a finished key', KEYED_BOUND_MS, () => call(url, 'POST', '/v1/orders', { token: 'demo-a', key: doneKey, json: { cart_id: doneCart, cart_version: 1, delivery_option: 'standard' } })),
+      timed('a different body with a finished key', KEYED_BOUND_MS, () =>
+        call(url, 'POST', '/v1/orders', {
+          token: 'demo-a',
+          key: doneKey,
+          json: { cart_id: doneCart, cart_version: 1, delivery_option: 'standard' },
+        }),
+      ),
       timed('GET /healthz', HEALTH_BOUND_MS, () => call(url, 'GET', '/healthz')),
-      ...rest.slice(1, 10).map(([key, cart]) => timed(`a new key (${cart})`, KEYED_BOUND_MS, () => placeOrder(url, cart, key))),
+      ...rest
+        .slice(1, 10)
+        .map(([key, cart]) => timed(`a new key (${cart})`, KEYED_BOUND_MS, () => placeOrder(url, cart, key))),
     ]);
     proxy.resume();
 
-    const late = during.filter(({ answer, ms, bound }) => answer === 'no answer' || ms > bound).map(({ what, ms, bound }) => `${what}: ${ms} ms, bound ${bound} ms`);
+    const late = during
+      .filter(({ answer, ms, bound }) => answer === 'no answer' || ms > bound)
+      .map(({ what, ms, bound }) => `${what}: ${ms} ms, bound ${bound} ms`);
     expect(late).toEqual([]);
     for (const { what, answer } of during) {
       if (answer === 'no answer') continue;
@@ -74,7 +97,17 @@ describe('stalls: the database stops answering (a proxy that stops forwarding) f
       expect(answer.headers['retry-after'], what).toBeDefined();
     }
 
-    const histories = (await storm({ services: () => [url], keys: [...keyOf.keys()], clientsPerKey: 1, send: (to, key) => placeOrder(to, keyOf.get(key) ?? '', key) }).done);
-    await expectOrdersSettled(service, keyOf, histories, async (sql) => (await cluster.query<{ n: number }>(sql, [], 'orders'))[0]?.n);
+    const histories = await storm({
+      services: () => [url],
+      keys: [...keyOf.keys()],
+      clientsPerKey: 1,
+      send: (to, key) => placeOrder(to, keyOf.get(key) ?? '', key),
+    }).done;
+    await expectOrdersSettled(
+      service,
+      keyOf,
+      histories,
+      async (sql) => (await cluster.query<{ n: number }>(sql, [], 'orders'))[0]?.n,
+    );
   });
 });

@@ -31,7 +31,10 @@ describe.skipIf(!rabbit.reachable)('an inbox consumer on RabbitMQ', { timeout: 1
   });
 
   async function publish(content: string, messageId?: string): Promise<void> {
-    route.confirmChannel.publish(route.exchange, 'emails.welcome', Buffer.from(content), { messageId, persistent: true });
+    route.confirmChannel.publish(route.exchange, 'emails.welcome', Buffer.from(content), {
+      messageId,
+      persistent: true,
+    });
     await route.confirmChannel.waitForConfirms();
   }
 
@@ -39,10 +42,20 @@ describe.skipIf(!rabbit.reachable)('an inbox consumer on RabbitMQ', { timeout: 1
    * Consumes on a channel of its own until `count` deliveries are settled,
    * then closes the channel: anything left unacked would go back to the queue.
    */
-  async function consumeUntil(count: number, handler: (message: InboxMessage, tx: SqlClient) => Promise<void> = sendEmail('emails')) {
+  async function consumeUntil(
+    count: number,
+    handler: (message: InboxMessage, tx: SqlClient) => Promise<void> = sendEmail('emails'),
+  ) {
     const seen = outcomes();
     const channel = await route.connection.createChannel();
-    const subscription = await consumeAmqp(channel, { database: shared.database, consumer: 'emails', handler, queue: route.queue, requeueDelayMs: 50, onSettled: seen.onSettled });
+    const subscription = await consumeAmqp(channel, {
+      database: shared.database,
+      consumer: 'emails',
+      handler,
+      queue: route.queue,
+      requeueDelayMs: 50,
+      onSettled: seen.onSettled,
+    });
     try {
       await seen.reach(count);
     } finally {
@@ -63,14 +76,32 @@ describe.skipIf(!rabbit.reachable)('an inbox consumer on RabbitMQ', { timeout: 1
   it('consumer killed after commit, before the ack: the message comes back and its email is not sent again', async () => {
     const id = randomUUID();
     await publish(JSON.stringify({ to: 'ada@example.test' }), id);
-    await runProgram(CONSUMER, { DATABASE_URL: shared.url, BROKER: 'amqp', AMQP_URL: rabbit.url, QUEUE: route.queue, RETRYSAFE_CRASH_AT: 'consumer-after-commit' }, 'SIGKILL');
+    await runProgram(
+      CONSUMER,
+      {
+        DATABASE_URL: shared.url,
+        BROKER: 'amqp',
+        AMQP_URL: rabbit.url,
+        QUEUE: route.queue,
+        RETRYSAFE_CRASH_AT: 'consumer-after-commit',
+      },
+      'SIGKILL',
+    );
     expect(await emailsByMessage(shared.database)).toEqual({ [id]: 1 });
     // The broker puts the unacked message back once it notices the connection is gone.
     await until(async () => (await route.waiting()) === 1, 'the message is back in the queue');
 
-    const redelivery = startProgram(CONSUMER, { DATABASE_URL: shared.url, BROKER: 'amqp', AMQP_URL: rabbit.url, QUEUE: route.queue });
+    const redelivery = startProgram(CONSUMER, {
+      DATABASE_URL: shared.url,
+      BROKER: 'amqp',
+      AMQP_URL: rabbit.url,
+      QUEUE: route.queue,
+    });
     try {
-      await until(() => redelivery.records().some((record) => (record as { kind?: string }).kind !== undefined), 'the redelivery was settled');
+      await until(
+        () => redelivery.records().some((record) => (record as { kind?: string }).kind !== undefined),
+        'the redelivery was settled',
+      );
       expect(redelivery.records()).toContainEqual({ kind: 'duplicate', id });
     } finally {
       await redelivery.kill('SIGKILL');

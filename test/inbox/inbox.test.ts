@@ -22,11 +22,19 @@ describe.each(engines)('the inbox on $name', (factory) => {
   const email = (consumer: InboxConsumer, id: string, calls: string[] = []) =>
     consume(engine.database, consumer, id, async (tx: SqlClient) => {
       calls.push(id);
-      await tx.query('INSERT INTO emails (consumer, message_id, recipient) VALUES ($1, $2, $3)', [typeof consumer === 'string' ? consumer : consumer.name, id, 'ada@example.test']);
+      await tx.query('INSERT INTO emails (consumer, message_id, recipient) VALUES ($1, $2, $3)', [
+        typeof consumer === 'string' ? consumer : consumer.name,
+        id,
+        'ada@example.test',
+      ]);
       return 'sent';
     });
   const records = async () =>
-    (await engine.database.query<{ consumer: string; generation: number; message_id: string }>('SELECT consumer, generation, message_id FROM retrysafe_inbox ORDER BY consumer, generation')).rows;
+    (
+      await engine.database.query<{ consumer: string; generation: number; message_id: string }>(
+        'SELECT consumer, generation, message_id FROM retrysafe_inbox ORDER BY consumer, generation',
+      )
+    ).rows;
 
   it('runs the handler and commits its writes with the record; a redelivery runs nothing', async () => {
     const id = randomUUID();
@@ -44,7 +52,13 @@ describe.each(engines)('the inbox on $name', (factory) => {
     const calls: string[] = [];
     const send = async (tx: unknown, messageId: string) => {
       calls.push(messageId);
-      await native.runner(tx).query('INSERT INTO emails (consumer, message_id, recipient) VALUES ($1, $2, $3)', ['emails', messageId, 'ada@example.test']);
+      await native
+        .runner(tx)
+        .query('INSERT INTO emails (consumer, message_id, recipient) VALUES ($1, $2, $3)', [
+          'emails',
+          messageId,
+          'ada@example.test',
+        ]);
     };
     expect(await consume(native, 'emails', id, (tx) => send(tx, id))).toEqual({ kind: 'processed', value: undefined });
     expect(await consume(native, 'emails', id, (tx) => send(tx, id))).toEqual({ kind: 'duplicate' });
@@ -74,7 +88,11 @@ describe.each(engines)('the inbox on $name', (factory) => {
     const failure = new Error('the mail server said no');
     await expect(
       consume(engine.database, 'emails', id, async (tx: SqlClient) => {
-        await tx.query('INSERT INTO emails (consumer, message_id, recipient) VALUES ($1, $2, $3)', ['emails', id, 'ada@example.test']);
+        await tx.query('INSERT INTO emails (consumer, message_id, recipient) VALUES ($1, $2, $3)', [
+          'emails',
+          id,
+          'ada@example.test',
+        ]);
         throw failure;
       }),
     ).rejects.toBe(failure);
@@ -99,11 +117,24 @@ describe.each(engines)('the inbox on $name', (factory) => {
     const slowEmail = () =>
       consume(engine.database, 'emails', id, async (tx: SqlClient) => {
         calls.push(id);
-        await tx.query('INSERT INTO emails (consumer, message_id, recipient) VALUES ($1, $2, $3)', ['emails', id, 'ada@example.test']);
+        await tx.query('INSERT INTO emails (consumer, message_id, recipient) VALUES ($1, $2, $3)', [
+          'emails',
+          id,
+          'ada@example.test',
+        ]);
         await new Promise((resolve) => setTimeout(resolve, 100));
       });
     const results = await Promise.all(Array.from({ length: 8 }, slowEmail));
-    expect(results.map((result) => result.kind).sort()).toEqual(['duplicate', 'duplicate', 'duplicate', 'duplicate', 'duplicate', 'duplicate', 'duplicate', 'processed']);
+    expect(results.map((result) => result.kind).sort()).toEqual([
+      'duplicate',
+      'duplicate',
+      'duplicate',
+      'duplicate',
+      'duplicate',
+      'duplicate',
+      'duplicate',
+      'processed',
+    ]);
     expect(calls).toHaveLength(1);
     expect(await emailsByMessage(engine.database)).toEqual({ [id]: 1 });
   });
@@ -120,7 +151,10 @@ describe.each(engines)('the inbox on $name', (factory) => {
   it('prunes records older than the retention, in batches', async () => {
     const ids = Array.from({ length: 5 }, () => randomUUID());
     for (const id of ids) await email('emails', id);
-    await engine.database.query("UPDATE retrysafe_inbox SET processed_at = now() - interval '8 days' WHERE message_id = ANY ($1::text[])", [ids.slice(1)]);
+    await engine.database.query(
+      "UPDATE retrysafe_inbox SET processed_at = now() - interval '8 days' WHERE message_id = ANY ($1::text[])",
+      [ids.slice(1)],
+    );
     expect(await pruneInbox(engine.database, { olderThanSeconds: 7 * 24 * 3600, batchSize: 3 })).toBe(4);
     expect((await records()).map((record) => record.message_id)).toEqual([ids[0]]);
   });

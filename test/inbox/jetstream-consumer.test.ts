@@ -33,17 +33,33 @@ describe.skipIf(!nats.reachable)('an inbox consumer on NATS JetStream', { timeou
   const publish = async (content: string, msgID?: string) => {
     await route.js.publish(`${route.subject}.emails.welcome`, content, msgID === undefined ? {} : { msgID });
   };
-  const consumerEnv = (extra: Record<string, string> = {}) => ({ DATABASE_URL: shared.url, BROKER: 'jetstream', NATS_URL: nats.url, STREAM: route.stream, DURABLE: route.durable, ...extra });
+  const consumerEnv = (extra: Record<string, string> = {}) => ({
+    DATABASE_URL: shared.url,
+    BROKER: 'jetstream',
+    NATS_URL: nats.url,
+    STREAM: route.stream,
+    DURABLE: route.durable,
+    ...extra,
+  });
   /** Messages the durable consumer has not had acked: waiting, or handed out and not yet acked. */
   const unsettled = async () => {
     const info = await route.jsm.consumers.info(route.stream, route.durable);
     return info.num_pending + info.num_ack_pending;
   };
 
-  async function consumeUntil(count: number, handler: (message: InboxMessage, tx: SqlClient) => Promise<void> = sendEmail('emails')) {
+  async function consumeUntil(
+    count: number,
+    handler: (message: InboxMessage, tx: SqlClient) => Promise<void> = sendEmail('emails'),
+  ) {
     const seen = outcomes();
     const consumer = await route.js.consumers.get(route.stream, route.durable);
-    const subscription = await consumeJetStream(consumer, { database: shared.database, consumer: 'emails', handler, redeliveryDelayMs: 50, onSettled: seen.onSettled });
+    const subscription = await consumeJetStream(consumer, {
+      database: shared.database,
+      consumer: 'emails',
+      handler,
+      redeliveryDelayMs: 50,
+      onSettled: seen.onSettled,
+    });
     try {
       await seen.reach(count);
     } finally {
@@ -69,7 +85,10 @@ describe.skipIf(!nats.reachable)('an inbox consumer on NATS JetStream', { timeou
 
     const redelivery = startProgram(CONSUMER, consumerEnv());
     try {
-      await until(() => redelivery.records().some((record) => (record as { kind?: string }).kind !== undefined), 'the redelivery was settled');
+      await until(
+        () => redelivery.records().some((record) => (record as { kind?: string }).kind !== undefined),
+        'the redelivery was settled',
+      );
       expect(redelivery.records()).toContainEqual({ kind: 'duplicate', id });
       await until(async () => (await unsettled()) === 0, 'the ack reached the server');
     } finally {

@@ -20,9 +20,12 @@ describe.each(engines)('idempotent() for work that is not HTTP, on $name', (fact
   });
 
   const config = () => idempotency({ store: postgresStore(engine.database), lockTimeoutMs: 200 });
-  const sent = async (): Promise<number> => (await engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM invoices_sent')).rows[0]?.n ?? -1;
+  const sent = async (): Promise<number> =>
+    (await engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM invoices_sent')).rows[0]?.n ?? -1;
   const send = (invoice: string) => async (tx: SqlClient) => {
-    const { rows } = await tx.query<{ id: number }>('INSERT INTO invoices_sent (invoice) VALUES ($1) RETURNING id', [invoice]);
+    const { rows } = await tx.query<{ id: number }>('INSERT INTO invoices_sent (invoice) VALUES ($1) RETURNING id', [
+      invoice,
+    ]);
     return { sent: rows[0]?.id };
   };
 
@@ -34,14 +37,21 @@ describe.each(engines)('idempotent() for work that is not HTTP, on $name', (fact
     const again = await idempotent(config(), send('INV-1'), options);
     expect(again).toEqual({ kind: 'replayed', value: first.kind === 'ran' ? first.value : undefined });
     expect(await sent()).toBe(1);
-    const { rows } = await engine.database.query<{ tenant: string; state: string }>('SELECT tenant, state FROM retrysafe_operations WHERE key = $1', [key]);
+    const { rows } = await engine.database.query<{ tenant: string; state: string }>(
+      'SELECT tenant, state FROM retrysafe_operations WHERE key = $1',
+      [key],
+    );
     expect(rows).toEqual([{ tenant: 'default', state: 'completed' }]);
   });
 
   it('refuses the same key with another input, and runs nothing', async () => {
     const key = randomUUID();
     await idempotent(config(), send('INV-1'), { operation: 'invoices.send@1', key, input: { invoice: 'INV-1' } });
-    const other = await idempotent(config(), send('INV-2'), { operation: 'invoices.send@1', key, input: { invoice: 'INV-2' } });
+    const other = await idempotent(config(), send('INV-2'), {
+      operation: 'invoices.send@1',
+      key,
+      input: { invoice: 'INV-2' },
+    });
     expect(other).toEqual({ kind: 'refused', code: 'fingerprint-mismatch', retryAfterSeconds: undefined });
     expect(await sent()).toBe(1);
   });
@@ -66,17 +76,35 @@ describe.each(engines)('idempotent() for work that is not HTTP, on $name', (fact
 
   it('scopes keys by tenant and operation, and checks the key like a header key', async () => {
     const key = randomUUID();
-    expect((await idempotent(config(), send('A'), { operation: 'invoices.send@1', key, tenant: 't1' })).kind).toBe('ran');
-    expect((await idempotent(config(), send('B'), { operation: 'invoices.send@1', key, tenant: 't2' })).kind).toBe('ran');
-    expect((await idempotent(config(), send('C'), { operation: 'invoices.remind@1', key, tenant: 't1' })).kind).toBe('ran');
-    expect(await idempotent(config(), send('D'), { operation: 'invoices.send@1', key: 'has space' })).toEqual({ kind: 'refused', code: 'idempotency-key-invalid', retryAfterSeconds: undefined });
+    expect((await idempotent(config(), send('A'), { operation: 'invoices.send@1', key, tenant: 't1' })).kind).toBe(
+      'ran',
+    );
+    expect((await idempotent(config(), send('B'), { operation: 'invoices.send@1', key, tenant: 't2' })).kind).toBe(
+      'ran',
+    );
+    expect((await idempotent(config(), send('C'), { operation: 'invoices.remind@1', key, tenant: 't1' })).kind).toBe(
+      'ran',
+    );
+    expect(await idempotent(config(), send('D'), { operation: 'invoices.send@1', key: 'has space' })).toEqual({
+      kind: 'refused',
+      code: 'idempotency-key-invalid',
+      retryAfterSeconds: undefined,
+    });
     expect(await sent()).toBe(3);
   });
 
   it('keeps the result as long as the configuration retention function and the operation retention decide', async () => {
-    const byTenant = idempotency({ store: postgresStore(engine.database), retention: ({ tenant }) => ({ tombstoneSeconds: tenant === 'gold' ? 9000 : 3000 }) });
+    const byTenant = idempotency({
+      store: postgresStore(engine.database),
+      retention: ({ tenant }) => ({ tombstoneSeconds: tenant === 'gold' ? 9000 : 3000 }),
+    });
     await idempotent(byTenant, send('A'), { operation: 'invoices.send@1', key: 'k1', tenant: 'gold' });
-    await idempotent(byTenant, send('B'), { operation: 'invoices.send@1', key: 'k2', tenant: 'free', retention: { responseSeconds: 60 } });
+    await idempotent(byTenant, send('B'), {
+      operation: 'invoices.send@1',
+      key: 'k2',
+      tenant: 'free',
+      retention: { responseSeconds: 60 },
+    });
     const { rows } = await engine.database.query<{ key: string; response: number; tombstone: number }>(
       `SELECT key, extract(epoch FROM response_expires_at - finished_at)::int AS response, extract(epoch FROM expires_at - finished_at)::int AS tombstone
          FROM retrysafe_operations ORDER BY key`,

@@ -24,10 +24,18 @@ export interface LeasedHarness {
   readonly calls: Calls;
   /** Every event the configuration emitted since `setUp`. */
   readonly events: RetrysafeEvent[];
-  setUp(this: void, options?: Omit<Partial<IdempotencyOptions<SqlClient>>, 'store'>, route?: LeasedRoute<FetchRequest, PaymentInput, SqlClient>): void;
+  setUp(
+    this: void,
+    options?: Omit<Partial<IdempotencyOptions<SqlClient>>, 'store'>,
+    route?: LeasedRoute<FetchRequest, PaymentInput, SqlClient>,
+  ): void;
   /** `user`, when given, is sent as `x-user`, for a route scoped per user. */
   pay(this: void, key: string, body: unknown, tenant?: string, user?: string): Promise<Response>;
-  state(this: void, key: string, tenant?: string): Promise<{ state: string; attempt: number; reason: string | null } | undefined>;
+  state(
+    this: void,
+    key: string,
+    tenant?: string,
+  ): Promise<{ state: string; attempt: number; reason: string | null } | undefined>;
   payments(this: void, order: string): Promise<number | undefined>;
   chargeKey(this: void, key: string, tenant?: string): string;
   /** The provider charges `order` and drops its answer, and its next `lookups` lookups fail: nobody can tell that money moved. */
@@ -63,7 +71,12 @@ export function useLeasedHarness(factory: EngineFactory): LeasedHarness {
   const request = (key: string, body: unknown, tenant: string, user: string | undefined): Request =>
     new Request('http://service.test/payments', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-tenant': tenant, ...(user === undefined ? {} : { 'x-user': user }) },
+      headers: {
+        'content-type': 'application/json',
+        'idempotency-key': key,
+        'x-tenant': tenant,
+        ...(user === undefined ? {} : { 'x-user': user }),
+      },
       body: JSON.stringify(body),
     });
 
@@ -90,10 +103,15 @@ export function useLeasedHarness(factory: EngineFactory): LeasedHarness {
       calls = noCalls();
       events = [];
       const recorded = events;
-      config = idempotency({ store: postgresStore(harness.engine.database), ...options, observers: [...(options.observers ?? []), (event) => recorded.push(event)] });
+      config = idempotency({
+        store: postgresStore(harness.engine.database),
+        ...options,
+        observers: [...(options.observers ?? []), (event) => recorded.push(event)],
+      });
       pay = leased(config, route ?? paymentRoute(harness.providerUrl, calls));
     },
-    pay: (key, body, tenant = 'tenant-a', user) => defined(pay, 'the route')(request(key, body, tenant, user), undefined),
+    pay: (key, body, tenant = 'tenant-a', user) =>
+      defined(pay, 'the route')(request(key, body, tenant, user), undefined),
     async state(key, tenant = 'tenant-a') {
       const { rows } = await harness.engine.database.query<{ state: string; attempt: number; reason: string | null }>(
         'SELECT state, attempt, reason FROM retrysafe_operations WHERE tenant = $1 AND operation = $2 AND key = $3',
@@ -102,7 +120,12 @@ export function useLeasedHarness(factory: EngineFactory): LeasedHarness {
       return rows[0];
     },
     async payments(order) {
-      return (await harness.engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM payments WHERE order_id = $1', [order])).rows[0]?.n;
+      return (
+        await harness.engine.database.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM payments WHERE order_id = $1',
+          [order],
+        )
+      ).rows[0]?.n;
     },
     chargeKey: (key, tenant = 'tenant-a') => downstreamKey({ tenant, operation: OPERATION, key }, 'charge'),
     async hideCharge(order, lookups = 1) {
@@ -115,7 +138,12 @@ export function useLeasedHarness(factory: EngineFactory): LeasedHarness {
         [key],
       );
     },
-    worker: (options = {}) => new RecoveryWorker({ config: harness.config, operations: [paymentRoute(harness.providerUrl, calls)], ...options }),
+    worker: (options = {}) =>
+      new RecoveryWorker({
+        config: harness.config,
+        operations: [paymentRoute(harness.providerUrl, calls)],
+        ...options,
+      }),
   };
   return harness;
 }

@@ -16,17 +16,20 @@ describe.each(engines)('lease renewal by the running handler on $name', (factory
     let holding = false;
     const payments = paymentRoute(service.providerUrl, service.calls);
     // A first step that lasts until the test lets it end, then the charge.
-    service.setUp({ leaseSeconds: 1 }, {
-      ...payments,
-      async handler(context) {
-        await context.step('hold', async () => {
-          holding = true;
-          await released;
-          return null;
-        });
-        return payments.handler(context);
+    service.setUp(
+      { leaseSeconds: 1 },
+      {
+        ...payments,
+        async handler(context) {
+          await context.step('hold', async () => {
+            holding = true;
+            await released;
+            return null;
+          });
+          return payments.handler(context);
+        },
       },
-    });
+    );
     const key = randomUUID();
     const body = { order: `ord-${key}`, amount: 2100 };
     const first = service.pay(key, body);

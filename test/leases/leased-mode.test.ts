@@ -74,7 +74,10 @@ describe.each(engines)('leased mode on $name', (factory) => {
   });
 
   it('drops an operation whose handler failed before any step, so the retry starts afresh', async () => {
-    setUp({}, { ...paymentRoute(service.providerUrl), handler: () => Promise.reject(new Error('bad input slipped through')) });
+    setUp(
+      {},
+      { ...paymentRoute(service.providerUrl), handler: () => Promise.reject(new Error('bad input slipped through')) },
+    );
     const key = randomUUID();
     const body = { order: `ord-${key}`, amount: -1 };
     await expect(pay(key, body)).rejects.toThrow('bad input slipped through');
@@ -128,7 +131,9 @@ describe.each(engines)('leased mode on $name', (factory) => {
     await admin.control({ mode: 'fail-before-charge', reference: body.order });
     await expect(pay(key, body)).rejects.toThrow();
     await expireLease(key);
-    const workers = [0, 1].map(() => new RecoveryWorker({ config: service.config, operations: [paymentRoute(service.providerUrl)] }));
+    const workers = [0, 1].map(
+      () => new RecoveryWorker({ config: service.config, operations: [paymentRoute(service.providerUrl)] }),
+    );
     const reports = await Promise.all(workers.map((worker) => worker.runOnce()));
     expect(reports.reduce((n, r) => n + r.completed, 0)).toBe(1);
     expect(await admin.count(chargeKey(key))).toBe(1);
@@ -148,7 +153,11 @@ describe.each(engines)('leased mode on $name', (factory) => {
     await admin.control({ mode: 'fail-before-charge', reference: body.order });
     await expect(pay(key, body)).rejects.toThrow();
     await expireLease(key);
-    const report = await new RecoveryWorker({ config: service.config, operations: [paymentRoute(service.providerUrl)], batchSize: 20 }).runOnce();
+    const report = await new RecoveryWorker({
+      config: service.config,
+      operations: [paymentRoute(service.providerUrl)],
+      batchSize: 20,
+    }).runOnce();
     expect(report).toMatchObject({ examined: 1, completed: 1 });
     expect((await state(key))?.state).toBe('completed');
     await service.engine.database.query("DELETE FROM retrysafe_operations WHERE operation = 'unknown.op@1'");
@@ -171,12 +180,18 @@ describe.each(engines)('leased mode on $name', (factory) => {
     expect(((await again.json()) as { type: string }).type).toMatch(/outcome-unknown$/);
     expect(await admin.count(chargeKey(key))).toBe(0);
     const identity = { tenant: 'tenant-a', operation: 'payments.create@1', key };
-    const resolved = await resolveOperation(service.config, identity, { state: 'failed', reply: { status: 402, body: { error: 'not charged' } }, reason: 'checked with the provider: no charge' });
+    const resolved = await resolveOperation(service.config, identity, {
+      state: 'failed',
+      reply: { status: 402, body: { error: 'not charged' } },
+      reason: 'checked with the provider: no charge',
+    });
     expect(resolved).toEqual({ resolved: true });
     const afterResolve = await pay(key, body);
     expect(afterResolve.status).toBe(402);
     expect(afterResolve.headers.get('idempotent-replayed')).toBe('true');
     expect((await state(key))?.reason).toBe('checked with the provider: no charge');
-    expect(await resolveOperation(service.config, identity, { state: 'completed', reply: { status: 200 }, reason: 'twice' })).toEqual({ resolved: false, why: 'not-unknown' });
+    expect(
+      await resolveOperation(service.config, identity, { state: 'completed', reply: { status: 200 }, reason: 'twice' }),
+    ).toEqual({ resolved: false, why: 'not-unknown' });
   });
 });

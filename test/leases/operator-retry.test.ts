@@ -16,9 +16,14 @@ describe.each(engines)('an operator puts an unknown operation back into recovery
     const first = await service.pay(key, body);
     expect(first.status).toBe(409);
     expect(await service.state(key)).toMatchObject({ state: 'unknown' });
-    expect(await retryOperation(service.config, { ...identity, key: randomUUID() }, 'no such key')).toEqual({ retried: false, why: 'not-unknown' });
+    expect(await retryOperation(service.config, { ...identity, key: randomUUID() }, 'no such key')).toEqual({
+      retried: false,
+      why: 'not-unknown',
+    });
 
-    expect(await retryOperation(service.config, identity, 'the provider lookup answers again')).toEqual({ retried: true });
+    expect(await retryOperation(service.config, identity, 'the provider lookup answers again')).toEqual({
+      retried: true,
+    });
     expect(await service.worker().runOnce()).toMatchObject({ examined: 1, completed: 1 });
     expect(await service.state(key)).toMatchObject({ state: 'completed', attempt: 2 });
     expect(service.calls).toMatchObject({ charge: 1, reconcile: 2 });

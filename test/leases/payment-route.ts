@@ -8,7 +8,8 @@ export interface PaymentInput {
   readonly amount: number;
 }
 
-export type ChargeStep = { readonly ok: true; readonly chargeId: string } | { readonly ok: false; readonly status: number };
+export type ChargeStep =
+  { readonly ok: true; readonly chargeId: string } | { readonly ok: false; readonly status: number };
 
 export const PAYMENTS_TABLE = `CREATE TABLE payments (
   tenant text NOT NULL, order_id text NOT NULL, charge_id text NOT NULL, amount integer NOT NULL,
@@ -28,7 +29,11 @@ export function noCalls(): Calls {
 }
 
 /** A leased route that charges through the provider as a step (named `chargeStep`), then records the payment locally. */
-export function paymentRoute(providerUrl: string, calls: Calls = noCalls(), chargeStep = 'charge'): LeasedRoute<FetchRequest, PaymentInput, SqlClient> {
+export function paymentRoute(
+  providerUrl: string,
+  calls: Calls = noCalls(),
+  chargeStep = 'charge',
+): LeasedRoute<FetchRequest, PaymentInput, SqlClient> {
   const provider: ProviderClient = providerClient(providerUrl);
   return {
     operation: 'payments.create@1',
@@ -38,7 +43,16 @@ export function paymentRoute(providerUrl: string, calls: Calls = noCalls(), char
         chargeStep,
         async (call) => {
           calls.charge += 1;
-          const result = await provider.charge({ idempotencyKey: call.idempotencyKey, fencingToken: call.fencingToken, amountCents: input.amount, currency: 'EUR', reference: input.order }, call.signal);
+          const result = await provider.charge(
+            {
+              idempotencyKey: call.idempotencyKey,
+              fencingToken: call.fencingToken,
+              amountCents: input.amount,
+              currency: 'EUR',
+              reference: input.order,
+            },
+            call.signal,
+          );
           if (result.kind === 'charged') return { ok: true, chargeId: result.charge.id };
           if (result.kind === 'rejected') {
             if (result.problem.type === staleFencingTokenType) calls.staleRefused += 1;
@@ -59,7 +73,12 @@ export function paymentRoute(providerUrl: string, calls: Calls = noCalls(), char
       if (!charge.ok) return { status: 402, body: { error: 'charge refused', provider_status: charge.status } };
       const payment = await local('record-payment', async (tx) => {
         calls.record += 1;
-        await tx.query('INSERT INTO payments (tenant, order_id, charge_id, amount) VALUES ($1, $2, $3, $4)', [identity.tenant, input.order, charge.chargeId, input.amount]);
+        await tx.query('INSERT INTO payments (tenant, order_id, charge_id, amount) VALUES ($1, $2, $3, $4)', [
+          identity.tenant,
+          input.order,
+          charge.chargeId,
+          input.amount,
+        ]);
         return { order: input.order, charge: charge.chargeId, amount: input.amount };
       });
       return { status: 201, headers: { location: `/payments/${payment.charge}` }, body: payment };

@@ -26,13 +26,18 @@ export interface PaymentServer {
   start(config: Idempotency<SqlClient>, operation: LeasedOperation<PaymentInput, SqlClient>): Promise<Listening>;
 }
 
-const tenantHeader = (value: string | string[] | undefined): string | undefined => (typeof value === 'string' ? value : undefined);
+const tenantHeader = (value: string | string[] | undefined): string | undefined =>
+  typeof value === 'string' ? value : undefined;
 
 const expressServer: PaymentServer = {
   name: 'express',
   start(config, operation) {
     const app = express();
-    app.post('/payments', express.json({ verify: keepRawBody }), expressLeased(config, { ...operation, tenant: (req) => req.get('x-tenant') }));
+    app.post(
+      '/payments',
+      express.json({ verify: keepRawBody }),
+      expressLeased(config, { ...operation, tenant: (req) => req.get('x-tenant') }),
+    );
     return listen(createServer(app));
   },
 };
@@ -41,7 +46,10 @@ const fastifyServer: PaymentServer = {
   name: 'fastify',
   async start(config, operation) {
     const app = Fastify();
-    app.post('/payments', fastifyLeased(config, { ...operation, tenant: (request) => tenantHeader(request.headers['x-tenant']) }));
+    app.post(
+      '/payments',
+      fastifyLeased(config, { ...operation, tenant: (request) => tenantHeader(request.headers['x-tenant']) }),
+    );
     await app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = app.server.address() as AddressInfo;
     return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
@@ -57,7 +65,10 @@ const koaServer: PaymentServer = {
   },
 };
 
-function paymentsModule(config: Idempotency<SqlClient>, operation: LeasedOperation<PaymentInput, SqlClient>): new () => unknown {
+function paymentsModule(
+  config: Idempotency<SqlClient>,
+  operation: LeasedOperation<PaymentInput, SqlClient>,
+): new () => unknown {
   @Controller()
   class PaymentsController {
     /** The operation's handler answers: this body does not run. */
@@ -67,7 +78,11 @@ function paymentsModule(config: Idempotency<SqlClient>, operation: LeasedOperati
   }
 
   @Module({
-    imports: [RetrysafeModule.forRootAsync({ useFactory: () => ({ idempotency: config, tenant: (request) => tenantHeader(request.headers['x-tenant']) }) })],
+    imports: [
+      RetrysafeModule.forRootAsync({
+        useFactory: () => ({ idempotency: config, tenant: (request) => tenantHeader(request.headers['x-tenant']) }),
+      }),
+    ],
     controllers: [PaymentsController],
   })
   class PaymentsModule {}
@@ -76,7 +91,8 @@ function paymentsModule(config: Idempotency<SqlClient>, operation: LeasedOperati
 
 const nestServers: readonly PaymentServer[] = nestPlatforms.map((platform) => ({
   name: platform.name,
-  start: (config, operation) => startNest(paymentsModule(config, operation), platform, [], () => ({ status: 500, body: { error: 'internal' } })),
+  start: (config, operation) =>
+    startNest(paymentsModule(config, operation), platform, [], () => ({ status: 500, body: { error: 'internal' } })),
 }));
 
 /** Node's own `http` server, through an adapter built from the public `retrysafe/adapter` only. */
@@ -88,4 +104,10 @@ const nodeHttpServer: PaymentServer = {
   },
 };
 
-export const paymentServers: readonly PaymentServer[] = selectedFrameworks([expressServer, fastifyServer, koaServer, nodeHttpServer, ...nestServers]);
+export const paymentServers: readonly PaymentServer[] = selectedFrameworks([
+  expressServer,
+  fastifyServer,
+  koaServer,
+  nodeHttpServer,
+  ...nestServers,
+]);

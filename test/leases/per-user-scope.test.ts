@@ -12,7 +12,10 @@ describe.each(engines)('a leased route scoped per user, on $name', (factory) => 
   const calls = noCalls();
   const setUp = (options: Parameters<typeof service.setUp>[0] = {}): void => {
     Object.assign(calls, noCalls());
-    service.setUp(options, { ...paymentRoute(service.providerUrl, calls), principal: ({ request }) => request.headers.get('x-user') ?? undefined });
+    service.setUp(options, {
+      ...paymentRoute(service.providerUrl, calls),
+      principal: ({ request }) => request.headers.get('x-user') ?? undefined,
+    });
   };
 
   it("refuses another user of the same tenant who sends the first user's key, and replays to the first", async () => {

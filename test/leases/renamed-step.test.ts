@@ -24,14 +24,21 @@ describe.each(engines)('a step renamed between attempts on $name', (factory) => 
 
     // The deployed version calls the same step "charge-card".
     await service.expireLease(key);
-    const deployed = new RecoveryWorker({ config: service.config, operations: [paymentRoute(service.providerUrl, service.calls, 'charge-card')] });
+    const deployed = new RecoveryWorker({
+      config: service.config,
+      operations: [paymentRoute(service.providerUrl, service.calls, 'charge-card')],
+    });
     expect(await deployed.runOnce()).toMatchObject({ examined: 1, unknown: 1 });
 
     const stopped = await service.state(key);
     expect(stopped?.state).toBe('unknown');
-    expect(stopped?.reason).toMatch(/step "charge-card", which no earlier attempt started, while step "charge", started by an earlier attempt, has no result/);
+    expect(stopped?.reason).toMatch(
+      /step "charge-card", which no earlier attempt started, while step "charge", started by an earlier attempt, has no result/,
+    );
     expect(stopped?.reason).toMatch(/@version/);
-    expect(await service.admin.count(downstreamKey({ tenant: 'tenant-a', operation: OPERATION, key }, 'charge-card'))).toBe(0);
+    expect(
+      await service.admin.count(downstreamKey({ tenant: 'tenant-a', operation: OPERATION, key }, 'charge-card')),
+    ).toBe(0);
     expect(service.calls.charge).toBe(1);
     expect(await service.admin.count(service.chargeKey(key))).toBe(1);
   });

@@ -30,16 +30,30 @@ describe.each(engines)('leased mode through the server adapters on $name', (fact
     beforeAll(async () => {
       calls = noCalls();
       const { operation, handler } = paymentRoute(provider.url, calls);
-      app = await server.start(idempotency({ store: postgresStore(ref.engine.database), leaseSeconds: 20 }), { operation, handler });
+      app = await server.start(idempotency({ store: postgresStore(ref.engine.database), leaseSeconds: 20 }), {
+        operation,
+        handler,
+      });
     });
     afterAll(() => app.close());
 
     const pay = (key: string, body: unknown) =>
       send('POST', `${app.url}/payments`, { headers: { 'idempotency-key': key, 'x-tenant': 'tenant-a' }, body });
-    const chargeKey = (key: string) => downstreamKey({ tenant: 'tenant-a', operation: 'payments.create@1', key }, 'charge');
-    const payments = async (order: string) => (await ref.engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM payments WHERE order_id = $1', [order])).rows[0]?.n;
+    const chargeKey = (key: string) =>
+      downstreamKey({ tenant: 'tenant-a', operation: 'payments.create@1', key }, 'charge');
+    const payments = async (order: string) =>
+      (
+        await ref.engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM payments WHERE order_id = $1', [
+          order,
+        ])
+      ).rows[0]?.n;
     const state = async (key: string) =>
-      (await ref.engine.database.query<{ state: string }>("SELECT state FROM retrysafe_operations WHERE tenant = 'tenant-a' AND key = $1", [key])).rows[0]?.state;
+      (
+        await ref.engine.database.query<{ state: string }>(
+          "SELECT state FROM retrysafe_operations WHERE tenant = 'tenant-a' AND key = $1",
+          [key],
+        )
+      ).rows[0]?.state;
 
     it('charges once, records the payment once, and replays the stored answer', async () => {
       const key = randomUUID();
@@ -54,7 +68,10 @@ describe.each(engines)('leased mode through the server adapters on $name', (fact
       expect(again.bodyBytes.toString('latin1')).toBe(first.bodyBytes.toString('latin1'));
       expect(await admin.count(chargeKey(key))).toBe(1);
       expect(await payments(body.order)).toBe(1);
-      expect({ charge: calls.charge - before.charge, record: calls.record - before.record }).toEqual({ charge: 1, record: 1 });
+      expect({ charge: calls.charge - before.charge, record: calls.record - before.record }).toEqual({
+        charge: 1,
+        record: 1,
+      });
       expect(await state(key)).toBe('completed');
     });
 
@@ -75,7 +92,10 @@ describe.each(engines)('leased mode through the server adapters on $name', (fact
 
     it('refuses a request without a tenant 401 and charges nothing', async () => {
       const key = randomUUID();
-      const res = await send('POST', `${app.url}/payments`, { headers: { 'idempotency-key': key }, body: { order: `ord-${key}`, amount: 1 } });
+      const res = await send('POST', `${app.url}/payments`, {
+        headers: { 'idempotency-key': key },
+        body: { order: `ord-${key}`, amount: 1 },
+      });
       expect(res.status).toBe(401);
       expect(await admin.count(chargeKey(key))).toBe(0);
       expect(await state(key)).toBeUndefined();

@@ -15,111 +15,127 @@ const PATIENCE_MS = 10_000;
  * stalls: a failed pass reaches `onError`, and a statement stuck behind a lock
  * fails within the store budget instead of holding the worker forever.
  */
-describe.each(engines)('the recovery worker and the lease keeper when the store fails or stalls on $name', (factory) => {
-  const service = useLeasedHarness(factory);
+describe.each(engines)(
+  'the recovery worker and the lease keeper when the store fails or stalls on $name',
+  (factory) => {
+    const service = useLeasedHarness(factory);
 
-  const claim = async (mode: Exclude<OperationMode, 'atomic'> = 'leased', leaseSeconds = 300): Promise<Lease> => {
-    const input = { order: `ord-${randomUUID()}`, amount: 1000 };
-    const identity = { tenant: 'tenant-a', operation: OPERATION, key: randomUUID() };
-    const claimed = await service.config.store.claimLease({ identity, fingerprint: fingerprint(input), input, mode, ownerToken: randomUUID(), leaseSeconds });
-    if (claimed.kind !== 'claimed') throw new Error('not claimed');
-    return claimed.lease;
-  };
-
-  /**
-   * Holds `statement` open in a transaction of its own until the returned
-   * function is called, or until the test's patience runs out. On PGlite,
-   * which runs one transaction at a time, every other statement waits too.
-   */
-  const hold = async (statement: string, values: readonly unknown[] = []): Promise<() => Promise<void>> => {
-    let release = (): void => {};
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const patience = setTimeout(release, PATIENCE_MS);
-    let held = (): void => {};
-    const holding = new Promise<void>((resolve) => {
-      held = resolve;
-    });
-    const transaction = service.engine.database.transaction(async (sql) => {
-      await sql.query(statement, values);
-      held();
-      await released;
-    });
-    await Promise.race([holding, transaction]);
-    return async () => {
-      clearTimeout(patience);
-      release();
-      await transaction;
+    const claim = async (mode: Exclude<OperationMode, 'atomic'> = 'leased', leaseSeconds = 300): Promise<Lease> => {
+      const input = { order: `ord-${randomUUID()}`, amount: 1000 };
+      const identity = { tenant: 'tenant-a', operation: OPERATION, key: randomUUID() };
+      const claimed = await service.config.store.claimLease({
+        identity,
+        fingerprint: fingerprint(input),
+        input,
+        mode,
+        ownerToken: randomUUID(),
+        leaseSeconds,
+      });
+      if (claimed.kind !== 'claimed') throw new Error('not claimed');
+      return claimed.lease;
     };
-  };
-  const lockRow = (lease: Lease) => hold('SELECT 1 FROM retrysafe_operations WHERE key = $1 FOR UPDATE', [lease.identity.key]);
 
-  it('tells onError about a pass that failed, and goes on passing', async () => {
-    service.setUp();
-    const errors: unknown[] = [];
-    const stop = new AbortController();
-    await service.engine.database.query('ALTER TABLE retrysafe_operations RENAME TO retrysafe_operations_away');
-    let running: Promise<void> | undefined;
-    try {
-      running = service.worker({ idleMs: 20, onError: (error) => errors.push(error) }).run(stop.signal);
-      await waitFor(() => Promise.resolve(errors.length >= 2));
-    } finally {
-      await service.engine.database.query('ALTER TABLE retrysafe_operations_away RENAME TO retrysafe_operations');
-      stop.abort();
-      await running;
-    }
-    expect(errors[0]).toMatchObject({ code: 'store-unavailable' });
-  });
+    /**
+     * Holds `statement` open in a transaction of its own until the returned
+     * function is called, or until the test's patience runs out. On PGlite,
+     * which runs one transaction at a time, every other statement waits too.
+     */
+    const hold = async (statement: string, values: readonly unknown[] = []): Promise<() => Promise<void>> => {
+      let release = (): void => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const patience = setTimeout(release, PATIENCE_MS);
+      let held = (): void => {};
+      const holding = new Promise<void>((resolve) => {
+        held = resolve;
+      });
+      const transaction = service.engine.database.transaction(async (sql) => {
+        await sql.query(statement, values);
+        held();
+        await released;
+      });
+      await Promise.race([holding, transaction]);
+      return async () => {
+        clearTimeout(patience);
+        release();
+        await transaction;
+      };
+    };
+    const lockRow = (lease: Lease) =>
+      hold('SELECT 1 FROM retrysafe_operations WHERE key = $1 FOR UPDATE', [lease.identity.key]);
 
-  it('gives up a take-over stuck behind a lock on the record within the store budget', async () => {
-    service.setUp({ storeTimeoutMs: 200 });
-    const lease = await claim();
-    await service.expireLease(lease.identity.key);
-    const release = await lockRow(lease);
-    try {
-      await expect(service.worker().runOnce()).rejects.toMatchObject({ code: 'store-unavailable' });
-    } finally {
-      await release();
-    }
-  });
+    it('tells onError about a pass that failed, and goes on passing', async () => {
+      service.setUp();
+      const errors: unknown[] = [];
+      const stop = new AbortController();
+      await service.engine.database.query('ALTER TABLE retrysafe_operations RENAME TO retrysafe_operations_away');
+      let running: Promise<void> | undefined;
+      try {
+        running = service.worker({ idleMs: 20, onError: (error) => errors.push(error) }).run(stop.signal);
+        await waitFor(() => Promise.resolve(errors.length >= 2));
+      } finally {
+        await service.engine.database.query('ALTER TABLE retrysafe_operations_away RENAME TO retrysafe_operations');
+        stop.abort();
+        await running;
+      }
+      expect(errors[0]).toMatchObject({ code: 'store-unavailable' });
+    });
 
-  it('gives up marking an operation unknown when that write is stuck behind a lock, within the store budget', async (context) => {
-    // PGlite runs one transaction at a time: a lock held elsewhere stalls the take-over before it, as the test above shows.
-    if (!service.engine.concurrent) context.skip();
-    service.setUp({ storeTimeoutMs: 200 });
-    const lease = await claim('transparent');
-    await service.expireLease(lease.identity.key);
-    // Only the write that marks it unknown waits: the take-over before it goes through.
-    // One statement a call: some data layers (Prisma) cannot send several at once.
-    await service.engine.database.query(`
+    it('gives up a take-over stuck behind a lock on the record within the store budget', async () => {
+      service.setUp({ storeTimeoutMs: 200 });
+      const lease = await claim();
+      await service.expireLease(lease.identity.key);
+      const release = await lockRow(lease);
+      try {
+        await expect(service.worker().runOnce()).rejects.toMatchObject({ code: 'store-unavailable' });
+      } finally {
+        await release();
+      }
+    });
+
+    it('gives up marking an operation unknown when that write is stuck behind a lock, within the store budget', async (context) => {
+      // PGlite runs one transaction at a time: a lock held elsewhere stalls the take-over before it, as the test above shows.
+      if (!service.engine.concurrent) context.skip();
+      service.setUp({ storeTimeoutMs: 200 });
+      const lease = await claim('transparent');
+      await service.expireLease(lease.identity.key);
+      // Only the write that marks it unknown waits: the take-over before it goes through.
+      // One statement a call: some data layers (Prisma) cannot send several at once.
+      await service.engine.database.query(`
       CREATE OR REPLACE FUNCTION test_wait_before_unknown() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN PERFORM pg_advisory_xact_lock(7001); RETURN NEW; END $$`);
-    await service.engine.database.query(`
+      await service.engine.database.query(`
       CREATE TRIGGER test_wait_before_unknown BEFORE UPDATE ON retrysafe_operations
         FOR EACH ROW WHEN (NEW.state = 'unknown') EXECUTE FUNCTION test_wait_before_unknown()`);
-    const release = await hold('SELECT true AS held FROM pg_advisory_xact_lock(7001)');
-    try {
-      await expect(service.worker().runOnce()).rejects.toMatchObject({ code: 'store-unavailable' });
-      expect(service.events).toContainEqual(expect.objectContaining({ type: 'taken-over', identity: lease.identity }));
-    } finally {
-      await release();
-      await service.engine.database.query('DROP TRIGGER test_wait_before_unknown ON retrysafe_operations');
-      await service.engine.database.query('DROP FUNCTION test_wait_before_unknown()');
-    }
-  });
+      const release = await hold('SELECT true AS held FROM pg_advisory_xact_lock(7001)');
+      try {
+        await expect(service.worker().runOnce()).rejects.toMatchObject({ code: 'store-unavailable' });
+        expect(service.events).toContainEqual(
+          expect.objectContaining({ type: 'taken-over', identity: lease.identity }),
+        );
+      } finally {
+        await release();
+        await service.engine.database.query('DROP TRIGGER test_wait_before_unknown ON retrysafe_operations');
+        await service.engine.database.query('DROP FUNCTION test_wait_before_unknown()');
+      }
+    });
 
-  it('counts the lease lost when every renewal is stuck behind a lock until the lease would have run out', async () => {
-    service.setUp();
-    const lease = await claim('leased', 1);
-    const keeper = new LeaseKeeper(service.config.store, lease, 1, 200);
-    const release = await lockRow(lease);
-    try {
-      await waitFor(() => Promise.resolve(keeper.signal.aborted), PATIENCE_MS);
-      expect(keeper.signal.reason).toMatchObject({ code: 'lease-lost', message: 'The lease could not be renewed in time.' });
-    } finally {
-      keeper.stop();
-      await release();
-    }
-  });
-});
+    it('counts the lease lost when every renewal is stuck behind a lock until the lease would have run out', async () => {
+      service.setUp();
+      const lease = await claim('leased', 1);
+      const keeper = new LeaseKeeper(service.config.store, lease, 1, 200);
+      const release = await lockRow(lease);
+      try {
+        await waitFor(() => Promise.resolve(keeper.signal.aborted), PATIENCE_MS);
+        expect(keeper.signal.reason).toMatchObject({
+          code: 'lease-lost',
+          message: 'The lease could not be renewed in time.',
+        });
+      } finally {
+        keeper.stop();
+        await release();
+      }
+    });
+  },
+);

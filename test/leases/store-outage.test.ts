@@ -42,10 +42,16 @@ describe('leased mode when the store fails (postgres, node-postgres)', () => {
     });
 
   it('answers 503 store-unavailable with Retry-After when the store cannot be reached, and the handler never runs', async () => {
-    const pool = new pg.Pool({ connectionString: `postgres://postgres@127.0.0.1:${await freePort()}/none`, connectionTimeoutMillis: 500 });
+    const pool = new pg.Pool({
+      connectionString: `postgres://postgres@127.0.0.1:${await freePort()}/none`,
+      connectionTimeoutMillis: 500,
+    });
     pool.on('error', () => {});
     const calls = noCalls();
-    const pay = leased(idempotency({ store: postgresStore(portable(fromPg(pool))), retryAfterSeconds: 3 }), paymentRoute(provider.url, calls));
+    const pay = leased(
+      idempotency({ store: postgresStore(portable(fromPg(pool))), retryAfterSeconds: 3 }),
+      paymentRoute(provider.url, calls),
+    );
     try {
       const before = (await admin.stats()).requests;
       const answer = await pay(request(randomUUID(), { order: 'ord-unreachable', amount: 100 }), undefined);
@@ -69,7 +75,10 @@ describe('leased mode when the store fails (postgres, node-postgres)', () => {
     const key = randomUUID();
     const body = { order: `ord-${key}`, amount: 2200 };
     try {
-      const pay = leased(idempotency({ store: postgresStore(portable(fromPg(proxied))), storeTimeoutMs: 500 }), paymentRoute(provider.url, calls));
+      const pay = leased(
+        idempotency({ store: postgresStore(portable(fromPg(proxied))), storeTimeoutMs: 500 }),
+        paymentRoute(provider.url, calls),
+      );
       await admin.control({ mode: 'delay', ms: 500, reference: body.order });
       const before = (await admin.stats()).requests;
       const answer = pay(request(key, body), undefined);
@@ -84,12 +93,21 @@ describe('leased mode when the store fails (postgres, node-postgres)', () => {
       await proxy.close();
       await proxied.end().catch(() => undefined);
     }
-    const steps = await direct.query<{ step: string; finished: boolean }>('SELECT step, finished_at IS NOT NULL AS finished FROM retrysafe_steps WHERE key = $1', [key]);
+    const steps = await direct.query<{ step: string; finished: boolean }>(
+      'SELECT step, finished_at IS NOT NULL AS finished FROM retrysafe_steps WHERE key = $1',
+      [key],
+    );
     expect(steps.rows).toEqual([{ step: 'charge', finished: false }]);
 
     // The next attempt, by a process that reaches the store, once the lease ran out.
-    await direct.query("UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second' WHERE key = $1", [key]);
-    const resumed = await leased(idempotency({ store: postgresStore(portable(fromPg(direct))) }), paymentRoute(provider.url, calls))(request(key, body), undefined);
+    await direct.query(
+      "UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second' WHERE key = $1",
+      [key],
+    );
+    const resumed = await leased(
+      idempotency({ store: postgresStore(portable(fromPg(direct))) }),
+      paymentRoute(provider.url, calls),
+    )(request(key, body), undefined);
     expect(resumed.status).toBe(201);
     expect(calls).toMatchObject({ charge: 1, reconcile: 1, record: 1 });
     expect(await admin.count(downstreamKey({ tenant: 'tenant-a', operation: OPERATION, key }, 'charge'))).toBe(1);

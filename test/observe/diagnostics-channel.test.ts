@@ -29,7 +29,11 @@ describe.each(engines)('node:diagnostics_channel on $name', (engine) => {
       await t.post({ key, body: { sku: 'B' } });
       const types = received.map((e) => e.type).filter((type) => type !== 'lock-wait');
       expect(types).toEqual(['claimed', 'finished', 'replayed', 'fingerprint-mismatch', 'problem']);
-      expect(received[0]).toMatchObject({ type: 'claimed', mode: 'atomic', identity: { tenant: 'tenant-a', operation: 'orders.create@1', key } });
+      expect(received[0]).toMatchObject({
+        type: 'claimed',
+        mode: 'atomic',
+        identity: { tenant: 'tenant-a', operation: 'orders.create@1', key },
+      });
     });
   });
 });

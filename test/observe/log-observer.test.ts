@@ -30,25 +30,50 @@ describe.each(engines)('safe logs on $name', (factory) => {
     const secrets = await runScenarios(engine.database, [logObserver(logger, { identitySecret: SECRET })]);
 
     const forbidden = [...secrets.keys, ...secrets.tenants, ...secrets.bodyValues];
-    const leaks = raw.flatMap((line) => forbidden.filter((secret) => line.includes(secret)).map((secret) => `${secret} in ${line}`));
+    const leaks = raw.flatMap((line) =>
+      forbidden.filter((secret) => line.includes(secret)).map((secret) => `${secret} in ${line}`),
+    );
     expect(leaks).toEqual([]);
 
     const lines = raw.map((line) => JSON.parse(line) as Line);
     const events = new Set(lines.map((line) => line.event));
     // PGlite runs one transaction at a time: a duplicate waits before it reaches the database, never on a lock.
     const lockWait = engine.concurrent ? ['lock-wait'] : [];
-    for (const event of ['claimed', 'finished', 'replayed', 'fingerprint-mismatch', 'conflict', ...lockWait, 'store-error', 'fenced', 'taken-over', 'unknown', 'problem']) {
+    for (const event of [
+      'claimed',
+      'finished',
+      'replayed',
+      'fingerprint-mismatch',
+      'conflict',
+      ...lockWait,
+      'store-error',
+      'fenced',
+      'taken-over',
+      'unknown',
+      'problem',
+    ]) {
       expect(events, event).toContain(event);
     }
     // The operation appears by name and by keyed hash only.
     const first = lines.find((line) => line.event === 'claimed' && line.operation === NOTES);
     expect(first?.op).toBe(identityHash(secrets.first, SECRET));
-    expect(lines.find((line) => line.event === 'taken-over')).toMatchObject({ operation: PAYMENTS, by: 'recovery', attempt: 2 });
-    expect(lines.find((line) => line.event === 'store-error')).toMatchObject({ level: 50, operation: NOTES, errorCode: 'store-unavailable', causeCode: 'ECONNREFUSED' });
+    expect(lines.find((line) => line.event === 'taken-over')).toMatchObject({
+      operation: PAYMENTS,
+      by: 'recovery',
+      attempt: 2,
+    });
+    expect(lines.find((line) => line.event === 'store-error')).toMatchObject({
+      level: 50,
+      operation: NOTES,
+      errorCode: 'store-unavailable',
+      causeCode: 'ECONNREFUSED',
+    });
     expect(lines.find((line) => line.event === 'unknown')).toMatchObject({ level: 50, operation: PAYMENTS });
     expect(lines.find((line) => line.event === 'fenced')).toMatchObject({ level: 40, operation: PAYMENTS, attempt: 1 });
     // A problem that has its own event is not logged twice.
-    expect(lines.filter((line) => line.event === 'problem').map((line) => line.code)).not.toContain('fingerprint-mismatch');
+    expect(lines.filter((line) => line.event === 'problem').map((line) => line.code)).not.toContain(
+      'fingerprint-mismatch',
+    );
   });
 
   it('refuses an empty identity secret', () => {

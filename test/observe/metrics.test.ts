@@ -24,7 +24,11 @@ interface Series {
 async function allSeries(registry: Registry): Promise<Series[]> {
   const metrics = await registry.getMetricsAsJSON();
   return metrics.flatMap((metric) =>
-    metric.values.map((v) => ({ metric: (v as { metricName?: string }).metricName ?? metric.name, labels: v.labels, value: v.value })),
+    metric.values.map((v) => ({
+      metric: (v as { metricName?: string }).metricName ?? metric.name,
+      labels: v.labels,
+      value: v.value,
+    })),
   );
 }
 
@@ -49,7 +53,9 @@ describe.each(engines)('metrics on $name', (factory) => {
 
     expect(valueOf(series, 'retrysafe_operations_claimed_total', { mode: 'atomic', operation: NOTES })).toBe(1);
     expect(valueOf(series, 'retrysafe_operations_claimed_total', { mode: 'leased', operation: PAYMENTS })).toBe(2);
-    expect(valueOf(series, 'retrysafe_operations_finished_total', { mode: 'atomic', operation: NOTES, status_class: '2xx' })).toBe(1);
+    expect(
+      valueOf(series, 'retrysafe_operations_finished_total', { mode: 'atomic', operation: NOTES, status_class: '2xx' }),
+    ).toBe(1);
     expect(valueOf(series, 'retrysafe_replays_total', { operation: NOTES })).toBe(1);
     expect(valueOf(series, 'retrysafe_fingerprint_mismatches_total', { operation: NOTES })).toBe(1);
     expect(valueOf(series, 'retrysafe_conflicts_total', { operation: PAYMENTS })).toBeGreaterThanOrEqual(1);
@@ -61,27 +67,55 @@ describe.each(engines)('metrics on $name', (factory) => {
     expect(valueOf(series, 'retrysafe_problems_total', { code: 'store-unavailable' })).toBe(1);
     expect(valueOf(series, 'retrysafe_problems_total', { code: 'outcome-unknown', operation: PAYMENTS })).toBe(1);
     // PGlite runs one transaction at a time: a duplicate waits before it reaches the database, never on a lock.
-    if (engine.concurrent) expect(valueOf(series, 'retrysafe_lock_wait_seconds_count', { operation: NOTES })).toBeGreaterThanOrEqual(1);
-    for (const call of ['claim', 'complete', 'commit', 'claim-lease', 'take-over', 'checkpoint', 'complete-lease', 'mark-unknown', 'expired-leases']) {
+    if (engine.concurrent)
+      expect(valueOf(series, 'retrysafe_lock_wait_seconds_count', { operation: NOTES })).toBeGreaterThanOrEqual(1);
+    for (const call of [
+      'claim',
+      'complete',
+      'commit',
+      'claim-lease',
+      'take-over',
+      'checkpoint',
+      'complete-lease',
+      'mark-unknown',
+      'expired-leases',
+    ]) {
       expect(valueOf(series, 'retrysafe_store_call_seconds_count', { call }), call).toBeGreaterThanOrEqual(1);
     }
 
     const labelValues = series.flatMap((s) => Object.values(s.labels).map(String));
     const forbidden = [...secrets.tenants, ...secrets.keys, ...secrets.bodyValues];
     expect(labelValues.filter((value) => forbidden.some((secret) => value.includes(secret)))).toEqual([]);
-    expect([...new Set(series.flatMap((s) => Object.keys(s.labels)))].filter((name) => !ALLOWED_LABELS.has(name))).toEqual([]);
+    expect(
+      [...new Set(series.flatMap((s) => Object.keys(s.labels)))].filter((name) => !ALLOWED_LABELS.has(name)),
+    ).toEqual([]);
 
     // The registry's own exposition reads them like any prom-client metric.
     const text = await registry.metrics();
     expect(text).toContain('# TYPE retrysafe_replays_total counter');
     expect(text).toContain(`retrysafe_replays_total{operation="${NOTES}"} 1`);
     expect(text).toContain('# TYPE retrysafe_lock_wait_seconds histogram');
-    if (engine.concurrent) expect(text).toMatch(new RegExp(`retrysafe_lock_wait_seconds_bucket\\{operation="${NOTES.replace('.', '\\.')}",le="\\+Inf"\\} \\d+`));
+    if (engine.concurrent)
+      expect(text).toMatch(
+        new RegExp(`retrysafe_lock_wait_seconds_bucket\\{operation="${NOTES.replace('.', '\\.')}",le="\\+Inf"\\} \\d+`),
+      );
   });
 
   it('reads the gauges from the store on scrape: oldest unfinished operation, unknown outcomes, expired leases, outbox backlog', async () => {
-    await insertRecord(engine.database, { key: 'stuck-lease', state: 'in_progress', mode: 'leased', leaseExpiresIn: -60, createdAgo: 3600 });
-    await insertRecord(engine.database, { key: 'running', state: 'in_progress', mode: 'leased', leaseExpiresIn: 60, createdAgo: 10 });
+    await insertRecord(engine.database, {
+      key: 'stuck-lease',
+      state: 'in_progress',
+      mode: 'leased',
+      leaseExpiresIn: -60,
+      createdAgo: 3600,
+    });
+    await insertRecord(engine.database, {
+      key: 'running',
+      state: 'in_progress',
+      mode: 'leased',
+      leaseExpiresIn: 60,
+      createdAgo: 10,
+    });
     await insertRecord(engine.database, { key: 'unknown-1', state: 'unknown', mode: 'leased' });
     await insertRecord(engine.database, { key: 'unknown-2', state: 'unknown', mode: 'transparent' });
     await insertRecord(engine.database, { key: 'done', state: 'completed' });

@@ -16,7 +16,8 @@ async function exportedSeries(): Promise<Set<string>> {
   const names = new Set<string>();
   for (const metric of await registry.getMetricsAsJSON()) {
     names.add(metric.name);
-    if (String(metric.type) === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${metric.name}${suffix}`);
+    if (String(metric.type) === 'histogram')
+      for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${metric.name}${suffix}`);
   }
   return names;
 }
@@ -28,7 +29,9 @@ function checkExpression(expr: string, exported: ReadonlySet<string>): void {
   const metrics = [...expr.matchAll(/\bretrysafe_\w+/g)].map((m) => m[0]);
   expect(metrics.length, expr).toBeGreaterThan(0);
   for (const name of metrics) expect(exported, expr).toContain(name);
-  const grouped = [...expr.matchAll(/\bby \(([^)]*)\)/g)].flatMap((m) => (m[1] ?? '').split(',').map((label) => label.trim()));
+  const grouped = [...expr.matchAll(/\bby \(([^)]*)\)/g)].flatMap((m) =>
+    (m[1] ?? '').split(',').map((label) => label.trim()),
+  );
   for (const label of grouped) expect(LABELS, expr).toContain(label);
 }
 
@@ -50,7 +53,14 @@ describe('the shipped alert rules and dashboard', () => {
 
   it('alert on each thing an operator must act on', async () => {
     const rules = await readFile(ALERTS, 'utf8');
-    for (const metric of ['retrysafe_unknown_operations', 'retrysafe_oldest_in_progress_age_seconds', 'retrysafe_expired_leases', 'retrysafe_outbox_oldest_pending_age_seconds', 'retrysafe_outbox_dead', 'retrysafe_store_errors_total']) {
+    for (const metric of [
+      'retrysafe_unknown_operations',
+      'retrysafe_oldest_in_progress_age_seconds',
+      'retrysafe_expired_leases',
+      'retrysafe_outbox_oldest_pending_age_seconds',
+      'retrysafe_outbox_dead',
+      'retrysafe_store_errors_total',
+    ]) {
       expect(rules).toMatch(new RegExp(`expr: .*\\b${metric}\\b`));
     }
   });

@@ -54,7 +54,12 @@ export async function runScenarios(
     return value;
   };
   const config = (options: { maxAttempts?: number; database?: SqlDatabase<SqlClient> } = {}) =>
-    idempotency({ store: wrap(postgresStore(options.database ?? database)), observers, maxAttempts: options.maxAttempts, tracing });
+    idempotency({
+      store: wrap(postgresStore(options.database ?? database)),
+      observers,
+      maxAttempts: options.maxAttempts,
+      tracing,
+    });
   const request = (tenant: string, key: string, body: Note): Request =>
     new Request('http://notes.test/notes', {
       method: 'POST',
@@ -95,7 +100,10 @@ export async function runScenarios(
   const tenant = fresh(secrets.tenants, 'tenant');
   const key = fresh(secrets.keys, 'key');
   const body = { note: fresh(secrets.bodyValues, 'body'), pause: true };
-  await Promise.all([expectStatus(createNote(request(tenant, key, body), undefined), 201), expectStatus(createNote(request(tenant, key, body), undefined), 201)]);
+  await Promise.all([
+    expectStatus(createNote(request(tenant, key, body), undefined), 201),
+    expectStatus(createNote(request(tenant, key, body), undefined), 201),
+  ]);
   await expectStatus(createNote(request(tenant, key, { note: fresh(secrets.bodyValues, 'body') }), undefined), 422);
 
   // A duplicate while the first attempt holds its lease, then that attempt fenced out by a recovery worker.
@@ -105,21 +113,41 @@ export async function runScenarios(
   const stale = pay(request(payer, payKey, payment), undefined);
   await waitFor(() => Promise.resolve(held));
   await expectStatus(pay(request(payer, payKey, payment), undefined), 409);
-  await database.query("UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second' WHERE key = $1", [payKey]);
+  await database.query(
+    "UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second' WHERE key = $1",
+    [payKey],
+  );
   await new RecoveryWorker({ config: config(), operations: [payments] }).runOnce();
   gate();
   await expectStatus(stale, 409);
 
   // The last attempt fails after a step: unknown.
   const unknownPay = leased(config({ maxAttempts: 1 }), payments);
-  await expectStatus(unknownPay(request(fresh(secrets.tenants, 'tenant'), fresh(secrets.keys, 'key'), { note: fresh(secrets.bodyValues, 'body'), fail: true }), undefined), 409);
+  await expectStatus(
+    unknownPay(
+      request(fresh(secrets.tenants, 'tenant'), fresh(secrets.keys, 'key'), {
+        note: fresh(secrets.bodyValues, 'body'),
+        fail: true,
+      }),
+      undefined,
+    ),
+    409,
+  );
 
   // The store cannot be reached: 503.
   const pool = new pg.Pool({ connectionString: await unreachableDatabaseUrl() });
   pool.on('error', () => {});
   try {
     const downNotes = atomic(config({ database: portable(fromPg(pool)) }), notes);
-    await expectStatus(downNotes(request(fresh(secrets.tenants, 'tenant'), fresh(secrets.keys, 'key'), { note: fresh(secrets.bodyValues, 'body') }), undefined), 503);
+    await expectStatus(
+      downNotes(
+        request(fresh(secrets.tenants, 'tenant'), fresh(secrets.keys, 'key'), {
+          note: fresh(secrets.bodyValues, 'body'),
+        }),
+        undefined,
+      ),
+      503,
+    );
   } finally {
     await pool.end();
   }
@@ -128,5 +156,6 @@ export async function runScenarios(
 
 async function expectStatus(answer: Promise<Response>, status: number): Promise<void> {
   const response = await answer;
-  if (response.status !== status) throw new Error(`expected ${status}, got ${response.status}: ${await response.text()}`);
+  if (response.status !== status)
+    throw new Error(`expected ${status}, got ${response.status}: ${await response.text()}`);
 }

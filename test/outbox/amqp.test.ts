@@ -30,15 +30,33 @@ describe.skipIf(!rabbit.reachable)('the outbox over RabbitMQ', { timeout: 120_00
     await route.reset();
   });
 
-  const relayEnv = (extra: Record<string, string> = {}) => ({ DATABASE_URL: shared.url, TRANSPORT: 'amqp', AMQP_URL: rabbit.url, EXCHANGE: route.exchange, ...extra });
-  const add = (topic: string, to: string) => shared.database.transaction((tx) => enqueue(tx, { topic, payload: { to } }));
+  const relayEnv = (extra: Record<string, string> = {}) => ({
+    DATABASE_URL: shared.url,
+    TRANSPORT: 'amqp',
+    AMQP_URL: rabbit.url,
+    EXCHANGE: route.exchange,
+    ...extra,
+  });
+  const add = (topic: string, to: string) =>
+    shared.database.transaction((tx) => enqueue(tx, { topic, payload: { to } }));
   const row = async (id: string) =>
-    (await shared.database.query<{ state: string; attempts: number; last_error: string | null }>('SELECT state, attempts, last_error FROM retrysafe_outbox WHERE id = $1', [id])).rows[0];
+    (
+      await shared.database.query<{ state: string; attempts: number; last_error: string | null }>(
+        'SELECT state, attempts, last_error FROM retrysafe_outbox WHERE id = $1',
+        [id],
+      )
+    ).rows[0];
 
   /** Consumes the queue through the inbox as "emails" until `count` deliveries are settled. */
   async function consumeEmails(count: number) {
     const seen = outcomes();
-    const subscription = await consumeAmqp(route.channel, { database: shared.database, consumer: 'emails', handler: sendEmail('emails'), queue: route.queue, onSettled: seen.onSettled });
+    const subscription = await consumeAmqp(route.channel, {
+      database: shared.database,
+      consumer: 'emails',
+      handler: sendEmail('emails'),
+      queue: route.queue,
+      onSettled: seen.onSettled,
+    });
     try {
       await seen.reach(count);
     } finally {
@@ -48,12 +66,22 @@ describe.skipIf(!rabbit.reachable)('the outbox over RabbitMQ', { timeout: 120_00
   }
 
   it('publishes through publisher confirms: persistent, the outbox id as messageId, the topic as routing key', async () => {
-    const id = await shared.database.transaction((tx) => enqueue(tx, { topic: 'orders.created', headers: { 'x-tenant': 'tenant-a' }, payload: { order: 42 } }));
-    const relay = new Relay({ database: shared.database, transport: amqpTransport(route.confirmChannel, { exchange: route.exchange }) });
+    const id = await shared.database.transaction((tx) =>
+      enqueue(tx, { topic: 'orders.created', headers: { 'x-tenant': 'tenant-a' }, payload: { order: 42 } }),
+    );
+    const relay = new Relay({
+      database: shared.database,
+      transport: amqpTransport(route.confirmChannel, { exchange: route.exchange }),
+    });
     expect(await relay.runOnce()).toMatchObject({ claimed: 1, delivered: 1, failed: 0 });
     const message = await route.channel.get(route.queue, { noAck: true });
     if (message === false) throw new Error('The queue is empty.');
-    expect(message.properties).toMatchObject({ messageId: id, deliveryMode: 2, contentType: 'application/json', headers: { 'x-tenant': 'tenant-a' } });
+    expect(message.properties).toMatchObject({
+      messageId: id,
+      deliveryMode: 2,
+      contentType: 'application/json',
+      headers: { 'x-tenant': 'tenant-a' },
+    });
     expect(message.fields).toMatchObject({ exchange: route.exchange, routingKey: 'orders.created' });
     expect(JSON.parse(message.content.toString('utf8'))).toEqual({ order: 42 });
     expect(await row(id)).toMatchObject({ state: 'delivered', attempts: 1 });
@@ -61,9 +89,16 @@ describe.skipIf(!rabbit.reachable)('the outbox over RabbitMQ', { timeout: 120_00
 
   it('counts a message that no queue receives as a failed publish, not as delivered', async () => {
     const id = await add('invoices.created', 'nobody@example.test');
-    const relay = new Relay({ database: shared.database, transport: amqpTransport(route.confirmChannel, { exchange: route.exchange }) });
+    const relay = new Relay({
+      database: shared.database,
+      transport: amqpTransport(route.confirmChannel, { exchange: route.exchange }),
+    });
     expect(await relay.runOnce()).toMatchObject({ claimed: 1, delivered: 0, failed: 1 });
-    expect(await row(id)).toMatchObject({ state: 'pending', attempts: 1, last_error: expect.stringContaining('No queue is bound to routing key "invoices.created"') as unknown });
+    expect(await row(id)).toMatchObject({
+      state: 'pending',
+      attempts: 1,
+      last_error: expect.stringContaining('No queue is bound to routing key "invoices.created"') as unknown,
+    });
   });
 
   it('relay killed after publishing, before marking delivered: the message goes out twice under one id, and one email is sent', async () => {
@@ -73,7 +108,11 @@ describe.skipIf(!rabbit.reachable)('the outbox over RabbitMQ', { timeout: 120_00
     expect(await route.waiting()).toBe(1);
 
     // Once the dead relay's claim runs out, the next relay publishes the message again.
-    await until(async () => (await shared.database.query('SELECT 1 FROM retrysafe_outbox WHERE locked_until <= now()')).rows.length === 1, 'the claim ran out');
+    await until(
+      async () =>
+        (await shared.database.query('SELECT 1 FROM retrysafe_outbox WHERE locked_until <= now()')).rows.length === 1,
+      'the claim ran out',
+    );
     await runProgram(RELAY, relayEnv());
     expect(await row(id)).toMatchObject({ state: 'delivered', attempts: 2 });
     expect(await route.waiting()).toBe(2);
@@ -88,13 +127,17 @@ describe.skipIf(!rabbit.reachable)('the outbox over RabbitMQ', { timeout: 120_00
   });
 
   it('two relays racing on one outbox: every message is published, and each sends one email', async () => {
-    const ids = await Promise.all(Array.from({ length: 40 }, (_, i) => add('emails.receipt', `customer-${i}@example.test`)));
+    const ids = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => add('emails.receipt', `customer-${i}@example.test`)),
+    );
     const gate = await closedStartGate(shared.url);
     const relays = [1, 2].map(() => startProgram(RELAY, relayEnv({ BATCH_SIZE: '4', START_GATE: gate.key })));
     await gate.open(relays.length);
     for (const relay of relays) expect(await relay.exited, relay.output()).toBe(0);
 
-    const { rows } = await shared.database.query<{ state: string; n: number }>('SELECT state, count(*)::int AS n FROM retrysafe_outbox GROUP BY state');
+    const { rows } = await shared.database.query<{ state: string; n: number }>(
+      'SELECT state, count(*)::int AS n FROM retrysafe_outbox GROUP BY state',
+    );
     expect(rows).toEqual([{ state: 'delivered', n: 40 }]);
     const published = await route.waiting();
     expect(published).toBe(delivered(relays));

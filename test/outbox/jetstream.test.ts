@@ -36,15 +36,32 @@ describe.skipIf(!nats.reachable)('the outbox over NATS JetStream', { timeout: 12
     await forgetful.reset();
   });
 
-  const relayEnv = (extra: Record<string, string> = {}) => ({ DATABASE_URL: shared.url, TRANSPORT: 'jetstream', NATS_URL: nats.url, ...extra });
-  const add = (topic: string, to: string) => shared.database.transaction((tx) => enqueue(tx, { topic, payload: { to } }));
-  const row = async (id: string) => (await shared.database.query<{ state: string; attempts: number }>('SELECT state, attempts FROM retrysafe_outbox WHERE id = $1', [id])).rows[0];
+  const relayEnv = (extra: Record<string, string> = {}) => ({
+    DATABASE_URL: shared.url,
+    TRANSPORT: 'jetstream',
+    NATS_URL: nats.url,
+    ...extra,
+  });
+  const add = (topic: string, to: string) =>
+    shared.database.transaction((tx) => enqueue(tx, { topic, payload: { to } }));
+  const row = async (id: string) =>
+    (
+      await shared.database.query<{ state: string; attempts: number }>(
+        'SELECT state, attempts FROM retrysafe_outbox WHERE id = $1',
+        [id],
+      )
+    ).rows[0];
 
   /** Consumes `on`'s durable consumer through the inbox as "emails" until `count` deliveries are settled. */
   async function consumeEmails(on: JetStreamRoute, count: number) {
     const seen = outcomes();
     const consumer = await on.js.consumers.get(on.stream, on.durable);
-    const subscription = await consumeJetStream(consumer, { database: shared.database, consumer: 'emails', handler: sendEmail('emails'), onSettled: seen.onSettled });
+    const subscription = await consumeJetStream(consumer, {
+      database: shared.database,
+      consumer: 'emails',
+      handler: sendEmail('emails'),
+      onSettled: seen.onSettled,
+    });
     try {
       await seen.reach(count);
     } finally {
@@ -55,17 +72,34 @@ describe.skipIf(!nats.reachable)('the outbox over NATS JetStream', { timeout: 12
 
   /** Kills a relay after its publish, waits for its claim (of `leaseSeconds`) to run out, and lets a second relay publish again. */
   async function crashAndRepublish(id: string, leaseSeconds: number): Promise<RelayReport[]> {
-    await runProgram(RELAY, relayEnv({ RETRYSAFE_CRASH_AT: 'relay-after-publish', LEASE_SECONDS: String(leaseSeconds) }), 'SIGKILL');
+    await runProgram(
+      RELAY,
+      relayEnv({ RETRYSAFE_CRASH_AT: 'relay-after-publish', LEASE_SECONDS: String(leaseSeconds) }),
+      'SIGKILL',
+    );
     expect(await row(id)).toMatchObject({ state: 'pending', attempts: 1 });
-    await until(async () => (await shared.database.query('SELECT 1 FROM retrysafe_outbox WHERE locked_until <= now()')).rows.length === 1, 'the claim ran out');
+    await until(
+      async () =>
+        (await shared.database.query('SELECT 1 FROM retrysafe_outbox WHERE locked_until <= now()')).rows.length === 1,
+      'the claim ran out',
+    );
     const second = await runProgram(RELAY, relayEnv());
     expect(await row(id)).toMatchObject({ state: 'delivered', attempts: 2 });
     return second.records() as RelayReport[];
   }
 
   it('publishes with the outbox id as Nats-Msg-Id, waiting for the stream to store it', async () => {
-    const id = await shared.database.transaction((tx) => enqueue(tx, { topic: `${route.subject}.orders.created`, headers: { 'x-tenant': 'tenant-a' }, payload: { order: 42 } }));
-    const relay = new Relay({ database: shared.database, transport: jetStreamTransport(route.js, { headers: natsHeaders }) });
+    const id = await shared.database.transaction((tx) =>
+      enqueue(tx, {
+        topic: `${route.subject}.orders.created`,
+        headers: { 'x-tenant': 'tenant-a' },
+        payload: { order: 42 },
+      }),
+    );
+    const relay = new Relay({
+      database: shared.database,
+      transport: jetStreamTransport(route.js, { headers: natsHeaders }),
+    });
     expect(await relay.runOnce()).toMatchObject({ claimed: 1, delivered: 1, duplicates: 0 });
     const consumer = await route.js.consumers.get(route.stream, route.durable);
     const message = await consumer.next({ expires: 5000 });
@@ -100,13 +134,17 @@ describe.skipIf(!nats.reachable)('the outbox over NATS JetStream', { timeout: 12
   });
 
   it('two relays racing on one outbox: every message is published, and each sends one email', async () => {
-    const ids = await Promise.all(Array.from({ length: 40 }, (_, i) => add(`${route.subject}.emails.receipt`, `customer-${i}@example.test`)));
+    const ids = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => add(`${route.subject}.emails.receipt`, `customer-${i}@example.test`)),
+    );
     const gate = await closedStartGate(shared.url);
     const relays = [1, 2].map(() => startProgram(RELAY, relayEnv({ BATCH_SIZE: '4', START_GATE: gate.key })));
     await gate.open(relays.length);
     for (const relay of relays) expect(await relay.exited, relay.output()).toBe(0);
 
-    const { rows } = await shared.database.query<{ state: string; n: number }>('SELECT state, count(*)::int AS n FROM retrysafe_outbox GROUP BY state');
+    const { rows } = await shared.database.query<{ state: string; n: number }>(
+      'SELECT state, count(*)::int AS n FROM retrysafe_outbox GROUP BY state',
+    );
     expect(rows).toEqual([{ state: 'delivered', n: 40 }]);
     expect(stored(relays)).toBe(40);
     expect(await route.stored()).toBe(40);
@@ -117,5 +155,7 @@ describe.skipIf(!nats.reachable)('the outbox over NATS JetStream', { timeout: 12
 
 /** Messages the relays published that the stream stored (not dropped as copies), by their own reports. */
 function stored(relays: readonly ChildProgram[]): number {
-  return relays.flatMap((relay) => relay.records() as RelayReport[]).reduce((sum, report) => sum + report.delivered - report.duplicates, 0);
+  return relays
+    .flatMap((relay) => relay.records() as RelayReport[])
+    .reduce((sum, report) => sum + report.delivered - report.duplicates, 0);
 }

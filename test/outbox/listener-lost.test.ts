@@ -26,7 +26,9 @@ describe('a LISTEN connection whose backend is terminated', () => {
     const unlisten = await pgListener(client)(() => {
       wakes += 1;
     });
-    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'retrysafe-listen-lost'");
+    await admin.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'retrysafe-listen-lost'",
+    );
     await until(() => wakes > 0, 'the relay is woken');
     // The connection is gone: unlistening reports it, it does not throw an uncaught error.
     await expect(unlisten()).rejects.toThrow();

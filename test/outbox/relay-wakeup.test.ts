@@ -76,10 +76,17 @@ describe.each(setups)('a running relay on $name', { timeout: 60_000 }, (setup) =
     try {
       // Let the first pass find nothing and go to rest.
       await new Promise((resolve) => setTimeout(resolve, 300));
-      const id = await listening.database.transaction((tx) => enqueue(tx, { topic: 'orders.created', payload: { order: 1 } }));
+      const id = await listening.database.transaction((tx) =>
+        enqueue(tx, { topic: 'orders.created', payload: { order: 1 } }),
+      );
       await until(() => sink.deliveries.length > 0, 'the message was delivered');
       expect(sink.deliveries.map((delivery) => delivery.headers['webhook-id'])).toEqual([id]);
-      await until(async () => (await listening.database.query<{ state: string }>('SELECT state FROM retrysafe_outbox WHERE id = $1', [id])).rows[0]?.state === 'delivered', 'it was marked delivered');
+      await until(
+        async () =>
+          (await listening.database.query<{ state: string }>('SELECT state FROM retrysafe_outbox WHERE id = $1', [id]))
+            .rows[0]?.state === 'delivered',
+        'it was marked delivered',
+      );
     } finally {
       stop.abort();
       await running;

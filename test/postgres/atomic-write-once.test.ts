@@ -51,7 +51,11 @@ afterAll(async () => {
 
 const store = (pipelined = false) => postgresStore(fromPg(pipelined ? pipelinedPool : pool));
 const identity = (): OperationIdentity => ({ tenant: 'tenant-a', operation: 'orders.create@1', key: randomUUID() });
-const request = (id: OperationIdentity, lockTimeoutMs = 10_000) => ({ identity: id, fingerprint: FINGERPRINT, lockTimeoutMs });
+const request = (id: OperationIdentity, lockTimeoutMs = 10_000) => ({
+  identity: id,
+  fingerprint: FINGERPRINT,
+  lockTimeoutMs,
+});
 const taken = (record: OperationRecord): Attempt => ({ kind: 'taken', record });
 
 function gate(): { readonly open: () => void; readonly opened: Promise<void> } {
@@ -78,7 +82,9 @@ async function first(id: OperationIdentity, ending: Ending, pipelined = false) {
       holding.open();
       await release.opened;
       if (ending === 'throw') throw new Error('the handler failed');
-      return ending === 'commit' ? { commit: true, value: claim, completion: COMPLETION } : { commit: false, value: claim };
+      return ending === 'commit'
+        ? { commit: true, value: claim, completion: COMPLETION }
+        : { commit: false, value: claim };
     },
     taken,
   );
@@ -99,7 +105,10 @@ const writeWhenClaimed =
  * A duplicate that writes the same effect when it claims; resolves, with its answer to come, once its claim has found
  * the identity held by the first (it then waits outside the database and tries again).
  */
-async function duplicate(id: OperationIdentity, lockTimeoutMs?: number): Promise<{ readonly answer: Promise<Attempt> }> {
+async function duplicate(
+  id: OperationIdentity,
+  lockTimeoutMs?: number,
+): Promise<{ readonly answer: Promise<Attempt> }> {
   const watched = countingHeldClaims(fromPg(pool));
   const answer = postgresStore(watched.database).atomic(request(id, lockTimeoutMs), writeWhenClaimed(id), taken);
   let ended = false;
@@ -115,9 +124,15 @@ async function duplicate(id: OperationIdentity, lockTimeoutMs?: number): Promise
 }
 
 const effects = async (id: OperationIdentity): Promise<number> =>
-  (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM effects WHERE key = $1', [id.key])).rows[0]?.n ?? -1;
+  (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM effects WHERE key = $1', [id.key])).rows[0]?.n ??
+  -1;
 const recordOf = async (id: OperationIdentity) =>
-  (await admin.query<{ state: string; response_status: number }>('SELECT state, response_status FROM retrysafe_operations WHERE tenant = $1 AND operation = $2 AND key = $3', [id.tenant, id.operation, id.key])).rows;
+  (
+    await admin.query<{ state: string; response_status: number }>(
+      'SELECT state, response_status FROM retrysafe_operations WHERE tenant = $1 AND operation = $2 AND key = $3',
+      [id.tenant, id.operation, id.key],
+    )
+  ).rows;
 
 describe('a duplicate waiting for the advisory lock, in every way the first attempt can end', () => {
   it('first commits: the duplicate replays its record, marked as having waited, and writes nothing', async () => {
@@ -127,21 +142,28 @@ describe('a duplicate waiting for the advisory lock, in every way the first atte
     one.release();
     expect(await one.done).toEqual({ kind: 'claimed' });
     const answer = await two;
-    expect(answer).toMatchObject({ kind: 'existing', waited: true, record: { state: 'completed', response: { status: 201 } } });
+    expect(answer).toMatchObject({
+      kind: 'existing',
+      waited: true,
+      record: { state: 'completed', response: { status: 201 } },
+    });
     expect(await effects(id)).toBe(1);
     expect(await recordOf(id)).toEqual([{ state: 'completed', response_status: 201 }]);
   });
 
-  it.each(['throw', 'unstored'] as const)('first rolls back (%s): the duplicate claims, runs and stores', async (ending) => {
-    const id = identity();
-    const one = await first(id, ending);
-    const { answer: two } = await duplicate(id);
-    one.release();
-    await (ending === 'throw' ? expect(one.done).rejects.toThrow('the handler failed') : one.done);
-    expect(await two).toEqual({ kind: 'claimed' });
-    expect(await effects(id)).toBe(1);
-    expect(await recordOf(id)).toEqual([{ state: 'completed', response_status: 201 }]);
-  });
+  it.each(['throw', 'unstored'] as const)(
+    'first rolls back (%s): the duplicate claims, runs and stores',
+    async (ending) => {
+      const id = identity();
+      const one = await first(id, ending);
+      const { answer: two } = await duplicate(id);
+      one.release();
+      await (ending === 'throw' ? expect(one.done).rejects.toThrow('the handler failed') : one.done);
+      expect(await two).toEqual({ kind: 'claimed' });
+      expect(await effects(id)).toBe(1);
+      expect(await recordOf(id)).toEqual([{ state: 'completed', response_status: 201 }]);
+    },
+  );
 
   it('first outlasts the lock wait: the duplicate is busy and the first commits unharmed', async () => {
     const id = identity();
@@ -168,36 +190,52 @@ describe('a duplicate waiting for the advisory lock, in every way the first atte
 });
 
 describe('a writer that skips the lock', () => {
-  it.each([false, true])('is still arbitrated by the record’s INSERT: the attempt that finds the identity taken rolls back its effect too (pipelined: %s)', async (pipelined) => {
-    const id = identity();
-    const one = await first(id, 'commit', pipelined);
-    // A finished record written without the lock, as a writer outside retrysafe's atomic path could.
-    await admin.query(
-      `INSERT INTO retrysafe_operations (tenant, operation, key, fingerprint, state, response_status, response_headers, response_body, finished_at, response_expires_at, expires_at)
+  it.each([false, true])(
+    'is still arbitrated by the record’s INSERT: the attempt that finds the identity taken rolls back its effect too (pipelined: %s)',
+    async (pipelined) => {
+      const id = identity();
+      const one = await first(id, 'commit', pipelined);
+      // A finished record written without the lock, as a writer outside retrysafe's atomic path could.
+      await admin.query(
+        `INSERT INTO retrysafe_operations (tenant, operation, key, fingerprint, state, response_status, response_headers, response_body, finished_at, response_expires_at, expires_at)
        VALUES ($1, $2, $3, $4, 'completed', 200, '{}', '\\x', now(), now() + interval '1 hour', now() + interval '1 day')`,
-      [id.tenant, id.operation, id.key, Buffer.alloc(32, 9)],
-    );
-    one.release();
-    expect(await one.done).toMatchObject({ kind: 'taken', record: { state: 'completed', response: { status: 200 } } });
-    expect(await effects(id)).toBe(0);
-  });
+        [id.tenant, id.operation, id.key, Buffer.alloc(32, 9)],
+      );
+      one.release();
+      expect(await one.done).toMatchObject({
+        kind: 'taken',
+        record: { state: 'completed', response: { status: 200 } },
+      });
+      expect(await effects(id)).toBe(0);
+    },
+  );
 });
 
 describe('a record pruned between the claim and its read', () => {
   it('leaves the identity free: the attempt claims, runs and stores, as any key after its retention', async () => {
     const id = identity();
-    await store().atomic(request(id), () => Promise.resolve({ commit: true, value: undefined, completion: COMPLETION }), () => undefined);
+    await store().atomic(
+      request(id),
+      () => Promise.resolve({ commit: true, value: undefined, completion: COMPLETION }),
+      () => undefined,
+    );
     const database = fromPg(pool);
     // The sweeper deletes without the identity's lock: here, just after the claim found the record, before it is read.
     const pruning: SqlDatabase<pg.PoolClient> = extend(database, {
-      transaction: <T>(work: (sql: SqlClient, tx: pg.PoolClient, opened: Opened) => Promise<T>, opening?: BoundStatement) =>
+      transaction: <T>(
+        work: (sql: SqlClient, tx: pg.PoolClient, opened: Opened) => Promise<T>,
+        opening?: BoundStatement,
+      ) =>
         database.transaction(
           (sql, tx, opened) =>
             work(
               extend(sql, {
                 async query<Row>(text: string | Statement, values?: readonly unknown[]) {
                   if (typeof text !== 'string' && text.name === 'retrysafe_read_record') {
-                    await admin.query('DELETE FROM retrysafe_operations WHERE tenant = $1 AND operation = $2 AND key = $3', [id.tenant, id.operation, id.key]);
+                    await admin.query(
+                      'DELETE FROM retrysafe_operations WHERE tenant = $1 AND operation = $2 AND key = $3',
+                      [id.tenant, id.operation, id.key],
+                    );
                   }
                   return sql.query<Row>(text, values);
                 },
@@ -231,14 +269,20 @@ describe('round trips and writes per new key', () => {
           if (inFlight === 0) trips += 1;
           inFlight += 1;
           const answer = query(...args);
-          void answer.finally(() => {
-            inFlight -= 1;
-          }).catch(() => undefined);
+          void answer
+            .finally(() => {
+              inFlight -= 1;
+            })
+            .catch(() => undefined);
           return answer;
         },
       });
       // The socket writes a chunk at a time, or the chunks buffered while it was corked at once.
-      const socket = (client as unknown as { connection: { stream: { _write: (...args: unknown[]) => void; _writev: (...args: unknown[]) => void } } }).connection.stream;
+      const socket = (
+        client as unknown as {
+          connection: { stream: { _write: (...args: unknown[]) => void; _writev: (...args: unknown[]) => void } };
+        }
+      ).connection.stream;
       for (const method of ['_write', '_writev'] as const) {
         const write = socket[method].bind(socket);
         socket[method] = (...args: unknown[]) => {
@@ -250,19 +294,32 @@ describe('round trips and writes per new key', () => {
     return { trips: () => trips, writes: () => writes };
   }
 
-  async function measure(pipeline: boolean): Promise<{ bare: { trips: number; writes: number }; atomic: { trips: number; writes: number } }> {
-    const target = new pg.Pool(pipeline ? { connectionString: db.url, max: 1, pipeline: true } as pg.PoolConfig : { connectionString: db.url, max: 1 });
+  async function measure(
+    pipeline: boolean,
+  ): Promise<{ bare: { trips: number; writes: number }; atomic: { trips: number; writes: number } }> {
+    const target = new pg.Pool(
+      pipeline
+        ? ({ connectionString: db.url, max: 1, pipeline: true } as pg.PoolConfig)
+        : { connectionString: db.url, max: 1 },
+    );
     const { trips, writes } = counted(target);
-    const since = (before: { trips: number; writes: number }) => ({ trips: trips() - before.trips, writes: writes() - before.writes });
+    const since = (before: { trips: number; writes: number }) => ({
+      trips: trips() - before.trips,
+      writes: writes() - before.writes,
+    });
     try {
       const database = fromPg(target);
       // Warm: the connection is open and retrysafe's statements prepared, as in steady state.
       const warm = identity();
       const run = (id: OperationIdentity) =>
-        postgresStore(database).atomic(request(id), async ({ tx }) => {
-          await tx.query('INSERT INTO effects (key) VALUES ($1)', [id.key]);
-          return { commit: true, value: undefined, completion: COMPLETION };
-        }, () => undefined);
+        postgresStore(database).atomic(
+          request(id),
+          async ({ tx }) => {
+            await tx.query('INSERT INTO effects (key) VALUES ($1)', [id.key]);
+            return { commit: true, value: undefined, completion: COMPLETION };
+          },
+          () => undefined,
+        );
       await run(warm);
       let before = { trips: trips(), writes: writes() };
       // The bare endpoint's own transaction, each statement awaited.
@@ -280,9 +337,12 @@ describe('round trips and writes per new key', () => {
     }
   }
 
-  it.each([false, true])('are the bare transaction’s: BEGIN goes with the lock, the record with COMMIT, each pair in one write (pool in pipeline mode: %s)', async (pipeline) => {
-    expect(await measure(pipeline)).toEqual({ bare: { trips: 3, writes: 3 }, atomic: { trips: 3, writes: 3 } });
-  });
+  it.each([false, true])(
+    'are the bare transaction’s: BEGIN goes with the lock, the record with COMMIT, each pair in one write (pool in pipeline mode: %s)',
+    async (pipeline) => {
+      expect(await measure(pipeline)).toEqual({ bare: { trips: 3, writes: 3 }, atomic: { trips: 3, writes: 3 } });
+    },
+  );
 
   /**
    * postgres.js, counted on the wire: a round trip starts with each write after
@@ -316,10 +376,16 @@ describe('round trips and writes per new key', () => {
     const sql = postgres(db.url, options);
     try {
       const run = (id: OperationIdentity) =>
-        postgresStore(fromPostgresJs(sql)).atomic(request(id), async ({ tx }) => {
-          await Promise.all(Array.from({ length: statements }, () => tx`INSERT INTO effects (key) VALUES (${randomUUID()})`));
-          return { commit: true, value: undefined, completion: COMPLETION };
-        }, () => undefined);
+        postgresStore(fromPostgresJs(sql)).atomic(
+          request(id),
+          async ({ tx }) => {
+            await Promise.all(
+              Array.from({ length: statements }, () => tx`INSERT INTO effects (key) VALUES (${randomUUID()})`),
+            );
+            return { commit: true, value: undefined, completion: COMPLETION };
+          },
+          () => undefined,
+        );
       // Warm: the connection is open and every statement prepared, as in steady state.
       await run(identity());
       let before = trips;

@@ -58,12 +58,19 @@ async function within<T>(answer: Promise<T>, ms: number): Promise<T | 'still wai
 }
 
 const identity = (): OperationIdentity => ({ tenant: 'tenant-a', operation: 'orders.create@1', key: randomUUID() });
-const request = (id: OperationIdentity, lockTimeoutMs = 20_000) => ({ identity: id, fingerprint: new Uint8Array(32), lockTimeoutMs });
+const request = (id: OperationIdentity, lockTimeoutMs = 20_000) => ({
+  identity: id,
+  fingerprint: new Uint8Array(32),
+  lockTimeoutMs,
+});
 const taken = (): AtomicClaim => ({ kind: 'busy' });
 type Store = ReturnType<typeof postgresStore<unknown>>;
 
 /** An attempt that has claimed `id` and stores its record once released. */
-async function firstAttempt(store: Store, id: OperationIdentity): Promise<{ readonly release: () => void; readonly done: Promise<AtomicClaim> }> {
+async function firstAttempt(
+  store: Store,
+  id: OperationIdentity,
+): Promise<{ readonly release: () => void; readonly done: Promise<AtomicClaim> }> {
   const running = gate();
   const release = gate();
   const done = store.atomic(
@@ -84,7 +91,10 @@ const look = (store: Store, id: OperationIdentity, lockTimeoutMs?: number): Prom
   store.atomic(request(id, lockTimeoutMs), ({ claim }) => Promise.resolve({ commit: false, value: claim }), taken);
 
 /** A small pool on each data layer whose size one can set; the second store of each stands for another process. */
-const layers: ReadonlyArray<{ readonly name: string; open(): { readonly database: SqlDatabase<unknown>; end(): Promise<void> } }> = [
+const layers: ReadonlyArray<{
+  readonly name: string;
+  open(): { readonly database: SqlDatabase<unknown>; end(): Promise<void> };
+}> = [
   {
     name: 'node-postgres',
     open() {
@@ -105,34 +115,45 @@ describe.each(layers)('duplicates on a pool of two ($name)', (layer) => {
   it.each([
     ['in the same process', true],
     ['in another process', false],
-  ] as const)('%s hold no connection while they wait: another key is served meanwhile, and each duplicate then replays', async (_where, sameStore) => {
-    const mine = layer.open();
-    const theirs = layer.open();
-    try {
-      const store = postgresStore(mine.database);
-      const duplicates = sameStore ? store : postgresStore(theirs.database);
-      const id = identity();
-      const first = await firstAttempt(store, id);
-      const waiting = Array.from({ length: DUPLICATES }, () => look(duplicates, id));
-      // Let every duplicate reach its wait.
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const other = duplicates.atomic(request(identity()), ({ claim }) => Promise.resolve({ commit: true, value: claim, completion: COMPLETION }), taken);
-      // Far longer than the key takes, far shorter than the duplicates' wait: a pool held by waiting duplicates would
-      // serve it only after they gave up, 20 s from now.
-      expect(await within(other, 10_000)).toEqual({ kind: 'claimed' });
-      const { rows } = await admin.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
-      );
-      expect(rows[0]?.n).toBe(0);
-      first.release();
-      expect(await first.done).toEqual({ kind: 'claimed' });
-      for (const answer of await Promise.all(waiting)) {
-        expect(answer).toMatchObject({ kind: 'existing', waited: true, record: { state: 'completed', response: { status: 201 } } });
+  ] as const)(
+    '%s hold no connection while they wait: another key is served meanwhile, and each duplicate then replays',
+    async (_where, sameStore) => {
+      const mine = layer.open();
+      const theirs = layer.open();
+      try {
+        const store = postgresStore(mine.database);
+        const duplicates = sameStore ? store : postgresStore(theirs.database);
+        const id = identity();
+        const first = await firstAttempt(store, id);
+        const waiting = Array.from({ length: DUPLICATES }, () => look(duplicates, id));
+        // Let every duplicate reach its wait.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const other = duplicates.atomic(
+          request(identity()),
+          ({ claim }) => Promise.resolve({ commit: true, value: claim, completion: COMPLETION }),
+          taken,
+        );
+        // Far longer than the key takes, far shorter than the duplicates' wait: a pool held by waiting duplicates would
+        // serve it only after they gave up, 20 s from now.
+        expect(await within(other, 10_000)).toEqual({ kind: 'claimed' });
+        const { rows } = await admin.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        );
+        expect(rows[0]?.n).toBe(0);
+        first.release();
+        expect(await first.done).toEqual({ kind: 'claimed' });
+        for (const answer of await Promise.all(waiting)) {
+          expect(answer).toMatchObject({
+            kind: 'existing',
+            waited: true,
+            record: { state: 'completed', response: { status: 201 } },
+          });
+        }
+      } finally {
+        await Promise.all([mine.end(), theirs.end()]);
       }
-    } finally {
-      await Promise.all([mine.end(), theirs.end()]);
-    }
-  });
+    },
+  );
 
   it('a route that waits for no one answers busy at once while the first attempt runs', async () => {
     const mine = layer.open();

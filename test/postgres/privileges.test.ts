@@ -23,7 +23,9 @@ import { codeBlocks } from '../support/markdown-blocks.js';
 const suffix = randomBytes(4).toString('hex');
 const ROLE = /\bretrysafe_(owner|app|operator)\b/g;
 const documented = (name: string): string => {
-  const block = codeBlocks(fileURLToPath(new URL('../../docs/operations.md', import.meta.url))).find((b) => b.language === 'sql' && b.attributes.get('privileges') === name);
+  const block = codeBlocks(fileURLToPath(new URL('../../docs/operations.md', import.meta.url))).find(
+    (b) => b.language === 'sql' && b.attributes.get('privileges') === name,
+  );
   if (block === undefined) throw new Error(`docs/operations.md has no \`sql privileges=${name}\` block.`);
   return block.code.replace(ROLE, (role) => `${role}_${suffix}`);
 };
@@ -57,12 +59,15 @@ describe('the documented database roles, on the PostgreSQL server', () => {
     db = await createTestDatabase();
     admin = connect(db.url);
     await admin.query(documented('roles'));
-    for (const name of ['owner', 'app', 'operator'] as const) await admin.query(`ALTER ROLE ${role(name)} PASSWORD '${password}'`);
+    for (const name of ['owner', 'app', 'operator'] as const)
+      await admin.query(`ALTER ROLE ${role(name)} PASSWORD '${password}'`);
     await migrate(fromPg(connect(urlAs('owner'))));
     await connect(urlAs('owner')).query(documented('grants'));
     // The application's own tables are the application's to grant.
     await admin.query('CREATE TABLE orders (id serial PRIMARY KEY, tenant text NOT NULL, sku text NOT NULL)');
-    await admin.query(`GRANT SELECT, INSERT ON orders TO ${role('app')}; GRANT USAGE ON SEQUENCE orders_id_seq TO ${role('app')}`);
+    await admin.query(
+      `GRANT SELECT, INSERT ON orders TO ${role('app')}; GRANT USAGE ON SEQUENCE orders_id_seq TO ${role('app')}`,
+    );
     app = portable(fromPg(connect(urlAs('app'))));
     operatorPool = connect(urlAs('operator'));
   });
@@ -83,7 +88,11 @@ describe('the documented database roles, on the PostgreSQL server', () => {
     });
 
   /** One key sent twice: created, then the same answer replayed. */
-  const createdThenReplayed = async (send: (request: Request, context: undefined) => Promise<Response>, path: string, body: unknown) => {
+  const createdThenReplayed = async (
+    send: (request: Request, context: undefined) => Promise<Response>,
+    path: string,
+    body: unknown,
+  ) => {
     const key = randomUUID();
     const first = await send(request(path, key, body), undefined);
     expect(first.status).toBe(201);
@@ -97,7 +106,10 @@ describe('the documented database roles, on the PostgreSQL server', () => {
       operation: 'orders.create@1',
       tenant: ({ request }) => request.headers.get('x-tenant') ?? undefined,
       async handler({ tx, tenant, input }) {
-        const { rows } = await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku) VALUES ($1, $2) RETURNING id', [tenant, input.sku]);
+        const { rows } = await tx.query<{ id: number }>(
+          'INSERT INTO orders (tenant, sku) VALUES ($1, $2) RETURNING id',
+          [tenant, input.sku],
+        );
         return { status: 201, body: { id: rows[0]?.id } };
       },
     };
@@ -114,7 +126,16 @@ describe('the documented database roles, on the PostgreSQL server', () => {
           steps += 1;
           return Promise.resolve({ id: `ch_${call.idempotencyKey.slice(0, 8)}` });
         });
-        const id = await local('record', async (tx) => (await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku) VALUES ($1, $2) RETURNING id', [identity.tenant, input.order])).rows[0]?.id);
+        const id = await local(
+          'record',
+          async (tx) =>
+            (
+              await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku) VALUES ($1, $2) RETURNING id', [
+                identity.tenant,
+                input.order,
+              ])
+            ).rows[0]?.id,
+        );
         return { status: 201, body: { id, charge: charge.id } };
       },
     };
@@ -163,7 +184,9 @@ describe('the documented database roles, on the PostgreSQL server', () => {
     for (const pool of [connect(urlAs('app')), operatorPool]) {
       await expect(pool.query(statement)).rejects.toMatchObject({ code: INSUFFICIENT_PRIVILEGE });
     }
-    expect((await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM retrysafe_operations')).rows[0]?.n).toBeGreaterThan(0);
+    expect(
+      (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM retrysafe_operations')).rows[0]?.n,
+    ).toBeGreaterThan(0);
   });
 
   it('refuses the application a migration', async () => {

@@ -20,11 +20,13 @@ const sent = new Map<string, readonly unknown[]>();
 const SCANS: ReadonlySet<string> = new Set([EXPIRED_LEASES.text]);
 
 function recording(database: SqlDatabase<SqlClient>): SqlDatabase<SqlClient> {
-  const record = (query: SqlClient['query']): SqlClient['query'] => (text, values) => {
-    const body = typeof text === 'string' ? text : text.text;
-    if (!sent.has(body)) sent.set(body, values ?? []);
-    return query(text, values);
-  };
+  const record =
+    (query: SqlClient['query']): SqlClient['query'] =>
+    (text, values) => {
+      const body = typeof text === 'string' ? text : text.text;
+      if (!sent.has(body)) sent.set(body, values ?? []);
+      return query(text, values);
+    };
   return {
     transaction: (work, opening) => {
       // The opening statement goes out with BEGIN, past the runner: recorded here.
@@ -60,11 +62,10 @@ describeStoreContract(
     return {
       store: postgresStore(recording(database)),
       expire: async (identity) => {
-        await database.query("UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second' WHERE tenant = $1 AND operation = $2 AND key = $3", [
-          identity.tenant,
-          identity.operation,
-          identity.key,
-        ]);
+        await database.query(
+          "UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second' WHERE tenant = $1 AND operation = $2 AND key = $3",
+          [identity.tenant, identity.operation, identity.key],
+        );
       },
       close: async () => {},
     };
@@ -83,9 +84,16 @@ interface PlanNode {
 
 /** Scans of retrysafe's tables in a plan, with the conditions that bound them. */
 function scans(node: PlanNode): { relation: string; type: string; conditions: string }[] {
-  const own = node['Relation Name']?.startsWith('retrysafe_') === true && node['Node Type'] !== 'ModifyTable'
-    ? [{ relation: node['Relation Name'], type: node['Node Type'], conditions: [node['Index Cond'], node['Recheck Cond'], node.Filter].join(' ') }]
-    : [];
+  const own =
+    node['Relation Name']?.startsWith('retrysafe_') === true && node['Node Type'] !== 'ModifyTable'
+      ? [
+          {
+            relation: node['Relation Name'],
+            type: node['Node Type'],
+            conditions: [node['Index Cond'], node['Recheck Cond'], node.Filter].join(' '),
+          },
+        ]
+      : [];
   return [...own, ...(node.Plans ?? []).flatMap(scans)];
 }
 
@@ -110,7 +118,9 @@ describe('routability: every statement of the request paths is bounded to one te
     const { rows } = await pool.query<{ proname: string; proargnames: string[] | null; prosrc: string }>(
       "SELECT proname, proargnames, prosrc FROM pg_proc WHERE proname LIKE 'retrysafe\\_%'",
     );
-    const called = rows.filter(({ proname }) => [...sent.keys()].some((text) => new RegExp(`\\b${proname}\\s*\\(`).test(text)));
+    const called = rows.filter(({ proname }) =>
+      [...sent.keys()].some((text) => new RegExp(`\\b${proname}\\s*\\(`).test(text)),
+    );
     for (const { proname, proargnames, prosrc } of called) {
       expect(proargnames?.[0], proname).toBe('p_tenant');
       for (const text of sent.keys()) {
@@ -118,26 +128,44 @@ describe('routability: every statement of the request paths is bounded to one te
         if (call !== null) expect(call[1], `${proname} in:\n${text.trim()}`).toBe('$1');
       }
       // Every statement of the body that names a retrysafe table has a WHERE on the tenant argument.
-      const statements = prosrc.split(';').filter((part) => /\bretrysafe_\w+/.test(part.replace(/pg_\w*advisory\w*\([^)]*\)/g, '')));
+      const statements = prosrc
+        .split(';')
+        .filter((part) => /\bretrysafe_\w+/.test(part.replace(/pg_\w*advisory\w*\([^)]*\)/g, '')));
       for (const part of statements) expect(part, proname).toMatch(/\btenant\s*=\s*p_tenant\b/);
     }
   });
 
   it('tells a statement that reads across tenants', async () => {
-    expect(await unboundedScans("SELECT state FROM retrysafe_operations WHERE operation = $1 AND key = $2", ['orders.create@1', 'k'])).toHaveLength(1);
-    expect(await unboundedScans('INSERT INTO retrysafe_outbox (id, topic, payload) VALUES (gen_random_uuid(), $1, $2)', ['t', {}])).toHaveLength(1);
+    expect(
+      await unboundedScans('SELECT state FROM retrysafe_operations WHERE operation = $1 AND key = $2', [
+        'orders.create@1',
+        'k',
+      ]),
+    ).toHaveLength(1);
+    expect(
+      await unboundedScans('INSERT INTO retrysafe_outbox (id, topic, payload) VALUES (gen_random_uuid(), $1, $2)', [
+        't',
+        {},
+      ]),
+    ).toHaveLength(1);
   });
 });
 
 /** What in the plan of `text` is not bounded to one tenant: a scan of a retrysafe table without a tenant condition, an INSERT that does not write the tenant. */
 async function unboundedScans(text: string, values: readonly unknown[]): Promise<string[]> {
-  const { rows } = await pool.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${text}`, [...values]);
+  const { rows } = await pool.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${text}`, [
+    ...values,
+  ]);
   const plan = rows[0]?.['QUERY PLAN'][0]?.Plan;
   if (plan === undefined) throw new Error(`No plan for ${text}`);
   const found = scans(plan)
     .filter(({ conditions }) => !/\btenant\b/.test(conditions))
     .map((scan) => `${scan.type} on ${scan.relation} without a tenant condition in:\n${text.trim()}`);
   // An INSERT is routed by the tenant it writes: it must write the column.
-  if (/^\s*(WITH[\s\S]*)?INSERT INTO retrysafe_/i.test(text) && !/INSERT INTO retrysafe_\w+(\s+AS\s+\w+)?\s*\(\s*tenant\b/i.test(text)) found.push(`INSERT without tenant:\n${text.trim()}`);
+  if (
+    /^\s*(WITH[\s\S]*)?INSERT INTO retrysafe_/i.test(text) &&
+    !/INSERT INTO retrysafe_\w+(\s+AS\s+\w+)?\s*\(\s*tenant\b/i.test(text)
+  )
+    found.push(`INSERT without tenant:\n${text.trim()}`);
   return found;
 }

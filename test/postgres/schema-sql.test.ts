@@ -53,7 +53,9 @@ describe('the printed schema applied by a migration tool', () => {
     const pool = await fresh();
     await pool.query(schemaSql());
     expect(await migrate(portable(fromPg(pool)))).toEqual({ applied: [], version: migrations.at(-1)?.version });
-    const { rows } = await pool.query<{ version: number; name: string }>('SELECT version, name FROM retrysafe_migrations ORDER BY version');
+    const { rows } = await pool.query<{ version: number; name: string }>(
+      'SELECT version, name FROM retrysafe_migrations ORDER BY version',
+    );
     expect(rows).toEqual(migrations.map(({ version, name }) => ({ version, name })));
   });
 

@@ -33,7 +33,11 @@ const broken: readonly (readonly [string, Record<string, string>, string])[] = [
   ['an empty tenant', { ...completed, tenant: "''" }, 'retrysafe_name_check'],
   ['a key over 255 bytes', { ...completed, key: long(256) }, 'retrysafe_name_check'],
   ['an operation under 3 bytes', { ...completed, operation: "'ab'" }, 'retrysafe_operation_name_check'],
-  ['a fingerprint that is not 32 bytes', { ...completed, fingerprint: `'\\x${'ab'.repeat(31)}'::bytea` }, 'retrysafe_fingerprint_check'],
+  [
+    'a fingerprint that is not 32 bytes',
+    { ...completed, fingerprint: `'\\x${'ab'.repeat(31)}'::bytea` },
+    'retrysafe_fingerprint_check',
+  ],
   ['an unknown state', { ...completed, state: "'done'" }, 'retrysafe_record_state_check'],
   ['an unknown mode', { ...completed, mode: "'eventual'" }, 'retrysafe_mode_check'],
   ['an attempt of 0', { ...completed, attempt: '0' }, 'retrysafe_positive_check'],
@@ -42,15 +46,33 @@ const broken: readonly (readonly [string, Record<string, string>, string])[] = [
   ['a resource reference over 2048 bytes', { ...completed, resource_ref: long(2049) }, 'retrysafe_resource_ref_check'],
   ['a reason over 4096 bytes', { ...completed, reason: long(4097) }, 'retrysafe_long_text_check'],
   ['a completed record without its body', { ...completed, response_body: 'NULL' }, 'retrysafe_operations_state_shape'],
-  ['a failed record without its expiry', { ...completed, state: "'failed'", expires_at: 'NULL' }, 'retrysafe_operations_state_shape'],
+  [
+    'a failed record without its expiry',
+    { ...completed, state: "'failed'", expires_at: 'NULL' },
+    'retrysafe_operations_state_shape',
+  ],
   [
     'an in_progress record with a status',
-    { tenant: "'t1'", operation: "'orders.create@1'", key: "'k1'", fingerprint: FINGERPRINT, state: "'in_progress'", response_status: '201' },
+    {
+      tenant: "'t1'",
+      operation: "'orders.create@1'",
+      key: "'k1'",
+      fingerprint: FINGERPRINT,
+      state: "'in_progress'",
+      response_status: '201',
+    },
     'retrysafe_operations_state_shape',
   ],
   [
     'an in_progress record with an owner but no lease',
-    { tenant: "'t1'", operation: "'orders.create@1'", key: "'k1'", fingerprint: FINGERPRINT, state: "'in_progress'", owner_token: 'gen_random_uuid()' },
+    {
+      tenant: "'t1'",
+      operation: "'orders.create@1'",
+      key: "'k1'",
+      fingerprint: FINGERPRINT,
+      state: "'in_progress'",
+      owner_token: 'gen_random_uuid()',
+    },
     'retrysafe_operations_state_shape',
   ],
   ['an unknown outcome without a reason', { ...completed, state: "'unknown'" }, 'retrysafe_operations_state_shape'],
@@ -68,15 +90,30 @@ const brokenMessages: readonly (readonly [string, string, string])[] = [
   ['outbox headers that are not an object', outbox('topic, headers', "'orders', '[]'"), 'retrysafe_json_object_check'],
   ['an unknown outbox state', outbox('topic, state', "'orders', 'sent'"), 'retrysafe_outbox_state_check'],
   ['negative outbox attempts', outbox('topic, attempts', "'orders', -1"), 'retrysafe_non_negative_check'],
-  ['a delivered message without its time', outbox('topic, state', "'orders', 'delivered'"), 'retrysafe_outbox_delivered'],
-  ['an inbox generation of 0', "INSERT INTO retrysafe_inbox (consumer, generation, message_id) VALUES ('emails', 0, 'm1')", 'retrysafe_positive_check'],
-  ['an inbox message id over 255 bytes', `INSERT INTO retrysafe_inbox (consumer, message_id) VALUES ('emails', ${long(256)})`, 'retrysafe_name_check'],
+  [
+    'a delivered message without its time',
+    outbox('topic, state', "'orders', 'delivered'"),
+    'retrysafe_outbox_delivered',
+  ],
+  [
+    'an inbox generation of 0',
+    "INSERT INTO retrysafe_inbox (consumer, generation, message_id) VALUES ('emails', 0, 'm1')",
+    'retrysafe_positive_check',
+  ],
+  [
+    'an inbox message id over 255 bytes',
+    `INSERT INTO retrysafe_inbox (consumer, message_id) VALUES ('emails', ${long(256)})`,
+    'retrysafe_name_check',
+  ],
   ['an unknown webhook state', webhook('state', "'lost'"), 'retrysafe_webhook_state_check'],
   ['a webhook error over 4096 bytes', webhook('last_error', long(4097)), 'retrysafe_long_text_check'],
   ['a processed webhook without its time', webhook('state', "'processed'"), 'retrysafe_webhook_events_processed'],
 ];
 
-async function refusal(database: SqlDatabase<SqlClient>, sql: string): Promise<{ code?: string; constraint?: string } | undefined> {
+async function refusal(
+  database: SqlDatabase<SqlClient>,
+  sql: string,
+): Promise<{ code?: string; constraint?: string } | undefined> {
   try {
     await database.query(sql);
     return undefined;
@@ -112,7 +149,9 @@ describe.each(engines)('the operation table’s rules on $name', (factory) => {
       },
     ];
     for (const row of rows) await engine.database.query(insert(row));
-    const { rows: counted } = await engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM retrysafe_operations');
+    const { rows: counted } = await engine.database.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM retrysafe_operations',
+    );
     expect(counted[0]?.n).toBe(rows.length);
     await engine.database.query('DELETE FROM retrysafe_operations');
   });
@@ -127,7 +166,9 @@ describe.each(engines)('the operation table’s rules on $name', (factory) => {
 
   it('refuses an update that breaks the shape of the state, and a step name over 200 bytes', async () => {
     await engine.database.query(insert({ ...completed, key: "'k7'" }));
-    expect(await refusal(engine.database, "UPDATE retrysafe_operations SET finished_at = NULL WHERE key = 'k7'")).toEqual({
+    expect(
+      await refusal(engine.database, "UPDATE retrysafe_operations SET finished_at = NULL WHERE key = 'k7'"),
+    ).toEqual({
       code: '23514',
       constraint: 'retrysafe_operations_state_shape',
     });
@@ -170,15 +211,27 @@ describe('upgrading to the domain checks', () => {
     const before = migrations.filter((m) => m.version < 5);
     expect((await migrate(database, before)).version).toBe(4);
     await database.query(insert(completed));
-    await database.query(insert({ ...completed, key: "'k2'", state: "'tombstone'", response_body: 'NULL', resource_ref: "'/orders/1'" }));
-    await database.query(`INSERT INTO retrysafe_steps (tenant, operation, key, step, result, fencing_token) VALUES ('t1', 'orders.create@1', 'k1', 'charge', '{}', 1)`);
+    await database.query(
+      insert({ ...completed, key: "'k2'", state: "'tombstone'", response_body: 'NULL', resource_ref: "'/orders/1'" }),
+    );
+    await database.query(
+      `INSERT INTO retrysafe_steps (tenant, operation, key, step, result, fencing_token) VALUES ('t1', 'orders.create@1', 'k1', 'charge', '{}', 1)`,
+    );
     const files = await fileNodes();
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
-    expect(await migrate(database, migrations.filter((m) => m.version <= 5))).toEqual({ applied: [5], version: 5 });
+    expect(
+      await migrate(
+        database,
+        migrations.filter((m) => m.version <= 5),
+      ),
+    ).toEqual({ applied: [5], version: 5 });
     expect(await fileNodes()).toEqual(files);
     expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
-    expect(await refusal(database, insert({ ...completed, key: "''" }))).toEqual({ code: '23514', constraint: 'retrysafe_name_check' });
+    expect(await refusal(database, insert({ ...completed, key: "''" }))).toEqual({
+      code: '23514',
+      constraint: 'retrysafe_name_check',
+    });
   });
 
   it('then learns step starts and backoff (0006) without a rewrite: existing steps stay finished', async () => {
@@ -186,11 +239,20 @@ describe('upgrading to the domain checks', () => {
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
     const steps = (await database.query('SELECT * FROM retrysafe_steps')).rows;
 
-    expect(await migrate(database, migrations.filter((m) => m.version <= 6))).toEqual({ applied: [6], version: 6 });
+    expect(
+      await migrate(
+        database,
+        migrations.filter((m) => m.version <= 6),
+      ),
+    ).toEqual({ applied: [6], version: 6 });
     expect(await fileNodes()).toEqual(files);
     const upgraded = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
     expect(upgraded).toEqual(records.map((row) => ({ ...row, not_before: null, failures: 0, retried_at: null })));
-    const [step] = (await database.query<{ result: unknown; finished_at: Date | null; started_at: Date | null }>('SELECT * FROM retrysafe_steps')).rows;
+    const [step] = (
+      await database.query<{ result: unknown; finished_at: Date | null; started_at: Date | null }>(
+        'SELECT * FROM retrysafe_steps',
+      )
+    ).rows;
     expect(step).toMatchObject({ result: steps[0]?.result, finished_at: steps[0]?.finished_at });
     expect(step?.started_at).toBeInstanceOf(Date);
   });
@@ -199,7 +261,12 @@ describe('upgrading to the domain checks', () => {
     const files = await fileNodes();
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
-    expect(await migrate(database, migrations.filter((m) => m.version <= 7))).toEqual({ applied: [7], version: 7 });
+    expect(
+      await migrate(
+        database,
+        migrations.filter((m) => m.version <= 7),
+      ),
+    ).toEqual({ applied: [7], version: 7 });
     expect(await fileNodes()).toEqual(files);
     expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
   });
@@ -208,20 +275,39 @@ describe('upgrading to the domain checks', () => {
     const files = await fileNodes();
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
-    expect(await migrate(database, migrations.filter((m) => m.version <= 8))).toEqual({ applied: [8], version: 8 });
+    expect(
+      await migrate(
+        database,
+        migrations.filter((m) => m.version <= 8),
+      ),
+    ).toEqual({ applied: [8], version: 8 });
     expect(await fileNodes()).toEqual(files);
-    expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records.map((row) => ({ ...row, principal: null })));
-    expect(await refusal(database, "UPDATE retrysafe_operations SET principal = '\\x00' WHERE key = 'k1'")).toEqual({ code: '23514', constraint: 'retrysafe_digest_check' });
-    await database.query("UPDATE retrysafe_operations SET principal = decode(repeat('ab', 32), 'hex') WHERE key = 'k1'");
+    expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(
+      records.map((row) => ({ ...row, principal: null })),
+    );
+    expect(await refusal(database, "UPDATE retrysafe_operations SET principal = '\\x00' WHERE key = 'k1'")).toEqual({
+      code: '23514',
+      constraint: 'retrysafe_digest_check',
+    });
+    await database.query(
+      "UPDATE retrysafe_operations SET principal = decode(repeat('ab', 32), 'hex') WHERE key = 'k1'",
+    );
   });
 
   it('then keeps one sweep index instead of two expiry indexes (0009) without touching a row or rewriting the table', async () => {
     const files = await fileNodes();
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
-    expect(await migrate(database, migrations.filter((m) => m.version <= 9))).toEqual({ applied: [9], version: 9 });
+    expect(
+      await migrate(
+        database,
+        migrations.filter((m) => m.version <= 9),
+      ),
+    ).toEqual({ applied: [9], version: 9 });
     const swapped = new Set(['retrysafe_operations_expiry', 'retrysafe_operations_response_expiry']);
-    expect((await fileNodes()).filter((file) => file.relname !== 'retrysafe_operations_sweep')).toEqual(files.filter((file) => !swapped.has(file.relname)));
+    expect((await fileNodes()).filter((file) => file.relname !== 'retrysafe_operations_sweep')).toEqual(
+      files.filter((file) => !swapped.has(file.relname)),
+    );
     expect((await fileNodes()).map((file) => file.relname)).toContain('retrysafe_operations_sweep');
     expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
   });

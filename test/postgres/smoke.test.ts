@@ -19,11 +19,24 @@ describe.each(engines)('smoke on $name', (factory) => {
       operation: 'orders.create@1',
       tenant: () => 't1',
       handler: async ({ tx }: { tx: { query: Engine['database']['query'] } }) => {
-        const { rows } = await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku) VALUES ($1, $2) RETURNING id', ['t1', 'W']);
-        return { status: 201, body: { id: rows[0]?.id }, headers: { location: `/orders/${rows[0]?.id}`, 'set-cookie': 'a=b' } };
+        const { rows } = await tx.query<{ id: number }>(
+          'INSERT INTO orders (tenant, sku) VALUES ($1, $2) RETURNING id',
+          ['t1', 'W'],
+        );
+        return {
+          status: 201,
+          body: { id: rows[0]?.id },
+          headers: { location: `/orders/${rows[0]?.id}`, 'set-cookie': 'a=b' },
+        };
       },
     };
-    const req: IncomingRequest<null> = { raw: null, method: 'POST', path: '/orders', header: (n) => (n === 'idempotency-key' ? 'k1' : undefined), body: { sku: 'W' } };
+    const req: IncomingRequest<null> = {
+      raw: null,
+      method: 'POST',
+      path: '/orders',
+      header: (n) => (n === 'idempotency-key' ? 'k1' : undefined),
+      body: { sku: 'W' },
+    };
     const first = await runAtomic(config, route, req);
     const second = await runAtomic(config, route, req);
     expect(first.status).toBe(201);

@@ -18,7 +18,10 @@ describe('fromPg when a named statement is not where node-postgres prepared it',
   const onWarning = (warning: Error): void => {
     if ((warning as { code?: string }).code === 'RETRYSAFE_POOLER_DETECTED') warnings.push(warning.message);
   };
-  const prepared = async (): Promise<string[]> => (await pool.query<{ name: string }>('SELECT name FROM pg_prepared_statements ORDER BY name')).rows.map((row) => row.name);
+  const prepared = async (): Promise<string[]> =>
+    (await pool.query<{ name: string }>('SELECT name FROM pg_prepared_statements ORDER BY name')).rows.map(
+      (row) => row.name,
+    );
   const statement = { name: 'retrysafe_moved', text: 'SELECT $1::int AS n' };
   const another = { name: 'retrysafe_after', text: 'SELECT $1::int + 1 AS n' };
 
@@ -53,10 +56,12 @@ describe('fromPg when a named statement is not where node-postgres prepared it',
     const database = fromPg(pool);
     await database.transaction((sql) => sql.query(statement, [1]));
     await pool.query('DEALLOCATE retrysafe_moved');
-    const failed = await database.transaction((sql) => sql.query(statement, [2])).then(
-      () => 'committed',
-      (error: { code?: string }) => error.code,
-    );
+    const failed = await database
+      .transaction((sql) => sql.query(statement, [2]))
+      .then(
+        () => 'committed',
+        (error: { code?: string }) => error.code,
+      );
     expect(failed).toBe('26000');
     expect((await database.transaction((sql) => sql.query(statement, [3]))).rows).toEqual([{ n: 3 }]);
     expect(await prepared()).toEqual([]);

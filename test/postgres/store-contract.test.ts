@@ -12,10 +12,15 @@ import { tracedStore } from '../../src/store/traced-store.js';
 import { describeStoreContract } from '../../src/testing/index.js';
 import { engines } from '../support/engines.js';
 
-const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())] }).getTracer('store-contract');
+const tracer = new BasicTracerProvider({
+  spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())],
+}).getTracer('store-contract');
 const keys = keyring({ current: 'k2', keys: { k1: randomBytes(32), k2: randomBytes(32) } });
 
-const variants: readonly { readonly name: string; wrap(store: OperationStore<SqlClient>): OperationStore<SqlClient> }[] = [
+const variants: readonly {
+  readonly name: string;
+  wrap(store: OperationStore<SqlClient>): OperationStore<SqlClient>;
+}[] = [
   { name: 'postgresStore', wrap: (store) => store },
   { name: 'encryptedStore(postgresStore)', wrap: (store) => encryptedStore(store, keys, { requireEncryption: true }) },
   { name: 'storeTimer(postgresStore)', wrap: (store) => storeTimer(new Registry())(store) },

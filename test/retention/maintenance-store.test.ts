@@ -19,14 +19,34 @@ describe.each(engines)('the maintenance store on $name', (factory) => {
   it('inspects one operation with its steps, reading the body only when asked', async () => {
     const store = postgresStore(engine.database);
     const identity = { tenant: 'tenant-a', operation: 'payments.create@1', key: randomUUID() };
-    const claim = await store.claimLease({ identity, fingerprint: fingerprint({ amount: 5 }), input: { amount: 5 }, mode: 'leased', ownerToken: randomUUID(), leaseSeconds: 60 });
+    const claim = await store.claimLease({
+      identity,
+      fingerprint: fingerprint({ amount: 5 }),
+      input: { amount: 5 },
+      mode: 'leased',
+      ownerToken: randomUUID(),
+      leaseSeconds: 60,
+    });
     if (claim.kind !== 'claimed') throw new Error('not claimed');
     await store.checkpoint(claim.lease, 'charge', { id: 'ch_1' }, 60);
-    await store.completeLease(claim.lease, { state: 'completed', reply: { status: 201, headers: { location: '/payments/ch_1' }, body: Buffer.from('paid') }, retention: defaultRetention });
+    await store.completeLease(claim.lease, {
+      state: 'completed',
+      reply: { status: 201, headers: { location: '/payments/ch_1' }, body: Buffer.from('paid') },
+      retention: defaultRetention,
+    });
     const maintenance = maintenanceStore(engine.database);
 
     const details = await maintenance.inspect(identity);
-    expect(details).toMatchObject({ identity, state: 'completed', mode: 'leased', status: 201, resource: '/payments/ch_1', bodyBytes: 4, body: undefined, leaseOwner: undefined });
+    expect(details).toMatchObject({
+      identity,
+      state: 'completed',
+      mode: 'leased',
+      status: 201,
+      resource: '/payments/ch_1',
+      bodyBytes: 4,
+      body: undefined,
+      leaseOwner: undefined,
+    });
     expect(details?.steps.map((step) => step.name)).toEqual(['charge']);
     expect(Buffer.from(details?.fingerprint ?? []).equals(Buffer.from(fingerprint({ amount: 5 })))).toBe(true);
     expect(Buffer.from((await maintenance.inspect(identity, { body: true }))?.body ?? []).toString()).toBe('paid');
@@ -34,9 +54,27 @@ describe.each(engines)('the maintenance store on $name', (factory) => {
   });
 
   it('lists expired leases and unknown outcomes past a minimum age, each kind oldest first and capped', async () => {
-    await insertRecord(engine.database, { key: 'lease-1h', state: 'in_progress', mode: 'leased', leaseExpiresIn: -10, createdAgo: 3600 });
-    await insertRecord(engine.database, { key: 'lease-2h', state: 'in_progress', mode: 'leased', leaseExpiresIn: -20, createdAgo: 7200 });
-    await insertRecord(engine.database, { key: 'lease-held', state: 'in_progress', mode: 'leased', leaseExpiresIn: 60, createdAgo: 7200 });
+    await insertRecord(engine.database, {
+      key: 'lease-1h',
+      state: 'in_progress',
+      mode: 'leased',
+      leaseExpiresIn: -10,
+      createdAgo: 3600,
+    });
+    await insertRecord(engine.database, {
+      key: 'lease-2h',
+      state: 'in_progress',
+      mode: 'leased',
+      leaseExpiresIn: -20,
+      createdAgo: 7200,
+    });
+    await insertRecord(engine.database, {
+      key: 'lease-held',
+      state: 'in_progress',
+      mode: 'leased',
+      leaseExpiresIn: 60,
+      createdAgo: 7200,
+    });
     await insertRecord(engine.database, { key: 'unknown-new', state: 'unknown', mode: 'transparent', createdAgo: 5 });
     const maintenance = maintenanceStore(engine.database);
 
@@ -47,7 +85,9 @@ describe.each(engines)('the maintenance store on $name', (factory) => {
       ['unknown', 'unknown-new'],
     ]);
     expect(all[0]?.ageSeconds).toBeGreaterThanOrEqual(7200);
-    expect((await maintenance.stuck({ olderThanSeconds: 60, limit: 1 })).map((s) => s.identity.key)).toEqual(['lease-2h']);
+    expect((await maintenance.stuck({ olderThanSeconds: 60, limit: 1 })).map((s) => s.identity.key)).toEqual([
+      'lease-2h',
+    ]);
     await expect(maintenance.stuck({ olderThanSeconds: 0, limit: 0 })).rejects.toThrow(RetrysafeError);
   });
 });

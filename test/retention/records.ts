@@ -43,7 +43,9 @@ export async function insertRecord(database: SqlDatabase<SqlClient>, spec: Recor
     spec.mode ?? 'atomic',
     spec.state === 'in_progress' ? (spec.leaseExpiresIn ?? -1) : null,
     finished || spec.state === 'tombstone' ? 201 : null,
-    finished ? JSON.stringify({ 'content-type': 'application/json', ...(resource === null ? {} : { location: resource }) }) : null,
+    finished
+      ? JSON.stringify({ 'content-type': 'application/json', ...(resource === null ? {} : { location: resource }) })
+      : null,
     finished ? Buffer.from(JSON.stringify({ key: spec.key })) : null,
     resource,
     spec.reason ?? (spec.state === 'unknown' ? 'the provider did not answer' : null),
@@ -65,6 +67,8 @@ export interface RecordRowView {
 
 /** Every record, by key. */
 export async function recordsByKey(database: SqlDatabase<SqlClient>): Promise<Map<string, RecordRowView>> {
-  const { rows } = await database.query<RecordRowView>('SELECT key, state, response_status, response_headers, response_body, resource_ref FROM retrysafe_operations');
+  const { rows } = await database.query<RecordRowView>(
+    'SELECT key, state, response_status, response_headers, response_body, resource_ref FROM retrysafe_operations',
+  );
   return new Map(rows.map((row) => [row.key, row]));
 }

@@ -82,7 +82,10 @@ describe.each(openers)('the one sweep index (0009) on a filled table on $name', 
   beforeAll(async () => {
     opened = await opener.open();
     database = opened.database;
-    await migrate(database, migrations.filter((m) => m.version <= BEFORE));
+    await migrate(
+      database,
+      migrations.filter((m) => m.version <= BEFORE),
+    );
     await database.query(FILLED_TABLE);
     due = (await database.query<{ responses: number; tombstones: number }>(DUE)).rows[0];
   }, 120_000);
@@ -118,7 +121,9 @@ describe.each(openers)('the one sweep index (0009) on a filled table on $name', 
     const report = await new Sweeper({ store: maintenanceStore(database), batchSize: 500 }).runOnce();
     expect(report).toMatchObject({ tombstoned: due?.responses, deleted: due?.tombstones });
     expect((await database.query(DUE)).rows[0]).toEqual({ responses: 0, tombstones: 0 });
-    const { rows } = await database.query<{ n: number }>(`SELECT count(*)::int AS n FROM retrysafe_operations WHERE state = 'tombstone'`);
+    const { rows } = await database.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM retrysafe_operations WHERE state = 'tombstone'`,
+    );
     // 35,000 fresh tombstones, and 3,000 new ones.
     expect(rows[0]?.n).toBe(38_000);
   });

@@ -37,50 +37,63 @@ describe.each(nodePostgres)('sweeping 100,000 expired records on $name', (factor
   });
   afterAll(() => engine.close());
 
-  it('turns every expired response into a tombstone and deletes every expired tombstone while requests keep being answered', { timeout: 180_000 }, async () => {
-    const config = idempotency({ store: postgresStore(engine.database) });
-    const route: AtomicRoute<FetchRequest, { sku: string }, SqlClient> = {
-      operation: 'orders.create@1',
-      tenant: () => 'tenant-live',
-      async handler({ tx, tenant, input }) {
-        const { rows } = await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku) VALUES ($1, $2) RETURNING id', [tenant, input.sku]);
-        return { status: 201, headers: { location: `/orders/${rows[0]?.id}` }, body: { id: rows[0]?.id } };
-      },
-    };
-    const createOrder = atomic(config, route);
-    const order = () =>
-      createOrder(
-        new Request('http://shop.test/orders', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
-          body: JSON.stringify({ sku: 'W-1' }),
-        }),
-        undefined,
-      );
+  it(
+    'turns every expired response into a tombstone and deletes every expired tombstone while requests keep being answered',
+    { timeout: 180_000 },
+    async () => {
+      const config = idempotency({ store: postgresStore(engine.database) });
+      const route: AtomicRoute<FetchRequest, { sku: string }, SqlClient> = {
+        operation: 'orders.create@1',
+        tenant: () => 'tenant-live',
+        async handler({ tx, tenant, input }) {
+          const { rows } = await tx.query<{ id: number }>(
+            'INSERT INTO orders (tenant, sku) VALUES ($1, $2) RETURNING id',
+            [tenant, input.sku],
+          );
+          return { status: 201, headers: { location: `/orders/${rows[0]?.id}` }, body: { id: rows[0]?.id } };
+        },
+      };
+      const createOrder = atomic(config, route);
+      const order = () =>
+        createOrder(
+          new Request('http://shop.test/orders', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+            body: JSON.stringify({ sku: 'W-1' }),
+          }),
+          undefined,
+        );
 
-    let phase: 'before' | 'sweeping' | 'after' = 'before';
-    let answeredDuringSweep = 0;
-    const failures: number[] = [];
-    const stream = async (): Promise<void> => {
-      while (phase !== 'after') {
-        const answer = await order();
-        if (answer.status !== 201) failures.push(answer.status);
-        else if (phase === 'sweeping') answeredDuringSweep += 1;
-      }
-    };
-    const streams = [stream(), stream(), stream(), stream()];
+      let phase: 'before' | 'sweeping' | 'after' = 'before';
+      let answeredDuringSweep = 0;
+      const failures: number[] = [];
+      const stream = async (): Promise<void> => {
+        while (phase !== 'after') {
+          const answer = await order();
+          if (answer.status !== 201) failures.push(answer.status);
+          else if (phase === 'sweeping') answeredDuringSweep += 1;
+        }
+      };
+      const streams = [stream(), stream(), stream(), stream()];
 
-    phase = 'sweeping';
-    const report = await new Sweeper({ store: maintenanceStore(engine.database), batchSize: 500 }).runOnce();
-    phase = 'after';
-    await Promise.all(streams);
+      phase = 'sweeping';
+      const report = await new Sweeper({ store: maintenanceStore(engine.database), batchSize: 500 }).runOnce();
+      phase = 'after';
+      await Promise.all(streams);
 
-    expect(report).toMatchObject({ tombstoned: 80_000, deleted: 20_000 });
-    expect(report.batches).toBeGreaterThanOrEqual(200);
-    expect(answeredDuringSweep).toBeGreaterThan(0);
-    expect(failures).toEqual([]);
+      expect(report).toMatchObject({ tombstoned: 80_000, deleted: 20_000 });
+      expect(report.batches).toBeGreaterThanOrEqual(200);
+      expect(answeredDuringSweep).toBeGreaterThan(0);
+      expect(failures).toEqual([]);
 
-    const { rows } = await engine.database.query<{ expired_responses: number; expired_tombstones: number; tombstones: number; tombstones_with_response: number; live: number; orders: number }>(`
+      const { rows } = await engine.database.query<{
+        expired_responses: number;
+        expired_tombstones: number;
+        tombstones: number;
+        tombstones_with_response: number;
+        live: number;
+        orders: number;
+      }>(`
       SELECT
         count(*) FILTER (WHERE state IN ('completed', 'failed') AND response_expires_at <= now())::int AS expired_responses,
         count(*) FILTER (WHERE state = 'tombstone' AND expires_at <= now())::int AS expired_tombstones,
@@ -89,8 +102,14 @@ describe.each(nodePostgres)('sweeping 100,000 expired records on $name', (factor
         count(*) FILTER (WHERE tenant = 'tenant-live' AND state = 'completed')::int AS live,
         (SELECT count(*)::int FROM orders) AS orders
       FROM retrysafe_operations`);
-    expect(rows[0]).toMatchObject({ expired_responses: 0, expired_tombstones: 0, tombstones: 80_000, tombstones_with_response: 0 });
-    // Every answered request kept its fresh record.
-    expect(rows[0]?.live).toBe(rows[0]?.orders);
-  });
+      expect(rows[0]).toMatchObject({
+        expired_responses: 0,
+        expired_tombstones: 0,
+        tombstones: 80_000,
+        tombstones_with_response: 0,
+      });
+      // Every answered request kept its fresh record.
+      expect(rows[0]?.live).toBe(rows[0]?.orders);
+    },
+  );
 });

@@ -13,19 +13,40 @@ describe.each(engines)('sweeper on $name', (factory) => {
   afterAll(() => engine.close());
   beforeEach(() => engine.database.query('DELETE FROM retrysafe_operations'));
 
-  const sweeper = (options: { batchSize?: number } = {}) => new Sweeper({ store: maintenanceStore(engine.database), ...options });
+  const sweeper = (options: { batchSize?: number } = {}) =>
+    new Sweeper({ store: maintenanceStore(engine.database), ...options });
 
   it('turns expired responses into tombstones that keep status and resource, and leaves fresh ones alone', async () => {
-    await insertRecord(engine.database, { key: 'expired', state: 'completed', responseExpiresIn: -60, resource: '/orders/1' });
+    await insertRecord(engine.database, {
+      key: 'expired',
+      state: 'completed',
+      responseExpiresIn: -60,
+      resource: '/orders/1',
+    });
     await insertRecord(engine.database, { key: 'expired-failure', state: 'failed', responseExpiresIn: -1 });
-    await insertRecord(engine.database, { key: 'fresh', state: 'completed', responseExpiresIn: 3600, resource: '/orders/2' });
+    await insertRecord(engine.database, {
+      key: 'fresh',
+      state: 'completed',
+      responseExpiresIn: 3600,
+      resource: '/orders/2',
+    });
 
     const report = await sweeper().runOnce();
 
     expect(report).toMatchObject({ tombstoned: 2, deleted: 0, tasks: [] });
     const rows = await recordsByKey(engine.database);
-    expect(rows.get('expired')).toMatchObject({ state: 'tombstone', response_status: 201, resource_ref: '/orders/1', response_body: null, response_headers: null });
-    expect(rows.get('expired-failure')).toMatchObject({ state: 'tombstone', response_status: 201, response_body: null });
+    expect(rows.get('expired')).toMatchObject({
+      state: 'tombstone',
+      response_status: 201,
+      resource_ref: '/orders/1',
+      response_body: null,
+      response_headers: null,
+    });
+    expect(rows.get('expired-failure')).toMatchObject({
+      state: 'tombstone',
+      response_status: 201,
+      response_body: null,
+    });
     expect(rows.get('fresh')?.state).toBe('completed');
     expect(rows.get('fresh')?.response_body).not.toBeNull();
   });
@@ -44,7 +65,12 @@ describe.each(engines)('sweeper on $name', (factory) => {
     await insertRecord(engine.database, { key: 'old-tombstone', state: 'tombstone', expiresIn: -1 });
     await insertRecord(engine.database, { key: 'young-tombstone', state: 'tombstone', expiresIn: 3600 });
     // A response and a tombstone that both expired while no sweeper ran: one pass removes the record.
-    await insertRecord(engine.database, { key: 'long-forgotten', state: 'completed', responseExpiresIn: -120, expiresIn: -60 });
+    await insertRecord(engine.database, {
+      key: 'long-forgotten',
+      state: 'completed',
+      responseExpiresIn: -120,
+      expiresIn: -60,
+    });
 
     const report = await sweeper().runOnce();
 
@@ -53,8 +79,21 @@ describe.each(engines)('sweeper on $name', (factory) => {
   });
 
   it('never sweeps unfinished operations, whatever their expiry columns say', async () => {
-    await insertRecord(engine.database, { key: 'running', state: 'in_progress', mode: 'leased', leaseExpiresIn: -600, responseExpiresIn: -600, expiresIn: -600 });
-    await insertRecord(engine.database, { key: 'unknown', state: 'unknown', mode: 'leased', responseExpiresIn: -600, expiresIn: -600 });
+    await insertRecord(engine.database, {
+      key: 'running',
+      state: 'in_progress',
+      mode: 'leased',
+      leaseExpiresIn: -600,
+      responseExpiresIn: -600,
+      expiresIn: -600,
+    });
+    await insertRecord(engine.database, {
+      key: 'unknown',
+      state: 'unknown',
+      mode: 'leased',
+      responseExpiresIn: -600,
+      expiresIn: -600,
+    });
 
     const report = await sweeper().runOnce();
 
@@ -65,10 +104,15 @@ describe.each(engines)('sweeper on $name', (factory) => {
   });
 
   it('works in batches of the given size, one statement each, until a batch comes back short', async () => {
-    for (let i = 0; i < 7; i++) await insertRecord(engine.database, { key: `k${i}`, state: 'completed', responseExpiresIn: -1 });
+    for (let i = 0; i < 7; i++)
+      await insertRecord(engine.database, { key: `k${i}`, state: 'completed', responseExpiresIn: -1 });
     const progress: SweepProgress[] = [];
 
-    const report = await new Sweeper({ store: maintenanceStore(engine.database), batchSize: 3, onBatch: (p) => progress.push(p) }).runOnce();
+    const report = await new Sweeper({
+      store: maintenanceStore(engine.database),
+      batchSize: 3,
+      onBatch: (p) => progress.push(p),
+    }).runOnce();
 
     // Tombstones: 3, 3, 1; deletions: 0.
     expect(report).toMatchObject({ tombstoned: 7, deleted: 0, batches: 4 });
@@ -120,7 +164,11 @@ describe.each(engines)('sweeper on $name', (factory) => {
     await engine.database.query('ALTER TABLE retrysafe_operations RENAME TO retrysafe_operations_away');
     let running: Promise<void> | undefined;
     try {
-      running = new Sweeper({ store: maintenanceStore(engine.database), idleMs: 20, onError: (error) => errors.push(error) }).run(controller.signal);
+      running = new Sweeper({
+        store: maintenanceStore(engine.database),
+        idleMs: 20,
+        onError: (error) => errors.push(error),
+      }).run(controller.signal);
       await waitFor(() => Promise.resolve(errors.length >= 1));
     } finally {
       await engine.database.query('ALTER TABLE retrysafe_operations_away RENAME TO retrysafe_operations');

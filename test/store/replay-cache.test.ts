@@ -33,13 +33,23 @@ describe.each(engines)('the replay cache on $name', (factory) => {
     async handler({ tx, tenant, input }) {
       invocations += 1;
       if (input.sku === 'THROW') throw new Error('the handler failed');
-      const { rows } = await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku) VALUES ($1, $2) RETURNING id', [tenant, input.sku]);
-      return { status: 201, headers: { location: `/orders/${rows[0]?.id}` }, body: { id: rows[0]?.id, sku: input.sku } };
+      const { rows } = await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku) VALUES ($1, $2) RETURNING id', [
+        tenant,
+        input.sku,
+      ]);
+      return {
+        status: 201,
+        headers: { location: `/orders/${rows[0]?.id}` },
+        body: { id: rows[0]?.id, sku: input.sku },
+      };
     },
   };
   /** A route on a cached store; every keyed request reads first, so every replay goes through `read`. */
   const endpoint = (options: Partial<IdempotencyOptions<SqlClient>> = {}) => {
-    const handle = atomic(idempotency({ store: postgresStore(engine.database), readBeforeClaim: 'always', replayCache: true, ...options }), route);
+    const handle = atomic(
+      idempotency({ store: postgresStore(engine.database), readBeforeClaim: 'always', replayCache: true, ...options }),
+      route,
+    );
     return (key: string, { tenant = 'tenant-a', sku = 'W-1' } = {}) =>
       handle(
         new Request('http://shop.test/orders', {
@@ -50,7 +60,11 @@ describe.each(engines)('the replay cache on $name', (factory) => {
         undefined,
       );
   };
-  const answer = async (response: Response) => ({ status: response.status, headers: [...response.headers], body: await response.text() });
+  const answer = async (response: Response) => ({
+    status: response.status,
+    headers: [...response.headers],
+    body: await response.text(),
+  });
   /** Removes the records behind the cache's back: what is answered afterwards came from memory, or runs anew. */
   const forgetRecords = () => engine.database.query('DELETE FROM retrysafe_operations');
 
@@ -115,18 +129,21 @@ describe.each(engines)('the replay cache on $name', (factory) => {
     expect(invocations).toBe(1);
   });
 
-  it.each(['never', 'auto'] as const)('serves a cached replay without a transaction when readBeforeClaim is %s', async (readBeforeClaim) => {
-    // `auto` starts out claiming first: a new operation has seen no replays yet.
-    const send = endpoint({ readBeforeClaim });
-    const key = randomUUID();
-    const body = await (await send(key)).text();
-    await forgetRecords();
-    const retry = await send(key);
-    expect(retry.headers.get('idempotent-replayed')).toBe('true');
-    expect(await retry.text()).toBe(body);
-    expect(invocations).toBe(1);
-    expect((await engine.database.query('SELECT 1 FROM retrysafe_operations')).rows).toEqual([]);
-  });
+  it.each(['never', 'auto'] as const)(
+    'serves a cached replay without a transaction when readBeforeClaim is %s',
+    async (readBeforeClaim) => {
+      // `auto` starts out claiming first: a new operation has seen no replays yet.
+      const send = endpoint({ readBeforeClaim });
+      const key = randomUUID();
+      const body = await (await send(key)).text();
+      await forgetRecords();
+      const retry = await send(key);
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      expect(await retry.text()).toBe(body);
+      expect(invocations).toBe(1);
+      expect((await engine.database.query('SELECT 1 FROM retrysafe_operations')).rows).toEqual([]);
+    },
+  );
 
   it('runs a key sent by many clients at once one time, and answers each with its answer or 409', async () => {
     const send = endpoint();
@@ -174,7 +191,15 @@ describe.each(engines)('the replay cache on $name', (factory) => {
     const key = randomUUID();
     await send(key);
     expect((await send(key)).headers.get('idempotent-replayed')).toBe('true');
-    await waitFor(async () => (await engine.database.query<{ due: boolean }>('SELECT response_expires_at <= now() AS due FROM retrysafe_operations WHERE key = $1', [key])).rows[0]?.due === true);
+    await waitFor(
+      async () =>
+        (
+          await engine.database.query<{ due: boolean }>(
+            'SELECT response_expires_at <= now() AS due FROM retrysafe_operations WHERE key = $1',
+            [key],
+          )
+        ).rows[0]?.due === true,
+    );
     expect((await new Sweeper({ store: maintenanceStore(engine.database) }).runOnce()).tombstoned).toBe(1);
     expect((await send(key)).status).toBe(410);
     expect(invocations).toBe(1);
@@ -195,7 +220,16 @@ describe.each(engines)('the replay cache on $name', (factory) => {
       const identity = { tenant: 'tenant-a', operation: 'orders.create@1', key };
       await postgresStore(engine.database).atomic(
         { identity, fingerprint: fingerprint({}), lockTimeoutMs: 1000 },
-        () => Promise.resolve({ commit: true, value: undefined, completion: { state: 'completed', reply: { status: 201, headers: {}, body: Buffer.from(body) }, retention: defaultRetention } }),
+        () =>
+          Promise.resolve({
+            commit: true,
+            value: undefined,
+            completion: {
+              state: 'completed',
+              reply: { status: 201, headers: {}, body: Buffer.from(body) },
+              retention: defaultRetention,
+            },
+          }),
         () => {
           throw new Error(`The identity ${key} was taken meanwhile.`);
         },
@@ -218,7 +252,11 @@ describe.each(engines)('the replay cache on $name', (factory) => {
     it('evicts beyond its bytes, and never keeps a record larger than them', async () => {
       // Room for one 800-byte record (about 2 400 bytes held with its fixed part), not for two; less than the large one.
       const { store } = replayCached(counted(), { bytes: 4000 });
-      const [small, other, large] = [await complete('small', 'x'.repeat(800)), await complete('other', 'y'.repeat(800)), await complete('large', 'z'.repeat(4000))];
+      const [small, other, large] = [
+        await complete('small', 'x'.repeat(800)),
+        await complete('other', 'y'.repeat(800)),
+        await complete('large', 'z'.repeat(4000)),
+      ];
       for (const identity of [small, other, large, large, small]) await store.read(identity);
       expect(reads).toBe(5);
       await store.read(small);
@@ -243,7 +281,14 @@ describe.each(engines)('the replay cache on $name', (factory) => {
     it('keeps no record that may still change', async () => {
       const { store } = replayCached(counted());
       const identity = { tenant: 'tenant-a', operation: 'payments.create@1', key: randomUUID() };
-      await store.claimLease({ identity, fingerprint: fingerprint({}), input: {}, mode: 'leased', ownerToken: randomUUID(), leaseSeconds: 60 });
+      await store.claimLease({
+        identity,
+        fingerprint: fingerprint({}),
+        input: {},
+        mode: 'leased',
+        ownerToken: randomUUID(),
+        leaseSeconds: 60,
+      });
       expect((await store.read(identity))?.state).toBe('in_progress');
       expect((await store.read(identity))?.state).toBe('in_progress');
       expect(reads).toBe(2);

@@ -3,7 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createAdaptorServer } from '@hono/node-server';
-import express, { type NextFunction, type Request as ExpressRequest, type RequestHandler, type Response as ExpressResponse } from 'express';
+import express, {
+  type NextFunction,
+  type Request as ExpressRequest,
+  type RequestHandler,
+  type Response as ExpressResponse,
+} from 'express';
 import Fastify from 'fastify';
 import { type Context, Hono } from 'hono';
 import Router from '@koa/router';
@@ -12,7 +17,13 @@ import { atomic as expressAtomic, keepRawBody as keepExpressRawBody } from '../.
 import { atomic as fastifyAtomic } from '../../src/adapters/fastify.js';
 import { atomic as fetchAtomic } from '../../src/adapters/fetch.js';
 import { atomic as koaAtomic } from '../../src/adapters/koa.js';
-import { type AtomicRoute, type HandlerReply, idempotency, type Idempotency, type IdempotencyOptions } from '../../src/index.js';
+import {
+  type AtomicRoute,
+  type HandlerReply,
+  idempotency,
+  type Idempotency,
+  type IdempotencyOptions,
+} from '../../src/index.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { listen } from './listen.js';
@@ -41,7 +52,12 @@ import { allSuites, selectedFrameworks } from './suites.js';
  */
 export interface AppState {
   /** Every handler invocation, in order. */
-  readonly invocations: { readonly operation: string; readonly tenant: string; readonly key: string | undefined; readonly sku: string }[];
+  readonly invocations: {
+    readonly operation: string;
+    readonly tenant: string;
+    readonly key: string | undefined;
+    readonly sku: string;
+  }[];
   /** What reached the framework's error handling. */
   readonly errors: unknown[];
   /** Called when the handler has done its writes, just before it answers 201; tests set it to act at that moment. */
@@ -88,7 +104,13 @@ const TOKENS: Readonly<Record<string, string>> = {
 };
 
 /** The user each token names: `token-a2` is another user of `tenant-a`, `token-a-service` names none. */
-const USERS: Readonly<Record<string, string>> = { 'token-a': 'user-1', 'token-a2': 'user-2', 'token-b': 'user-3', 'token-revoked': 'user-1', 'token-longest-tenant': 'user-4' };
+const USERS: Readonly<Record<string, string>> = {
+  'token-a': 'user-1',
+  'token-a2': 'user-2',
+  'token-b': 'user-3',
+  'token-revoked': 'user-1',
+  'token-longest-tenant': 'user-4',
+};
 
 export const ORDERS_TABLE = `CREATE TABLE IF NOT EXISTS orders (
   id serial PRIMARY KEY,
@@ -139,20 +161,32 @@ export function routes<Req>(authorization: (request: Req) => string | undefined,
     operation,
     async handler({ tx, tenant, identity, input }) {
       const { sku = '', qty = 1, delayMs = 1000 } = (input ?? {}) as { sku?: string; qty?: number; delayMs?: number };
-      const earlier = state.invocations.filter((i) => i.operation === operation && i.tenant === tenant && i.key === identity?.key).length;
+      const earlier = state.invocations.filter(
+        (i) => i.operation === operation && i.tenant === tenant && i.key === identity?.key,
+      ).length;
       state.invocations.push({ operation, tenant, key: identity?.key, sku });
       const fails = !sku.endsWith('-ONCE') || earlier === 0;
       if (sku.startsWith('SLOW')) await sleep(delayMs);
       if (sku === 'OUT-OF-STOCK') return outOfStock();
-      const { rows } = await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku, qty) VALUES ($1, $2, $3) RETURNING id', [tenant, sku, qty]);
+      const { rows } = await tx.query<{ id: number }>(
+        'INSERT INTO orders (tenant, sku, qty) VALUES ($1, $2, $3) RETURNING id',
+        [tenant, sku, qty],
+      );
       const id = rows[0]?.id;
       if (fails && sku.includes('THROW')) throw new Error(`${sku}: the handler failed after its insert`);
       // A handler's mistake: a failed statement caught without a savepoint leaves its transaction aborted.
       if (sku === 'SWALLOWS-A-FAILURE') await tx.query('SELECT 1 / 0').catch(() => undefined);
-      if (fails && sku.includes('500')) return { status: 500, body: { error: 'the handler answered 500 after its insert' } };
-      if (fails && sku.startsWith('RATE')) return { status: 429, headers: { 'retry-after': '7' }, body: { error: 'slow down' } };
+      if (fails && sku.includes('500'))
+        return { status: 500, body: { error: 'the handler answered 500 after its insert' } };
+      if (fails && sku.startsWith('RATE'))
+        return { status: 429, headers: { 'retry-after': '7' }, body: { error: 'slow down' } };
       if (sku === 'LINES') return { status: 201, headers: MANY_LINES, body: { id } };
-      if (sku === 'STREAM') return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: Readable.from([`data: ${id}\n\n`]) };
+      if (sku === 'STREAM')
+        return {
+          status: 200,
+          headers: { 'content-type': 'text/event-stream' },
+          body: Readable.from([`data: ${id}\n\n`]),
+        };
       await state.beforeReply?.();
       return {
         status: 201,
@@ -180,7 +214,12 @@ export function routes<Req>(authorization: (request: Req) => string | undefined,
     onConflict: ({ code }) => state.hooks.push(`conflict:${code}`),
     onRefusal: ({ code }) => state.hooks.push(`refusal:${code}`),
   };
-  return { orders: create('orders.create@1', '/orders'), refunds: create('refunds.create@1', '/refunds'), read, imports };
+  return {
+    orders: create('orders.create@1', '/orders'),
+    refunds: create('refunds.create@1', '/refunds'),
+    read,
+    imports,
+  };
 }
 
 function outOfStock(): HandlerReply {
@@ -193,7 +232,10 @@ function outOfStock(): HandlerReply {
 
 /** A framework's own 4xx (a body that is not JSON, say) stays a 4xx; anything else is the handler's failure, 500. */
 export function clientErrorStatus(error: unknown): number | undefined {
-  const status = typeof error === 'object' && error !== null ? ((error as { status?: unknown; statusCode?: unknown }).statusCode ?? (error as { status?: unknown }).status) : undefined;
+  const status =
+    typeof error === 'object' && error !== null
+      ? ((error as { status?: unknown; statusCode?: unknown }).statusCode ?? (error as { status?: unknown }).status)
+      : undefined;
   return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
 }
 
@@ -222,7 +264,9 @@ function expressWith(name: string, json: RequestHandler): AdapterFactory {
       app.put('/orders', expressAtomic(config, r.read));
       app.use((error: unknown, _req: ExpressRequest, res: ExpressResponse, _next: NextFunction) => {
         state.errors.push(error);
-        res.status(clientErrorStatus(error) ?? 500).json({ error: clientErrorStatus(error) === undefined ? 'internal' : 'bad request' });
+        res
+          .status(clientErrorStatus(error) ?? 500)
+          .json({ error: clientErrorStatus(error) === undefined ? 'internal' : 'bad request' });
       });
       return listen(createServer(app));
     },
@@ -236,7 +280,9 @@ export const fastifyAdapter: AdapterFactory = {
     const app = Fastify();
     app.setErrorHandler((error, _request, reply) => {
       state.errors.push(error);
-      return reply.code(clientErrorStatus(error) ?? 500).send({ error: clientErrorStatus(error) === undefined ? 'internal' : 'bad request' });
+      return reply
+        .code(clientErrorStatus(error) ?? 500)
+        .send({ error: clientErrorStatus(error) === undefined ? 'internal' : 'bad request' });
     });
     app.post('/orders', fastifyAtomic(config, r.orders));
     app.post('/refunds', fastifyAtomic(config, r.refunds));

@@ -17,12 +17,17 @@ export async function startProgram(
   env: Record<string, string>,
   ready: RegExp,
 ): Promise<Child & { readonly match: RegExpMatchArray }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', path], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let errors = '';
   child.stderr.on('data', (chunk: Buffer) => {
     errors += chunk.toString();
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const handle: Child = {
     process: child,
     exited,
@@ -38,14 +43,23 @@ export async function startProgram(
       const found = line.match(ready);
       if (found !== null) resolve(found);
     });
-    void exited.then(({ code, signal }) => reject(new Error(`${path} exited (${code ?? signal}) before it was ready: ${errors}`)));
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`${path} exited (${code ?? signal}) before it was ready: ${errors}`)),
+    );
   });
   return { ...handle, match };
 }
 
 /** Runs a program to completion and returns its standard output; `flags` go to Node (`--expose-gc`). */
-export async function runProgram(path: string, env: Record<string, string>, flags: readonly string[] = []): Promise<string> {
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', path], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function runProgram(
+  path: string,
+  env: Record<string, string>,
+  flags: readonly string[] = [],
+): Promise<string> {
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', path], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let errors = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));

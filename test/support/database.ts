@@ -17,7 +17,9 @@ export async function createTestDatabase(settings: DatabaseSettings = {}): Promi
   await withAdmin(admin, async (client) => {
     await client.query(`CREATE DATABASE ${name}`);
     for (const [setting, value] of Object.entries(settings)) {
-      await client.query(`ALTER DATABASE ${name} SET ${client.escapeIdentifier(setting)} = ${client.escapeLiteral(value)}`);
+      await client.query(
+        `ALTER DATABASE ${name} SET ${client.escapeIdentifier(setting)} = ${client.escapeLiteral(value)}`,
+      );
     }
   });
   const url = new URL(admin);
@@ -29,7 +31,10 @@ export async function createTestDatabase(settings: DatabaseSettings = {}): Promi
         // A pool's end() resolves before its sockets close: let them go, so FORCE has no live session to kill
         // (a killed session would surface as an unhandled error in the test that owned it).
         for (let waited = 0; waited < 5000; waited += 50) {
-          const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+          const { rows } = await client.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1',
+            [name],
+          );
           if (rows[0]?.n === 0) break;
           await new Promise((resolve) => setTimeout(resolve, 50));
         }

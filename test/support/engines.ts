@@ -80,7 +80,8 @@ function onPGlite(name: string, wrap: (lite: PGlite) => SqlDatabase<unknown>): E
     name,
     async open(settings = {}) {
       const lite = await migratedPGlite();
-      for (const [setting, value] of Object.entries(settings)) await lite.query('SELECT set_config($1, $2, false)', [setting, value]);
+      for (const [setting, value] of Object.entries(settings))
+        await lite.query('SELECT set_config($1, $2, false)', [setting, value]);
       const native = wrap(lite);
       const database = portable(native);
       await migrate(database);
@@ -152,11 +153,17 @@ export const engineIds: readonly string[] = selected(process.env.RETRYSAFE_DATA_
 
 export const engines: readonly EngineFactory[] = engineIds.map((id) => {
   const factory = all[id];
-  if (factory === undefined) throw new Error(`RETRYSAFE_DATA_LAYERS: no data layer "${id}"; known: all, ${Object.keys(all).join(', ')}.`);
+  if (factory === undefined)
+    throw new Error(`RETRYSAFE_DATA_LAYERS: no data layer "${id}"; known: all, ${Object.keys(all).join(', ')}.`);
   return factory;
 });
 
 function selected(setting: string): readonly string[] {
-  const ids = setting === '' ? ['pg', 'pglite'] : setting === 'all' ? Object.keys(all) : setting.split(',').map((id) => id.trim());
+  const ids =
+    setting === ''
+      ? ['pg', 'pglite']
+      : setting === 'all'
+        ? Object.keys(all)
+        : setting.split(',').map((id) => id.trim());
   return behindPooler ? ids.filter((id) => !id.includes('pglite')) : ids;
 }

@@ -5,10 +5,18 @@ import { expect, it } from 'vitest';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Vitest in a child process with `npm test`'s global setup and no TEST_DATABASE_URL, so that it starts its own PostgreSQL. */
-async function runFixture(fixture: 'failing' | 'passing'): Promise<{ readonly code: number | null; readonly output: string }> {
-  const inherited = Object.entries(process.env).filter(([name]) => name !== 'TEST_DATABASE_URL' && !name.startsWith('VITEST'));
+async function runFixture(
+  fixture: 'failing' | 'passing',
+): Promise<{ readonly code: number | null; readonly output: string }> {
+  const inherited = Object.entries(process.env).filter(
+    ([name]) => name !== 'TEST_DATABASE_URL' && !name.startsWith('VITEST'),
+  );
   const env = { ...Object.fromEntries(inherited), RETRYSAFE_FIXTURE: fixture };
-  const run = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--config', 'test/support/fixtures/fixture.config.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const run = spawn(
+    process.execPath,
+    ['node_modules/vitest/vitest.mjs', 'run', '--config', 'test/support/fixtures/fixture.config.ts'],
+    { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let output = '';
   run.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   run.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

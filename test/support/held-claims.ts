@@ -6,7 +6,10 @@ import type { BoundStatement, Opened, SqlClient, SqlDatabase } from '../../src/s
  * held by a running attempt (the claim's `locked` came back false): a
  * duplicate then waits outside the database, where no query can see it.
  */
-export function countingHeldClaims<Tx>(database: SqlDatabase<Tx>): { readonly database: SqlDatabase<Tx>; held(): number } {
+export function countingHeldClaims<Tx>(database: SqlDatabase<Tx>): {
+  readonly database: SqlDatabase<Tx>;
+  held(): number;
+} {
   let held = 0;
   return {
     database: extend(database, {

@@ -42,14 +42,25 @@ export function send(method: string, url: string, options: SendOptions = {}): Pr
       res.on('error', reject);
       res.on('end', () => {
         const bodyBytes = Buffer.concat(chunks);
-        const lines = res.rawHeaders.flatMap((name, at): [string, string][] => (at % 2 === 0 ? [[name.toLowerCase(), res.rawHeaders[at + 1] ?? '']] : []));
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, lines, bodyBytes, json: parseJson(res.headers['content-type'], bodyBytes) });
+        const lines = res.rawHeaders.flatMap((name, at): [string, string][] =>
+          at % 2 === 0 ? [[name.toLowerCase(), res.rawHeaders[at + 1] ?? '']] : [],
+        );
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          lines,
+          bodyBytes,
+          json: parseJson(res.headers['content-type'], bodyBytes),
+        });
       });
     });
-    req.on('timeout', () => req.destroy(new Error(`${method} ${url} got no answer within ${options.timeoutMs ?? 20_000} ms`)));
+    req.on('timeout', () =>
+      req.destroy(new Error(`${method} ${url} got no answer within ${options.timeoutMs ?? 20_000} ms`)),
+    );
     req.on('error', reject);
     const lines = new Map<string, string[]>();
-    for (const [name, value] of Object.entries(options.headers ?? {})) lines.set(name, typeof value === 'string' ? [value] : [...value]);
+    for (const [name, value] of Object.entries(options.headers ?? {}))
+      lines.set(name, typeof value === 'string' ? [value] : [...value]);
     for (const [name, value] of options.rawHeaders ?? []) lines.set(name, [...(lines.get(name) ?? []), value]);
     if (body !== undefined && ![...lines.keys()].some((name) => name.toLowerCase() === 'content-type')) {
       lines.set('Content-Type', ['application/json']);

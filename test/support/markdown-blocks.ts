@@ -17,13 +17,20 @@ export function codeBlocks(path: string, source = path): CodeBlock[] {
   const blocks: CodeBlock[] = [];
   for (const match of text.matchAll(FENCE)) {
     const [, language = '', info = '', code = ''] = match;
-    const words = info.trim().split(/\s+/).filter((word) => word !== '');
+    const words = info
+      .trim()
+      .split(/\s+/)
+      .filter((word) => word !== '');
     blocks.push({
       source,
       line: text.slice(0, match.index).split('\n').length,
       language,
       flags: new Set(words.filter((word) => !word.includes('='))),
-      attributes: new Map(words.filter((word) => word.includes('=')).map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)])),
+      attributes: new Map(
+        words
+          .filter((word) => word.includes('='))
+          .map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]),
+      ),
       code,
     });
   }

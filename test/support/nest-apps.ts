@@ -26,7 +26,8 @@ export function appModule(config: Parameters<AdapterFactory['start']>[0], state:
   const answer = async (route: ContractRoute, attempt: Attempted, res: PassthroughResponse): Promise<unknown> => {
     const { status, headers = {}, body } = await route.handler(attempt);
     res.status(status);
-    for (const [name, value] of Object.entries(headers)) res.header(name, typeof value === 'string' ? value : [...value]);
+    for (const [name, value] of Object.entries(headers))
+      res.header(name, typeof value === 'string' ? value : [...value]);
     return body;
   };
 
@@ -64,7 +65,13 @@ export function appModule(config: Parameters<AdapterFactory['start']>[0], state:
   }
 
   @Module({
-    imports: [RetrysafeModule.forRoot({ idempotency: config, tenant: (request) => r.orders.tenant(request), authorize: (request, tenant) => r.orders.authorize?.(request, tenant) ?? true })],
+    imports: [
+      RetrysafeModule.forRoot({
+        idempotency: config,
+        tenant: (request) => r.orders.tenant(request),
+        authorize: (request, tenant) => r.orders.authorize?.(request, tenant) ?? true,
+      }),
+    ],
     controllers: [OrdersController],
   })
   class AppModule {}
@@ -112,17 +119,13 @@ export async function startNest(
   return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
 }
 
-export const nestAdapters: readonly AdapterFactory[] = nestPlatforms.map(
-  (platform): AdapterFactory => ({
-    name: platform.name,
-    start: (config, state) => startNest(appModule(config, state), platform, state.errors, contractErrors),
-  }),
-);
+export const nestAdapters: readonly AdapterFactory[] = nestPlatforms.map((platform): AdapterFactory => ({
+  name: platform.name,
+  start: (config, state) => startNest(appModule(config, state), platform, state.errors, contractErrors),
+}));
 
 /** The contract app on each platform without `rawBody: true`: the body's text is not kept. */
-export const nestAdaptersWithoutText: readonly AdapterFactory[] = nestPlatforms.map(
-  (platform): AdapterFactory => ({
-    name: `${platform.name} without rawBody`,
-    start: (config, state) => startNest(appModule(config, state), platform, state.errors, contractErrors, false),
-  }),
-);
+export const nestAdaptersWithoutText: readonly AdapterFactory[] = nestPlatforms.map((platform): AdapterFactory => ({
+  name: `${platform.name} without rawBody`,
+  start: (config, state) => startNest(appModule(config, state), platform, state.errors, contractErrors, false),
+}));

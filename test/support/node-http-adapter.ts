@@ -1,6 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type AtomicRoute, defineRoute, type Idempotency, type LeasedRoute, type TransparentRoute } from 'retrysafe';
-import { atomicRunner, beginTransparent, capturedReply, type IncomingRequest, leasedRunner, payloadBytes, type Reply, type RouteRunner, sendReply } from 'retrysafe/adapter';
+import {
+  atomicRunner,
+  beginTransparent,
+  capturedReply,
+  type IncomingRequest,
+  leasedRunner,
+  payloadBytes,
+  type Reply,
+  type RouteRunner,
+  sendReply,
+} from 'retrysafe/adapter';
 
 /**
  * A framework adapter written as a third party would: for Node's own `http`
@@ -23,11 +33,17 @@ export class BodyError extends Error {
   readonly status = 400;
 }
 
-export function atomic<Input, Tx>(config: Idempotency<Tx>, route: AtomicRoute<IncomingMessage, Input, Tx>): HttpHandler {
+export function atomic<Input, Tx>(
+  config: Idempotency<Tx>,
+  route: AtomicRoute<IncomingMessage, Input, Tx>,
+): HttpHandler {
   return handler(atomicRunner(config, route));
 }
 
-export function leased<Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<IncomingMessage, Input, Tx>): HttpHandler {
+export function leased<Input, Tx>(
+  config: Idempotency<Tx>,
+  route: LeasedRoute<IncomingMessage, Input, Tx>,
+): HttpHandler {
   return handler(leasedRunner(config, route));
 }
 
@@ -59,7 +75,14 @@ async function incoming(req: IncomingMessage): Promise<IncomingRequest<IncomingM
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const bytes = Buffer.concat(chunks);
-  return { raw: req, method: req.method ?? 'GET', path: req.url ?? '/', header: (name) => req.headersDistinct[name], body: parse(bytes.toString('utf8'), req.headers['content-type']), rawBody: bytes };
+  return {
+    raw: req,
+    method: req.method ?? 'GET',
+    path: req.url ?? '/',
+    header: (name) => req.headersDistinct[name],
+    body: parse(bytes.toString('utf8'), req.headers['content-type']),
+    rawBody: bytes,
+  };
 }
 
 function parse(text: string, contentType: string | undefined): unknown {

@@ -4,7 +4,11 @@ import { listen, type Listening } from './listen.js';
 import type { ErrorAnswer } from './nest-apps.js';
 
 /** Serves `routes` (by `METHOD /path`) on Node's `http` server; a rejected handler is recorded in `errors` and answered as `onError` says. */
-export function serveHttp(routes: Readonly<Record<string, HttpHandler>>, errors: unknown[], onError: ErrorAnswer): Promise<Listening> {
+export function serveHttp(
+  routes: Readonly<Record<string, HttpHandler>>,
+  errors: unknown[],
+  onError: ErrorAnswer,
+): Promise<Listening> {
   return listen(
     createServer((req, res) => {
       const route = routes[`${req.method ?? ''} ${pathOf(req)}`];

@@ -16,6 +16,9 @@ const named = (process.env.RETRYSAFE_ADAPTERS ?? '')
 export function selectedFrameworks<T extends { readonly name: string }>(frameworks: readonly T[]): readonly T[] {
   if (named.length === 0) return frameworks;
   const unknown = named.filter((name) => !frameworks.some((framework) => framework.name === name));
-  if (unknown.length > 0) throw new Error(`RETRYSAFE_ADAPTERS: no framework ${unknown.join(', ')}; known: ${frameworks.map((f) => f.name).join(', ')}.`);
+  if (unknown.length > 0)
+    throw new Error(
+      `RETRYSAFE_ADAPTERS: no framework ${unknown.join(', ')}; known: ${frameworks.map((f) => f.name).join(', ')}.`,
+    );
   return frameworks.filter((framework) => named.includes(framework.name));
 }

@@ -7,7 +7,9 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** Every subpath of package.json's `exports` (`retrysafe`, `retrysafe/postgres`, …) and the source file behind it. */
 export function subpaths(): readonly { readonly name: string; readonly file: string }[] {
-  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, Record<string, string>> };
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    exports: Record<string, Record<string, string>>;
+  };
   return Object.entries(manifest.exports).map(([path, entry]) => {
     const source = entry['retrysafe-source'];
     if (source === undefined) throw new Error(`The export ${path} has no retrysafe-source condition.`);
@@ -32,7 +34,11 @@ export interface Surface {
 /** Reads the public surface from the entry files with the compiler, as a consumer's editor would see it. */
 export function readSurface(): Surface {
   const entries = subpaths();
-  const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined });
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(root, 'tsconfig.json'),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+  );
   if (config === undefined) throw new Error('tsconfig.json could not be read.');
   const program = ts.createProgram(
     entries.map((e) => e.file),
@@ -64,7 +70,8 @@ export function listing(names: readonly PublicName[]): string {
   const lines: string[] = [];
   for (const subpath of [...new Set(names.map((n) => n.subpath))]) {
     lines.push(subpath);
-    for (const n of names.filter((m) => m.subpath === subpath).sort((a, b) => a.name.localeCompare(b.name))) lines.push(`  ${n.kind} ${n.name}`);
+    for (const n of names.filter((m) => m.subpath === subpath).sort((a, b) => a.name.localeCompare(b.name)))
+      lines.push(`  ${n.kind} ${n.name}`);
   }
   return `${lines.join('\n')}\n`;
 }
@@ -102,7 +109,8 @@ function unnameable(checker: ts.TypeChecker, names: readonly PublicName[]): stri
     }
     for (const argument of type.aliasTypeArguments ?? []) visit(argument);
     if (type.isUnionOrIntersection()) type.types.forEach(visit);
-    if (type.flags & ts.TypeFlags.Object && (type as ts.ObjectType).objectFlags & ts.ObjectFlags.Reference) checker.getTypeArguments(type as ts.TypeReference).forEach(visit);
+    if (type.flags & ts.TypeFlags.Object && (type as ts.ObjectType).objectFlags & ts.ObjectFlags.Reference)
+      checker.getTypeArguments(type as ts.TypeReference).forEach(visit);
     // Only types of this library are walked inside: a framework's or a driver's own types are theirs to name.
     if (named !== undefined && fromSource(named) === undefined && !(named.flags & ts.SymbolFlags.TypeLiteral)) return;
     for (const property of type.getProperties()) visitSymbol(property);
@@ -126,7 +134,11 @@ function unnameable(checker: ts.TypeChecker, names: readonly PublicName[]): stri
  * helper types (the shape of a driver's result, say) are left unnamed on purpose.
  */
 function isExportedType(declaration: ts.Declaration): boolean {
-  const named = ts.isInterfaceDeclaration(declaration) || ts.isTypeAliasDeclaration(declaration) || ts.isClassDeclaration(declaration) || ts.isEnumDeclaration(declaration);
+  const named =
+    ts.isInterfaceDeclaration(declaration) ||
+    ts.isTypeAliasDeclaration(declaration) ||
+    ts.isClassDeclaration(declaration) ||
+    ts.isEnumDeclaration(declaration);
   return named && (ts.getCombinedModifierFlags(declaration) & ts.ModifierFlags.Export) !== 0;
 }
 

@@ -34,25 +34,38 @@ describe.each(engines)('a transparent route that fails after its effect, on $nam
     describe('by default (onFailure: store)', () => {
       const shop = useShop(ref, framework);
 
-      it.each(FAILED_STATUSES)('stores an answered %i and replays it, never running the route again', async (status) => {
-        const key = newKey();
-        const first = await shop.post(key, { sku: `FAIL-${status}` });
-        expect(first.status).toBe(status);
-        expect(first.json).toEqual({ error: 'upstream failed' });
-        expect(first.headers['idempotent-replayed']).toBeUndefined();
-        expect(await shop.record(key)).toMatchObject({ state: 'failed', mode: 'transparent', response_status: status, owner_token: null });
+      it.each(FAILED_STATUSES)(
+        'stores an answered %i and replays it, never running the route again',
+        async (status) => {
+          const key = newKey();
+          const first = await shop.post(key, { sku: `FAIL-${status}` });
+          expect(first.status).toBe(status);
+          expect(first.json).toEqual({ error: 'upstream failed' });
+          expect(first.headers['idempotent-replayed']).toBeUndefined();
+          expect(await shop.record(key)).toMatchObject({
+            state: 'failed',
+            mode: 'transparent',
+            response_status: status,
+            owner_token: null,
+          });
 
-        const retry = await shop.post(key, { sku: `FAIL-${status}` });
-        expect(retry.status).toBe(status);
-        expect(retry.bodyBytes.equals(first.bodyBytes)).toBe(true);
-        expect(retry.headers['idempotent-replayed']).toBe('true');
-        await expectOneRun(shop, key);
-      });
+          const retry = await shop.post(key, { sku: `FAIL-${status}` });
+          expect(retry.status).toBe(status);
+          expect(retry.bodyBytes.equals(first.bodyBytes)).toBe(true);
+          expect(retry.headers['idempotent-replayed']).toBe('true');
+          await expectOneRun(shop, key);
+        },
+      );
 
       it('stores a thrown error as 500 route-failed: the framework answers the first request, every retry gets the problem replayed', async () => {
         const key = newKey();
         await expectThrown(shop, key);
-        expect(await shop.record(key)).toMatchObject({ state: 'failed', mode: 'transparent', response_status: 500, owner_token: null });
+        expect(await shop.record(key)).toMatchObject({
+          state: 'failed',
+          mode: 'transparent',
+          response_status: 500,
+          owner_token: null,
+        });
 
         for (const retry of [await shop.post(key, { sku: 'THROW' }), await shop.post(key, { sku: 'THROW' })]) {
           expect(retry.status).toBe(500);
@@ -67,20 +80,28 @@ describe.each(engines)('a transparent route that fails after its effect, on $nam
     describe('with onFailure: unknown', () => {
       const shop = useShop(ref, framework, SHOP_OPTIONS, { onFailure: 'unknown' });
 
-      it.each(FAILED_STATUSES)('sends an answered %i as it is and keeps the operation unknown: the retry gets 409 outcome-unknown', async (status) => {
-        const key = newKey();
-        const first = await shop.post(key, { sku: `FAIL-${status}` });
-        expect(first.status).toBe(status);
-        expect(first.json).toEqual({ error: 'upstream failed' });
-        const record = await shop.record(key);
-        expect(record).toMatchObject({ state: 'unknown', mode: 'transparent', owner_token: null, response_status: null });
-        expect(record?.reason).toContain(String(status));
+      it.each(FAILED_STATUSES)(
+        'sends an answered %i as it is and keeps the operation unknown: the retry gets 409 outcome-unknown',
+        async (status) => {
+          const key = newKey();
+          const first = await shop.post(key, { sku: `FAIL-${status}` });
+          expect(first.status).toBe(status);
+          expect(first.json).toEqual({ error: 'upstream failed' });
+          const record = await shop.record(key);
+          expect(record).toMatchObject({
+            state: 'unknown',
+            mode: 'transparent',
+            owner_token: null,
+            response_status: null,
+          });
+          expect(record?.reason).toContain(String(status));
 
-        const retry = await shop.post(key, { sku: `FAIL-${status}` });
-        expect(retry.status).toBe(409);
-        expect(retry.json).toMatchObject({ type: 'https://retrysafe.dev/problems/outcome-unknown' });
-        await expectOneRun(shop, key);
-      });
+          const retry = await shop.post(key, { sku: `FAIL-${status}` });
+          expect(retry.status).toBe(409);
+          expect(retry.json).toMatchObject({ type: 'https://retrysafe.dev/problems/outcome-unknown' });
+          await expectOneRun(shop, key);
+        },
+      );
 
       it('keeps a thrown error unknown until an operator resolves it; the retry then gets the resolution replayed', async () => {
         const key = newKey();
@@ -92,7 +113,11 @@ describe.each(engines)('a transparent route that fails after its effect, on $nam
         expect(waiting.json).toMatchObject({ type: 'https://retrysafe.dev/problems/outcome-unknown' });
 
         const identity = { tenant: 'tenant-a', operation: 'orders.create@1', key };
-        const resolution = { state: 'completed', reply: { status: 201, body: { reconciled: true } }, reason: 'the order was found' } as const;
+        const resolution = {
+          state: 'completed',
+          reply: { status: 201, body: { reconciled: true } },
+          reason: 'the order was found',
+        } as const;
         expect(await resolveOperation(shop.config, identity, resolution)).toEqual({ resolved: true });
         const settled = await shop.post(key, { sku: 'THROW' });
         expect(settled.status).toBe(201);

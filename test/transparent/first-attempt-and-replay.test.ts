@@ -19,10 +19,23 @@ describe.each(engines)('transparent routes on $name', (factory) => {
       expect(first.headers['x-debug']).toBe('1');
       // Read as soon as the answer arrived: the record was written before it was sent.
       const record = await shop.record(key);
-      expect(record).toMatchObject({ state: 'completed', mode: 'transparent', response_status: 201, owner_token: null, response_omitted: false });
-      expect(record?.response_headers).toMatchObject({ 'content-type': first.headers['content-type'], location: first.headers.location });
+      expect(record).toMatchObject({
+        state: 'completed',
+        mode: 'transparent',
+        response_status: 201,
+        owner_token: null,
+        response_omitted: false,
+      });
+      expect(record?.response_headers).toMatchObject({
+        'content-type': first.headers['content-type'],
+        location: first.headers.location,
+      });
       // Express adds an ETag, which the default policy keeps too.
-      expect(Object.keys(record?.response_headers ?? {}).every((name) => ['content-type', 'location', 'etag', 'last-modified'].includes(name))).toBe(true);
+      expect(
+        Object.keys(record?.response_headers ?? {}).every((name) =>
+          ['content-type', 'location', 'etag', 'last-modified'].includes(name),
+        ),
+      ).toBe(true);
       expect(Buffer.from(record?.response_body ?? []).equals(first.bodyBytes)).toBe(true);
       expect(shop.runs(key)).toBe(1);
       expect(await shop.orders()).toBe(1);
@@ -62,13 +75,17 @@ describe.each(engines)('transparent routes on $name', (factory) => {
 });
 
 /** A header's lines as received, in order. */
-const linesOf = (res: Received, name: string): string[] => res.lines.filter(([line]) => line === name).map(([, value]) => value);
+const linesOf = (res: Received, name: string): string[] =>
+  res.lines.filter(([line]) => line === name).map(([, value]) => value);
 
 describe.each(engines.slice(0, 1))('transparent routes with a header on several lines on $name', (factory) => {
   const ref = useEngine(factory);
 
   describe.each(frameworks)('through $name', (framework) => {
-    const shop = useShop(ref, framework, { ...SHOP_OPTIONS, policy: { ...SHOP_OPTIONS.policy, storedHeaders: ['content-type', 'location', 'link'] } });
+    const shop = useShop(ref, framework, {
+      ...SHOP_OPTIONS,
+      policy: { ...SHOP_OPTIONS.policy, storedHeaders: ['content-type', 'location', 'link'] },
+    });
 
     it('stores the Link lines the route set as a list and replays them line for line, in order', async () => {
       const key = newKey();

@@ -54,11 +54,19 @@ export async function snapshot(database: Pick<SqlClient, 'query'>, key: string):
 
 /** Sends no Idempotency-Key when `key` is undefined. */
 export function postOrder(url: string, key: string | undefined, body: unknown, token = 'token-a'): Promise<Received> {
-  return send('POST', `${url}/orders`, { headers: { Authorization: `Bearer ${token}`, ...(key === undefined ? {} : { 'Idempotency-Key': key }) }, body });
+  return send('POST', `${url}/orders`, {
+    headers: { Authorization: `Bearer ${token}`, ...(key === undefined ? {} : { 'Idempotency-Key': key }) },
+    body,
+  });
 }
 
 /** Runs `framework`'s shop over the engine for a describe block, its route with `settings`; every test starts from empty tables. */
-export function useShop(ref: EngineRef, framework: Framework, options: Omit<IdempotencyOptions<SqlClient>, 'store'> = SHOP_OPTIONS, settings: ShopSettings = {}): Shop {
+export function useShop(
+  ref: EngineRef,
+  framework: Framework,
+  options: Omit<IdempotencyOptions<SqlClient>, 'store'> = SHOP_OPTIONS,
+  settings: ShopSettings = {},
+): Shop {
   const state: ShopState = { runs: [], errors: [], gate: opened() };
   let server: { readonly url: string; close(): Promise<void> } | undefined;
   let config: Idempotency<SqlClient> | undefined;
@@ -87,12 +95,18 @@ export function useShop(ref: EngineRef, framework: Framework, options: Omit<Idem
       return running(config);
     },
     runs: (key) => state.runs.filter((run) => run === key).length,
-    records: async () => (await ref.engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM retrysafe_operations')).rows[0]?.n ?? -1,
+    records: async () =>
+      (await ref.engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM retrysafe_operations')).rows[0]
+        ?.n ?? -1,
     post: (key, body, token) => postOrder(running(server).url, key, body, token),
     record: (key) => snapshot(ref.engine.database, key),
-    orders: async () => (await ref.engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM orders')).rows[0]?.n ?? -1,
+    orders: async () =>
+      (await ref.engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM orders')).rows[0]?.n ?? -1,
     async expireLease(key) {
-      await ref.engine.database.query("UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second' WHERE key = $1", [key]);
+      await ref.engine.database.query(
+        "UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second' WHERE key = $1",
+        [key],
+      );
     },
   };
 }

@@ -5,10 +5,26 @@ import 'reflect-metadata';
 import { Idempotent, type NestHttpRequest, RetrysafeModule } from '../../src/adapters/nestjs/index.js';
 import type { Idempotency } from '../../src/modes/idempotency.js';
 import { nestPlatforms, type PassthroughResponse, startNest } from '../support/nest-apps.js';
-import { type Effects, type Framework, LINKS, route, type ShopSettings, type ShopState, STREAM_CHUNKS, statusOf, takeOrder, tenantOf } from './shop.js';
+import {
+  type Effects,
+  type Framework,
+  LINKS,
+  route,
+  type ShopSettings,
+  type ShopState,
+  STREAM_CHUNKS,
+  statusOf,
+  takeOrder,
+  tenantOf,
+} from './shop.js';
 
 /** The shop's route written the Nest way (a body, with the status and headers set on the response), made transparent. */
-function shopModule(config: Idempotency<unknown>, effects: Effects, state: ShopState, settings?: ShopSettings): new () => unknown {
+function shopModule(
+  config: Idempotency<unknown>,
+  effects: Effects,
+  state: ShopState,
+  settings?: ShopSettings,
+): new () => unknown {
   const definition = route<NestHttpRequest>((request) => request.headers.authorization, settings);
 
   @Controller()
@@ -47,12 +63,19 @@ function shopModule(config: Idempotency<unknown>, effects: Effects, state: ShopS
     }
   }
 
-  @Module({ imports: [RetrysafeModule.forRoot({ idempotency: config, tenant: (request) => definition.tenant(request) })], controllers: [ShopController] })
+  @Module({
+    imports: [RetrysafeModule.forRoot({ idempotency: config, tenant: (request) => definition.tenant(request) })],
+    controllers: [ShopController],
+  })
   class ShopModule {}
   return ShopModule;
 }
 
 export const nestShops: readonly Framework[] = nestPlatforms.map((platform) => ({
   name: platform.name,
-  start: (config, effects, state, settings) => startNest(shopModule(config, effects, state, settings), platform, state.errors, (error) => ({ status: statusOf(error), body: { error: 'handled' } })),
+  start: (config, effects, state, settings) =>
+    startNest(shopModule(config, effects, state, settings), platform, state.errors, (error) => ({
+      status: statusOf(error),
+      body: { error: 'handled' },
+    })),
 }));

@@ -51,7 +51,11 @@ describe.each(engines)('transparent refusals on $name', (factory) => {
     it('refuses a number beyond double precision with 400, never replaying the answer of one it rounds to', async () => {
       const key = newKey();
       expect((await shop.post(key, '{"sku":"A","ref":0.1}')).status).toBe(201);
-      expectProblem(await shop.post(key, '{"sku":"A","ref":0.10000000000000000001}'), 'request-body-number-unsafe', 400);
+      expectProblem(
+        await shop.post(key, '{"sku":"A","ref":0.10000000000000000001}'),
+        'request-body-number-unsafe',
+        400,
+      );
       expect(shop.runs(key)).toBe(1);
       expect(await shop.orders()).toBe(1);
     });

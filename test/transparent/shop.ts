@@ -58,7 +58,12 @@ export const STREAM_CHUNKS: readonly string[] = Array.from({ length: 8 }, (_, i)
 
 export interface Framework {
   readonly name: string;
-  start(config: Idempotency<unknown>, effects: Effects, state: ShopState, settings?: ShopSettings): Promise<{ readonly url: string; close(): Promise<void> }>;
+  start(
+    config: Idempotency<unknown>,
+    effects: Effects,
+    state: ShopState,
+    settings?: ShopSettings,
+  ): Promise<{ readonly url: string; close(): Promise<void> }>;
 }
 
 /** Where the route writes its orders. */
@@ -74,24 +79,42 @@ type Outcome =
   | { readonly kind: 'failed'; readonly status: number }
   | { readonly kind: 'thrown'; readonly error: Error };
 
-const TOKENS: Readonly<Record<string, string>> = { 'token-a': 'tenant-a', 'token-a2': 'tenant-a', 'token-b': 'tenant-b' };
+const TOKENS: Readonly<Record<string, string>> = {
+  'token-a': 'tenant-a',
+  'token-a2': 'tenant-a',
+  'token-b': 'tenant-b',
+};
 
 /** The user each token names: `token-a2` is another user of `tenant-a`. */
 const USERS: Readonly<Record<string, string>> = { 'token-a': 'user-1', 'token-a2': 'user-2', 'token-b': 'user-3' };
 
-const tokenOf = (authorization: string | undefined | null): string => /^Bearer (\S+)$/.exec(authorization ?? '')?.[1] ?? '';
+const tokenOf = (authorization: string | undefined | null): string =>
+  /^Bearer (\S+)$/.exec(authorization ?? '')?.[1] ?? '';
 
 export function tenantOf(authorization: string | undefined | null): string | undefined {
   return TOKENS[tokenOf(authorization)];
 }
 
 /** What the route does, whatever the framework; each framework then answers in its own way. */
-export async function takeOrder(effects: Effects, state: ShopState, tenant: string, key: string, body: unknown): Promise<Outcome> {
+export async function takeOrder(
+  effects: Effects,
+  state: ShopState,
+  tenant: string,
+  key: string,
+  body: unknown,
+): Promise<Outcome> {
   const { sku = '' } = (body ?? {}) as { sku?: string };
   state.runs.push(key);
-  const { rows } = await effects.query<{ id: number }>('INSERT INTO orders (tenant, sku, qty) VALUES ($1, $2, 1) RETURNING id', [tenant, sku]);
+  const { rows } = await effects.query<{ id: number }>(
+    'INSERT INTO orders (tenant, sku, qty) VALUES ($1, $2, 1) RETURNING id',
+    [tenant, sku],
+  );
   const order = { id: rows[0]?.id ?? 0, sku };
-  if (sku === 'THROW') return { kind: 'thrown', error: Object.assign(new Error('the route failed after its insert'), { status: 400, statusCode: 400 }) };
+  if (sku === 'THROW')
+    return {
+      kind: 'thrown',
+      error: Object.assign(new Error('the route failed after its insert'), { status: 400, statusCode: 400 }),
+    };
   const failed = /^FAIL-(\d{3})$/.exec(sku);
   if (failed !== null) return { kind: 'failed', status: Number(failed[1]) };
   if (sku === 'HANG') await state.gate.opened;
@@ -106,8 +129,17 @@ export function statusOf(error: unknown): number {
 /** What a test may set on the shop's route. */
 export type ShopSettings = Pick<TransparentRoute<unknown, unknown>, 'onFailure'>;
 
-export function route<Req>(authorization: (request: Req) => string | undefined | null, settings: ShopSettings = {}): TransparentRoute<Req, unknown> {
-  return { ...settings, operation: 'orders.create@1', tenant: (request) => tenantOf(authorization(request)), principal: (request) => USERS[tokenOf(authorization(request))], keyRequired: false };
+export function route<Req>(
+  authorization: (request: Req) => string | undefined | null,
+  settings: ShopSettings = {},
+): TransparentRoute<Req, unknown> {
+  return {
+    ...settings,
+    operation: 'orders.create@1',
+    tenant: (request) => tenantOf(authorization(request)),
+    principal: (request) => USERS[tokenOf(authorization(request))],
+    keyRequired: false,
+  };
 }
 
 /** The two lines of the `Link` header every created order carries, in this order. */
@@ -124,10 +156,21 @@ export const expressShop: Framework = {
         config,
         route<Request>((req) => req.get('authorization'), settings),
         async (req: Request, res: Response, next: NextFunction) => {
-          const outcome = await takeOrder(effects, state, tenantOf(req.get('authorization')) ?? '', req.get('idempotency-key') ?? '', req.body);
+          const outcome = await takeOrder(
+            effects,
+            state,
+            tenantOf(req.get('authorization')) ?? '',
+            req.get('idempotency-key') ?? '',
+            req.body,
+          );
           if (outcome.kind === 'thrown') return next(outcome.error);
           if (outcome.kind === 'failed') return void res.status(outcome.status).json({ error: 'upstream failed' });
-          res.status(201).location(`/orders/${outcome.order.id}`).cookie('session', 'secret').set('x-debug', '1').set('link', [...LINKS]);
+          res
+            .status(201)
+            .location(`/orders/${outcome.order.id}`)
+            .cookie('session', 'secret')
+            .set('x-debug', '1')
+            .set('link', [...LINKS]);
           if (outcome.kind === 'created') return void res.json(outcome.order);
           res.type('text/plain');
           for (const chunk of STREAM_CHUNKS) {
@@ -160,10 +203,21 @@ export const fastifyShop: Framework = {
     );
     app.post('/orders', { ...hooks }, async (request, reply) => {
       const key = request.headers['idempotency-key'];
-      const outcome = await takeOrder(effects, state, tenantOf(request.headers.authorization) ?? '', typeof key === 'string' ? key : '', request.body);
+      const outcome = await takeOrder(
+        effects,
+        state,
+        tenantOf(request.headers.authorization) ?? '',
+        typeof key === 'string' ? key : '',
+        request.body,
+      );
       if (outcome.kind === 'thrown') throw outcome.error;
       if (outcome.kind === 'failed') return reply.code(outcome.status).send({ error: 'upstream failed' });
-      reply.code(201).header('location', `/orders/${outcome.order.id}`).header('set-cookie', 'session=secret; Path=/').header('x-debug', '1').header('link', [...LINKS]);
+      reply
+        .code(201)
+        .header('location', `/orders/${outcome.order.id}`)
+        .header('set-cookie', 'session=secret; Path=/')
+        .header('x-debug', '1')
+        .header('link', [...LINKS]);
       if (outcome.kind === 'created') return outcome.order;
       return reply.type('text/plain').send(Readable.from(STREAM_CHUNKS));
     });
@@ -181,9 +235,16 @@ export const honoShop: Framework = {
       route<FetchRequest<Context>>(({ request }) => request.headers.get('authorization'), settings),
       async (_request: globalThis.Request, c: Context) => {
         // The handler reads the body itself, after retrysafe has read it too.
-        const outcome = await takeOrder(effects, state, tenantOf(c.req.header('authorization')) ?? '', c.req.header('idempotency-key') ?? '', await c.req.json());
+        const outcome = await takeOrder(
+          effects,
+          state,
+          tenantOf(c.req.header('authorization')) ?? '',
+          c.req.header('idempotency-key') ?? '',
+          await c.req.json(),
+        );
         if (outcome.kind === 'thrown') throw outcome.error;
-        if (outcome.kind === 'failed') return c.json({ error: 'upstream failed' }, outcome.status as ContentfulStatusCode);
+        if (outcome.kind === 'failed')
+          return c.json({ error: 'upstream failed' }, outcome.status as ContentfulStatusCode);
         c.header('location', `/orders/${outcome.order.id}`);
         c.header('set-cookie', 'session=secret; Path=/');
         c.header('x-debug', '1');
@@ -221,7 +282,13 @@ export const koaShop: Framework = {
         route<KoaContext>((ctx) => ctx.get('authorization'), settings),
       ),
       async (ctx) => {
-        const outcome = await takeOrder(effects, state, tenantOf(ctx.get('authorization')) ?? '', ctx.get('idempotency-key'), ctx.request.body);
+        const outcome = await takeOrder(
+          effects,
+          state,
+          tenantOf(ctx.get('authorization')) ?? '',
+          ctx.get('idempotency-key'),
+          ctx.request.body,
+        );
         if (outcome.kind === 'thrown') throw outcome.error;
         if (outcome.kind === 'failed') {
           ctx.status = outcome.status;
@@ -253,16 +320,51 @@ export const nodeHttpShop: Framework = {
       route<IncomingMessage>((req) => req.headers.authorization, settings),
       async (req, body) => {
         const key = req.headers['idempotency-key'];
-        const outcome = await takeOrder(effects, state, tenantOf(req.headers.authorization) ?? '', typeof key === 'string' ? key : '', body);
+        const outcome = await takeOrder(
+          effects,
+          state,
+          tenantOf(req.headers.authorization) ?? '',
+          typeof key === 'string' ? key : '',
+          body,
+        );
         if (outcome.kind === 'thrown') throw outcome.error;
-        if (outcome.kind === 'failed') return { status: outcome.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'upstream failed' }) };
-        const headers = { location: `/orders/${outcome.order.id}`, 'set-cookie': 'session=secret; Path=/', 'x-debug': '1', link: [...LINKS] };
-        if (outcome.kind === 'created') return { status: 201, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(outcome.order) };
-        return { status: 201, headers: { ...headers, 'content-type': 'text/plain' }, body: Readable.from(STREAM_CHUNKS) };
+        if (outcome.kind === 'failed')
+          return {
+            status: outcome.status,
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ error: 'upstream failed' }),
+          };
+        const headers = {
+          location: `/orders/${outcome.order.id}`,
+          'set-cookie': 'session=secret; Path=/',
+          'x-debug': '1',
+          link: [...LINKS],
+        };
+        if (outcome.kind === 'created')
+          return {
+            status: 201,
+            headers: { ...headers, 'content-type': 'application/json' },
+            body: JSON.stringify(outcome.order),
+          };
+        return {
+          status: 201,
+          headers: { ...headers, 'content-type': 'text/plain' },
+          body: Readable.from(STREAM_CHUNKS),
+        };
       },
     );
-    return serveHttp({ 'POST /orders': orders }, state.errors, (error) => ({ status: statusOf(error), body: { error: 'handled' } }));
+    return serveHttp({ 'POST /orders': orders }, state.errors, (error) => ({
+      status: statusOf(error),
+      body: { error: 'handled' },
+    }));
   },
 };
 
-export const frameworks: readonly Framework[] = [expressShop, fastifyShop, honoShop, koaShop, nodeHttpShop, ...nestShops];
+export const frameworks: readonly Framework[] = [
+  expressShop,
+  fastifyShop,
+  honoShop,
+  koaShop,
+  nodeHttpShop,
+  ...nestShops,
+];

@@ -16,7 +16,12 @@ describe.each(engines)('transparent streamed answers on $name', (factory) => {
       expect(first.status).toBe(201);
       expect(first.bodyBytes.toString('utf8')).toBe(STREAM_CHUNKS.join(''));
       const record = await shop.record(key);
-      expect(record).toMatchObject({ state: 'completed', response_status: 201, response_omitted: true, resource_ref: first.headers.location });
+      expect(record).toMatchObject({
+        state: 'completed',
+        response_status: 201,
+        response_omitted: true,
+        resource_ref: first.headers.location,
+      });
       expect(record?.response_body?.byteLength).toBe(0);
 
       const retry = await shop.post(key, { sku: 'STREAM' });

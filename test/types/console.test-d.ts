@@ -22,11 +22,16 @@ describe('retrysafe/console', () => {
   const database = fromPg(new pg.Pool());
   const access: ConsoleAccess = { read: true, act: false };
 
-  it('mounts in each framework behind the application\'s own authorize hook', () => {
-    express().use('/ops', consoleNode({ database, authorize: (req) => ({ read: req.headers.authorization !== undefined, act: false }) }));
+  it("mounts in each framework behind the application's own authorize hook", () => {
+    express().use(
+      '/ops',
+      consoleNode({ database, authorize: (req) => ({ read: req.headers.authorization !== undefined, act: false }) }),
+    );
     void Fastify().register(consoleFastify({ database, authorize: () => access }), { prefix: '/ops' });
     new Koa().use(consoleKoa({ database, basePath: '/ops', authorize: async () => Promise.resolve(access) }));
-    expectTypeOf(consoleFetch({ database, authorize: (request: Request) => ({ read: request.method === 'GET', act: false }) })).returns.resolves.toEqualTypeOf<Response>();
+    expectTypeOf(
+      consoleFetch({ database, authorize: (request: Request) => ({ read: request.method === 'GET', act: false }) }),
+    ).returns.resolves.toEqualTypeOf<Response>();
     // @ts-expect-error: without an authorize hook nobody decides who may read.
     consoleFetch({ database });
   });
@@ -35,8 +40,14 @@ describe('retrysafe/console', () => {
     const operators = operatorStore(database);
     const view = await operators.operation({ tenant: 't', operation: 'orders.create@1', key: 'k' });
     expectTypeOf(view).toEqualTypeOf<OperationView | undefined>();
-    const action: OperatorAction = { action: 'purge', identity: { tenant: 't', operation: 'orders.create@1', key: 'k' }, seen: { state: 'completed', fencingToken: 1 } };
+    const action: OperatorAction = {
+      action: 'purge',
+      identity: { tenant: 't', operation: 'orders.create@1', key: 'k' },
+      seen: { state: 'completed', fencingToken: 1 },
+    };
     const config = idempotency({ store: postgresStore(database) });
-    expectTypeOf(runOperatorAction({ config, operators }, action, { actor: 'ops', reason: 'why' })).resolves.toEqualTypeOf<ActionResult>();
+    expectTypeOf(
+      runOperatorAction({ config, operators }, action, { actor: 'ops', reason: 'why' }),
+    ).resolves.toEqualTypeOf<ActionResult>();
   });
 });

@@ -29,8 +29,21 @@ import {
   isRetrysafeError,
   valid,
 } from 'retrysafe';
-import { atomicRunner, beginTransparent, type IncomingRequest, type Reply, type RouteRunner, type TransparentStart } from 'retrysafe/adapter';
-import { type IdempotentFetchErrorCode, idempotentFetch, type IdempotentResult, isIdempotentFetchError, type RetryEvent } from 'retrysafe/client';
+import {
+  atomicRunner,
+  beginTransparent,
+  type IncomingRequest,
+  type Reply,
+  type RouteRunner,
+  type TransparentStart,
+} from 'retrysafe/adapter';
+import {
+  type IdempotentFetchErrorCode,
+  idempotentFetch,
+  type IdempotentResult,
+  isIdempotentFetchError,
+  type RetryEvent,
+} from 'retrysafe/client';
 import { drizzleRunner, fromDrizzle } from 'retrysafe/drizzle';
 import { atomic as expressAtomic, leased as expressLeased, transparent as expressTransparent } from 'retrysafe/express';
 import { atomic as fastifyAtomic, transparent as fastifyTransparent } from 'retrysafe/fastify';
@@ -98,13 +111,20 @@ describe('routes infer their input and transaction in each mode', () => {
     expressAtomic(kyselyConfig, {
       operation: 'orders.create@1',
       tenant: (req) => req.get('x-tenant'),
-      input: (_req, body) => (typeof body === 'object' && body !== null && 'sku' in body && typeof body.sku === 'string' ? valid({ sku: body.sku }) : invalid({ status: 400 })),
+      input: (_req, body) =>
+        typeof body === 'object' && body !== null && 'sku' in body && typeof body.sku === 'string'
+          ? valid({ sku: body.sku })
+          : invalid({ status: 400 }),
       async handler({ input, tx, tenant, request }) {
         expectTypeOf(input).toEqualTypeOf<{ sku: string }>();
         expectTypeOf(tx).toEqualTypeOf<Transaction<Orders>>();
         expectTypeOf(tenant).toEqualTypeOf<string>();
         expectTypeOf(request).toEqualTypeOf<ExpressRequest>();
-        const row = await tx.insertInto('orders').values({ id: 1, sku: input.sku }).returning('id').executeTakeFirstOrThrow();
+        const row = await tx
+          .insertInto('orders')
+          .values({ id: 1, sku: input.sku })
+          .returning('id')
+          .executeTakeFirstOrThrow();
         return { status: 201, body: row };
       },
     });
@@ -122,8 +142,13 @@ describe('routes infer their input and transaction in each mode', () => {
       },
       handler: () => Promise.resolve({ status: 204 }),
     });
-    // @ts-expect-error a principal is a string: a number would be stored under another digest than its text.
-    expressAtomic(kyselyConfig, { operation: 'orders.create@1', tenant: () => 'tenant-a', principal: () => 7, handler: () => Promise.resolve({ status: 204 }) });
+    expressAtomic(kyselyConfig, {
+      operation: 'orders.create@1',
+      tenant: () => 'tenant-a',
+      // @ts-expect-error a principal is a string: a number would be stored under another digest than its text.
+      principal: () => 7,
+      handler: () => Promise.resolve({ status: 204 }),
+    });
   });
 
   it('atomic through TypeORM and Knex: the handler writes through its own transaction', () => {
@@ -183,7 +208,9 @@ describe('routes infer their input and transaction in each mode', () => {
       input: (_req, body) => valid(body as { amount: number }),
       async handler({ input, step }) {
         expectTypeOf(input).toEqualTypeOf<{ amount: number }>();
-        const charge = await step('charge', (call) => Promise.resolve({ id: call.idempotencyKey, amount: input.amount }));
+        const charge = await step('charge', (call) =>
+          Promise.resolve({ id: call.idempotencyKey, amount: input.amount }),
+        );
         expectTypeOf(charge).toEqualTypeOf<{ id: string; amount: number }>();
         return { status: 201, body: charge };
       },
@@ -192,23 +219,52 @@ describe('routes infer their input and transaction in each mode', () => {
 
   it('transparent: the route has no handler of its own and no transaction', () => {
     const handler: RequestHandler = (_req, res) => void res.status(201).json({});
-    expectTypeOf(expressTransparent(idempotency({ store: postgresStore(fromPg(pool)) }), { operation: 'orders.create@1', tenant: () => 'tenant-a' }, handler)).toEqualTypeOf<RequestHandler>();
+    expectTypeOf(
+      expressTransparent(
+        idempotency({ store: postgresStore(fromPg(pool)) }),
+        { operation: 'orders.create@1', tenant: () => 'tenant-a' },
+        handler,
+      ),
+    ).toEqualTypeOf<RequestHandler>();
   });
 
   it('transparent: onFailure is store or unknown, on every adapter, and on no other mode', () => {
     const config = idempotency({ store: postgresStore(fromPg(pool)) });
     const handler: RequestHandler = (_req, res) => void res.status(201).json({});
     expectTypeOf<TransparentFailure>().toEqualTypeOf<'store' | 'unknown'>();
-    expectTypeOf<TransparentRoute<ExpressRequest, unknown>['onFailure']>().toEqualTypeOf<TransparentFailure | undefined>();
-    expressTransparent(config, { operation: 'orders.create@1', tenant: () => 'tenant-a', onFailure: 'unknown' }, handler);
+    expectTypeOf<TransparentRoute<ExpressRequest, unknown>['onFailure']>().toEqualTypeOf<
+      TransparentFailure | undefined
+    >();
+    expressTransparent(
+      config,
+      { operation: 'orders.create@1', tenant: () => 'tenant-a', onFailure: 'unknown' },
+      handler,
+    );
     fastifyTransparent(config, { operation: 'orders.create@1', tenant: () => 'tenant-a', onFailure: 'store' });
     koaTransparent(config, { operation: 'orders.create@1', tenant: () => 'tenant-a', onFailure: 'unknown' });
-    fetchTransparent(config, { operation: 'orders.create@1', tenant: () => 'tenant-a', onFailure: 'store' }, () => new Response());
-    // @ts-expect-error: a failure is stored or kept unknown, never dropped
-    expressTransparent(config, { operation: 'orders.create@1', tenant: () => 'tenant-a', onFailure: 'delete' }, handler);
-    // @ts-expect-error: an atomic route rolls its failures back: it has no onFailure
-    expressAtomic(config, { operation: 'orders.create@1', tenant: () => 'tenant-a', onFailure: 'store', handler: () => Promise.resolve({ status: 201 }) });
-    expectTypeOf<{ operation: 'orders.create@1'; mode: 'transparent'; onFailure: 'unknown' }>().toExtend<NestIdempotentOptions>();
+    fetchTransparent(
+      config,
+      { operation: 'orders.create@1', tenant: () => 'tenant-a', onFailure: 'store' },
+      () => new Response(),
+    );
+    expressTransparent(
+      config,
+      // @ts-expect-error: a failure is stored or kept unknown, never dropped
+      { operation: 'orders.create@1', tenant: () => 'tenant-a', onFailure: 'delete' },
+      handler,
+    );
+    expressAtomic(config, {
+      operation: 'orders.create@1',
+      tenant: () => 'tenant-a',
+      // @ts-expect-error: an atomic route rolls its failures back: it has no onFailure
+      onFailure: 'store',
+      handler: () => Promise.resolve({ status: 201 }),
+    });
+    expectTypeOf<{
+      operation: 'orders.create@1';
+      mode: 'transparent';
+      onFailure: 'unknown';
+    }>().toExtend<NestIdempotentOptions>();
     const nestAtomic: NestIdempotentOptions = {
       operation: 'orders.create@1',
       mode: 'atomic',
@@ -272,27 +328,43 @@ describe('the client, messaging and jobs', () => {
   });
 
   it('consumes a message once, in the data layer transaction', () => {
-    expectTypeOf(consume(fromPostgresJs(sql), 'billing', 'msg-1', (tx) => Promise.resolve(tx))).resolves.toEqualTypeOf<InboxResult<TransactionSql>>();
+    expectTypeOf(consume(fromPostgresJs(sql), 'billing', 'msg-1', (tx) => Promise.resolve(tx))).resolves.toEqualTypeOf<
+      InboxResult<TransactionSql>
+    >();
   });
 
   it('verifies and receives webhooks', () => {
-    const verification = verifyWebhook({ secrets: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }, { 'webhook-id': 'msg_1' }, '{}');
+    const verification = verifyWebhook(
+      { secrets: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+      { 'webhook-id': 'msg_1' },
+      '{}',
+    );
     if (verification.ok) expectTypeOf(verification.id).toEqualTypeOf<string>();
     else expectTypeOf(verification.reason).toEqualTypeOf<VerificationFailure>();
-    const receipt = receiveWebhook(fromPg(pool), { receiver: 'payments', secrets: 'whsec_x' }, { headers: new Headers(), rawBody: '{}' });
+    const receipt = receiveWebhook(
+      fromPg(pool),
+      { receiver: 'payments', secrets: 'whsec_x' },
+      { headers: new Headers(), rawBody: '{}' },
+    );
     expectTypeOf(receipt).resolves.toEqualTypeOf<WebhookReceipt>();
   });
 
   it('runs a job once under a key, outside HTTP', () => {
     const config = idempotency({ store: postgresStore(fromPg(pool)) });
-    expectTypeOf(idempotent(config, (tx) => Promise.resolve(tx.escapeLiteral('x')), { operation: 'jobs.nightly@1', key: 'job-1' })).resolves.toEqualTypeOf<IdempotentOutcome<string>>();
+    expectTypeOf(
+      idempotent(config, (tx) => Promise.resolve(tx.escapeLiteral('x')), { operation: 'jobs.nightly@1', key: 'job-1' }),
+    ).resolves.toEqualTypeOf<IdempotentOutcome<string>>();
   });
 });
 
 describe('the adapter building blocks', () => {
   it('runs a route from a request the adapter builds, and hands back the reply to send', () => {
     const config = idempotency({ store: postgresStore(fromPg(pool)) });
-    const run = atomicRunner(config, { operation: 'orders.create@1', tenant: (req: { token: string }) => req.token, handler: () => Promise.resolve({ status: 204 }) });
+    const run = atomicRunner(config, {
+      operation: 'orders.create@1',
+      tenant: (req: { token: string }) => req.token,
+      handler: () => Promise.resolve({ status: 204 }),
+    });
     expectTypeOf(run).toEqualTypeOf<RouteRunner<{ token: string }>>();
     expectTypeOf(run).parameter(0).toEqualTypeOf<IncomingRequest<{ token: string }>>();
     expectTypeOf(run).returns.resolves.toEqualTypeOf<Reply>();

@@ -18,7 +18,9 @@ interface TracedClient extends PgClientLike {
   readonly trace: string;
 }
 declare const traced: TracedClient;
-expectTypeOf(fromPg({ connect: () => Promise.resolve(traced), query: () => Promise.resolve({ rows: [] }) })).toEqualTypeOf<SqlDatabase<TracedClient>>();
+expectTypeOf(
+  fromPg({ connect: () => Promise.resolve(traced), query: () => Promise.resolve({ rows: [] }) }),
+).toEqualTypeOf<SqlDatabase<TracedClient>>();
 
 const config = idempotency({ store: postgresStore(database) });
 

@@ -3,7 +3,14 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fromPg } from '../../src/postgres/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
-import { pruneWebhookEvents, type ReceivedWebhook, receiveWebhook, signWebhook, WebhookWorker, type WebhookWorkerOptions } from '../../src/webhooks/index.js';
+import {
+  pruneWebhookEvents,
+  type ReceivedWebhook,
+  receiveWebhook,
+  signWebhook,
+  WebhookWorker,
+  type WebhookWorkerOptions,
+} from '../../src/webhooks/index.js';
 import { type Engine, engines } from '../support/engines.js';
 import { applyPaymentEvent, PAYMENTS_TABLE } from './payments.js';
 
@@ -14,7 +21,12 @@ const RECEIVER = 'payments';
 function delivery(id: string, payload: unknown, options: { timestamp?: number; secret?: string; body?: string } = {}) {
   const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
   const rawBody = options.body ?? JSON.stringify(payload);
-  const headers = { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(options.secret ?? SECRET, id, timestamp, rawBody) };
+  const headers = {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signWebhook(options.secret ?? SECRET, id, timestamp, rawBody),
+  };
   return { headers, rawBody: Buffer.from(rawBody, 'utf8') };
 }
 
@@ -30,9 +42,14 @@ describe.each(engines)('the webhook receiver and its worker on $name', (factory)
     await engine.database.query('TRUNCATE retrysafe_webhook_events, retrysafe_inbox, payments');
   });
 
-  const receive = (d: ReturnType<typeof delivery>) => receiveWebhook(engine.database, { receiver: RECEIVER, secrets: SECRET }, d);
+  const receive = (d: ReturnType<typeof delivery>) =>
+    receiveWebhook(engine.database, { receiver: RECEIVER, secrets: SECRET }, d);
   const events = async () =>
-    (await engine.database.query<{ id: string; state: string; attempts: number }>('SELECT id, state, attempts FROM retrysafe_webhook_events ORDER BY id')).rows;
+    (
+      await engine.database.query<{ id: string; state: string; attempts: number }>(
+        'SELECT id, state, attempts FROM retrysafe_webhook_events ORDER BY id',
+      )
+    ).rows;
   const problemType = (body: Uint8Array) => (JSON.parse(Buffer.from(body).toString('utf8')) as { type: string }).type;
 
   /** A handler that applies payment events, keeping the newest state by the event's version: events may come out of order. */
@@ -58,22 +75,49 @@ describe.each(engines)('the webhook receiver and its worker on $name', (factory)
   });
 
   it('answers 401 problem+json and stores nothing for a forged, an unsigned or a stale delivery', async () => {
-    const forged = await receive(delivery('evt_forged', { type: 'payment.succeeded', charge: 'ch_1' }, { secret: `whsec_${randomBytes(24).toString('base64')}` }));
-    expect(forged).toMatchObject({ kind: 'rejected', code: 'webhook-signature-invalid', status: 401, headers: { 'content-type': 'application/problem+json' } });
+    const forged = await receive(
+      delivery(
+        'evt_forged',
+        { type: 'payment.succeeded', charge: 'ch_1' },
+        { secret: `whsec_${randomBytes(24).toString('base64')}` },
+      ),
+    );
+    expect(forged).toMatchObject({
+      kind: 'rejected',
+      code: 'webhook-signature-invalid',
+      status: 401,
+      headers: { 'content-type': 'application/problem+json' },
+    });
     expect(problemType(forged.body)).toBe('https://retrysafe.dev/problems/webhook-signature-invalid');
 
     const { 'webhook-signature': _signature, ...unsignedHeaders } = delivery('evt_unsigned', {}).headers;
-    expect(await receive({ headers: unsignedHeaders, rawBody: Buffer.from('{}') } as ReturnType<typeof delivery>)).toMatchObject({ kind: 'rejected', code: 'webhook-signature-invalid', status: 401 });
+    expect(
+      await receive({ headers: unsignedHeaders, rawBody: Buffer.from('{}') } as ReturnType<typeof delivery>),
+    ).toMatchObject({ kind: 'rejected', code: 'webhook-signature-invalid', status: 401 });
 
-    const stale = await receive(delivery('evt_stale', { type: 'payment.succeeded', charge: 'ch_1' }, { timestamp: Math.floor(Date.now() / 1000) - 301 }));
+    const stale = await receive(
+      delivery(
+        'evt_stale',
+        { type: 'payment.succeeded', charge: 'ch_1' },
+        { timestamp: Math.floor(Date.now() / 1000) - 301 },
+      ),
+    );
     expect(stale).toMatchObject({ kind: 'rejected', code: 'webhook-timestamp-invalid', status: 401 });
     expect(problemType(stale.body)).toBe('https://retrysafe.dev/problems/webhook-timestamp-invalid');
     expect(await events()).toEqual([]);
   });
 
   it('answers 400 for a signed body that is not JSON, or that PostgreSQL cannot store as JSON', async () => {
-    expect(await receive(delivery('evt_text', undefined, { body: 'payment succeeded' }))).toMatchObject({ kind: 'rejected', code: 'webhook-payload-invalid', status: 400 });
-    expect(await receive(delivery('evt_nul', undefined, { body: '{"note":"\\u0000"}' }))).toMatchObject({ kind: 'rejected', code: 'webhook-payload-invalid', status: 400 });
+    expect(await receive(delivery('evt_text', undefined, { body: 'payment succeeded' }))).toMatchObject({
+      kind: 'rejected',
+      code: 'webhook-payload-invalid',
+      status: 400,
+    });
+    expect(await receive(delivery('evt_nul', undefined, { body: '{"note":"\\u0000"}' }))).toMatchObject({
+      kind: 'rejected',
+      code: 'webhook-payload-invalid',
+      status: 400,
+    });
     expect(await events()).toEqual([]);
   });
 
@@ -91,21 +135,34 @@ describe.each(engines)('the webhook receiver and its worker on $name', (factory)
     expect(await worker.runOnce()).toEqual({ processed: 0, duplicates: 0, failed: 0, parked: 0 });
 
     expect(calls.sort()).toEqual(['evt_refunded', 'evt_succeeded']);
-    expect((await engine.database.query('SELECT charge, status FROM payments')).rows).toEqual([{ charge: 'ch_1', status: 'refunded' }]);
-    expect((await events()).map((event) => event.state)).toEqual(['processed', 'processed']);
-    expect((await engine.database.query('SELECT message_id FROM retrysafe_inbox WHERE consumer = $1 ORDER BY message_id', [RECEIVER])).rows).toEqual([
-      { message_id: 'evt_refunded' },
-      { message_id: 'evt_succeeded' },
+    expect((await engine.database.query('SELECT charge, status FROM payments')).rows).toEqual([
+      { charge: 'ch_1', status: 'refunded' },
     ]);
+    expect((await events()).map((event) => event.state)).toEqual(['processed', 'processed']);
+    expect(
+      (
+        await engine.database.query('SELECT message_id FROM retrysafe_inbox WHERE consumer = $1 ORDER BY message_id', [
+          RECEIVER,
+        ])
+      ).rows,
+    ).toEqual([{ message_id: 'evt_refunded' }, { message_id: 'evt_succeeded' }]);
   });
 
   it("processes events in the data layer's own transaction, with the inbox record and the processed mark", async () => {
     const { native } = engine;
-    expect((await receive(delivery('evt_native', { type: 'payment.succeeded', charge: 'ch_9', version: 1 }))).kind).toBe('recorded');
-    const worker = new WebhookWorker({ database: native, receiver: RECEIVER, handler: (event, tx) => applyPaymentEvent(event, native.runner(tx)) });
+    expect(
+      (await receive(delivery('evt_native', { type: 'payment.succeeded', charge: 'ch_9', version: 1 }))).kind,
+    ).toBe('recorded');
+    const worker = new WebhookWorker({
+      database: native,
+      receiver: RECEIVER,
+      handler: (event, tx) => applyPaymentEvent(event, native.runner(tx)),
+    });
     expect(await worker.runOnce()).toEqual({ processed: 1, duplicates: 0, failed: 0, parked: 0 });
     expect(await worker.runOnce()).toEqual({ processed: 0, duplicates: 0, failed: 0, parked: 0 });
-    expect((await engine.database.query('SELECT charge, status FROM payments')).rows).toEqual([{ charge: 'ch_9', status: 'succeeded' }]);
+    expect((await engine.database.query('SELECT charge, status FROM payments')).rows).toEqual([
+      { charge: 'ch_9', status: 'succeeded' },
+    ]);
     expect(await events()).toEqual([{ id: 'evt_native', state: 'processed', attempts: 0 }]);
   });
 
@@ -138,7 +195,11 @@ describe.each(engines)('the webhook receiver and its worker on $name', (factory)
     expect(await failing.runOnce()).toEqual({ processed: 0, duplicates: 0, failed: 0, parked: 0 });
     await engine.database.query('UPDATE retrysafe_webhook_events SET next_attempt_at = now()');
     expect(await failing.runOnce()).toEqual({ processed: 0, duplicates: 0, failed: 0, parked: 1 });
-    const [parked] = (await engine.database.query<{ state: string; last_error: string }>('SELECT state, last_error FROM retrysafe_webhook_events')).rows;
+    const [parked] = (
+      await engine.database.query<{ state: string; last_error: string }>(
+        'SELECT state, last_error FROM retrysafe_webhook_events',
+      )
+    ).rows;
     expect(parked).toEqual({ state: 'dead', last_error: 'Error: the ledger is closed' });
     expect(calls).toEqual(['evt_poison', 'evt_poison']);
     expect((await engine.database.query('SELECT 1 FROM payments')).rows).toEqual([]);
@@ -155,16 +216,33 @@ describe.each(engines)('the webhook receiver and its worker on $name', (factory)
       if (reports.every((report) => report.processed === 0)) break;
     }
     expect(calls.sort()).toEqual([...ids].sort());
-    expect((await engine.database.query<{ n: number }>("SELECT count(*)::int AS n FROM retrysafe_webhook_events WHERE state = 'processed'")).rows[0]?.n).toBe(30);
+    expect(
+      (
+        await engine.database.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM retrysafe_webhook_events WHERE state = 'processed'",
+        )
+      ).rows[0]?.n,
+    ).toBe(30);
   });
 });
 
 describe('the webhook receiver with its store down', () => {
-  const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:1/nothing', connectionTimeoutMillis: 2000 });
+  const pool = new pg.Pool({
+    connectionString: 'postgres://nobody@127.0.0.1:1/nothing',
+    connectionTimeoutMillis: 2000,
+  });
   afterAll(() => pool.end());
 
   it('answers 503 with Retry-After, so the sender tries again later', async () => {
-    const receipt = await receiveWebhook(fromPg(pool), { receiver: RECEIVER, secrets: SECRET, retryAfterSeconds: 5 }, delivery('evt_1', { type: 'payment.succeeded' }));
-    expect(receipt).toMatchObject({ kind: 'unavailable', status: 503, headers: { 'retry-after': '5', 'content-type': 'application/problem+json' } });
+    const receipt = await receiveWebhook(
+      fromPg(pool),
+      { receiver: RECEIVER, secrets: SECRET, retryAfterSeconds: 5 },
+      delivery('evt_1', { type: 'payment.succeeded' }),
+    );
+    expect(receipt).toMatchObject({
+      kind: 'unavailable',
+      status: 503,
+      headers: { 'retry-after': '5', 'content-type': 'application/problem+json' },
+    });
   });
 });

@@ -19,7 +19,9 @@ describe('Standard Webhooks signatures', () => {
     const signature = signWebhook(key, 'msg_1', now, body);
     expect(signature).toBe(reference.sign('msg_1', new Date(now * 1000), body));
     expect(() => reference.verify(body, headers('msg_1', now, signature))).not.toThrow();
-    expect(verifyWebhook({ secrets: key }, headers('msg_1', now, reference.sign('msg_1', new Date(now * 1000), body)), body)).toEqual({ ok: true, id: 'msg_1', timestamp: now });
+    expect(
+      verifyWebhook({ secrets: key }, headers('msg_1', now, reference.sign('msg_1', new Date(now * 1000), body)), body),
+    ).toEqual({ ok: true, id: 'msg_1', timestamp: now });
   });
 
   it('verifies the raw bytes, so any change to the body, the id or the timestamp fails', () => {
@@ -28,10 +30,22 @@ describe('Standard Webhooks signatures', () => {
     const signature = signWebhook(key, 'msg_1', now, bytes);
     expect(verifyWebhook({ secrets: key }, headers('msg_1', now, signature), bytes).ok).toBe(true);
     const reformatted = JSON.stringify(JSON.parse(body), null, 2);
-    expect(verifyWebhook({ secrets: key }, headers('msg_1', now, signature), reformatted)).toEqual({ ok: false, reason: 'no-matching-signature' });
-    expect(verifyWebhook({ secrets: key }, headers('msg_2', now, signature), bytes)).toEqual({ ok: false, reason: 'no-matching-signature' });
-    expect(verifyWebhook({ secrets: key }, headers('msg_1', now - 1, signature), bytes)).toEqual({ ok: false, reason: 'no-matching-signature' });
-    expect(verifyWebhook({ secrets: secret() }, headers('msg_1', now, signature), bytes)).toEqual({ ok: false, reason: 'no-matching-signature' });
+    expect(verifyWebhook({ secrets: key }, headers('msg_1', now, signature), reformatted)).toEqual({
+      ok: false,
+      reason: 'no-matching-signature',
+    });
+    expect(verifyWebhook({ secrets: key }, headers('msg_2', now, signature), bytes)).toEqual({
+      ok: false,
+      reason: 'no-matching-signature',
+    });
+    expect(verifyWebhook({ secrets: key }, headers('msg_1', now - 1, signature), bytes)).toEqual({
+      ok: false,
+      reason: 'no-matching-signature',
+    });
+    expect(verifyWebhook({ secrets: secret() }, headers('msg_1', now, signature), bytes)).toEqual({
+      ok: false,
+      reason: 'no-matching-signature',
+    });
   });
 
   it('accepts any matching signature among several, on either side of a secret rotation', () => {
@@ -42,13 +56,23 @@ describe('Standard Webhooks signatures', () => {
     expect(verifyWebhook({ secrets: next }, headers('msg_1', now, both), body).ok).toBe(true);
     const onlyNext = signWebhook(next, 'msg_1', now, body);
     expect(verifyWebhook({ secrets: [old, next] }, headers('msg_1', now, onlyNext), body).ok).toBe(true);
-    expect(verifyWebhook({ secrets: [old, next] }, headers('msg_1', now, `v1a,${onlyNext.slice(3)} v1,${'A'.repeat(44)}`), body).ok).toBe(false);
+    expect(
+      verifyWebhook(
+        { secrets: [old, next] },
+        headers('msg_1', now, `v1a,${onlyNext.slice(3)} v1,${'A'.repeat(44)}`),
+        body,
+      ).ok,
+    ).toBe(false);
   });
 
   it('refuses timestamps outside the tolerance, either way, and accepts them at its edge', () => {
     const key = secret();
     const at = (timestamp: number, toleranceSeconds?: number) =>
-      verifyWebhook({ secrets: key, nowSeconds: now, toleranceSeconds }, headers('msg_1', timestamp, signWebhook(key, 'msg_1', timestamp, body)), body);
+      verifyWebhook(
+        { secrets: key, nowSeconds: now, toleranceSeconds },
+        headers('msg_1', timestamp, signWebhook(key, 'msg_1', timestamp, body)),
+        body,
+      );
     expect(at(now - 300).ok).toBe(true);
     expect(at(now + 300).ok).toBe(true);
     expect(at(now - 301)).toEqual({ ok: false, reason: 'outside-tolerance' });
@@ -61,16 +85,26 @@ describe('Standard Webhooks signatures', () => {
     const signature = signWebhook(key, 'msg_1', now, body);
     const { 'webhook-signature': _signature, ...unsigned } = headers('msg_1', now, signature);
     expect(verifyWebhook({ secrets: key }, unsigned, body)).toEqual({ ok: false, reason: 'missing-header' });
-    expect(verifyWebhook({ secrets: key }, { ...headers('', now, signature) }, body)).toEqual({ ok: false, reason: 'missing-header' });
-    expect(verifyWebhook({ secrets: key }, { ...headers('msg_1', now, signature), 'webhook-timestamp': `${now}.5` }, body)).toEqual({ ok: false, reason: 'invalid-timestamp' });
-    expect(verifyWebhook({ secrets: key }, { ...headers('msg_1', now, signature), 'webhook-timestamp': '' }, body)).toEqual({ ok: false, reason: 'invalid-timestamp' });
+    expect(verifyWebhook({ secrets: key }, { ...headers('', now, signature) }, body)).toEqual({
+      ok: false,
+      reason: 'missing-header',
+    });
+    expect(
+      verifyWebhook({ secrets: key }, { ...headers('msg_1', now, signature), 'webhook-timestamp': `${now}.5` }, body),
+    ).toEqual({ ok: false, reason: 'invalid-timestamp' });
+    expect(
+      verifyWebhook({ secrets: key }, { ...headers('msg_1', now, signature), 'webhook-timestamp': '' }, body),
+    ).toEqual({ ok: false, reason: 'invalid-timestamp' });
   });
 
   it('reads a Fetch Headers object and a repeated signature header', () => {
     const [old, next] = [secret(), secret()];
     const fetchHeaders = new Headers(headers('msg_1', now, signWebhook(old, 'msg_1', now, body)));
     expect(verifyWebhook({ secrets: old }, fetchHeaders, body).ok).toBe(true);
-    const repeated = { ...headers('msg_1', now, ''), 'webhook-signature': [signWebhook(old, 'msg_1', now, body), signWebhook(next, 'msg_1', now, body)] };
+    const repeated = {
+      ...headers('msg_1', now, ''),
+      'webhook-signature': [signWebhook(old, 'msg_1', now, body), signWebhook(next, 'msg_1', now, body)],
+    };
     expect(verifyWebhook({ secrets: next }, repeated, body).ok).toBe(true);
   });
 

@@ -8,7 +8,13 @@ export function providerUrlOf(env: AppEnv): string {
 }
 
 /** Charges the order's amount under the given downstream key; returns the charge id. */
-export async function chargeOrder(provider: ProviderClient, idempotencyKey: string, input: OrderInput, signal?: AbortSignal, fencingToken?: number): Promise<string> {
+export async function chargeOrder(
+  provider: ProviderClient,
+  idempotencyKey: string,
+  input: OrderInput,
+  signal?: AbortSignal,
+  fencingToken?: number,
+): Promise<string> {
   const result = await provider.charge(
     { idempotencyKey, fencingToken, amountCents: input.quantity * 100, currency: 'EUR', reference: input.sku },
     signal,

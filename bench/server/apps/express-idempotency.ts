@@ -16,7 +16,11 @@ import { listenExpress } from './listen.js';
 export async function expressIdempotency(env: AppEnv): Promise<RunningApp> {
   const peer = await loadExpressIdempotency();
   const redisCalls: CallCounter = { count: 0 };
-  const adapter = countCalls(new peer.RedisAdapter({ connectionConfig: { url: env.redisUrl } }), ['findByIdempotencyKey', 'create', 'update', 'delete'], redisCalls);
+  const adapter = countCalls(
+    new peer.RedisAdapter({ connectionConfig: { url: env.redisUrl } }),
+    ['findByIdempotencyKey', 'create', 'update', 'delete'],
+    redisCalls,
+  );
   await adapter.connect();
   const { pool, roundTrips } = countedPool(env.databaseUrl, env.poolSize);
   const app = express();

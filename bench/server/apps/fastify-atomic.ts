@@ -11,7 +11,11 @@ import { listenFastify } from './listen.js';
 const { atomic } = fastifyAdapter;
 
 /** The order route in atomic mode, for any framework adapter. */
-export function orderRoute<Req extends { headers: Record<string, string | string[] | undefined> }>(): AtomicRoute<Req, OrderInput, pg.PoolClient> {
+export function orderRoute<Req extends { headers: Record<string, string | string[] | undefined> }>(): AtomicRoute<
+  Req,
+  OrderInput,
+  pg.PoolClient
+> {
   return {
     operation: 'orders.create@1',
     tenant: (request) => tenantOf(request.headers),
@@ -41,10 +45,19 @@ export interface AtomicVariant {
 /** B, C and D: retrysafe's atomic mode, as is or in a variant. */
 export function fastifyAtomic(variant: AtomicVariant = {}) {
   return async function start(env: AppEnv): Promise<RunningApp> {
-    const { pool, roundTrips } = countedPool(env.databaseUrl, env.poolSize, variant.unnamed === true, variant.pipeline === true);
+    const { pool, roundTrips } = countedPool(
+      env.databaseUrl,
+      env.poolSize,
+      variant.unnamed === true,
+      variant.pipeline === true,
+    );
     const database = fromPg(pool);
     const store = postgresStore(database);
-    const config = idempotency({ store, replayCache: variant.replayCache === true, ...(variant.readBeforeClaim === undefined ? {} : { readBeforeClaim: variant.readBeforeClaim }) });
+    const config = idempotency({
+      store,
+      replayCache: variant.replayCache === true,
+      ...(variant.readBeforeClaim === undefined ? {} : { readBeforeClaim: variant.readBeforeClaim }),
+    });
     const app = Fastify();
     app.post('/orders', atomic(config, orderRoute<FastifyRequest>()));
     return listenFastify(app, { pgRoundTrips: roundTrips, close: () => pool.end() });

@@ -20,7 +20,8 @@ export async function fastifyBareMemory(env: AppEnv): Promise<RunningApp> {
   const { pool, roundTrips } = countedPool(env.databaseUrl, env.poolSize);
   const kept = new Map<string, Kept>();
   const app = Fastify();
-  const answer = (reply: FastifyReply, { location, body }: Kept) => reply.code(201).header('location', location).header('content-type', 'application/json; charset=utf-8').send(body);
+  const answer = (reply: FastifyReply, { location, body }: Kept) =>
+    reply.code(201).header('location', location).header('content-type', 'application/json; charset=utf-8').send(body);
   app.post('/orders', async (request, reply) => {
     const tenant = tenantOf(request.headers);
     const key = keyOf(request.headers);

@@ -16,10 +16,14 @@ export async function fastifyBareProvider(env: AppEnv): Promise<RunningApp> {
     const tenant = tenantOf(request.headers);
     const key = keyOf(request.headers);
     const input = parseOrder(request.body);
-    if (tenant === undefined || key === undefined || input === undefined) return reply.code(400).send({ error: 'bad request' });
+    if (tenant === undefined || key === undefined || input === undefined)
+      return reply.code(400).send({ error: 'bad request' });
     const charge = await chargeOrder(provider, `${tenant}:${key}`, input);
     const order = await createOrder(pool, tenant, input, key);
-    return reply.code(201).header('location', orderLocation(order)).send({ ...order, charge });
+    return reply
+      .code(201)
+      .header('location', orderLocation(order))
+      .send({ ...order, charge });
   });
   return listenFastify(app, { pgRoundTrips: roundTrips, close: () => pool.end() });
 }

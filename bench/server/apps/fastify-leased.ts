@@ -25,7 +25,9 @@ export async function fastifyLeased(env: AppEnv): Promise<RunningApp> {
       return input === undefined ? invalid({ status: 400, body: { error: 'bad request' } }) : valid(input);
     },
     async handler({ input, identity, step, local }) {
-      const charge = await step('charge', (call) => chargeOrder(provider, call.idempotencyKey, input, call.signal, call.fencingToken));
+      const charge = await step('charge', (call) =>
+        chargeOrder(provider, call.idempotencyKey, input, call.signal, call.fencingToken),
+      );
       const order = await local('record-order', (tx) => insertOrder(tx, identity.tenant, input, identity.key));
       return { status: 201, headers: { location: orderLocation(order) }, body: { ...order, charge } };
     },

@@ -24,7 +24,11 @@ const STATUS_OF_CODE: Record<string, number> = {
 export async function fastifyNodeIdempotency(env: AppEnv): Promise<RunningApp> {
   const peer = await loadNodeIdempotency();
   const redisCalls: CallCounter = { count: 0 };
-  const storage = countCalls(new peer.redis.RedisStorageAdapter({ url: env.redisUrl }), ['setIfNotExists', 'set', 'get'], redisCalls);
+  const storage = countCalls(
+    new peer.redis.RedisStorageAdapter({ url: env.redisUrl }),
+    ['setIfNotExists', 'set', 'get'],
+    redisCalls,
+  );
   await storage.connect();
   const guard = new peer.core.Idempotency(storage, {});
   const { pool, roundTrips } = countedPool(env.databaseUrl, env.poolSize);
@@ -61,8 +65,15 @@ export async function fastifyNodeIdempotency(env: AppEnv): Promise<RunningApp> {
       },
       async onSend(request, reply, payload) {
         if (!firstAttempts.delete(request)) return payload;
-        const additional = { statusCode: reply.statusCode, contentType: reply.getHeader('content-type'), location: reply.getHeader('location') };
-        await guard.onResponse(described(request), reply.statusCode < 400 ? { additional, body: payload } : { additional, error: payload });
+        const additional = {
+          statusCode: reply.statusCode,
+          contentType: reply.getHeader('content-type'),
+          location: reply.getHeader('location'),
+        };
+        await guard.onResponse(
+          described(request),
+          reply.statusCode < 400 ? { additional, body: payload } : { additional, error: payload },
+        );
         return payload;
       },
     },

@@ -36,7 +36,11 @@ export function fastifyPowertools(setup: PowertoolsSetup) {
   return async function start(env: AppEnv): Promise<RunningApp> {
     const peer = await loadPowertools();
     const redisCalls: CallCounter = { count: 0 };
-    const client = await countCalls(peer.redis.createClient({ url: env.redisUrl }), ['get', 'set', 'del'], redisCalls).connect();
+    const client = await countCalls(
+      peer.redis.createClient({ url: env.redisUrl }),
+      ['get', 'set', 'del'],
+      redisCalls,
+    ).connect();
     const config = new peer.idempotency.IdempotencyConfig({
       eventKeyJmesPath: '[tenant, key]',
       throwOnNoIdempotencyKey: true,
@@ -44,24 +48,29 @@ export function fastifyPowertools(setup: PowertoolsSetup) {
     });
     if (setup.registerContext) config.registerLambdaContext({ getRemainingTimeInMillis: () => IN_PROGRESS_MS });
     const { pool, roundTrips } = countedPool(env.databaseUrl, env.poolSize);
-    const createIdempotently = peer.idempotency.makeIdempotent((event: CreateOrderEvent) => createOrder(pool, event.tenant, event.order, event.key), {
-      persistenceStore: new peer.cache.CachePersistenceLayer({ client }),
-      config,
-      keyPrefix: `${env.tag}.orders.create`,
-    });
+    const createIdempotently = peer.idempotency.makeIdempotent(
+      (event: CreateOrderEvent) => createOrder(pool, event.tenant, event.order, event.key),
+      {
+        persistenceStore: new peer.cache.CachePersistenceLayer({ client }),
+        config,
+        keyPrefix: `${env.tag}.orders.create`,
+      },
+    );
 
     const app = Fastify();
     app.post('/orders', async (request, reply) => {
       const tenant = tenantOf(request.headers);
       const key = keyOf(request.headers);
       const input = parseOrder(request.body);
-      if (tenant === undefined || key === undefined || input === undefined) return reply.code(400).send({ error: 'bad request' });
+      if (tenant === undefined || key === undefined || input === undefined)
+        return reply.code(400).send({ error: 'bad request' });
       try {
         const order = await createIdempotently({ tenant, key, order: input });
         return await reply.code(201).header('location', orderLocation(order)).send(order);
       } catch (error) {
         const name = error instanceof Error ? error.name : '';
-        if (name === 'IdempotencyAlreadyInProgressError') return reply.code(409).header('retry-after', '1').send({ error: name });
+        if (name === 'IdempotencyAlreadyInProgressError')
+          return reply.code(409).header('retry-after', '1').send({ error: name });
         if (name === 'IdempotencyValidationError') return reply.code(422).send({ error: name });
         throw error;
       }

@@ -34,7 +34,9 @@ export const serviceBare = serviceApp((app, database) => {
     const input = await route.input?.(request, request.body);
     if (input === undefined) throw new Error('the service validates its input');
     if (!input.valid) return respond(reply, input.reply);
-    const answer = await database.transaction((tx) => route.handler({ request, input: input.value, tx, tenant, identity: undefined }));
+    const answer = await database.transaction((tx) =>
+      route.handler({ request, input: input.value, tx, tenant, identity: undefined }),
+    );
     return respond(reply, answer);
   });
 });

@@ -53,7 +53,8 @@ ON CONFLICT (tenant, cart_id, cart_version) DO NOTHING
 RETURNING ${ORDER_COLUMNS}`;
 
 /** $1 tenant, $2 cart_id, $3 cart_version. */
-export const FIND_ORDER_FOR_CART_VERSION = 'SELECT id FROM orders WHERE tenant = $1 AND cart_id = $2 AND cart_version = $3';
+export const FIND_ORDER_FOR_CART_VERSION =
+  'SELECT id FROM orders WHERE tenant = $1 AND cart_id = $2 AND cart_version = $3';
 
 /** $1 tenant, $2 id. */
 export const READ_ORDER = `SELECT ${ORDER_COLUMNS} FROM orders WHERE tenant = $1 AND id = $2`;
@@ -109,10 +110,12 @@ export const ORDER_EXISTS = 'SELECT 1 FROM orders WHERE tenant = $1 AND id = $2'
  * is the order id, and its payment was reserved, for this amount, before the
  * card was charged. $1 order id, $2 amount.
  */
-export const CHARGED_ORDER_TENANT = "SELECT tenant FROM payments WHERE order_id = $1 AND amount_cents = $2 AND status <> 'declined'";
+export const CHARGED_ORDER_TENANT =
+  "SELECT tenant FROM payments WHERE order_id = $1 AND amount_cents = $2 AND status <> 'declined'";
 
 /** Marks an order paid once, whatever the number of deliveries. $1 tenant, $2 order id. */
-export const MARK_ORDER_PAID = 'UPDATE orders SET paid_at = now() WHERE tenant = $1 AND id = $2 AND paid_at IS NULL RETURNING id';
+export const MARK_ORDER_PAID =
+  'UPDATE orders SET paid_at = now() WHERE tenant = $1 AND id = $2 AND paid_at IS NULL RETURNING id';
 
 /**
  * Records the order's confirmation email. The inbox already keeps a message

@@ -24,7 +24,10 @@ export class SchemaPreparation implements SchemaReadiness {
   constructor(private readonly database: SqlDatabase<SqlClient>) {}
 
   /** Resolves true once prepared, false when `signal` aborted first. */
-  async untilPrepared(options: { readonly signal: AbortSignal; readonly onError: (error: unknown) => void }): Promise<boolean> {
+  async untilPrepared(options: {
+    readonly signal: AbortSignal;
+    readonly onError: (error: unknown) => void;
+  }): Promise<boolean> {
     for (let waitMs = FIRST_WAIT_MS; !options.signal.aborted; waitMs = Math.min(waitMs * 2, LONGEST_WAIT_MS)) {
       try {
         await prepareDatabase(this.database);

@@ -22,7 +22,12 @@ export function authenticated<Route extends RouteGenericInterface>(
   return async function authenticatedRoute(request: FastifyRequest<Route>, reply: FastifyReply<Route>) {
     const tenant = tenantOf(request, tokens);
     if (tenant === undefined) {
-      return respond(reply, orderProblem('unauthenticated', 'Send "Authorization: Bearer <token>" with a known token.', { headers: { 'www-authenticate': 'Bearer' } }));
+      return respond(
+        reply,
+        orderProblem('unauthenticated', 'Send "Authorization: Bearer <token>" with a known token.', {
+          headers: { 'www-authenticate': 'Bearer' },
+        }),
+      );
     }
     return respond(reply, await handler(request, tenant));
   };

@@ -17,7 +17,12 @@ describe('service configuration', () => {
         demoTokens: true,
       },
     });
-    expect(demoTokens).toEqual(new Map([['demo-a', 'tenant-a'], ['demo-b', 'tenant-b']]));
+    expect(demoTokens).toEqual(
+      new Map([
+        ['demo-a', 'tenant-a'],
+        ['demo-b', 'tenant-b'],
+      ]),
+    );
   });
 
   it('reads PORT, HOST, DATABASE_URL, DATA_DIR, PROVIDER_URL, PROVIDER_WEBHOOK_SECRET, AMQP_URL and RETRYSAFE_TOKENS', () => {
@@ -38,23 +43,38 @@ describe('service configuration', () => {
         host: '0.0.0.0',
         database: { kind: 'postgres', url: 'postgres://u@db:5432/orders', pooler: 'none' },
         provider: { kind: 'remote', url: 'http://127.0.0.1:4010' },
-        broker: { kind: 'amqp', url: 'amqp://guest:guest@rabbit:5672', exchange: 'orders', queue: 'order-confirmations' },
+        broker: {
+          kind: 'amqp',
+          url: 'amqp://guest:guest@rabbit:5672',
+          exchange: 'orders',
+          queue: 'order-confirmations',
+        },
         webhookSecret: 'whsec_c2VjcmV0LWtleQ==',
-        tokens: new Map([['tokA', 'acme'], ['tokB', 'globex']]),
+        tokens: new Map([
+          ['tokA', 'acme'],
+          ['tokB', 'globex'],
+        ]),
         demoTokens: false,
       },
     });
-    expect(loadConfig({ DATA_DIR: '/var/lib/orders' })).toMatchObject({ ok: true, config: { database: { kind: 'pglite', dataDir: '/var/lib/orders' } } });
+    expect(loadConfig({ DATA_DIR: '/var/lib/orders' })).toMatchObject({
+      ok: true,
+      config: { database: { kind: 'pglite', dataDir: '/var/lib/orders' } },
+    });
   });
 
   it('names the exchange and queue, or the stream and durable consumer, the broker uses', () => {
-    expect(loadConfig({ AMQP_URL: 'amqps://rabbit', AMQP_EXCHANGE: 'shop', AMQP_QUEUE: 'confirmations' })).toMatchObject({
+    expect(
+      loadConfig({ AMQP_URL: 'amqps://rabbit', AMQP_EXCHANGE: 'shop', AMQP_QUEUE: 'confirmations' }),
+    ).toMatchObject({
       ok: true,
       config: { broker: { kind: 'amqp', url: 'amqps://rabbit', exchange: 'shop', queue: 'confirmations' } },
     });
     expect(loadConfig({ NATS_URL: 'nats://127.0.0.1:4222' })).toMatchObject({
       ok: true,
-      config: { broker: { kind: 'nats', url: 'nats://127.0.0.1:4222', stream: 'ORDERS', durable: 'order-confirmations' } },
+      config: {
+        broker: { kind: 'nats', url: 'nats://127.0.0.1:4222', stream: 'ORDERS', durable: 'order-confirmations' },
+      },
     });
     expect(loadConfig({ NATS_URL: 'nats://n', NATS_STREAM: 'SHOP', NATS_CONSUMER: 'mails' })).toMatchObject({
       ok: true,
@@ -76,15 +96,32 @@ describe('service configuration', () => {
     if (loaded.ok) return;
     expect(loaded.errors).toHaveLength(10);
     const errors = loaded.errors.join('\n');
-    for (const variable of ['PROVIDER_URL', 'PORT', 'DATABASE_URL', 'PROVIDER_WEBHOOK_SECRET', 'AMQP_URL or NATS_URL', 'AMQP_URL must']) expect(errors).toContain(variable);
+    for (const variable of [
+      'PROVIDER_URL',
+      'PORT',
+      'DATABASE_URL',
+      'PROVIDER_WEBHOOK_SECRET',
+      'AMQP_URL or NATS_URL',
+      'AMQP_URL must',
+    ])
+      expect(errors).toContain(variable);
     expect(errors).not.toMatch(/secret-one|secret-two/);
-    expect(loadConfig({ NATS_URL: 'http://n' })).toMatchObject({ ok: false, errors: ['NATS_URL must be a nats:// or tls:// URL.'] });
+    expect(loadConfig({ NATS_URL: 'http://n' })).toMatchObject({
+      ok: false,
+      errors: ['NATS_URL must be a nats:// or tls:// URL.'],
+    });
   });
 
   it('reads a multi-host DATABASE_URL as given and DATABASE_POOLER, refusing other poolers', () => {
     const url = 'postgres://u@db1:5432,db2:5433/orders?target_session_attrs=read-write';
-    expect(loadConfig({ DATABASE_URL: url, DATABASE_POOLER: 'transaction' })).toMatchObject({ ok: true, config: { database: { kind: 'postgres', url, pooler: 'transaction' } } });
-    expect(loadConfig({ DATABASE_URL: url, DATABASE_POOLER: 'session' })).toMatchObject({ ok: false, errors: ['DATABASE_POOLER must be "none" or "transaction".'] });
+    expect(loadConfig({ DATABASE_URL: url, DATABASE_POOLER: 'transaction' })).toMatchObject({
+      ok: true,
+      config: { database: { kind: 'postgres', url, pooler: 'transaction' } },
+    });
+    expect(loadConfig({ DATABASE_URL: url, DATABASE_POOLER: 'session' })).toMatchObject({
+      ok: false,
+      errors: ['DATABASE_POOLER must be "none" or "transaction".'],
+    });
   });
 
   it('refuses a PORT that is not a number', () => {

@@ -45,8 +45,7 @@ export interface ServiceConfig {
 }
 
 export type ConfigResult =
-  | { readonly ok: true; readonly config: ServiceConfig }
-  | { readonly ok: false; readonly errors: readonly string[] };
+  { readonly ok: true; readonly config: ServiceConfig } | { readonly ok: false; readonly errors: readonly string[] };
 
 export const demoTokens: ReadonlyMap<string, string> = new Map([
   ['demo-a', 'tenant-a'],
@@ -62,11 +61,19 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   const dataDir = given(env.DATA_DIR) ?? '.data';
   const pooler = given(env.DATABASE_POOLER) ?? 'none';
   if (pooler !== 'none' && pooler !== 'transaction') errors.push('DATABASE_POOLER must be "none" or "transaction".');
-  const database: DatabaseConfig = url === undefined ? { kind: 'pglite', dataDir } : { kind: 'postgres', url, pooler: pooler === 'transaction' ? 'transaction' : 'none' };
-  if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) errors.push('DATABASE_URL must be a postgres:// or postgresql:// URL.');
+  const database: DatabaseConfig =
+    url === undefined
+      ? { kind: 'pglite', dataDir }
+      : { kind: 'postgres', url, pooler: pooler === 'transaction' ? 'transaction' : 'none' };
+  if (url !== undefined && !/^postgres(ql)?:\/\//.test(url))
+    errors.push('DATABASE_URL must be a postgres:// or postgresql:// URL.');
   const providerUrl = given(env.PROVIDER_URL);
-  const provider: ProviderConfig = providerUrl === undefined ? { kind: 'local', stateFile: join(dataDir, 'provider.json') } : { kind: 'remote', url: providerUrl };
-  if (providerUrl !== undefined && !/^https?:\/\//.test(providerUrl)) errors.push('PROVIDER_URL must be an http:// or https:// URL.');
+  const provider: ProviderConfig =
+    providerUrl === undefined
+      ? { kind: 'local', stateFile: join(dataDir, 'provider.json') }
+      : { kind: 'remote', url: providerUrl };
+  if (providerUrl !== undefined && !/^https?:\/\//.test(providerUrl))
+    errors.push('PROVIDER_URL must be an http:// or https:// URL.');
   const broker = parseBroker(env, errors);
   const webhookSecret = given(env.PROVIDER_WEBHOOK_SECRET);
   if (webhookSecret !== undefined && !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(webhookSecret)) {
@@ -75,7 +82,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   const tokensText = given(env.RETRYSAFE_TOKENS);
   const tokens = tokensText === undefined ? demoTokens : parseTokens(tokensText, errors);
   if (errors.length > 0) return { ok: false, errors };
-  return { ok: true, config: { port, host, database, provider, broker, webhookSecret, tokens, demoTokens: tokensText === undefined } };
+  return {
+    ok: true,
+    config: { port, host, database, provider, broker, webhookSecret, tokens, demoTokens: tokensText === undefined },
+  };
 }
 
 function parseBroker(env: Readonly<Record<string, string | undefined>>, errors: string[]): BrokerConfig {
@@ -84,11 +94,21 @@ function parseBroker(env: Readonly<Record<string, string | undefined>>, errors: 
   if (amqpUrl !== undefined && natsUrl !== undefined) errors.push('Set AMQP_URL or NATS_URL, not both.');
   if (amqpUrl !== undefined) {
     if (!/^amqps?:\/\//.test(amqpUrl)) errors.push('AMQP_URL must be an amqp:// or amqps:// URL.');
-    return { kind: 'amqp', url: amqpUrl, exchange: given(env.AMQP_EXCHANGE) ?? 'orders', queue: given(env.AMQP_QUEUE) ?? 'order-confirmations' };
+    return {
+      kind: 'amqp',
+      url: amqpUrl,
+      exchange: given(env.AMQP_EXCHANGE) ?? 'orders',
+      queue: given(env.AMQP_QUEUE) ?? 'order-confirmations',
+    };
   }
   if (natsUrl !== undefined) {
     if (!/^(nats|tls):\/\//.test(natsUrl)) errors.push('NATS_URL must be a nats:// or tls:// URL.');
-    return { kind: 'nats', url: natsUrl, stream: given(env.NATS_STREAM) ?? 'ORDERS', durable: given(env.NATS_CONSUMER) ?? 'order-confirmations' };
+    return {
+      kind: 'nats',
+      url: natsUrl,
+      stream: given(env.NATS_STREAM) ?? 'ORDERS',
+      durable: given(env.NATS_CONSUMER) ?? 'order-confirmations',
+    };
   }
   return { kind: 'local' };
 }

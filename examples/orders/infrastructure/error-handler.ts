@@ -10,7 +10,9 @@ import { respond } from './respond.js';
  */
 export function useProblemErrors(app: FastifyInstance): void {
   app.setErrorHandler(renderError);
-  app.setNotFoundHandler((request, reply) => respond(reply, orderProblem('not-found', `There is no ${request.method} ${request.url.split('?')[0] ?? ''}.`)));
+  app.setNotFoundHandler((request, reply) =>
+    respond(reply, orderProblem('not-found', `There is no ${request.method} ${request.url.split('?')[0] ?? ''}.`)),
+  );
 }
 
 /** Also Fastify's `frameworkErrors` option, for the errors raised before routing. */
@@ -40,5 +42,8 @@ function problemFor(error: FastifyError, request: FastifyRequest): HandlerReply 
     }
   }
   request.log.error({ err: error }, 'request failed');
-  return orderProblem('internal-error', 'The request failed unexpectedly. It is safe to retry with the same Idempotency-Key.');
+  return orderProblem(
+    'internal-error',
+    'The request failed unexpectedly. It is safe to retry with the same Idempotency-Key.',
+  );
 }

@@ -49,7 +49,10 @@ describe('/healthz while the database stalls (statements hang, connections stay 
       if (answered === 'stall-ended') throw new Error('/healthz waited for the stalled database.');
       expect(answered.status).toBe(503);
       expect(answered.headers['retry-after']).toBe('1');
-      expect(json(answered)).toMatchObject({ type: `${PROBLEMS}database-unavailable`, checks: { database: 'timed-out', schema: 'ok' } });
+      expect(json(answered)).toMatchObject({
+        type: `${PROBLEMS}database-unavailable`,
+        checks: { database: 'timed-out', schema: 'ok' },
+      });
     } finally {
       clearTimeout(resumed);
       proxy.resume();

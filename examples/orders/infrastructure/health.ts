@@ -10,17 +10,34 @@ export const HEALTH_CHECK_TIMEOUT_MS = 1_000;
 type CheckResult = 'ok' | 'failed' | 'timed-out' | 'pending';
 
 /** `GET /healthz`: 200 when the database answers in time and the schema is prepared; 503 naming the failed check otherwise. */
-export function healthRoute(app: FastifyInstance, options: { readonly database: SqlDatabase<SqlClient>; readonly schema: SchemaReadiness }): void {
+export function healthRoute(
+  app: FastifyInstance,
+  options: { readonly database: SqlDatabase<SqlClient>; readonly schema: SchemaReadiness },
+): void {
   app.get('/healthz', async (request, reply) => {
-    const database = await checkDatabase(options.database, (error) => request.log.error({ err: error }, 'health check failed'));
+    const database = await checkDatabase(options.database, (error) =>
+      request.log.error({ err: error }, 'health check failed'),
+    );
     const checks = { database, schema: options.schema.ready ? 'ok' : 'pending' } as const;
-    if (database === 'ok' && checks.schema === 'ok') return respond(reply, { status: 200, body: { status: 'ok', checks } });
-    const failed = Object.entries(checks).filter(([, result]) => result !== 'ok').map(([name, result]) => `${name}: ${result}`);
-    return respond(reply, orderProblem('database-unavailable', `Health checks failed (${failed.join(', ')}).`, { headers: { 'retry-after': '1' }, members: { checks } }));
+    if (database === 'ok' && checks.schema === 'ok')
+      return respond(reply, { status: 200, body: { status: 'ok', checks } });
+    const failed = Object.entries(checks)
+      .filter(([, result]) => result !== 'ok')
+      .map(([name, result]) => `${name}: ${result}`);
+    return respond(
+      reply,
+      orderProblem('database-unavailable', `Health checks failed (${failed.join(', ')}).`, {
+        headers: { 'retry-after': '1' },
+        members: { checks },
+      }),
+    );
   });
 }
 
-async function checkDatabase(database: SqlDatabase<SqlClient>, onError: (error: unknown) => void): Promise<CheckResult> {
+async function checkDatabase(
+  database: SqlDatabase<SqlClient>,
+  onError: (error: unknown) => void,
+): Promise<CheckResult> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<CheckResult>((resolve) => {
     timer = setTimeout(() => resolve('timed-out'), HEALTH_CHECK_TIMEOUT_MS);

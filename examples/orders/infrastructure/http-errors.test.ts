@@ -9,7 +9,8 @@ const PROBLEMS = 'https://retrysafe.dev/examples/orders/problems/';
 describe.each(engines)('framework and unexpected errors on $name', (factory) => {
   const t = useService(factory);
 
-  const post = (key: string, raw: string, contentType: string) => call(t.service.url, 'POST', '/v1/orders', { token: A.token, key, raw, contentType });
+  const post = (key: string, raw: string, contentType: string) =>
+    call(t.service.url, 'POST', '/v1/orders', { token: A.token, key, raw, contentType });
 
   it('reports the database as healthy', async () => {
     const answer = await call(t.service.url, 'GET', '/healthz');
@@ -20,7 +21,13 @@ describe.each(engines)('framework and unexpected errors on $name', (factory) => 
   it.each([
     ['unreadable JSON', '{"cart_id": ', 'application/json', 400, 'body-invalid'],
     ['an empty JSON body', '', 'application/json', 400, 'body-invalid'],
-    ['a body over the limit', JSON.stringify({ cart_id: 'x'.repeat(100_000) }), 'application/json', 413, 'body-too-large'],
+    [
+      'a body over the limit',
+      JSON.stringify({ cart_id: 'x'.repeat(100_000) }),
+      'application/json',
+      413,
+      'body-too-large',
+    ],
     ['plain text', 'cart_id=c1', 'text/plain', 415, 'unsupported-media-type'],
     ['XML', '<order/>', 'application/xml', 415, 'unsupported-media-type'],
   ])('answers %s with problem+json and stores nothing', async (_name, raw, contentType, status, code) => {
@@ -43,10 +50,17 @@ describe.each(engines)('framework and unexpected errors on $name', (factory) => 
   });
 
   it('answers an unexpected failure with a 500 that hides its cause, and stores nothing so a retry may run', async () => {
-    const cart = await call(t.service.url, 'PUT', '/v1/carts/c-broken', { token: A.token, json: { items: [{ sku: 'WIDGET-1', qty: 1 }] } });
+    const cart = await call(t.service.url, 'PUT', '/v1/carts/c-broken', {
+      token: A.token,
+      json: { items: [{ sku: 'WIDGET-1', qty: 1 }] },
+    });
     await t.engine.database.query('ALTER TABLE orders RENAME TO orders_away');
     try {
-      const body = JSON.stringify({ cart_id: 'c-broken', cart_version: json(cart).cart_version, delivery_option: 'standard' });
+      const body = JSON.stringify({
+        cart_id: 'c-broken',
+        cart_version: json(cart).cart_version,
+        delivery_option: 'standard',
+      });
       const failed = await post('k-broken', body, 'application/json');
       expect(failed.status).toBe(500);
       expect(failed.headers['content-type']).toBe('application/problem+json');
@@ -59,10 +73,16 @@ describe.each(engines)('framework and unexpected errors on $name', (factory) => 
     } finally {
       await t.engine.database.query('ALTER TABLE orders_away RENAME TO orders');
     }
-    const body = JSON.stringify({ cart_id: 'c-broken', cart_version: json(cart).cart_version, delivery_option: 'standard' });
+    const body = JSON.stringify({
+      cart_id: 'c-broken',
+      cart_version: json(cart).cart_version,
+      delivery_option: 'standard',
+    });
     const retry = await post('k-broken', body, 'application/json');
     expect(retry.status).toBe(201);
-    expect(await operationRows(t.engine.database, A.tenant, 'k-broken')).toEqual([{ state: 'completed', response_status: 201 }]);
+    expect(await operationRows(t.engine.database, A.tenant, 'k-broken')).toEqual([
+      { state: 'completed', response_status: 201 },
+    ]);
   });
 });
 

@@ -25,7 +25,8 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   if (config.kind === 'postgres') {
     const { default: pg } = await import('pg');
     const hosts = splitHosts(config.url);
-    const open = (url: string) => new pg.Pool({ connectionString: url, max: 20, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+    const open = (url: string) =>
+      new pg.Pool({ connectionString: url, max: 20, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
     const [only] = hosts;
     const pool = hosts.length === 1 && only !== undefined ? open(only.url) : new ReadWritePool(hosts, open);
     // An idle connection the server drops emits 'error' on the pool; unhandled, it would end the process.
@@ -55,7 +56,9 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
 function pgOutboxListener(pg: typeof pgModule, url: () => Promise<string>): Listener {
   return async (wake) => {
     const listening = new pg.Client({ connectionString: await url(), connectionTimeoutMillis: 5_000 });
-    listening.on('error', (error) => console.error(`PostgreSQL notifications lost (${error.message}); the relay goes on polling.`));
+    listening.on('error', (error) =>
+      console.error(`PostgreSQL notifications lost (${error.message}); the relay goes on polling.`),
+    );
     await listening.connect();
     try {
       const unlisten = await pgListener(listening)(wake);

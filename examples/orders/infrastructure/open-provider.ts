@@ -22,7 +22,11 @@ export interface OpenProvider {
  */
 export function openProvider(config: ProviderConfig, webhookSecret: string | undefined): OpenProvider {
   if (config.kind === 'remote') {
-    return { client: providerClient(config.url), start: () => Promise.resolve(`payment provider at ${config.url}`), close: async () => {} };
+    return {
+      client: providerClient(config.url),
+      start: () => Promise.resolve(`payment provider at ${config.url}`),
+      close: async () => {},
+    };
   }
   let started: Provider | undefined;
   let settle: { resolve(client: ProviderClient): void; reject(error: unknown): void } | undefined;

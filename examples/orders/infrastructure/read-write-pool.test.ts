@@ -3,7 +3,9 @@ import { splitHosts } from './read-write-pool.js';
 
 describe('multi-host DATABASE_URL', () => {
   it('gives one URL per host, in order, with the credentials, database and other parameters of the original', () => {
-    expect(splitHosts('postgres://u:p@db1:5432,db2:5433/orders?target_session_attrs=read-write&sslmode=disable')).toEqual([
+    expect(
+      splitHosts('postgres://u:p@db1:5432,db2:5433/orders?target_session_attrs=read-write&sslmode=disable'),
+    ).toEqual([
       { host: 'db1:5432', url: 'postgres://u:p@db1:5432/orders?sslmode=disable' },
       { host: 'db2:5433', url: 'postgres://u:p@db2:5433/orders?sslmode=disable' },
     ]);
@@ -14,6 +16,8 @@ describe('multi-host DATABASE_URL', () => {
   });
 
   it('leaves a single-host URL as it is', () => {
-    expect(splitHosts('postgres://u@db:5432/orders')).toEqual([{ host: 'db:5432', url: 'postgres://u@db:5432/orders' }]);
+    expect(splitHosts('postgres://u@db:5432/orders')).toEqual([
+      { host: 'db:5432', url: 'postgres://u@db:5432/orders' },
+    ]);
   });
 });

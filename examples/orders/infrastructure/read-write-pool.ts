@@ -17,7 +17,9 @@ export function splitHosts(url: string): readonly HostUrl[] {
   if (match === null) return [{ host: url, url }];
   const [, scheme = '', userinfo, hosts = '', rest = ''] = match;
   const tail = rest.replace(/([?&])target_session_attrs=[^&]*&?/, '$1').replace(/[?&]$/, '');
-  return hosts.split(',').map((host) => ({ host, url: `${scheme}${userinfo === undefined ? '' : `${userinfo}@`}${host}${tail}` }));
+  return hosts
+    .split(',')
+    .map((host) => ({ host, url: `${scheme}${userinfo === undefined ? '' : `${userinfo}@`}${host}${tail}` }));
 }
 
 type Query = Parameters<pg.Pool['query']>[0];
@@ -128,6 +130,13 @@ export class ReadWritePool {
 /** Errors that say the server is gone or no longer the primary, rather than that one statement failed. */
 function lostServer(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return error instanceof Error && /Connection terminated|not queryable/.test(error.message);
-  return code.startsWith('08') || code.startsWith('57P') || code === '25006' || code === 'ECONNREFUSED' || code === 'ECONNRESET';
+  if (typeof code !== 'string')
+    return error instanceof Error && /Connection terminated|not queryable/.test(error.message);
+  return (
+    code.startsWith('08') ||
+    code.startsWith('57P') ||
+    code === '25006' ||
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET'
+  );
 }

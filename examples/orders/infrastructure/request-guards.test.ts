@@ -24,12 +24,19 @@ describe.each(engines)('requests the service refuses rather than guess at, on $n
     expect(answer.status).toBe(415);
     expect(answer.headers['content-type']).toBe('application/problem+json');
     expect((answer.json as { type: string }).type).toBe(`${PROBLEMS}unsupported-media-type`);
-    expect((await send('GET', `${t.service.url}/v1/carts/c-encoded`, { headers: { Authorization: `Bearer ${A.token}` } })).status).toBe(404);
+    expect(
+      (await send('GET', `${t.service.url}/v1/carts/c-encoded`, { headers: { Authorization: `Bearer ${A.token}` } }))
+        .status,
+    ).toBe(404);
   });
 
   it('accepts Content-Encoding: identity, which is no encoding', async () => {
     const answer = await send('PUT', `${t.service.url}/v1/carts/c-identity`, {
-      headers: { Authorization: `Bearer ${A.token}`, 'Content-Type': 'application/json', 'Content-Encoding': 'identity' },
+      headers: {
+        Authorization: `Bearer ${A.token}`,
+        'Content-Type': 'application/json',
+        'Content-Encoding': 'identity',
+      },
       body: CART,
     });
     expect(answer.status).toBe(200);

@@ -12,7 +12,13 @@ export function refuseAmbiguousRequests(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
     const encoding = request.headers['content-encoding'];
     if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
-      return respond(reply, orderProblem('unsupported-media-type', `Content-Encoding "${encoding}" is not supported: send the body unencoded.`));
+      return respond(
+        reply,
+        orderProblem(
+          'unsupported-media-type',
+          `Content-Encoding "${encoding}" is not supported: send the body unencoded.`,
+        ),
+      );
     }
     if (countHeader(request.raw.rawHeaders, 'authorization') > 1) {
       return respond(reply, orderProblem('request-invalid', 'Send one Authorization header, not several.'));

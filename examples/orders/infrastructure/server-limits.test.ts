@@ -49,20 +49,26 @@ describe.each(engines.slice(0, 1))('the server’s own limits on $name', (factor
   const port = () => Number(new URL(t.service.url).port);
 
   it('cuts a client that trickles its headers, with 408 problem+json', async () => {
-    const raw = await rawExchange(port(), (socket) => trickle(socket, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ${'a'.repeat(200)}\r\n\r\n`));
+    const raw = await rawExchange(port(), (socket) =>
+      trickle(socket, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ${'a'.repeat(200)}\r\n\r\n`),
+    );
     expectProblemAnswer(raw, 408, 'request-timeout');
   }, 30_000);
 
   it('cuts a client that trickles its body, with 408 problem+json', async () => {
     const raw = await rawExchange(port(), (socket) => {
-      socket.write('PUT /v1/carts/c1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer demo-a\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n');
+      socket.write(
+        'PUT /v1/carts/c1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer demo-a\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n',
+      );
       trickle(socket, `{"items":[${' '.repeat(190)}]}`);
     });
     expectProblemAnswer(raw, 408, 'request-timeout');
   }, 30_000);
 
   it('closes an idle keep-alive connection', async () => {
-    const raw = await rawExchange(port(), (socket) => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n'));
+    const raw = await rawExchange(port(), (socket) =>
+      socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n'),
+    );
     expect(raw).toMatch(/^HTTP\/1\.1 200 /);
   }, 30_000);
 
@@ -70,8 +76,14 @@ describe.each(engines.slice(0, 1))('the server’s own limits on $name', (factor
     ['a control character in a header', 'X-Bad: a\u0001b', 400, 'request-invalid'],
     ['a NUL in a header', 'X-Bad: a\u0000b', 400, 'request-invalid'],
     ['a 64 KiB header', `X-Big: ${'a'.repeat(64 * 1024)}`, 431, 'headers-too-large'],
-  ])('answers %s with problem+json', async (_name, line, status, code) => {
-    const raw = await rawExchange(port(), (socket) => socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\n${line}\r\n\r\n`));
-    expectProblemAnswer(raw, status, code);
-  }, 30_000);
+  ])(
+    'answers %s with problem+json',
+    async (_name, line, status, code) => {
+      const raw = await rawExchange(port(), (socket) =>
+        socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\n${line}\r\n\r\n`),
+      );
+      expectProblemAnswer(raw, status, code);
+    },
+    30_000,
+  );
 });

@@ -38,7 +38,9 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
   const [code, detail] = refusal(error.code);
   const { status, headers, body } = toReply(orderProblem(code, detail));
   if (socket.writable) {
-    const lines = Object.entries({ ...headers, 'content-length': String(body.byteLength), connection: 'close' }).map(([name, value]) => `${name}: ${value}\r\n`);
+    const lines = Object.entries({ ...headers, 'content-length': String(body.byteLength), connection: 'close' }).map(
+      ([name, value]) => `${name}: ${value}\r\n`,
+    );
     socket.write(`HTTP/1.1 ${status} ${reason(status)}\r\n${lines.join('')}\r\n`);
     socket.write(body);
   }
@@ -48,8 +50,12 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
 
 function refusal(code: string | undefined): readonly [OrderProblemCode, string] {
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return ['request-timeout', 'The request did not arrive in time.'];
-  if (code === 'HPE_HEADER_OVERFLOW') return ['headers-too-large', 'The request headers are larger than the server accepts.'];
-  return ['request-invalid', 'The request is not valid HTTP/1.1 (a malformed request line or header, or a control character in a header).'];
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return ['headers-too-large', 'The request headers are larger than the server accepts.'];
+  return [
+    'request-invalid',
+    'The request is not valid HTTP/1.1 (a malformed request line or header, or a control character in a header).',
+  ];
 }
 
 function reason(status: number): string {

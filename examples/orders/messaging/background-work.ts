@@ -36,7 +36,10 @@ export function startBackgroundWork(options: BackgroundWorkOptions): BackgroundW
   const { database, transport, provider, log } = options;
   const stop = new AbortController();
   const onError = (error: unknown) => log.error({ err: error }, 'background pass failed');
-  const recovery = new RecoveryWorker({ config: paymentIdempotency(postgresStore(database)), operations: [paymentOperation(provider)] });
+  const recovery = new RecoveryWorker({
+    config: paymentIdempotency(postgresStore(database)),
+    operations: [paymentOperation(provider)],
+  });
   const relay = new Relay({
     database,
     transport,

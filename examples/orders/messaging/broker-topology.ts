@@ -12,7 +12,10 @@ export type NatsBroker = Extract<BrokerConfig, { readonly kind: 'nats' }>;
  * declaring is idempotent. Durable, so that persistent messages outlive a
  * broker restart.
  */
-export async function declareAmqpRoute(channel: Pick<Channel, 'assertExchange' | 'assertQueue' | 'bindQueue'>, broker: AmqpBroker): Promise<void> {
+export async function declareAmqpRoute(
+  channel: Pick<Channel, 'assertExchange' | 'assertQueue' | 'bindQueue'>,
+  broker: AmqpBroker,
+): Promise<void> {
   await channel.assertExchange(broker.exchange, 'topic', { durable: true });
   await channel.assertQueue(broker.queue, { durable: true });
   await channel.bindQueue(broker.queue, broker.exchange, ORDER_CREATED);
@@ -34,5 +37,9 @@ export async function declareStream(jsm: JetStreamManager, broker: NatsBroker): 
 
 /** The durable consumer that confirms orders, with explicit acks: a message left unacked comes back after `ack_wait` (30 s). */
 export async function declareDurable(jsm: JetStreamManager, broker: NatsBroker): Promise<void> {
-  await jsm.consumers.add(broker.stream, { durable_name: broker.durable, ack_policy: 'explicit', filter_subject: natsSubject(broker) });
+  await jsm.consumers.add(broker.stream, {
+    durable_name: broker.durable,
+    ack_policy: 'explicit',
+    filter_subject: natsSubject(broker),
+  });
 }

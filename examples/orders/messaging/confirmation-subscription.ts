@@ -1,6 +1,18 @@
-import { consumeAmqp, consumeJetStream, type DeliveryOutcome, type InboxMessage, type InboxSubscription } from 'retrysafe/inbox';
+import {
+  consumeAmqp,
+  consumeJetStream,
+  type DeliveryOutcome,
+  type InboxMessage,
+  type InboxSubscription,
+} from 'retrysafe/inbox';
 import type { SqlClient, SqlDatabase } from 'retrysafe/postgres';
-import { type AmqpBroker, declareAmqpRoute, declareDurable, declareStream, type NatsBroker } from './broker-topology.js';
+import {
+  type AmqpBroker,
+  declareAmqpRoute,
+  declareDurable,
+  declareStream,
+  type NatsBroker,
+} from './broker-topology.js';
 import { CONFIRMATION_CONSUMER, sendOrderConfirmation } from './order-confirmation.js';
 
 export interface ConfirmationSubscriptionOptions {
@@ -21,13 +33,19 @@ export interface ConfirmationSubscription {
  * the inbox, acknowledging a message only after its commit: a copy delivered
  * again (a crash before the ack, a republish by the relay) is a `duplicate`.
  */
-export function subscribeConfirmations(broker: AmqpBroker | NatsBroker, options: ConfirmationSubscriptionOptions): Promise<ConfirmationSubscription> {
+export function subscribeConfirmations(
+  broker: AmqpBroker | NatsBroker,
+  options: ConfirmationSubscriptionOptions,
+): Promise<ConfirmationSubscription> {
   return broker.kind === 'amqp' ? subscribeAmqp(broker, options) : subscribeJetStream(broker, options);
 }
 
 const handler = (message: InboxMessage, tx: SqlClient): Promise<void> => sendOrderConfirmation(message.payload, tx);
 
-async function subscribeAmqp(broker: AmqpBroker, { database, onSettled, onLost }: ConfirmationSubscriptionOptions): Promise<ConfirmationSubscription> {
+async function subscribeAmqp(
+  broker: AmqpBroker,
+  { database, onSettled, onLost }: ConfirmationSubscriptionOptions,
+): Promise<ConfirmationSubscription> {
   const { default: amqp } = await import('amqplib');
   const connection = await amqp.connect(broker.url);
   let closing = false;
@@ -37,7 +55,13 @@ async function subscribeAmqp(broker: AmqpBroker, { database, onSettled, onLost }
   const channel = await connection.createChannel();
   await channel.prefetch(10);
   await declareAmqpRoute(channel, broker);
-  const subscription = await consumeAmqp(channel, { database, consumer: CONFIRMATION_CONSUMER, queue: broker.queue, handler, onSettled });
+  const subscription = await consumeAmqp(channel, {
+    database,
+    consumer: CONFIRMATION_CONSUMER,
+    queue: broker.queue,
+    handler,
+    onSettled,
+  });
   return {
     async close() {
       closing = true;
@@ -47,8 +71,14 @@ async function subscribeAmqp(broker: AmqpBroker, { database, onSettled, onLost }
   };
 }
 
-async function subscribeJetStream(broker: NatsBroker, { database, onSettled, onLost }: ConfirmationSubscriptionOptions): Promise<ConfirmationSubscription> {
-  const [{ connect }, { jetstream, jetstreamManager }] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/jetstream')]);
+async function subscribeJetStream(
+  broker: NatsBroker,
+  { database, onSettled, onLost }: ConfirmationSubscriptionOptions,
+): Promise<ConfirmationSubscription> {
+  const [{ connect }, { jetstream, jetstreamManager }] = await Promise.all([
+    import('@nats-io/transport-node'),
+    import('@nats-io/jetstream'),
+  ]);
   const connection = await connect({ servers: broker.url });
   let closing = false;
   // The client reconnects by itself; `closed` resolves only when it gave up.
@@ -57,7 +87,12 @@ async function subscribeJetStream(broker: NatsBroker, { database, onSettled, onL
   await declareStream(jsm, broker);
   await declareDurable(jsm, broker);
   const consumer = await jetstream(connection).consumers.get(broker.stream, broker.durable);
-  const subscription: InboxSubscription = await consumeJetStream(consumer, { database, consumer: CONFIRMATION_CONSUMER, handler, onSettled });
+  const subscription: InboxSubscription = await consumeJetStream(consumer, {
+    database,
+    consumer: CONFIRMATION_CONSUMER,
+    handler,
+    onSettled,
+  });
   return {
     async close() {
       closing = true;

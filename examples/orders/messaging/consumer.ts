@@ -18,8 +18,10 @@ async function main(): Promise<void> {
   const loaded = loadConfig(process.env);
   if (!loaded.ok) return refuse(loaded.errors);
   const { database: databaseConfig, broker } = loaded.config;
-  if (databaseConfig.kind !== 'postgres') return refuse(['DATABASE_URL is required: the consumer shares the service’s PostgreSQL database.']);
-  if (broker.kind === 'local') return refuse(['AMQP_URL or NATS_URL is required; without a broker the service sends confirmations itself.']);
+  if (databaseConfig.kind !== 'postgres')
+    return refuse(['DATABASE_URL is required: the consumer shares the service’s PostgreSQL database.']);
+  if (broker.kind === 'local')
+    return refuse(['AMQP_URL or NATS_URL is required; without a broker the service sends confirmations itself.']);
 
   const opened = await openDatabase(databaseConfig);
   try {

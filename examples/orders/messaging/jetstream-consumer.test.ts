@@ -19,51 +19,74 @@ import { B } from '../testing/service.js';
 const nats = await broker('NATS');
 const CONSUMER = 'examples/orders/messaging/consumer.ts';
 
-describe.skipIf(!nats.reachable)('order confirmations through NATS JetStream, with consumer.ts as a process of its own', { timeout: 240_000 }, () => {
-  let database: TestDatabase;
-  let pool: pg.Pool;
-  let dataDir: string;
-  let env: Record<string, string>;
-  let connection: NatsConnection;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    pool = new pg.Pool({ connectionString: database.url });
-    pool.on('error', () => {});
-    dataDir = await mkdtemp(join(tmpdir(), 'orders-data-'));
-    // A stream of this run's own; AMQP_URL is cleared so that the environment cannot add a second broker.
-    env = { DATABASE_URL: database.url, NATS_URL: nats.url, NATS_STREAM: `ORDERS_TEST_${randomBytes(6).toString('hex')}`, AMQP_URL: '' };
-    connection = await connect({ servers: nats.url });
-  });
-  afterAll(async () => {
-    await (await jetstreamManager(connection)).streams.delete(env.NATS_STREAM ?? '').catch(() => false);
-    await connection?.close();
-    await pool?.end();
-    await database?.drop();
-    await rm(dataDir, { recursive: true, force: true });
-  });
+describe.skipIf(!nats.reachable)(
+  'order confirmations through NATS JetStream, with consumer.ts as a process of its own',
+  { timeout: 240_000 },
+  () => {
+    let database: TestDatabase;
+    let pool: pg.Pool;
+    let dataDir: string;
+    let env: Record<string, string>;
+    let connection: NatsConnection;
+    beforeAll(async () => {
+      database = await createTestDatabase();
+      pool = new pg.Pool({ connectionString: database.url });
+      pool.on('error', () => {});
+      dataDir = await mkdtemp(join(tmpdir(), 'orders-data-'));
+      // A stream of this run's own; AMQP_URL is cleared so that the environment cannot add a second broker.
+      env = {
+        DATABASE_URL: database.url,
+        NATS_URL: nats.url,
+        NATS_STREAM: `ORDERS_TEST_${randomBytes(6).toString('hex')}`,
+        AMQP_URL: '',
+      };
+      connection = await connect({ servers: nats.url });
+    });
+    afterAll(async () => {
+      await (await jetstreamManager(connection)).streams.delete(env.NATS_STREAM ?? '').catch(() => false);
+      await connection?.close();
+      await pool?.end();
+      await database?.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    });
 
-  it('the service publishes into the stream, and the consumer sends one email and acknowledges it', async () => {
-    const service = await startProcess({ ...env, DATA_DIR: dataDir });
-    try {
-      expect(service.output()).toContain(`order confirmations: published to JetStream stream ${env.NATS_STREAM}`);
-      const order = await placeOrder(service.url, B, 'j-one');
-      await until(async () => (await outboxRows(pool, order.id))[0]?.state === 'delivered', 'the relay published the message');
-      const messageId = (await outboxRows(pool, order.id))[0]?.id ?? '';
-
-      const consumer = startProgram(CONSUMER, env);
+    it('the service publishes into the stream, and the consumer sends one email and acknowledges it', async () => {
+      const service = await startProcess({ ...env, DATA_DIR: dataDir });
       try {
-        await until(() => consumer.records().some((record) => (record as { kind?: string }).kind !== undefined), 'the message was settled');
-        expect(consumer.records()).toEqual([{ ready: true, broker: 'nats' }, { kind: 'processed', id: messageId }]);
+        expect(service.output()).toContain(`order confirmations: published to JetStream stream ${env.NATS_STREAM}`);
+        const order = await placeOrder(service.url, B, 'j-one');
+        await until(
+          async () => (await outboxRows(pool, order.id))[0]?.state === 'delivered',
+          'the relay published the message',
+        );
+        const messageId = (await outboxRows(pool, order.id))[0]?.id ?? '';
+
+        const consumer = startProgram(CONSUMER, env);
+        try {
+          await until(
+            () => consumer.records().some((record) => (record as { kind?: string }).kind !== undefined),
+            'the message was settled',
+          );
+          expect(consumer.records()).toEqual([
+            { ready: true, broker: 'nats' },
+            { kind: 'processed', id: messageId },
+          ]);
+        } finally {
+          expect(await consumer.kill('SIGTERM')).toBe(0);
+        }
+        expect(await emailRows(pool, order.id)).toEqual([{ tenant: B.tenant, kind: 'order-confirmation' }]);
+        expect(await inboxCount(pool, CONFIRMATION_CONSUMER, messageId)).toBe(1);
+        const durable = await (
+          await jetstreamManager(connection)
+        ).consumers.info(env.NATS_STREAM ?? '', 'order-confirmations');
+        expect({ pending: durable.num_pending, unacknowledged: durable.num_ack_pending }).toEqual({
+          pending: 0,
+          unacknowledged: 0,
+        });
+        expect(await service.kill('SIGTERM')).toBe(0);
       } finally {
-        expect(await consumer.kill('SIGTERM')).toBe(0);
+        await service.kill('SIGKILL');
       }
-      expect(await emailRows(pool, order.id)).toEqual([{ tenant: B.tenant, kind: 'order-confirmation' }]);
-      expect(await inboxCount(pool, CONFIRMATION_CONSUMER, messageId)).toBe(1);
-      const durable = await (await jetstreamManager(connection)).consumers.info(env.NATS_STREAM ?? '', 'order-confirmations');
-      expect({ pending: durable.num_pending, unacknowledged: durable.num_ack_pending }).toEqual({ pending: 0, unacknowledged: 0 });
-      expect(await service.kill('SIGTERM')).toBe(0);
-    } finally {
-      await service.kill('SIGKILL');
-    }
-  });
-});
+    });
+  },
+);

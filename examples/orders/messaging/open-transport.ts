@@ -19,14 +19,25 @@ export interface OpenTransport {
  * process; with one, to RabbitMQ or JetStream, where `consumer.ts` reads them.
  * Broker clients are loaded only when chosen.
  */
-export async function openTransport(broker: BrokerConfig, database: SqlDatabase<SqlClient>, onError: (error: unknown) => void): Promise<OpenTransport> {
+export async function openTransport(
+  broker: BrokerConfig,
+  database: SqlDatabase<SqlClient>,
+  onError: (error: unknown) => void,
+): Promise<OpenTransport> {
   switch (broker.kind) {
     case 'local':
-      return { transport: localTransport(confirmOrders(database)), description: 'sent by this process, no broker', close: async () => {} };
+      return {
+        transport: localTransport(confirmOrders(database)),
+        description: 'sent by this process, no broker',
+        close: async () => {},
+      };
     case 'amqp':
       return openAmqp(broker, onError);
     case 'nats': {
-      const [{ connect, headers }, { jetstream, jetstreamManager }] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/jetstream')]);
+      const [{ connect, headers }, { jetstream, jetstreamManager }] = await Promise.all([
+        import('@nats-io/transport-node'),
+        import('@nats-io/jetstream'),
+      ]);
       // The NATS client reconnects by itself; publishes meanwhile fail, and the relay retries them.
       const connection = await connect({ servers: broker.url });
       await declareStream(await jetstreamManager(connection), broker);

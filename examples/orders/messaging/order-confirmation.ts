@@ -17,6 +17,9 @@ export async function sendOrderConfirmation(payload: unknown, tx: SqlClient): Pr
 }
 
 /** The consumer for the in-process transport: each message through the inbox, so a second delivery is a `duplicate`. */
-export function confirmOrders(database: SqlDatabase<SqlClient>): (message: OutboxMessage) => Promise<InboxResult<void>> {
-  return (message) => consume(database, CONFIRMATION_CONSUMER, message.id, (tx) => sendOrderConfirmation(message.payload, tx));
+export function confirmOrders(
+  database: SqlDatabase<SqlClient>,
+): (message: OutboxMessage) => Promise<InboxResult<void>> {
+  return (message) =>
+    consume(database, CONFIRMATION_CONSUMER, message.id, (tx) => sendOrderConfirmation(message.payload, tx));
 }

@@ -17,7 +17,11 @@ export interface OrderCreated {
  * and every copy a broker delivers carries the same id for the inbox.
  */
 export function orderCreatedMessage(order: OrderCreated): NewOutboxMessage {
-  return { id: nameBasedUuid(`${ORDER_CREATED}\n${order.tenant}\n${order.order_id}`), topic: ORDER_CREATED, payload: order };
+  return {
+    id: nameBasedUuid(`${ORDER_CREATED}\n${order.tenant}\n${order.order_id}`),
+    topic: ORDER_CREATED,
+    payload: order,
+  };
 }
 
 /** Reads an `order.created` payload. Only this service writes them, so one that does not fit is a bug, and throws. */

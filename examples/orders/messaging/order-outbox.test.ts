@@ -13,17 +13,28 @@ describe.each(engines)('order.created through the outbox, on $name', (factory) =
   const t = useService(factory);
 
   const relay = (consumer = confirmOrders(t.engine.database)) =>
-    new Relay({ database: t.engine.database, transport: localTransport(consumer), topics: [ORDER_CREATED], retry: { baseDelayMs: 0, maxDelayMs: 0 } });
+    new Relay({
+      database: t.engine.database,
+      transport: localTransport(consumer),
+      topics: [ORDER_CREATED],
+      retry: { baseDelayMs: 0, maxDelayMs: 0 },
+    });
 
   it('commits one message with the order, under an id derived from it, and none for a replay', async () => {
     const order = await placeOrder(t.service.url, A, 'm-one', 'k-m-one');
     const payload = { order_id: order.id, tenant: A.tenant, total_cents: order.totalCents };
     const { id } = orderCreatedMessage(payload);
-    expect(await outboxRows(t.engine.database, order.id)).toEqual([{ id, topic: 'order.created', state: 'pending', payload }]);
+    expect(await outboxRows(t.engine.database, order.id)).toEqual([
+      { id, topic: 'order.created', state: 'pending', payload },
+    ]);
 
     const before = await outboxCount(t.engine.database);
     const cart = json(await call(t.service.url, 'GET', '/v1/carts/m-one', { token: A.token }));
-    const replay = await call(t.service.url, 'POST', '/v1/orders', { token: A.token, key: 'k-m-one', json: { cart_id: 'm-one', cart_version: cart.cart_version, delivery_option: 'standard' } });
+    const replay = await call(t.service.url, 'POST', '/v1/orders', {
+      token: A.token,
+      key: 'k-m-one',
+      json: { cart_id: 'm-one', cart_version: cart.cart_version, delivery_option: 'standard' },
+    });
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(await outboxCount(t.engine.database)).toBe(before);
   });
@@ -39,7 +50,11 @@ describe.each(engines)('order.created through the outbox, on $name', (factory) =
       [{ cart_id: 'm-nothing', cart_version: 1, delivery_option: 'standard' }, 422],
     ] as const;
     for (const [index, [body, status]] of refusals.entries()) {
-      const answer = await call(t.service.url, 'POST', '/v1/orders', { token: B.token, key: `k-m-refused-${index + 2}`, json: body });
+      const answer = await call(t.service.url, 'POST', '/v1/orders', {
+        token: B.token,
+        key: `k-m-refused-${index + 2}`,
+        json: body,
+      });
       expect(answer.status).toBe(status);
     }
     expect(await outboxCount(t.engine.database)).toBe(before);

@@ -28,7 +28,8 @@ async function applyProviderEvent(event: ReceivedWebhook, tx: SqlClient): Promis
   const charge = succeededCharge(event.payload);
   // Other event types need nothing from this service; they are marked processed.
   if (charge === undefined) return;
-  const tenants = (await tx.query<{ tenant: string }>(CHARGED_ORDER_TENANT, [charge.reference, charge.amount_cents])).rows;
+  const tenants = (await tx.query<{ tenant: string }>(CHARGED_ORDER_TENANT, [charge.reference, charge.amount_cents]))
+    .rows;
   // No reserved payment matches: retried, then parked for an operator rather than dropped.
   if (tenants.length !== 1 || tenants[0] === undefined) {
     throw new Error(`No payment of ${charge.amount_cents} cents is reserved for order ${charge.reference}.`);
@@ -37,7 +38,10 @@ async function applyProviderEvent(event: ReceivedWebhook, tx: SqlClient): Promis
 }
 
 function succeededCharge(payload: unknown): SucceededCharge | undefined {
-  const event = payload as { type?: unknown; data?: { charge?: { reference?: unknown; amount_cents?: unknown } } } | null;
+  const event = payload as {
+    type?: unknown;
+    data?: { charge?: { reference?: unknown; amount_cents?: unknown } };
+  } | null;
   if (event?.type !== 'payment.succeeded') return undefined;
   const charge = event.data?.charge;
   if (typeof charge?.reference !== 'string' || !Number.isInteger(charge.amount_cents)) {

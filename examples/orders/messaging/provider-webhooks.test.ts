@@ -48,10 +48,14 @@ describe.each(engines)('the provider’s payment webhooks, on $name', (factory) 
     await until(() => tap.deliveries.length > seen, 'the provider delivered its webhook');
     const delivery = tap.deliveries[seen];
     if (delivery === undefined) throw new Error('no delivery');
-    expect(JSON.parse(delivery.body.toString('utf8'))).toMatchObject({ type: 'payment.succeeded', data: { charge: { reference: orderId } } });
+    expect(JSON.parse(delivery.body.toString('utf8'))).toMatchObject({
+      type: 'payment.succeeded',
+      data: { charge: { reference: orderId } },
+    });
     return delivery;
   }
-  const readPaidAt = async (orderId: string) => json(await call(service.url, 'GET', `/v1/orders/${orderId}`, { token: A.token })).paid_at;
+  const readPaidAt = async (orderId: string) =>
+    json(await call(service.url, 'GET', `/v1/orders/${orderId}`, { token: A.token })).paid_at;
 
   it('marks the order paid once, though the same signed webhook is delivered three times', async () => {
     const order = await placeOrder(service.url, A, 'w-paid');
@@ -81,10 +85,19 @@ describe.each(engines)('the provider’s payment webhooks, on $name', (factory) 
     const paidOrder = await placeOrder(service.url, A, 'w-genuine');
     const unpaid = await placeOrder(service.url, A, 'w-unpaid');
     const genuine = await pay(paidOrder.id, 'pay-w-genuine');
-    const forgedBody = JSON.stringify({ type: 'payment.succeeded', id: 'evt_forged', data: { charge: { reference: unpaid.id, amount_cents: unpaid.totalCents } } });
+    const forgedBody = JSON.stringify({
+      type: 'payment.succeeded',
+      id: 'evt_forged',
+      data: { charge: { reference: unpaid.id, amount_cents: unpaid.totalCents } },
+    });
     const timestamp = Math.floor(Date.now() / 1000);
     const otherSecret = `whsec_${randomBytes(24).toString('base64')}`;
-    const forged = { 'content-type': 'application/json', 'webhook-id': 'evt_forged', 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(otherSecret, 'evt_forged', timestamp, forgedBody) };
+    const forged = {
+      'content-type': 'application/json',
+      'webhook-id': 'evt_forged',
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signWebhook(otherSecret, 'evt_forged', timestamp, forgedBody),
+    };
     expect(await tap.post(forged, forgedBody)).toEqual({ status: 401, type: SIGNATURE_INVALID });
     const changed = genuine.body.toString('utf8').replaceAll(paidOrder.id, unpaid.id);
     expect(await tap.post(genuine.headers, changed)).toEqual({ status: 401, type: SIGNATURE_INVALID });

@@ -6,9 +6,15 @@ import { A, B, useService } from '../testing/service.js';
 describe.each(engines)('carts on $name', (factory) => {
   const t = useService(factory);
 
-  const put = (cartId: string, body: unknown, token: string = A.token) => call(t.service.url, 'PUT', `/v1/carts/${cartId}`, { token, json: body });
+  const put = (cartId: string, body: unknown, token: string = A.token) =>
+    call(t.service.url, 'PUT', `/v1/carts/${cartId}`, { token, json: body });
   const cartRows = async (tenant: string, cartId: string) =>
-    (await t.engine.database.query<{ cart_version: number }>('SELECT cart_version FROM carts WHERE tenant = $1 AND cart_id = $2', [tenant, cartId])).rows;
+    (
+      await t.engine.database.query<{ cart_version: number }>(
+        'SELECT cart_version FROM carts WHERE tenant = $1 AND cart_id = $2',
+        [tenant, cartId],
+      )
+    ).rows;
 
   it('creates a cart at version 1 and reads it back', async () => {
     const answer = await put('c-create', { items: [{ sku: 'WIDGET-1', qty: 2 }] });
@@ -21,8 +27,18 @@ describe.each(engines)('carts on $name', (factory) => {
   });
 
   it('keeps the version when the same items are sent again, in any order', async () => {
-    await put('c-same', { items: [{ sku: 'WIDGET-1', qty: 2 }, { sku: 'GIZMO-3', qty: 1 }] });
-    const again = await put('c-same', { items: [{ sku: 'GIZMO-3', qty: 1 }, { sku: 'WIDGET-1', qty: 2 }] });
+    await put('c-same', {
+      items: [
+        { sku: 'WIDGET-1', qty: 2 },
+        { sku: 'GIZMO-3', qty: 1 },
+      ],
+    });
+    const again = await put('c-same', {
+      items: [
+        { sku: 'GIZMO-3', qty: 1 },
+        { sku: 'WIDGET-1', qty: 2 },
+      ],
+    });
     expect(again.status).toBe(200);
     expect(json(again).cart_version).toBe(1);
     expect(await cartRows(A.tenant, 'c-same')).toEqual([{ cart_version: 1 }]);
@@ -51,7 +67,16 @@ describe.each(engines)('carts on $name', (factory) => {
     ['a quantity over 100', { items: [{ sku: 'WIDGET-1', qty: 101 }] }, 'items[0].qty'],
     ['a fractional quantity', { items: [{ sku: 'WIDGET-1', qty: 1.5 }] }, 'items[0].qty'],
     ['a quantity as a string', { items: [{ sku: 'WIDGET-1', qty: '2' }] }, 'items[0].qty'],
-    ['a repeated SKU', { items: [{ sku: 'WIDGET-1', qty: 1 }, { sku: 'WIDGET-1', qty: 1 }] }, 'items[1].sku'],
+    [
+      'a repeated SKU',
+      {
+        items: [
+          { sku: 'WIDGET-1', qty: 1 },
+          { sku: 'WIDGET-1', qty: 1 },
+        ],
+      },
+      'items[1].sku',
+    ],
     ['no items', { items: [] }, 'items'],
     ['items that are not an array', { items: 'WIDGET-1' }, 'items'],
   ])('refuses %s with 422 and stores nothing', async (_name, body, field) => {
@@ -70,7 +95,9 @@ describe.each(engines)('carts on $name', (factory) => {
       expect(answer.status).toBe(422);
       expect(json(answer).errors).toEqual([expect.objectContaining({ field: 'cart_id' })]);
     }
-    const { rows } = await t.engine.database.query<{ n: number }>("SELECT count(*)::int AS n FROM carts WHERE cart_id LIKE 'x%' OR cart_id LIKE 'a.%'");
+    const { rows } = await t.engine.database.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM carts WHERE cart_id LIKE 'x%' OR cart_id LIKE 'a.%'",
+    );
     expect(rows[0]?.n).toBe(0);
   });
 
@@ -78,7 +105,11 @@ describe.each(engines)('carts on $name', (factory) => {
     const array = await put('c-bad', [{ sku: 'WIDGET-1', qty: 1 }]);
     expect(array.status).toBe(400);
     expect(json(array).type).toBe('https://retrysafe.dev/examples/orders/problems/body-invalid');
-    const broken = await call(t.service.url, 'PUT', '/v1/carts/c-bad', { token: A.token, raw: '{"items": [', contentType: 'application/json' });
+    const broken = await call(t.service.url, 'PUT', '/v1/carts/c-bad', {
+      token: A.token,
+      raw: '{"items": [',
+      contentType: 'application/json',
+    });
     expect(broken.status).toBe(400);
     expect(broken.headers['content-type']).toBe('application/problem+json');
     expect(json(broken).type).toBe('https://retrysafe.dev/examples/orders/problems/body-invalid');
@@ -87,7 +118,10 @@ describe.each(engines)('carts on $name', (factory) => {
 
   it('answers 401 without a known token and stores nothing', async () => {
     for (const token of [undefined, 'wrong']) {
-      const answer = await call(t.service.url, 'PUT', '/v1/carts/c-anon', { ...(token === undefined ? {} : { token }), json: { items: [{ sku: 'WIDGET-1', qty: 1 }] } });
+      const answer = await call(t.service.url, 'PUT', '/v1/carts/c-anon', {
+        ...(token === undefined ? {} : { token }),
+        json: { items: [{ sku: 'WIDGET-1', qty: 1 }] },
+      });
       expect(answer.status).toBe(401);
       expect(answer.headers['www-authenticate']).toBe('Bearer');
       expect(json(answer).type).toBe('https://retrysafe.dev/examples/orders/problems/unauthenticated');
@@ -98,7 +132,10 @@ describe.each(engines)('carts on $name', (factory) => {
 
   it("answers 404 for an unknown cart and for another tenant's cart", async () => {
     await put('c-private', { items: [{ sku: 'WIDGET-1', qty: 1 }] }, A.token);
-    for (const [cartId, token] of [['c-none', A.token], ['c-private', B.token]] as const) {
+    for (const [cartId, token] of [
+      ['c-none', A.token],
+      ['c-private', B.token],
+    ] as const) {
       const answer = await call(t.service.url, 'GET', `/v1/carts/${cartId}`, { token });
       expect(answer.status).toBe(404);
       expect(json(answer).type).toBe('https://retrysafe.dev/examples/orders/problems/not-found');

@@ -34,9 +34,13 @@ async function placeOrder(tx: SqlClient, tenant: string, request: OrderRequest):
   const [cart] = (await tx.query<CartRow>(LOCK_CART, [tenant, cartId])).rows;
   if (cart === undefined) return orderProblem('cart-not-found', 'There is no cart with this cart_id.');
   if (cart.cart_version !== cartVersion) {
-    return orderProblem('cart-changed', `The cart is now at version ${cart.cart_version}; review it and check out that version.`, {
-      members: { current_cart_version: cart.cart_version },
-    });
+    return orderProblem(
+      'cart-changed',
+      `The cart is now at version ${cart.cart_version}; review it and check out that version.`,
+      {
+        members: { current_cart_version: cart.cart_version },
+      },
+    );
   }
   const pricing = priceCart(cart.items, delivery);
   if (!pricing.priced) return orderProblem('sku-unavailable', `${pricing.sku} is no longer sold; update the cart.`);
@@ -53,8 +57,13 @@ async function placeOrder(tx: SqlClient, tenant: string, request: OrderRequest):
  * rolls back, which is right: a retry finds the same order and gets this answer again.
  */
 async function orderExists(tx: SqlClient, tenant: string, request: OrderRequest): Promise<HandlerReply> {
-  const [existing] = (await tx.query<{ id: string }>(FIND_ORDER_FOR_CART_VERSION, [tenant, request.cart_id, request.cart_version])).rows;
+  const [existing] = (
+    await tx.query<{ id: string }>(FIND_ORDER_FOR_CART_VERSION, [tenant, request.cart_id, request.cart_version])
+  ).rows;
   const detail = 'An order was already placed for this cart version, with another Idempotency-Key.';
   if (existing === undefined) return orderProblem('order-exists', detail);
-  return orderProblem('order-exists', detail, { headers: { location: orderLocation(existing.id) }, members: { order_id: existing.id } });
+  return orderProblem('order-exists', detail, {
+    headers: { location: orderLocation(existing.id) },
+    members: { order_id: existing.id },
+  });
 }

@@ -18,7 +18,8 @@ type Reservation =
   | { readonly kind: 'no-order' }
   | { readonly kind: 'paid-elsewhere'; readonly paymentId: string };
 
-type Charge = { readonly kind: 'charged'; readonly chargeId: string } | { readonly kind: 'declined'; readonly status: number };
+type Charge =
+  { readonly kind: 'charged'; readonly chargeId: string } | { readonly kind: 'declined'; readonly status: number };
 
 interface PaymentParams {
   readonly Params: { readonly id: string };
@@ -31,13 +32,19 @@ interface PaymentParams {
  * The handler sees only its input and its steps, so a recovery worker can run
  * it to the end after a crash.
  */
-export function createPaymentRoute(tokens: Tokens, provider: ProviderClient): LeasedRoute<FastifyRequest, PaymentRequest, SqlClient> {
+export function createPaymentRoute(
+  tokens: Tokens,
+  provider: ProviderClient,
+): LeasedRoute<FastifyRequest, PaymentRequest, SqlClient> {
   return {
     ...paymentOperation(provider),
     tenant: (request) => tenantOf(request, tokens),
     input(request, body) {
       const orderId = (request as FastifyRequest<PaymentParams>).params.id;
-      if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body) || Object.keys(body).length > 0)) {
+      if (
+        body !== undefined &&
+        (typeof body !== 'object' || body === null || Array.isArray(body) || Object.keys(body).length > 0)
+      ) {
         return invalid(orderProblem('validation-failed', 'A payment takes no body: the order decides the amount.'));
       }
       return valid({ order_id: orderId });
@@ -46,7 +53,9 @@ export function createPaymentRoute(tokens: Tokens, provider: ProviderClient): Le
 }
 
 /** The part a recovery worker needs: the operation's name and its handler. */
-export function paymentOperation(provider: ProviderClient): Pick<LeasedRoute<FastifyRequest, PaymentRequest, SqlClient>, 'operation' | 'handler'> {
+export function paymentOperation(
+  provider: ProviderClient,
+): Pick<LeasedRoute<FastifyRequest, PaymentRequest, SqlClient>, 'operation' | 'handler'> {
   return {
     operation: 'payments.create@1',
     async handler({ input, identity, step, local }) {
@@ -59,14 +68,31 @@ export function paymentOperation(provider: ProviderClient): Pick<LeasedRoute<Fas
           members: { payment_id: reservation.paymentId },
         });
       }
-      const charge = await step<Charge>('charge', (call) => chargeCard(provider, call, reservation.amountCents, input.order_id), {
-        reconcile: (call) => lookUpCharge(provider, call),
-      });
-      const settled = await local('settle', (tx) =>
-        settle(tx, tenant, reservation.paymentId, charge.kind === 'charged' ? 'succeeded' : 'declined', charge.kind === 'charged' ? charge.chargeId : null),
+      const charge = await step<Charge>(
+        'charge',
+        (call) => chargeCard(provider, call, reservation.amountCents, input.order_id),
+        {
+          reconcile: (call) => lookUpCharge(provider, call),
+        },
       );
-      if (charge.kind === 'declined') return orderProblem('payment-declined', 'The payment provider declined the charge.', { members: { provider_status: charge.status } });
-      return { status: 201, headers: { location: paymentLocation(input.order_id, settled.id) }, body: paymentView(settled) };
+      const settled = await local('settle', (tx) =>
+        settle(
+          tx,
+          tenant,
+          reservation.paymentId,
+          charge.kind === 'charged' ? 'succeeded' : 'declined',
+          charge.kind === 'charged' ? charge.chargeId : null,
+        ),
+      );
+      if (charge.kind === 'declined')
+        return orderProblem('payment-declined', 'The payment provider declined the charge.', {
+          members: { provider_status: charge.status },
+        });
+      return {
+        status: 201,
+        headers: { location: paymentLocation(input.order_id, settled.id) },
+        body: paymentView(settled),
+      };
     },
   };
 }
@@ -82,8 +108,24 @@ async function reserve(tx: SqlClient, tenant: string, orderId: string): Promise<
   return { kind: 'paid-elsewhere', paymentId: live?.id ?? '' };
 }
 
-async function chargeCard(provider: ProviderClient, call: StepCall, amountCents: number, orderId: string): Promise<Charge> {
-  const result = await reach(() => provider.charge({ idempotencyKey: call.idempotencyKey, fencingToken: call.fencingToken, amountCents, currency: 'EUR', reference: orderId }, call.signal));
+async function chargeCard(
+  provider: ProviderClient,
+  call: StepCall,
+  amountCents: number,
+  orderId: string,
+): Promise<Charge> {
+  const result = await reach(() =>
+    provider.charge(
+      {
+        idempotencyKey: call.idempotencyKey,
+        fencingToken: call.fencingToken,
+        amountCents,
+        currency: 'EUR',
+        reference: orderId,
+      },
+      call.signal,
+    ),
+  );
   if (result.kind === 'charged') return { kind: 'charged', chargeId: result.charge.id };
   if (result.kind === 'rejected') return { kind: 'declined', status: result.status };
   // A 5xx charged nothing: the step fails, and a retry or the recovery worker tries again with the same key.
@@ -92,7 +134,8 @@ async function chargeCard(provider: ProviderClient, call: StepCall, amountCents:
 
 async function lookUpCharge(provider: ProviderClient, call: StepCall) {
   const found = await reach(() => provider.lookup(call.idempotencyKey, call.signal));
-  if (found.kind === 'found') return { found: true as const, result: { kind: 'charged' as const, chargeId: found.charge.id } };
+  if (found.kind === 'found')
+    return { found: true as const, result: { kind: 'charged' as const, chargeId: found.charge.id } };
   if (found.kind === 'not-found') return { found: false as const };
   throw providerUnavailable(`The payment provider's look-up answered ${found.status}.`);
 }
@@ -113,10 +156,21 @@ async function reach<T>(call: () => Promise<T>): Promise<T> {
  * with the same provider key, or finds the charge that was made.
  */
 function providerUnavailable(detail: string, cause?: unknown): OrderProblemError {
-  return new OrderProblemError('provider-unavailable', `${detail} Retry with the same Idempotency-Key: the card is charged at most once.`, { headers: { 'retry-after': '1' } }, { cause });
+  return new OrderProblemError(
+    'provider-unavailable',
+    `${detail} Retry with the same Idempotency-Key: the card is charged at most once.`,
+    { headers: { 'retry-after': '1' } },
+    { cause },
+  );
 }
 
-async function settle(tx: SqlClient, tenant: string, paymentId: string, status: 'succeeded' | 'declined', chargeId: string | null): Promise<PaymentRow> {
+async function settle(
+  tx: SqlClient,
+  tenant: string,
+  paymentId: string,
+  status: 'succeeded' | 'declined',
+  chargeId: string | null,
+): Promise<PaymentRow> {
   const [row] = (await tx.query<PaymentRow>(SETTLE_PAYMENT, [tenant, paymentId, status, chargeId])).rows;
   if (row === undefined) throw new Error(`Payment ${paymentId} was not pending.`);
   return row;

@@ -3,7 +3,8 @@ import { type CartItem, catalogue, type DeliveryOption, deliveryOptions } from '
 import { orderProblem } from '../infrastructure/problem.js';
 
 /** A validated value, or the problem to answer instead. */
-export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: HandlerReply };
+export type Checked<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: HandlerReply };
 
 export interface OrderRequest {
   readonly cart_id: string;
@@ -22,7 +23,9 @@ const MAX_QTY = 100;
 const MAX_VERSION = 2_147_483_647;
 
 export function checkCartId(value: unknown, field = 'cart_id'): FieldError[] {
-  return typeof value === 'string' && CART_ID.test(value) ? [] : [{ field, detail: 'must be 1 to 64 characters of A-Z, a-z, 0-9, "_" or "-".' }];
+  return typeof value === 'string' && CART_ID.test(value)
+    ? []
+    : [{ field, detail: 'must be 1 to 64 characters of A-Z, a-z, 0-9, "_" or "-".' }];
 }
 
 /** The items of `PUT /v1/carts/:cart_id`, sorted by SKU so equal contents compare equal. */
@@ -42,9 +45,12 @@ export function checkCartItems(body: unknown): Checked<readonly CartItem[]> {
       continue;
     }
     const { sku, qty } = item;
-    if (typeof sku !== 'string' || !catalogue.has(sku)) errors.push({ field: `${at}.sku`, detail: 'is not a SKU in the catalogue.' });
-    else if (seen.has(sku)) errors.push({ field: `${at}.sku`, detail: 'appears more than once; give one line per SKU.' });
-    if (!Number.isInteger(qty) || (qty as number) < 1 || (qty as number) > MAX_QTY) errors.push({ field: `${at}.qty`, detail: `must be an integer from 1 to ${MAX_QTY}.` });
+    if (typeof sku !== 'string' || !catalogue.has(sku))
+      errors.push({ field: `${at}.sku`, detail: 'is not a SKU in the catalogue.' });
+    else if (seen.has(sku))
+      errors.push({ field: `${at}.sku`, detail: 'appears more than once; give one line per SKU.' });
+    if (!Number.isInteger(qty) || (qty as number) < 1 || (qty as number) > MAX_QTY)
+      errors.push({ field: `${at}.qty`, detail: `must be an integer from 1 to ${MAX_QTY}.` });
     if (typeof sku === 'string') seen.add(sku);
     checked.push({ sku: String(sku), qty: Number(qty) });
   }
@@ -61,10 +67,20 @@ export function checkOrderRequest(body: unknown): Checked<OrderRequest> {
     errors.push({ field: 'cart_version', detail: 'must be a positive integer.' });
   }
   if (!deliveryOptions.includes(delivery_option as DeliveryOption)) {
-    errors.push({ field: 'delivery_option', detail: `must be one of ${deliveryOptions.map((o) => `"${o}"`).join(', ')}.` });
+    errors.push({
+      field: 'delivery_option',
+      detail: `must be one of ${deliveryOptions.map((o) => `"${o}"`).join(', ')}.`,
+    });
   }
   if (errors.length > 0) return failed(errors);
-  return { ok: true, value: { cart_id: cart_id as string, cart_version: cart_version as number, delivery_option: delivery_option as DeliveryOption } };
+  return {
+    ok: true,
+    value: {
+      cart_id: cart_id as string,
+      cart_version: cart_version as number,
+      delivery_option: delivery_option as DeliveryOption,
+    },
+  };
 }
 
 export function failed(errors: readonly FieldError[]): { readonly ok: false; readonly problem: HandlerReply } {

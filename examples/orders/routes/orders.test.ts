@@ -17,7 +17,11 @@ describe.each(engines)('orders on $name', (factory) => {
   };
   /** `null` sends no Authorization header. */
   const order = (key: string | undefined, body: unknown, token: string | null = A.token) =>
-    call(t.service.url, 'POST', '/v1/orders', { ...(token === null ? {} : { token }), ...(key === undefined ? {} : { key }), json: body });
+    call(t.service.url, 'POST', '/v1/orders', {
+      ...(token === null ? {} : { token }),
+      ...(key === undefined ? {} : { key }),
+      json: body,
+    });
   const same = (a: HttpAnswer, b: HttpAnswer) => {
     expect(b.status).toBe(a.status);
     expect(b.body.equals(a.body)).toBe(true);
@@ -26,38 +30,71 @@ describe.each(engines)('orders on $name', (factory) => {
   };
 
   it('prices the cart on the server and creates the order', async () => {
-    const version = await putCart('o-happy', [{ sku: 'WIDGET-1', qty: 2 }, { sku: 'GIZMO-3', qty: 1 }]);
+    const version = await putCart('o-happy', [
+      { sku: 'WIDGET-1', qty: 2 },
+      { sku: 'GIZMO-3', qty: 1 },
+    ]);
     const standard = await order('k-happy', { cart_id: 'o-happy', cart_version: version, delivery_option: 'standard' });
     expect(standard.status).toBe(201);
     const body = json(standard);
-    expect(Object.keys(body)).toEqual(['id', 'cart_id', 'cart_version', 'delivery_option', 'total_cents', 'created_at', 'paid_at']);
+    expect(Object.keys(body)).toEqual([
+      'id',
+      'cart_id',
+      'cart_version',
+      'delivery_option',
+      'total_cents',
+      'created_at',
+      'paid_at',
+    ]);
     expect(body.paid_at).toBeNull();
-    expect(body).toMatchObject({ cart_id: 'o-happy', cart_version: 1, delivery_option: 'standard', total_cents: 2 * 1299 + 250 });
+    expect(body).toMatchObject({
+      cart_id: 'o-happy',
+      cart_version: 1,
+      delivery_option: 'standard',
+      total_cents: 2 * 1299 + 250,
+    });
     expect(body.id).toMatch(/^ord_[A-Za-z0-9_-]{16}$/);
     expect(new Date(String(body.created_at)).toISOString()).toBe(body.created_at);
     expect(standard.headers.location).toBe(`/v1/orders/${String(body.id)}`);
     expect(standard.headers['idempotent-replayed']).toBeUndefined();
-    expect(await orderRows(t.engine.database, A.tenant, 'o-happy')).toEqual([{ id: body.id, cart_version: 1, total_cents: 2848 }]);
-    expect(await operationRows(t.engine.database, A.tenant, 'k-happy')).toEqual([{ state: 'completed', response_status: 201 }]);
-    const { rows } = await t.engine.database.query<{ lines: unknown }>('SELECT lines FROM orders WHERE tenant = $1 AND id = $2', [A.tenant, body.id]);
-    expect(rows[0]?.lines).toEqual([{ sku: 'GIZMO-3', qty: 1, unit_price_cents: 250 }, { sku: 'WIDGET-1', qty: 2, unit_price_cents: 1299 }]);
+    expect(await orderRows(t.engine.database, A.tenant, 'o-happy')).toEqual([
+      { id: body.id, cart_version: 1, total_cents: 2848 },
+    ]);
+    expect(await operationRows(t.engine.database, A.tenant, 'k-happy')).toEqual([
+      { state: 'completed', response_status: 201 },
+    ]);
+    const { rows } = await t.engine.database.query<{ lines: unknown }>(
+      'SELECT lines FROM orders WHERE tenant = $1 AND id = $2',
+      [A.tenant, body.id],
+    );
+    expect(rows[0]?.lines).toEqual([
+      { sku: 'GIZMO-3', qty: 1, unit_price_cents: 250 },
+      { sku: 'WIDGET-1', qty: 2, unit_price_cents: 1299 },
+    ]);
   });
 
   it('adds the express fee', async () => {
     const version = await putCart('o-express', [{ sku: 'GADGET-2', qty: 1 }]);
-    const answer = await order('k-express', { cart_id: 'o-express', cart_version: version, delivery_option: 'express' });
+    const answer = await order('k-express', {
+      cart_id: 'o-express',
+      cart_version: version,
+      delivery_option: 'express',
+    });
     expect(answer.status).toBe(201);
     expect(json(answer).total_cents).toBe(4999 + 1500);
   });
 
-  it("reads an order back, and hides it from another tenant", async () => {
+  it('reads an order back, and hides it from another tenant', async () => {
     const version = await putCart('o-read', [{ sku: 'GIZMO-3', qty: 4 }]);
     const created = await order('k-read', { cart_id: 'o-read', cart_version: version, delivery_option: 'standard' });
     const location = created.headers.location ?? '';
     const read = await call(t.service.url, 'GET', location, { token: A.token });
     expect(read.status).toBe(200);
     expect(json(read)).toEqual(json(created));
-    for (const [path, token] of [[location, B.token], ['/v1/orders/ord_doesnotexist0000', A.token]] as const) {
+    for (const [path, token] of [
+      [location, B.token],
+      ['/v1/orders/ord_doesnotexist0000', A.token],
+    ] as const) {
       const missing = await call(t.service.url, 'GET', path, { token });
       expect(missing.status).toBe(404);
       expect(missing.headers['content-type']).toBe('application/problem+json');
@@ -82,9 +119,15 @@ describe.each(engines)('orders on $name', (factory) => {
     expect(listed.map((o) => o.id).sort()).toEqual([first.id, second.id].sort());
     expect(listed).toContainEqual(first);
 
-    const all = json(await call(t.service.url, 'GET', '/v1/orders', { token: A.token })).orders as { id: string; cart_id: string }[];
+    const all = json(await call(t.service.url, 'GET', '/v1/orders', { token: A.token })).orders as {
+      id: string;
+      cart_id: string;
+    }[];
     expect(all.map((o) => o.id)).toEqual(expect.arrayContaining([first.id, second.id]));
-    const { rows } = await t.engine.database.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE tenant = $1', [A.tenant]);
+    const { rows } = await t.engine.database.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM orders WHERE tenant = $1',
+      [A.tenant],
+    );
     expect(all).toHaveLength(rows[0]?.n ?? -1);
 
     const bad = await call(t.service.url, 'GET', '/v1/orders?cart_id=no%20spaces', { token: A.token });
@@ -105,13 +148,23 @@ describe.each(engines)('orders on $name', (factory) => {
 
   it('refuses the same key with another body with 422, and runs nothing', async () => {
     const version = await putCart('o-mismatch', [{ sku: 'WIDGET-1', qty: 1 }]);
-    const first = await order('k-mismatch', { cart_id: 'o-mismatch', cart_version: version, delivery_option: 'standard' });
+    const first = await order('k-mismatch', {
+      cart_id: 'o-mismatch',
+      cart_version: version,
+      delivery_option: 'standard',
+    });
     expect(first.status).toBe(201);
-    const reused = await order('k-mismatch', { cart_id: 'o-mismatch', cart_version: version, delivery_option: 'express' });
+    const reused = await order('k-mismatch', {
+      cart_id: 'o-mismatch',
+      cart_version: version,
+      delivery_option: 'express',
+    });
     expect(reused.status).toBe(422);
     expect(json(reused).type).toBe(`${RETRYSAFE_PROBLEMS}fingerprint-mismatch`);
     expect(await orderRows(t.engine.database, A.tenant, 'o-mismatch')).toHaveLength(1);
-    expect(await operationRows(t.engine.database, A.tenant, 'k-mismatch')).toEqual([{ state: 'completed', response_status: 201 }]);
+    expect(await operationRows(t.engine.database, A.tenant, 'k-mismatch')).toEqual([
+      { state: 'completed', response_status: 201 },
+    ]);
   });
 
   it('stores a stale cart_version as a 422 cart-changed outcome and replays it', async () => {
@@ -122,7 +175,9 @@ describe.each(engines)('orders on $name', (factory) => {
     expect(stale.status).toBe(422);
     expect(stale.headers['content-type']).toBe('application/problem+json');
     expect(json(stale)).toMatchObject({ type: `${PROBLEMS}cart-changed`, status: 422, current_cart_version: 2 });
-    expect(await operationRows(t.engine.database, A.tenant, 'k-stale')).toEqual([{ state: 'failed', response_status: 422 }]);
+    expect(await operationRows(t.engine.database, A.tenant, 'k-stale')).toEqual([
+      { state: 'failed', response_status: 422 },
+    ]);
     // Putting the cart back at version 1's contents makes version 3, not 1: the retry still gets the stored answer.
     await putCart('o-stale', [{ sku: 'WIDGET-1', qty: 1 }]);
     const retry = await order('k-stale', { cart_id: 'o-stale', cart_version: 1, delivery_option: 'standard' });
@@ -135,7 +190,9 @@ describe.each(engines)('orders on $name', (factory) => {
     const first = await order('k-nocart', { cart_id: 'o-nothing', cart_version: 1, delivery_option: 'standard' });
     expect(first.status).toBe(422);
     expect(json(first).type).toBe(`${PROBLEMS}cart-not-found`);
-    expect(await operationRows(t.engine.database, A.tenant, 'k-nocart')).toEqual([{ state: 'failed', response_status: 422 }]);
+    expect(await operationRows(t.engine.database, A.tenant, 'k-nocart')).toEqual([
+      { state: 'failed', response_status: 422 },
+    ]);
     // Creating the cart afterwards does not change what this key did.
     await putCart('o-nothing', [{ sku: 'GIZMO-3', qty: 1 }]);
     const retry = await order('k-nocart', { cart_id: 'o-nothing', cart_version: 1, delivery_option: 'standard' });
@@ -160,7 +217,11 @@ describe.each(engines)('orders on $name', (factory) => {
       if (field !== '') expect(json(answer).errors).toEqual([expect.objectContaining({ field })]);
       expect(await operationRows(t.engine.database, A.tenant, 'k-invalid')).toEqual([]);
     }
-    const valid = await order('k-invalid', { cart_id: 'o-invalid', cart_version: version, delivery_option: 'standard' });
+    const valid = await order('k-invalid', {
+      cart_id: 'o-invalid',
+      cart_version: version,
+      delivery_option: 'standard',
+    });
     expect(valid.status).toBe(201);
     expect(await orderRows(t.engine.database, A.tenant, 'o-invalid')).toHaveLength(1);
   });
@@ -177,7 +238,9 @@ describe.each(engines)('orders on $name', (factory) => {
       expect(anonymous.headers['content-type']).toBe('application/problem+json');
       expect(json(anonymous).type).toBe(`${RETRYSAFE_PROBLEMS}unauthenticated`);
     }
-    const { rows } = await t.engine.database.query<{ n: number }>("SELECT count(*)::int AS n FROM retrysafe_operations WHERE key = 'k-gate'");
+    const { rows } = await t.engine.database.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM retrysafe_operations WHERE key = 'k-gate'",
+    );
     expect(rows[0]?.n).toBe(0);
     expect(await orderRows(t.engine.database, A.tenant, 'o-gate')).toEqual([]);
   });
@@ -211,8 +274,12 @@ describe.each(engines)('orders on $name', (factory) => {
     expect(json(b).id).not.toBe(json(a).id);
     expect(json(a).total_cents).toBe(1299);
     expect(json(b).total_cents).toBe(3 * 4999);
-    expect(await orderRows(t.engine.database, A.tenant, 'o-tenant')).toEqual([{ id: json(a).id, cart_version: 1, total_cents: 1299 }]);
-    expect(await orderRows(t.engine.database, B.tenant, 'o-tenant')).toEqual([{ id: json(b).id, cart_version: 1, total_cents: 14997 }]);
+    expect(await orderRows(t.engine.database, A.tenant, 'o-tenant')).toEqual([
+      { id: json(a).id, cart_version: 1, total_cents: 1299 },
+    ]);
+    expect(await orderRows(t.engine.database, B.tenant, 'o-tenant')).toEqual([
+      { id: json(b).id, cart_version: 1, total_cents: 14997 },
+    ]);
     same(a, await order('k-tenant', body, A.token));
     same(b, await order('k-tenant', body, B.token));
   });

@@ -26,23 +26,45 @@ describe.each(engines)('payments on $name', (factory) => {
   });
 
   async function placeOrder(cartId: string, token: string = A.token): Promise<{ id: string; total: number }> {
-    const cart = await call(service.url, 'PUT', `/v1/carts/${cartId}`, { token, json: { items: [{ sku: 'WIDGET-1', qty: 2 }] } });
+    const cart = await call(service.url, 'PUT', `/v1/carts/${cartId}`, {
+      token,
+      json: { items: [{ sku: 'WIDGET-1', qty: 2 }] },
+    });
     const version = json(cart).cart_version as number;
-    const placed = await call(service.url, 'POST', '/v1/orders', { token, key: `order-${cartId}`, json: { cart_id: cartId, cart_version: version, delivery_option: 'standard' } });
+    const placed = await call(service.url, 'POST', '/v1/orders', {
+      token,
+      key: `order-${cartId}`,
+      json: { cart_id: cartId, cart_version: version, delivery_option: 'standard' },
+    });
     expect(placed.status).toBe(201);
     return { id: json(placed).id as string, total: json(placed).total_cents as number };
   }
   const pay = (orderId: string, key: string, token: string = A.token, body?: unknown) =>
-    call(service.url, 'POST', `/v1/orders/${orderId}/payments`, { token, key, ...(body === undefined ? {} : { json: body }) });
-  const charges = (tenant: string, key: string) => admin.count(downstreamKey({ tenant, operation: 'payments.create@1', key }, 'charge'));
+    call(service.url, 'POST', `/v1/orders/${orderId}/payments`, {
+      token,
+      key,
+      ...(body === undefined ? {} : { json: body }),
+    });
+  const charges = (tenant: string, key: string) =>
+    admin.count(downstreamKey({ tenant, operation: 'payments.create@1', key }, 'charge'));
   const paymentRows = async (orderId: string) =>
-    (await engine.database.query<{ status: string; amount_cents: number }>('SELECT status, amount_cents FROM payments WHERE order_id = $1', [orderId])).rows;
+    (
+      await engine.database.query<{ status: string; amount_cents: number }>(
+        'SELECT status, amount_cents FROM payments WHERE order_id = $1',
+        [orderId],
+      )
+    ).rows;
 
   it('charges the order total once and replays the payment on retry', async () => {
     const order = await placeOrder('p-happy');
     const first = await pay(order.id, 'pay-happy');
     expect(first.status).toBe(201);
-    expect(json(first)).toMatchObject({ order_id: order.id, amount_cents: order.total, status: 'succeeded', currency: 'EUR' });
+    expect(json(first)).toMatchObject({
+      order_id: order.id,
+      amount_cents: order.total,
+      status: 'succeeded',
+      currency: 'EUR',
+    });
     const again = await pay(order.id, 'pay-happy');
     expect(again.status).toBe(201);
     expect(again.headers['idempotent-replayed']).toBe('true');

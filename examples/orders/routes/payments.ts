@@ -20,13 +20,18 @@ interface PaymentParams {
   readonly Params: { readonly id: string; readonly payment_id: string };
 }
 
-export function paymentRoutes(app: FastifyInstance, { database, idempotency, tokens, provider }: PaymentRoutesOptions): void {
+export function paymentRoutes(
+  app: FastifyInstance,
+  { database, idempotency, tokens, provider }: PaymentRoutesOptions,
+): void {
   app.post('/v1/orders/:id/payments', leased(idempotency, createPaymentRoute(tokens, provider)));
 
   app.get<PaymentParams>(
     '/v1/orders/:id/payments/:payment_id',
     authenticated<PaymentParams>(tokens, async (request, tenant) => {
-      const [payment] = (await database.query<PaymentRow>(READ_PAYMENT, [tenant, request.params.id, request.params.payment_id])).rows;
+      const [payment] = (
+        await database.query<PaymentRow>(READ_PAYMENT, [tenant, request.params.id, request.params.payment_id])
+      ).rows;
       if (payment === undefined) return orderProblem('not-found', 'There is no such payment.');
       return { status: 200, body: paymentView(payment) };
     }),

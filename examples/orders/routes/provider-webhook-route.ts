@@ -18,16 +18,25 @@ export interface ProviderWebhookRouteOptions {
  */
 export function providerWebhookRoute(app: FastifyInstance, { database, secrets }: ProviderWebhookRouteOptions): void {
   void app.register((webhooks, _options, done) => {
-    webhooks.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, parsed) => parsed(null, body));
+    webhooks.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, parsed) =>
+      parsed(null, body),
+    );
     webhooks.post<{ Body: Buffer | undefined }>('/webhooks/provider', async (request, reply) => {
-      const receipt = await receiveWebhook(database, { receiver: PROVIDER_RECEIVER, secrets }, {
-        headers: request.headers,
-        // Fastify skips the parser for an empty body.
-        rawBody: request.body ?? new Uint8Array(),
-      });
+      const receipt = await receiveWebhook(
+        database,
+        { receiver: PROVIDER_RECEIVER, secrets },
+        {
+          headers: request.headers,
+          // Fastify skips the parser for an empty body.
+          rawBody: request.body ?? new Uint8Array(),
+        },
+      );
       if (receipt.kind === 'unavailable') request.log.error({ err: receipt.error }, 'webhook not recorded');
       const { body } = receipt;
-      return reply.code(receipt.status).headers(receipt.headers).send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+      return reply
+        .code(receipt.status)
+        .headers(receipt.headers)
+        .send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
     });
     done();
   });

@@ -18,40 +18,53 @@ describe.each(storages)('the service as a process, on $name', (storage) => {
     return service;
   };
 
-  it('keeps an order through SIGKILL: after a restart the retry replays it and there is one order', { timeout: 240_000 }, async () => {
-    const store = await storage.create();
-    try {
-      const first = await start(store.env);
-      expect(first.output()).toContain(`orders service listening on ${first.url}`);
-      expect(first.output()).toContain('demo-a (tenant-a)');
-      const cart = await call(first.url, 'PUT', '/v1/carts/c-crash', { token: A.token, json: { items: [{ sku: 'GADGET-2', qty: 1 }] } });
-      expect(cart.status).toBe(200);
-      const body = { cart_id: 'c-crash', cart_version: json(cart).cart_version, delivery_option: 'express' };
-      const created = await call(first.url, 'POST', '/v1/orders', { token: A.token, key: 'k-crash', json: body });
-      expect(created.status).toBe(201);
-      expect(await first.kill('SIGKILL')).toBe('SIGKILL');
+  it(
+    'keeps an order through SIGKILL: after a restart the retry replays it and there is one order',
+    { timeout: 240_000 },
+    async () => {
+      const store = await storage.create();
+      try {
+        const first = await start(store.env);
+        expect(first.output()).toContain(`orders service listening on ${first.url}`);
+        expect(first.output()).toContain('demo-a (tenant-a)');
+        const cart = await call(first.url, 'PUT', '/v1/carts/c-crash', {
+          token: A.token,
+          json: { items: [{ sku: 'GADGET-2', qty: 1 }] },
+        });
+        expect(cart.status).toBe(200);
+        const body = { cart_id: 'c-crash', cart_version: json(cart).cart_version, delivery_option: 'express' };
+        const created = await call(first.url, 'POST', '/v1/orders', { token: A.token, key: 'k-crash', json: body });
+        expect(created.status).toBe(201);
+        expect(await first.kill('SIGKILL')).toBe('SIGKILL');
 
-      const second = await start(store.env);
-      const retry = await call(second.url, 'POST', '/v1/orders', { token: A.token, key: 'k-crash', json: body });
-      expect(retry.status).toBe(201);
-      expect(retry.headers['idempotent-replayed']).toBe('true');
-      expect(retry.body.equals(created.body)).toBe(true);
-      expect(retry.headers.location).toBe(created.headers.location);
-      const otherKey = await call(second.url, 'POST', '/v1/orders', { token: A.token, key: 'k-crash-2', json: body });
-      expect(otherKey.status).toBe(409);
-      expect(otherKey.headers.location).toBe(created.headers.location);
+        const second = await start(store.env);
+        const retry = await call(second.url, 'POST', '/v1/orders', { token: A.token, key: 'k-crash', json: body });
+        expect(retry.status).toBe(201);
+        expect(retry.headers['idempotent-replayed']).toBe('true');
+        expect(retry.body.equals(created.body)).toBe(true);
+        expect(retry.headers.location).toBe(created.headers.location);
+        const otherKey = await call(second.url, 'POST', '/v1/orders', { token: A.token, key: 'k-crash-2', json: body });
+        expect(otherKey.status).toBe(409);
+        expect(otherKey.headers.location).toBe(created.headers.location);
 
-      // A clean stop ends the process by itself, and leaves the data readable by another client.
-      expect(await second.kill('SIGTERM')).toBe(0);
-      expect(second.output()).toContain('SIGTERM, stopping');
-      expect(await store.count("SELECT count(*)::int AS n FROM orders WHERE cart_id = 'c-crash'")).toBe(1);
-      expect(await store.count("SELECT count(*)::int AS n FROM retrysafe_operations WHERE key = 'k-crash' AND state = 'completed'")).toBe(1);
-      expect(await store.count("SELECT count(*)::int AS n FROM retrysafe_operations WHERE key = 'k-crash-2'")).toBe(0);
-    } finally {
-      await Promise.all(running.splice(0).map((service) => service.kill('SIGKILL')));
-      await store.dispose();
-    }
-  });
+        // A clean stop ends the process by itself, and leaves the data readable by another client.
+        expect(await second.kill('SIGTERM')).toBe(0);
+        expect(second.output()).toContain('SIGTERM, stopping');
+        expect(await store.count("SELECT count(*)::int AS n FROM orders WHERE cart_id = 'c-crash'")).toBe(1);
+        expect(
+          await store.count(
+            "SELECT count(*)::int AS n FROM retrysafe_operations WHERE key = 'k-crash' AND state = 'completed'",
+          ),
+        ).toBe(1);
+        expect(await store.count("SELECT count(*)::int AS n FROM retrysafe_operations WHERE key = 'k-crash-2'")).toBe(
+          0,
+        );
+      } finally {
+        await Promise.all(running.splice(0).map((service) => service.kill('SIGKILL')));
+        await store.dispose();
+      }
+    },
+  );
 });
 
 describe('the service as a process, misconfigured', () => {

@@ -18,17 +18,21 @@ describe('npm start, stopped as a supervisor stops it', () => {
     await store.dispose();
   });
 
-  it('stops the whole process tree on a SIGTERM sent to npm alone, and logs a final line', { timeout: 180_000 }, async () => {
-    service = await startProcess(store.env, 120_000, { launch: 'npm' });
-    expect(service.output()).toContain(`orders service listening on ${service.url}`);
+  it(
+    'stops the whole process tree on a SIGTERM sent to npm alone, and logs a final line',
+    { timeout: 180_000 },
+    async () => {
+      service = await startProcess(store.env, 120_000, { launch: 'npm' });
+      expect(service.output()).toContain(`orders service listening on ${service.url}`);
 
-    process.kill(service.pid, 'SIGTERM');
-    expect(await service.exited).toBe(0);
-    const pid = service.pid;
-    await waitFor(() => Promise.resolve(!groupAlive(pid)), 30_000);
-    const lines = service.output().trimEnd().split('\n');
-    expect(lines).toContain('orders: SIGTERM, stopping');
-    expect(lines.at(-1), lines.slice(-5).join('\n')).toBe('orders: stopped');
-    await expect(fetch(`${service.url}/healthz`)).rejects.toThrow();
-  });
+      process.kill(service.pid, 'SIGTERM');
+      expect(await service.exited).toBe(0);
+      const pid = service.pid;
+      await waitFor(() => Promise.resolve(!groupAlive(pid)), 30_000);
+      const lines = service.output().trimEnd().split('\n');
+      expect(lines).toContain('orders: SIGTERM, stopping');
+      expect(lines.at(-1), lines.slice(-5).join('\n')).toBe('orders: stopped');
+      await expect(fetch(`${service.url}/healthz`)).rejects.toThrow();
+    },
+  );
 });

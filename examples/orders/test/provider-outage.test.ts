@@ -13,42 +13,54 @@ import { A } from '../testing/service.js';
 const PROBLEMS = 'https://retrysafe.dev/examples/orders/problems/';
 
 describe('the service as a process, with its payment provider failing, then down', () => {
-  it('answers 502 provider-unavailable with Retry-After, never 500, and charges once when a retry gets through', { timeout: 180_000 }, async () => {
-    const db = await createTestDatabase();
-    const dataDir = await mkdtemp(join(tmpdir(), 'orders-data-'));
-    const provider = await startProvider({ faults: [{ mode: 'fail-before-charge', times: 1 }] });
-    const admin = providerAdmin(provider.url);
-    const service = await startProcess({ DATABASE_URL: db.url, DATA_DIR: dataDir, PROVIDER_URL: provider.url });
-    let providerUp = true;
-    try {
-      const pay = (orderId: string, key: string) => call(service.url, 'POST', `/v1/orders/${orderId}/payments`, { token: A.token, key });
-      const expectProviderUnavailable = (answer: Awaited<ReturnType<typeof pay>>) => {
-        expect({ status: answer.status, type: json(answer).type }).toEqual({ status: 502, type: `${PROBLEMS}provider-unavailable` });
-        expect(answer.headers['content-type']).toBe('application/problem+json');
-        expect(answer.headers['retry-after']).toMatch(/^\d+$/);
-      };
+  it(
+    'answers 502 provider-unavailable with Retry-After, never 500, and charges once when a retry gets through',
+    { timeout: 180_000 },
+    async () => {
+      const db = await createTestDatabase();
+      const dataDir = await mkdtemp(join(tmpdir(), 'orders-data-'));
+      const provider = await startProvider({ faults: [{ mode: 'fail-before-charge', times: 1 }] });
+      const admin = providerAdmin(provider.url);
+      const service = await startProcess({ DATABASE_URL: db.url, DATA_DIR: dataDir, PROVIDER_URL: provider.url });
+      let providerUp = true;
+      try {
+        const pay = (orderId: string, key: string) =>
+          call(service.url, 'POST', `/v1/orders/${orderId}/payments`, { token: A.token, key });
+        const expectProviderUnavailable = (answer: Awaited<ReturnType<typeof pay>>) => {
+          expect({ status: answer.status, type: json(answer).type }).toEqual({
+            status: 502,
+            type: `${PROBLEMS}provider-unavailable`,
+          });
+          expect(answer.headers['content-type']).toBe('application/problem+json');
+          expect(answer.headers['retry-after']).toMatch(/^\d+$/);
+        };
 
-      // The provider answers 503: nothing was charged.
-      const failing = await placeOrder(service.url, A, 'c-provider-failing');
-      expectProviderUnavailable(await pay(failing.id, 'k-pay-failing'));
-      let retried = await pay(failing.id, 'k-pay-failing');
-      for (const deadline = Date.now() + 60_000; retried.status !== 201 && Date.now() < deadline; retried = await pay(failing.id, 'k-pay-failing')) {
-        await new Promise((resolve) => setTimeout(resolve, 250));
+        // The provider answers 503: nothing was charged.
+        const failing = await placeOrder(service.url, A, 'c-provider-failing');
+        expectProviderUnavailable(await pay(failing.id, 'k-pay-failing'));
+        let retried = await pay(failing.id, 'k-pay-failing');
+        for (
+          const deadline = Date.now() + 60_000;
+          retried.status !== 201 && Date.now() < deadline;
+          retried = await pay(failing.id, 'k-pay-failing')
+        ) {
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+        expect(retried.status).toBe(201);
+        expect((await admin.stats()).charges).toBe(1);
+
+        // Nothing listens where the provider was.
+        await provider.close();
+        providerUp = false;
+        const down = await placeOrder(service.url, A, 'c-provider-down');
+        expectProviderUnavailable(await pay(down.id, 'k-pay-down'));
+        expect(await service.kill('SIGTERM')).toBe(0);
+      } finally {
+        await service.kill('SIGKILL');
+        if (providerUp) await provider.close();
+        await db.drop();
+        await rm(dataDir, { recursive: true, force: true });
       }
-      expect(retried.status).toBe(201);
-      expect((await admin.stats()).charges).toBe(1);
-
-      // Nothing listens where the provider was.
-      await provider.close();
-      providerUp = false;
-      const down = await placeOrder(service.url, A, 'c-provider-down');
-      expectProviderUnavailable(await pay(down.id, 'k-pay-down'));
-      expect(await service.kill('SIGTERM')).toBe(0);
-    } finally {
-      await service.kill('SIGKILL');
-      if (providerUp) await provider.close();
-      await db.drop();
-      await rm(dataDir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });

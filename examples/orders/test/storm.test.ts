@@ -16,17 +16,28 @@ describe.each(storages)('a storm of duplicates, the service killed mid-storm and
       service = await startProcess(storage.env);
       const carts = Array.from({ length: KEYS }, (_, index) => ({ cart: `storm-${index}`, key: randomUUID() }));
       for (const { cart } of carts) {
-        const put = await call(service.url, 'PUT', `/v1/carts/${cart}`, { token: 'demo-a', json: { items: [{ sku: 'GADGET-2', qty: 1 }] } });
+        const put = await call(service.url, 'PUT', `/v1/carts/${cart}`, {
+          token: 'demo-a',
+          json: { items: [{ sku: 'GADGET-2', qty: 1 }] },
+        });
         expect(put.status).toBe(200);
       }
       const order = (url: string, cart: string, key: string) =>
-        call(url, 'POST', '/v1/orders', { token: 'demo-a', key, json: { cart_id: cart, cart_version: 1, delivery_option: 'express' } });
+        call(url, 'POST', '/v1/orders', {
+          token: 'demo-a',
+          key,
+          json: { cart_id: cart, cart_version: 1, delivery_option: 'express' },
+        });
 
-      const storm = carts.flatMap(({ cart, key }) => Array.from({ length: COPIES }, () => order(service!.url, cart, key)));
+      const storm = carts.flatMap(({ cart, key }) =>
+        Array.from({ length: COPIES }, () => order(service!.url, cart, key)),
+      );
       // Killed as soon as the first answer is out, with the rest of the storm in flight.
       await Promise.any(storm);
       await service.kill('SIGKILL');
-      const before = (await Promise.allSettled(storm)).flatMap((settled) => (settled.status === 'fulfilled' ? [settled.value] : []));
+      const before = (await Promise.allSettled(storm)).flatMap((settled) =>
+        settled.status === 'fulfilled' ? [settled.value] : [],
+      );
       expect(before.length).toBeLessThan(KEYS * COPIES);
 
       service = await startProcess(storage.env);
@@ -34,7 +45,8 @@ describe.each(storages)('a storm of duplicates, the service killed mid-storm and
         const final = await settle(() => order(service!.url, cart, key));
         expect(final.status).toBe(201);
         const id = json(final).id;
-        for (const answer of before.filter((a) => a.status === 201 && json(a).cart_id === cart)) expect(json(answer).id).toBe(id);
+        for (const answer of before.filter((a) => a.status === 201 && json(a).cart_id === cart))
+          expect(json(answer).id).toBe(id);
         const again = await order(service.url, cart, key);
         expect(again.headers['idempotent-replayed']).toBe('true');
         expect(again.body.equals(final.body)).toBe(true);
@@ -42,8 +54,14 @@ describe.each(storages)('a storm of duplicates, the service killed mid-storm and
       await service.kill('SIGTERM');
       service = undefined;
       expect(await storage.count("SELECT count(*)::int AS n FROM orders WHERE cart_id LIKE 'storm-%'")).toBe(KEYS);
-      expect(await storage.count("SELECT count(*)::int AS n FROM retrysafe_operations WHERE operation = 'orders.create@1' AND state = 'completed'")).toBe(KEYS);
-      expect(await storage.count("SELECT count(*)::int AS n FROM retrysafe_operations WHERE state = 'in_progress'")).toBe(0);
+      expect(
+        await storage.count(
+          "SELECT count(*)::int AS n FROM retrysafe_operations WHERE operation = 'orders.create@1' AND state = 'completed'",
+        ),
+      ).toBe(KEYS);
+      expect(
+        await storage.count("SELECT count(*)::int AS n FROM retrysafe_operations WHERE state = 'in_progress'"),
+      ).toBe(0);
     } finally {
       await service?.kill('SIGKILL');
       await storage.dispose();

@@ -14,8 +14,16 @@ export interface PlacedOrder {
 }
 
 /** Fills cart `cartId` and orders it, with `key` (default: one per cart), insisting on 201. */
-export async function placeOrder(url: string, caller: Caller, cartId: string, key = `order-${cartId}`): Promise<PlacedOrder> {
-  const cart = await call(url, 'PUT', `/v1/carts/${cartId}`, { token: caller.token, json: { items: [{ sku: 'WIDGET-1', qty: 2 }] } });
+export async function placeOrder(
+  url: string,
+  caller: Caller,
+  cartId: string,
+  key = `order-${cartId}`,
+): Promise<PlacedOrder> {
+  const cart = await call(url, 'PUT', `/v1/carts/${cartId}`, {
+    token: caller.token,
+    json: { items: [{ sku: 'WIDGET-1', qty: 2 }] },
+  });
   expect(cart.status).toBe(200);
   const body = { cart_id: cartId, cart_version: json(cart).cart_version, delivery_option: 'standard' };
   const placed = await call(url, 'POST', '/v1/orders', { token: caller.token, key, json: body });

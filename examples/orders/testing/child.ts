@@ -30,16 +30,28 @@ export interface StartOptions {
 }
 
 /** Starts the service with `env` on top of a clean environment and waits until it is ready as `options.until` says. */
-export async function startProcess(env: Readonly<Record<string, string>>, readyWithinMs = 90_000, options: StartOptions = {}): Promise<ServiceProcess> {
+export async function startProcess(
+  env: Readonly<Record<string, string>>,
+  readyWithinMs = 90_000,
+  options: StartOptions = {},
+): Promise<ServiceProcess> {
   const { launch = 'node', until = 'healthy' } = options;
   const port = await freePort();
-  const service = wrap(spawnService({ PORT: String(port), HOST: '127.0.0.1', ...env }, launch), `http://127.0.0.1:${port}`);
+  const service = wrap(
+    spawnService({ PORT: String(port), HOST: '127.0.0.1', ...env }, launch),
+    `http://127.0.0.1:${port}`,
+  );
   const deadline = Date.now() + readyWithinMs;
   let running = true;
   void service.exited.then(() => (running = false));
   while (running && Date.now() < deadline) {
     const status = await healthStatus(service.url);
-    if (until === 'listening' ? status !== undefined : status === 200 && service.output().includes(`orders service listening on ${service.url}`)) return service;
+    if (
+      until === 'listening'
+        ? status !== undefined
+        : status === 200 && service.output().includes(`orders service listening on ${service.url}`)
+    )
+      return service;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   await service.kill('SIGKILL');
@@ -47,15 +59,30 @@ export async function startProcess(env: Readonly<Record<string, string>>, readyW
 }
 
 /** Runs the service to its end, for starts that are expected to fail. */
-export async function runProcess(env: Readonly<Record<string, string>>): Promise<{ readonly code: number | NodeJS.Signals; readonly output: string }> {
+export async function runProcess(
+  env: Readonly<Record<string, string>>,
+): Promise<{ readonly code: number | NodeJS.Signals; readonly output: string }> {
   const service = wrap(spawnService(env), '');
   return { code: await service.exited, output: service.output() };
 }
 
 /** Every variable the service reads (README.md), plus the crash switch. */
 const SETTINGS: ReadonlySet<string> = new Set([
-  'PORT', 'HOST', 'DATABASE_URL', 'DATABASE_POOLER', 'DATA_DIR', 'RETRYSAFE_TOKENS', 'RETRYSAFE_CRASH_AT', 'PROVIDER_URL', 'PROVIDER_WEBHOOK_SECRET',
-  'AMQP_URL', 'AMQP_EXCHANGE', 'AMQP_QUEUE', 'NATS_URL', 'NATS_STREAM', 'NATS_CONSUMER',
+  'PORT',
+  'HOST',
+  'DATABASE_URL',
+  'DATABASE_POOLER',
+  'DATA_DIR',
+  'RETRYSAFE_TOKENS',
+  'RETRYSAFE_CRASH_AT',
+  'PROVIDER_URL',
+  'PROVIDER_WEBHOOK_SECRET',
+  'AMQP_URL',
+  'AMQP_EXCHANGE',
+  'AMQP_QUEUE',
+  'NATS_URL',
+  'NATS_STREAM',
+  'NATS_CONSUMER',
 ]);
 
 /** The service's own settings come from `env` only, never from the environment the tests run in. */
@@ -63,7 +90,11 @@ function spawnService(env: Readonly<Record<string, string>>, launch: Launch = 'n
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !SETTINGS.has(name)));
   const options: SpawnOptions = { cwd: root, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] };
   if (launch === 'npm') return spawn('npm', ['start', '--silent'], { ...options, detached: true });
-  return spawn(process.execPath, ['--conditions=retrysafe-source', '--import', 'tsx', 'examples/orders/main.ts'], options);
+  return spawn(
+    process.execPath,
+    ['--conditions=retrysafe-source', '--import', 'tsx', 'examples/orders/main.ts'],
+    options,
+  );
 }
 
 /** Whether any process is left in the group `pid` leads (a child started with `detached: true`). */
@@ -80,7 +111,9 @@ function wrap(child: ChildProcess, url: string): ServiceProcess {
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exited = new Promise<number | NodeJS.Signals>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'SIGKILL')));
+  const exited = new Promise<number | NodeJS.Signals>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'SIGKILL')),
+  );
   return {
     url,
     output: () => output,

@@ -11,7 +11,10 @@ export interface CuttingProxy {
 }
 
 /** Listens on `port` when given (a port the service was already told about), otherwise on a free one. */
-export async function startCuttingProxy(target: { readonly host: string; readonly port: number }, port = 0): Promise<CuttingProxy> {
+export async function startCuttingProxy(
+  target: { readonly host: string; readonly port: number },
+  port = 0,
+): Promise<CuttingProxy> {
   const sockets = new Set<Socket>();
   const track = (socket: Socket): Socket => {
     sockets.add(socket);

@@ -12,7 +12,10 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-export async function startService(database: SqlDatabase<SqlClient>, options: Partial<Omit<AppOptions, 'database'>> = {}): Promise<RunningService> {
+export async function startService(
+  database: SqlDatabase<SqlClient>,
+  options: Partial<Omit<AppOptions, 'database'>> = {},
+): Promise<RunningService> {
   await prepareDatabase(database);
   const app = buildApp({ tokens: demoTokens, ...options, database });
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -32,16 +32,25 @@ const FORWARDED = ['content-type', 'webhook-id', 'webhook-timestamp', 'webhook-s
 export async function startWebhookTap(target: string): Promise<WebhookTap> {
   const deliveries: TappedDelivery[] = [];
   const post = async (headers: Readonly<Record<string, string>>, body: string | Buffer): Promise<WebhookAnswer> => {
-    const response = await fetch(target, { method: 'POST', headers, body: typeof body === 'string' ? body : new Uint8Array(body) });
+    const response = await fetch(target, {
+      method: 'POST',
+      headers,
+      body: typeof body === 'string' ? body : new Uint8Array(body),
+    });
     const text = await response.text();
-    return { status: response.status, type: response.status >= 400 ? (JSON.parse(text) as { type: string }).type : undefined };
+    return {
+      status: response.status,
+      type: response.status >= 400 ? (JSON.parse(text) as { type: string }).type : undefined,
+    };
   };
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = Buffer.concat(chunks);
-      const headers = Object.fromEntries(FORWARDED.flatMap((name) => (typeof request.headers[name] === 'string' ? [[name, request.headers[name]]] : [])));
+      const headers = Object.fromEntries(
+        FORWARDED.flatMap((name) => (typeof request.headers[name] === 'string' ? [[name, request.headers[name]]] : [])),
+      );
       post(headers, body)
         .then(({ status }) => {
           deliveries.push({ headers, body, status });

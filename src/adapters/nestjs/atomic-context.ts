@@ -12,7 +12,8 @@ export function enterAtomic(request: object, context: AtomicContext<NestHttpRequ
 
 function attemptOf(request: object): AtomicContext<NestHttpRequest, unknown, unknown> {
   const attempt = attempts.get(request);
-  if (attempt === undefined) throw new RetrysafeError('misuse', "@Tx() and @Attempt() are for a route marked @Idempotent({ mode: 'atomic' }).");
+  if (attempt === undefined)
+    throw new RetrysafeError('misuse', "@Tx() and @Attempt() are for a route marked @Idempotent({ mode: 'atomic' }).");
   return attempt;
 }
 
@@ -22,11 +23,15 @@ function attemptOf(request: object): AtomicContext<NestHttpRequest, unknown, unk
  * with the stored answer or not at all. Its type is the data layer's own
  * (`PoolClient` with `fromPg`, say).
  */
-export const Tx = createParamDecorator((_data: unknown, context: ExecutionContext) => attemptOf(context.switchToHttp().getRequest<object>()).tx);
+export const Tx = createParamDecorator(
+  (_data: unknown, context: ExecutionContext) => attemptOf(context.switchToHttp().getRequest<object>()).tx,
+);
 
 /**
  * The whole atomic attempt (`tx`, the validated `input`, the `tenant`, the
  * operation `identity`; undefined without a key) for a route marked
  * `@Idempotent({ mode: 'atomic' })`.
  */
-export const Attempt = createParamDecorator((_data: unknown, context: ExecutionContext) => attemptOf(context.switchToHttp().getRequest<object>()));
+export const Attempt = createParamDecorator((_data: unknown, context: ExecutionContext) =>
+  attemptOf(context.switchToHttp().getRequest<object>()),
+);

@@ -1,4 +1,11 @@
-import { type CallHandler, type ExecutionContext, Inject, Injectable, type NestInterceptor, StreamableFile } from '@nestjs/common';
+import {
+  type CallHandler,
+  type ExecutionContext,
+  Inject,
+  Injectable,
+  type NestInterceptor,
+  StreamableFile,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { RetrysafeError } from '../../core/errors.js';
@@ -27,15 +34,27 @@ export class IdempotencyInterceptor implements NestInterceptor {
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const route = this.reflector.getAllAndOverride(idempotentRoute, [context.getHandler(), context.getClass()]) as IdempotentRouteOptions | undefined;
-    if (route === undefined) throw new RetrysafeError('misuse', 'IdempotencyInterceptor is bound by @Idempotent(...), which gives the route its options.');
+    const route = this.reflector.getAllAndOverride(idempotentRoute, [context.getHandler(), context.getClass()]) as
+      IdempotentRouteOptions | undefined;
+    if (route === undefined)
+      throw new RetrysafeError(
+        'misuse',
+        'IdempotencyInterceptor is bound by @Idempotent(...), which gives the route its options.',
+      );
     const http = context.switchToHttp();
     const request = http.getRequest<NestHttpRequest>();
     const response = http.getResponse<NestHttpResponse>();
-    const definition: TransparentRoute<NestHttpRequest, unknown> = { tenant: this.options.tenant, principal: this.options.principal, authorize: this.options.authorize, ...route };
+    const definition: TransparentRoute<NestHttpRequest, unknown> = {
+      tenant: this.options.tenant,
+      principal: this.options.principal,
+      authorize: this.options.authorize,
+      ...route,
+    };
     const config = this.options.idempotency;
-    if (route.mode === 'leased') return answer(runLeased(config, extend(definition, { handler: route.handler }), incoming(request)), response);
-    const handle = (): Promise<unknown> => lastValueFrom(next.handle() as Observable<unknown>, { defaultValue: undefined });
+    if (route.mode === 'leased')
+      return answer(runLeased(config, extend(definition, { handler: route.handler }), incoming(request)), response);
+    const handle = (): Promise<unknown> =>
+      lastValueFrom(next.handle() as Observable<unknown>, { defaultValue: undefined });
     const handled = async (): Promise<HandlerReply> => answerOf(await handle(), response);
     if (route.mode === 'atomic') {
       // The answer goes to the core as the method gave it, so the core's rules apply to it (a stream is refused).
@@ -48,7 +67,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
     return from(
       beginTransparent(config, definition, incoming(request)).then(async (start) => {
         if (start.kind === 'unkeyed') return handle();
-        const reply = start.kind === 'answered' ? start.reply : (await start.attempt.capture(async () => ({ reply: await captured(await handled()) }))).reply;
+        const reply =
+          start.kind === 'answered'
+            ? start.reply
+            : (await start.attempt.capture(async () => ({ reply: await captured(await handled()) }))).reply;
         return respond(reply, response);
       }),
     );
@@ -69,7 +91,8 @@ function answer(reply: Promise<Reply>, response: NestHttpResponse): Observable<R
  * status and headers Nest and the method set on the platform's response.
  */
 async function answerOf(value: unknown, response: NestHttpResponse): Promise<HandlerReply> {
-  if (value instanceof Response) return capturedReply(value.status, Object.fromEntries(value.headers), await payloadBytes(value.body));
+  if (value instanceof Response)
+    return capturedReply(value.status, Object.fromEntries(value.headers), await payloadBytes(value.body));
   const { status, headers } = capturedReply(response.statusCode, response.getHeaders(), new Uint8Array());
   return { status, headers, body: value instanceof StreamableFile ? value.getStream() : value };
 }

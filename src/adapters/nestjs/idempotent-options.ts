@@ -4,7 +4,8 @@ import type { LeasedOperation } from '../../modes/leased-route.js';
 import type { NestHttpRequest } from './nest-request.js';
 
 /** What a route may set for itself; `tenant` and `authorize` default to the module's. */
-export type RouteOptions = Omit<RouteDefinition<NestHttpRequest, unknown>, 'operation' | 'tenant'> & Partial<Pick<RouteDefinition<NestHttpRequest, unknown>, 'tenant'>>;
+export type RouteOptions = Omit<RouteDefinition<NestHttpRequest, unknown>, 'operation' | 'tenant'> &
+  Partial<Pick<RouteDefinition<NestHttpRequest, unknown>, 'tenant'>>;
 
 /**
  * How a route is made idempotent.
@@ -18,7 +19,11 @@ export type RouteOptions = Omit<RouteDefinition<NestHttpRequest, unknown>, 'oper
  */
 export type IdempotentRouteOptions =
   | (RouteOptions & { readonly mode: 'atomic'; readonly operation: string })
-  | (RouteOptions & Pick<TransparentRoute<NestHttpRequest, unknown>, 'onFailure'> & { readonly mode: 'transparent'; readonly operation: string })
+  | (RouteOptions &
+      Pick<TransparentRoute<NestHttpRequest, unknown>, 'onFailure'> & {
+        readonly mode: 'transparent';
+        readonly operation: string;
+      })
   | (RouteOptions & LeasedOperation<unknown, unknown> & { readonly mode: 'leased' });
 
 /** Where `@Idempotent` keeps a route's options for the interceptor. */

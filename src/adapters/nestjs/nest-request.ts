@@ -32,5 +32,12 @@ export interface NestHttpResponse {
 
 export function incoming(request: NestHttpRequest): IncomingRequest<NestHttpRequest> {
   const lines = request.raw ?? { rawHeaders: request.rawHeaders ?? [] };
-  return { raw: request, method: request.method, path: request.originalUrl ?? request.url, header: (name) => headerLines(lines, name), body: request.body, rawBody: request.rawBody };
+  return {
+    raw: request,
+    method: request.method,
+    path: request.originalUrl ?? request.url,
+    header: (name) => headerLines(lines, name),
+    body: request.body,
+    rawBody: request.rawBody,
+  };
 }

@@ -17,11 +17,20 @@ export class RetrysafeModule {
   }
 
   static forRootAsync<Tx>(options: RetrysafeModuleAsyncOptions<Tx>): DynamicModule {
-    return retrysafeModule({ provide: RETRYSAFE_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] }, options.imports);
+    return retrysafeModule(
+      { provide: RETRYSAFE_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] },
+      options.imports,
+    );
   }
 }
 Module({})(RetrysafeModule);
 
 function retrysafeModule(options: Provider, imports: ModuleMetadata['imports'] = []): DynamicModule {
-  return { module: RetrysafeModule, global: true, imports, providers: [options, IdempotencyInterceptor], exports: [RETRYSAFE_OPTIONS, IdempotencyInterceptor] };
+  return {
+    module: RetrysafeModule,
+    global: true,
+    imports,
+    providers: [options, IdempotencyInterceptor],
+    exports: [RETRYSAFE_OPTIONS, IdempotencyInterceptor],
+  };
 }

@@ -31,7 +31,8 @@ export async function badKeysProbe(ctx: ProbeContext): Promise<ProbeResult> {
     const exchange = await ctx.attempt({ keys: bad.keys(ctx.uuid), body, raw: bad.raw ?? false });
     const label = exchangeLabel(exchange);
     findings.saw(`${bad.label}: ${label}`);
-    if (exchange.kind !== 'answered' || exchange.answer.status !== 400) findings.fail(`${bad.label}: expected 400, got ${label}`);
+    if (exchange.kind !== 'answered' || exchange.answer.status !== 400)
+      findings.fail(`${bad.label}: expected 400, got ${label}`);
   }
   const after = await ctx.count('first', uuid);
   findings.resources(before, after, 0);

@@ -27,7 +27,8 @@ export async function concurrencyProbe(ctx: ProbeContext): Promise<ConcurrencyOu
     findings.within(burst === 1 ? undefined : `burst ${burst}`);
     const start = await oneBurst(ctx, findings);
     first ??= start;
-    if (start.kind === 'business-duplicate' && burst === 1) return { result: findings.notApplicable(BUSINESS_DUPLICATE_REASON), start };
+    if (start.kind === 'business-duplicate' && burst === 1)
+      return { result: findings.notApplicable(BUSINESS_DUPLICATE_REASON), start };
     if (findings.failed || start.kind !== 'started') break;
   }
   findings.within(undefined);
@@ -40,27 +41,43 @@ async function oneBurst(ctx: ProbeContext, findings: Findings): Promise<Start> {
   const body = fillTemplate(ctx.plan.body, uuid);
   const before = await ctx.count('first', uuid);
   const arrivals: Exchange[] = [];
-  const burst = Array.from({ length: ctx.plan.concurrency }, () => ctx.attempt({ keys: [key], body }).then((exchange) => arrivals.push(exchange)));
+  const burst = Array.from({ length: ctx.plan.concurrency }, () =>
+    ctx.attempt({ keys: [key], body }).then((exchange) => arrivals.push(exchange)),
+  );
   await Promise.all(burst);
   const after = await ctx.count('first', uuid);
 
   for (const exchange of arrivals) findings.saw(exchangeLabel(exchange));
   const answers = arrivals.flatMap((exchange) => (exchange.kind === 'answered' ? [exchange.answer] : []));
-  findings.note(`${arrivals.length} requests with one key; ${distinct(answers)} distinct answers (status and body bytes)`);
+  findings.note(
+    `${arrivals.length} requests with one key; ${distinct(answers)} distinct answers (status and body bytes)`,
+  );
   const original = pickOriginal(answers);
-  const start: Start = original === undefined ? { kind: 'refused', label: 'no completed answer' } : classifyStart(key, uuid, body, { kind: 'answered', answer: original });
+  const start: Start =
+    original === undefined
+      ? { kind: 'refused', label: 'no completed answer' }
+      : classifyStart(key, uuid, body, { kind: 'answered', answer: original });
   if (start.kind === 'business-duplicate') {
     findings.resources(before, after, undefined);
     return start;
   }
 
-  if (original === undefined) findings.fail(answers.length === 0 ? 'no request got an answer' : 'no request completed: every answer was 409 with Retry-After');
-  else if (start.kind === 'refused') findings.fail(`the endpoint did not accept the request (${start.label}); check the body and the credentials`);
+  if (original === undefined)
+    findings.fail(
+      answers.length === 0 ? 'no request got an answer' : 'no request completed: every answer was 409 with Retry-After',
+    );
+  else if (start.kind === 'refused')
+    findings.fail(`the endpoint did not accept the request (${start.label}); check the body and the credentials`);
   const unanswered = arrivals.length - answers.length;
   if (unanswered > 0) findings.fail(`${unanswered} of ${arrivals.length} requests got no answer`);
   if (original !== undefined) {
-    const odd = answers.filter((answer) => answer !== original && !sameAnswer(answer, original) && !isInProgress(answer));
-    if (odd.length > 0) findings.fail(`${odd.length} answers were neither the original (${answerLabel(original)}) byte for byte nor 409 with Retry-After`);
+    const odd = answers.filter(
+      (answer) => answer !== original && !sameAnswer(answer, original) && !isInProgress(answer),
+    );
+    if (odd.length > 0)
+      findings.fail(
+        `${odd.length} answers were neither the original (${answerLabel(original)}) byte for byte nor 409 with Retry-After`,
+      );
   }
   findings.resources(before, after, start.kind === 'started' ? 1 : undefined);
   return start;

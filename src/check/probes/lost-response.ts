@@ -34,7 +34,12 @@ export async function lostResponseProbe(ctx: ProbeContext): Promise<ProbeResult>
     return findings.result();
   }
   const landed = before?.ok === true ? await awaitLanding(ctx, uuid, before.count) : undefined;
-  if (landed !== undefined) findings.note(landed ? "the first attempt's work landed before the retry (count URL)" : `the first attempt's work did not land within ${landingWaitMs(ctx)} ms`);
+  if (landed !== undefined)
+    findings.note(
+      landed
+        ? "the first attempt's work landed before the retry (count URL)"
+        : `the first attempt's work did not land within ${landingWaitMs(ctx)} ms`,
+    );
   const { final, retries } = await retryUntilFinal(ctx, findings, key, body);
   findings.note(`${retries} ${retries === 1 ? 'retry' : 'retries'} with the same key`);
   if (final === undefined) {
@@ -47,14 +52,21 @@ export async function lostResponseProbe(ctx: ProbeContext): Promise<ProbeResult>
   // The original answer never arrived: the stored one is what every later retry gets.
   const again = await ctx.attempt({ keys: [key], body });
   findings.saw(`retry: ${exchangeLabel(again)}`);
-  if (again.kind !== 'answered' || !sameAnswer(again.answer, final)) findings.fail('two retries with the same key got different answers');
+  if (again.kind !== 'answered' || !sameAnswer(again.answer, final))
+    findings.fail('two retries with the same key got different answers');
   const after = await ctx.count('first', uuid);
   findings.resources(before, after, 1);
-  if (isReplayed(final)) findings.note("the retry's answer is a replay: the first attempt's work landed and its answer was kept");
+  if (isReplayed(final))
+    findings.note("the retry's answer is a replay: the first attempt's work landed and its answer was kept");
   if (findings.failed) return findings.result();
-  if (landed === false) return findings.notApplicable('the endpoint did not run a request whose client hung up once it was written, so no lost answer was exercised');
+  if (landed === false)
+    return findings.notApplicable(
+      'the endpoint did not run a request whose client hung up once it was written, so no lost answer was exercised',
+    );
   if (landed === undefined && !isReplayed(final)) {
-    return findings.notApplicable("cannot tell whether the first attempt's work landed: give --count-url, or mark replays with Idempotent-Replayed: true");
+    return findings.notApplicable(
+      "cannot tell whether the first attempt's work landed: give --count-url, or mark replays with Idempotent-Replayed: true",
+    );
   }
   return findings.result();
 }

@@ -6,7 +6,8 @@ import { Findings } from '../findings.js';
 import { type Operation, type Start, withoutOperation } from '../operation.js';
 import type { ProbeContext } from '../probe-context.js';
 
-const OTHER_BODY_HINT = 'if the server ignores this change or finds it invalid, give a different valid body with --other-body';
+const OTHER_BODY_HINT =
+  'if the server ignores this change or finds it invalid, give a different valid body with --other-body';
 
 /** The different body, and whether the route surely sees the change. */
 type OtherBody =
@@ -40,9 +41,15 @@ export async function mismatchProbe(ctx: ProbeContext, start: Start): Promise<Pr
     const replayed = sameAnswer(answer, operation.original);
     // A replay or a 400 for a member the route may never see says nothing about the fingerprint.
     if (!other.seen && (replayed || answer.status === 400)) {
-      return findings.notApplicable(`the server ${replayed ? 'replayed the original' : 'answered 400'} when ${MARKER_MEMBER} was added, which it may drop or refuse; give a different valid body with --other-body`);
+      return findings.notApplicable(
+        `the server ${replayed ? 'replayed the original' : 'answered 400'} when ${MARKER_MEMBER} was added, which it may drop or refuse; give a different valid body with --other-body`,
+      );
     }
-    findings.fail(replayed ? `the original answer (${answerLabel(answer)}) was replayed for a different body` : `expected 422, got ${answer.status}`);
+    findings.fail(
+      replayed
+        ? `the original answer (${answerLabel(answer)}) was replayed for a different body`
+        : `expected 422, got ${answer.status}`,
+    );
     if (ctx.plan.otherBody === undefined && (replayed || answer.status === 400)) findings.note(OTHER_BODY_HINT);
   }
   findings.resources(before, after, 0);
@@ -63,9 +70,21 @@ function otherBody(ctx: ProbeContext, operation: Operation): OtherBody {
   }
   if (body.includes(UUID_TOKEN)) {
     const uuid = ctx.uuid();
-    return { kind: 'other', body: fillTemplate(body, uuid), uuid, change: `${UUID_TOKEN} filled with another UUID`, seen: true };
+    return {
+      kind: 'other',
+      body: fillTemplate(body, uuid),
+      uuid,
+      change: `${UUID_TOKEN} filled with another UUID`,
+      seen: true,
+    };
   }
   const derived = deriveOtherBody(operation.body);
   if (derived.kind === 'underivable') return derived;
-  return { kind: 'other', body: derived.body, uuid: operation.uuid, change: derived.change, seen: !derived.change.includes(MARKER_MEMBER) };
+  return {
+    kind: 'other',
+    body: derived.body,
+    uuid: operation.uuid,
+    change: derived.change,
+    seen: !derived.change.includes(MARKER_MEMBER),
+  };
 }

@@ -29,7 +29,7 @@ const otherPrincipal: Intruder = {
 const revokedCredential: Intruder = {
   probe: 'revoked-credential',
   tenant: 'revoked',
-  missing: "needs a revoked or expired credential of the first user (--revoked-header)",
+  missing: 'needs a revoked or expired credential of the first user (--revoked-header)',
   who: 'a revoked credential',
   leak: 'a revoked credential got the stored answer',
   mayRun: false,
@@ -53,7 +53,8 @@ export function revokedCredentialProbe(ctx: ProbeContext, start: Start): Promise
  */
 async function retryAs(ctx: ProbeContext, start: Start, intruder: Intruder): Promise<ProbeResult> {
   const findings = new Findings(intruder.probe);
-  if ((intruder.tenant === 'principal' ? ctx.plan.principalHeaders : ctx.plan.revokedHeaders) === undefined) return findings.notApplicable(intruder.missing);
+  if ((intruder.tenant === 'principal' ? ctx.plan.principalHeaders : ctx.plan.revokedHeaders) === undefined)
+    return findings.notApplicable(intruder.missing);
   if (start.kind !== 'started') return withoutOperation(findings, start);
   const { key, body, original } = start.operation;
   const exchange = await ctx.attempt({ tenant: intruder.tenant, keys: [key], body });
@@ -66,9 +67,16 @@ async function retryAs(ctx: ProbeContext, start: Start, intruder: Intruder): Pro
   const { answer } = exchange;
   const sameBody = answer.body.equals(original.body);
   if (isReplayed(answer)) findings.fail(`${intruder.leak}, marked as a replay`);
-  else if (sameBody && namesResource(original)) findings.fail(`${intruder.leak}, its body byte for byte, resource included`);
-  else if (sameBody) findings.note("the answer's body equals the original, but the original names no resource (no Location, no id), so this cannot tell them apart");
+  else if (sameBody && namesResource(original))
+    findings.fail(`${intruder.leak}, its body byte for byte, resource included`);
+  else if (sameBody)
+    findings.note(
+      "the answer's body equals the original, but the original names no resource (no Location, no id), so this cannot tell them apart",
+    );
   else if (isSuccess(answer) && !intruder.mayRun) findings.fail(`${intruder.who} was accepted (${answer.status})`);
-  else findings.note(isSuccess(answer) ? `ran as an operation of its own (${answer.status})` : `refused (${answer.status})`);
+  else
+    findings.note(
+      isSuccess(answer) ? `ran as an operation of its own (${answer.status})` : `refused (${answer.status})`,
+    );
   return findings.result();
 }

@@ -20,7 +20,9 @@ export async function replayProbe(ctx: ProbeContext, start: Start): Promise<Prob
   findings.saw(`original: ${answerLabel(original)}`);
   const exchange = await ctx.attempt({ keys: [key], body });
   findings.saw(`retry: ${exchangeLabel(exchange)}`);
-  findings.note('compared with the original: status, body bytes, Location, Content-Type; Set-Cookie must not be replayed');
+  findings.note(
+    'compared with the original: status, body bytes, Location, Content-Type; Set-Cookie must not be replayed',
+  );
   if (exchange.kind !== 'answered') {
     findings.fail('the retry got no answer');
     return findings.result();
@@ -34,7 +36,8 @@ export async function replayProbe(ctx: ProbeContext, start: Start): Promise<Prob
     if (was !== is) findings.fail(`${name} changed from ${shown(was)} to ${shown(is)}`);
   }
   judgeCookie(findings, original.headers['set-cookie'], retry.headers['set-cookie']);
-  if (!isReplayed(retry)) findings.warn('no "Idempotent-Replayed: true" marker (Stripe sends it; the IETF draft does not require it)');
+  if (!isReplayed(retry))
+    findings.warn('no "Idempotent-Replayed: true" marker (Stripe sends it; the IETF draft does not require it)');
   return findings.result();
 }
 
@@ -45,7 +48,8 @@ export async function replayProbe(ctx: ProbeContext, start: Start): Promise<Prob
  */
 function judgeCookie(findings: Findings, original: string | undefined, replayed: string | undefined): void {
   if (original === undefined) findings.note('the original set no cookie, so a replayed cookie could not be seen');
-  else if (replayed === original) findings.fail(`the replay carries Set-Cookie stored from the original answer (${original})`);
+  else if (replayed === original)
+    findings.fail(`the replay carries Set-Cookie stored from the original answer (${original})`);
   else if (replayed !== undefined) findings.warn('the replay sets a cookie of its own');
 }
 

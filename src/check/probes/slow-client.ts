@@ -21,7 +21,8 @@ export async function slowClientProbe(ctx: ProbeContext): Promise<ProbeResult> {
   const before = await ctx.count('first', uuid);
   const first = await ctx.attempt({ keys: [key], body, abandonAfterMs: ctx.plan.abandonAfterMs });
   findings.saw(`first attempt: ${exchangeLabel(first)}`);
-  if (first.kind === 'answered') findings.note(`the server answered within ${ctx.plan.abandonAfterMs} ms, before the client gave up`);
+  if (first.kind === 'answered')
+    findings.note(`the server answered within ${ctx.plan.abandonAfterMs} ms, before the client gave up`);
   const { final, retries } = await retryUntilFinal(ctx, findings, key, body);
   const after = await ctx.count('first', uuid);
   findings.note(`${retries} ${retries === 1 ? 'retry' : 'retries'} with the same key`);
@@ -32,8 +33,14 @@ export async function slowClientProbe(ctx: ProbeContext): Promise<ProbeResult> {
   }
   if (isBusinessDuplicate(final)) return businessDuplicate(findings, before, after);
   if (!isSuccess(final)) findings.fail(`the final answer was ${answerLabel(final)}`);
-  else findings.note(isReplayed(final) ? 'the final answer is a replay' : 'the final answer is not marked as a replay: the first attempt never ran, or replays are not marked');
-  if (first.kind === 'answered' && !sameAnswer(final, first.answer)) findings.fail('the final answer differs from the first attempt');
+  else
+    findings.note(
+      isReplayed(final)
+        ? 'the final answer is a replay'
+        : 'the final answer is not marked as a replay: the first attempt never ran, or replays are not marked',
+    );
+  if (first.kind === 'answered' && !sameAnswer(final, first.answer))
+    findings.fail('the final answer differs from the first attempt');
   findings.resources(before, after, 1);
   return findings.result();
 }
@@ -43,11 +50,17 @@ export async function slowClientProbe(ctx: ProbeContext): Promise<ProbeResult> {
  * count shows the first attempt created the resource, the key failed to
  * replay it; otherwise the input had been used before this probe.
  */
-export function businessDuplicate(findings: Findings, before: Reading | undefined, after: Reading | undefined): ProbeResult {
+export function businessDuplicate(
+  findings: Findings,
+  before: Reading | undefined,
+  after: Reading | undefined,
+): ProbeResult {
   const created = before?.ok === true && after?.ok === true ? after.count - before.count : undefined;
   if (created === 1) {
     findings.resources(before, after, 1);
-    findings.fail('the first attempt created the resource, but the retry was refused as a business duplicate instead of getting its outcome');
+    findings.fail(
+      'the first attempt created the resource, but the retry was refused as a business duplicate instead of getting its outcome',
+    );
     return findings.result();
   }
   findings.resources(before, after, undefined);

@@ -12,7 +12,8 @@ import type { ProbeContext } from '../probe-context.js';
  */
 export async function tenantIsolationProbe(ctx: ProbeContext, start: Start): Promise<ProbeResult> {
   const findings = new Findings('tenant-isolation');
-  if (ctx.plan.otherHeaders === undefined) return findings.notApplicable("needs a second tenant's credentials (--other-header)");
+  if (ctx.plan.otherHeaders === undefined)
+    return findings.notApplicable("needs a second tenant's credentials (--other-header)");
   if (start.kind !== 'started') return withoutOperation(findings, start);
   const { key, body, uuid, original } = start.operation;
   const before = await ctx.count('second', uuid);
@@ -28,12 +29,17 @@ export async function tenantIsolationProbe(ctx: ProbeContext, start: Start): Pro
   const { answer } = exchange;
   if (isReplayed(answer)) findings.fail('the second tenant got a replayed answer for a key it never used');
   if (sameAnswer(answer, original)) {
-    if (namesResource(original)) findings.fail("the second tenant got the first tenant's answer byte for byte, resource included");
-    else findings.note('the two answers are identical, but the first names no resource (no Location, no id), so this cannot tell them apart');
+    if (namesResource(original))
+      findings.fail("the second tenant got the first tenant's answer byte for byte, resource included");
+    else
+      findings.note(
+        'the two answers are identical, but the first names no resource (no Location, no id), so this cannot tell them apart',
+      );
   }
   if (isKeyReuse(answer)) findings.fail('the key was treated as already used with another request (422)');
   if (isInProgress(answer)) findings.fail('the key was treated as still in progress (409 with Retry-After)');
-  if (!isSuccess(answer)) findings.note(`the second tenant's request was refused (${answer.status}), so no new resource is expected`);
+  if (!isSuccess(answer))
+    findings.note(`the second tenant's request was refused (${answer.status}), so no new resource is expected`);
   findings.resources(before, after, isSuccess(answer) ? 1 : 0);
   return findings.result();
 }

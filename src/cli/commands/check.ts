@@ -31,15 +31,52 @@ export function registerCheck(program: Command): Command {
     .description("Check an HTTP endpoint's idempotency behaviour from outside. See docs/check.md.")
     .argument('<url>', 'the endpoint to check')
     .option('-X, --method <method>', 'request method', checkDefaults.method)
-    .option('-d, --body <body>', `request body, or @file to read it; every ${UUID_TOKEN} becomes a fresh UUID for each operation`, checkDefaults.body)
-    .option('--other-body <body>', 'a different valid body for the mismatch probe, or @file (default: derived from --body)')
-    .option('-H, --header <header>', '"Name: value" sent with every request (the credentials); repeatable', collectHeader, [])
-    .option('--other-header <header>', "a second tenant's credentials, for the tenant isolation probe; repeatable", collectHeader, [])
-    .option('--principal-header <header>', 'another user of the first tenant, for the other-principal probe; repeatable', collectHeader, [])
-    .option('--revoked-header <header>', "a revoked or expired credential of the first user, for the revoked-credential probe; repeatable", collectHeader, [])
+    .option(
+      '-d, --body <body>',
+      `request body, or @file to read it; every ${UUID_TOKEN} becomes a fresh UUID for each operation`,
+      checkDefaults.body,
+    )
+    .option(
+      '--other-body <body>',
+      'a different valid body for the mismatch probe, or @file (default: derived from --body)',
+    )
+    .option(
+      '-H, --header <header>',
+      '"Name: value" sent with every request (the credentials); repeatable',
+      collectHeader,
+      [],
+    )
+    .option(
+      '--other-header <header>',
+      "a second tenant's credentials, for the tenant isolation probe; repeatable",
+      collectHeader,
+      [],
+    )
+    .option(
+      '--principal-header <header>',
+      'another user of the first tenant, for the other-principal probe; repeatable',
+      collectHeader,
+      [],
+    )
+    .option(
+      '--revoked-header <header>',
+      'a revoked or expired credential of the first user, for the revoked-credential probe; repeatable',
+      collectHeader,
+      [],
+    )
     .option('--count-url <url>', `a URL whose JSON lists the resources the endpoint creates; may hold ${UUID_TOKEN}`)
-    .option('--concurrency <n>', `requests sent at once with one key (1 to ${MAX_CONCURRENCY})`, integer, checkDefaults.concurrency)
-    .option('--bursts <n>', `concurrency bursts, each with its own key (1 to ${MAX_BURSTS})`, integer, checkDefaults.bursts)
+    .option(
+      '--concurrency <n>',
+      `requests sent at once with one key (1 to ${MAX_CONCURRENCY})`,
+      integer,
+      checkDefaults.concurrency,
+    )
+    .option(
+      '--bursts <n>',
+      `concurrency bursts, each with its own key (1 to ${MAX_BURSTS})`,
+      integer,
+      checkDefaults.bursts,
+    )
     .option('--timeout <ms>', 'time-out of each request', integer, checkDefaults.timeoutMs)
     .option('--deadline <ms>', 'time-out of the whole check', integer, checkDefaults.deadlineMs)
     .option('--json', 'print the report as JSON')
@@ -87,7 +124,10 @@ function readArgument(value: string): string {
   try {
     return readFileSync(value.slice(1), 'utf8');
   } catch (error) {
-    throw new CheckError('invalid-options', `Cannot read ${value.slice(1)}: ${(error as NodeJS.ErrnoException).code ?? String(error)}.`);
+    throw new CheckError(
+      'invalid-options',
+      `Cannot read ${value.slice(1)}: ${(error as NodeJS.ErrnoException).code ?? String(error)}.`,
+    );
   }
 }
 
@@ -95,11 +135,15 @@ function headersGiven(headers: readonly (readonly [string, string])[]): Record<s
   return headers.length === 0 ? undefined : Object.fromEntries(headers);
 }
 
-function collectHeader(value: string, previous: readonly (readonly [string, string])[]): readonly (readonly [string, string])[] {
+function collectHeader(
+  value: string,
+  previous: readonly (readonly [string, string])[],
+): readonly (readonly [string, string])[] {
   const colon = value.indexOf(':');
   if (colon <= 0) throw new InvalidArgumentError('expected "Name: value".');
   const name = value.slice(0, colon).trim();
-  if (previous.some(([given]) => given.toLowerCase() === name.toLowerCase())) throw new InvalidArgumentError(`${name} is given twice.`);
+  if (previous.some(([given]) => given.toLowerCase() === name.toLowerCase()))
+    throw new InvalidArgumentError(`${name} is given twice.`);
   return [...previous, [name, value.slice(colon + 1).trim()]];
 }
 

@@ -17,13 +17,18 @@ interface ConsoleFlags extends DatabaseFlags {
 /** `retrysafe console`: the operations console on a port of this machine, read-only unless told otherwise. */
 export function registerConsole(program: Command): Command {
   return databaseCommand(program, 'console')
-    .description('Serve the operations console: operations by state, search by key, stuck leases, unknown outcomes, dead letters. Read-only unless --allow-actions.')
+    .description(
+      'Serve the operations console: operations by state, search by key, stuck leases, unknown outcomes, dead letters. Read-only unless --allow-actions.',
+    )
     .option('--port <n>', 'the port to listen on (0: any free one, printed)', wholeNumber(0), 4010)
     .option('--host <address>', 'the address to listen on; anyone who can reach it can use the console', '127.0.0.1')
     .option('--allow-actions', 'let the console resolve, retry and purge operations and requeue dead letters')
     .option('--show-bodies', 'let the console show stored response bodies when asked (they may hold personal data)')
     .option('--actor <name>', 'who is recorded with every action (default: the user running the command)')
-    .option('--module <path>', 'a module whose "config(database)" gives the application\'s retention and policy; see docs/operations.md')
+    .option(
+      '--module <path>',
+      'a module whose "config(database)" gives the application\'s retention and policy; see docs/operations.md',
+    )
     .action(async (flags: ConsoleFlags, command: Command) => {
       const loaded = await loadOperationsModule(command, flags.module);
       await withDatabase(command, flags, async (database) => {
@@ -42,7 +47,9 @@ export function registerConsole(program: Command): Command {
         });
         const address = server.address();
         const port = typeof address === 'object' && address !== null ? address.port : flags.port;
-        process.stdout.write(`Console on http://${flags.host.includes(':') ? `[${flags.host}]` : flags.host}:${port}/ (${flags.allowActions === true ? `actions allowed, as ${actor}` : 'read-only'}).\n`);
+        process.stdout.write(
+          `Console on http://${flags.host.includes(':') ? `[${flags.host}]` : flags.host}:${port}/ (${flags.allowActions === true ? `actions allowed, as ${actor}` : 'read-only'}).\n`,
+        );
         await new Promise<void>((resolve) => {
           const stop = () => server.close(() => resolve());
           process.once('SIGTERM', stop);

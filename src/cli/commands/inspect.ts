@@ -1,7 +1,14 @@
 import type { Command } from 'commander';
 import { maintenanceStore } from '../../postgres/maintenance-store.js';
 import type { OperationDetails } from '../../store/maintenance-store.js';
-import { CommandFailure, databaseCommand, type DatabaseFlags, identityLabel, output, withDatabase } from '../database-command.js';
+import {
+  CommandFailure,
+  databaseCommand,
+  type DatabaseFlags,
+  identityLabel,
+  output,
+  withDatabase,
+} from '../database-command.js';
 import { KEY_DESCRIPTION, keyArgument } from '../key-argument.js';
 
 interface InspectFlags extends DatabaseFlags {
@@ -77,7 +84,9 @@ function formatView(view: InspectView): string {
   const lines = Object.entries(fields)
     .filter(([, value]) => value !== undefined)
     .map(([name, value]) => `${name}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`);
-  lines.push(`steps: ${steps.map((step) => (step.finishedAt === undefined ? `${step.name} (started, unfinished)` : step.name)).join(', ') || '(none)'}`);
+  lines.push(
+    `steps: ${steps.map((step) => (step.finishedAt === undefined ? `${step.name} (started, unfinished)` : step.name)).join(', ') || '(none)'}`,
+  );
   if (body !== undefined) lines.push(`body (${body.encoding}):`, body.text);
   return lines.join('\n');
 }

@@ -2,7 +2,14 @@ import { type Command, Option } from 'commander';
 import type { RecordState } from '../../core/record.js';
 import { operatorStore } from '../../postgres/operator-store.js';
 import type { KeyMatch, OperationQuery, OperationSummary, Page } from '../../store/operator-store.js';
-import { databaseCommand, type DatabaseFlags, output, usageError, wholeNumber, withDatabase } from '../database-command.js';
+import {
+  databaseCommand,
+  type DatabaseFlags,
+  output,
+  usageError,
+  wholeNumber,
+  withDatabase,
+} from '../database-command.js';
 import { KEY_DESCRIPTION, keyArgument } from '../key-argument.js';
 
 interface ListFlags extends DatabaseFlags {
@@ -23,14 +30,20 @@ export function registerList(program: Command): Command {
   return pageOptions(databaseCommand(program, 'list'))
     .description('List operations, a page at a time: by state, tenant, operation, key or key prefix, and age.')
     .addOption(new Option('--state <state>', 'only operations in this state').choices(STATES))
-    .option('--tenant <tenant>', 'only this tenant\'s operations')
+    .option('--tenant <tenant>', "only this tenant's operations")
     .option('--operation <name>', 'only this operation, like payments.create@1')
     .option('--key <key>', `only this key: ${KEY_DESCRIPTION}`, keyArgument)
     .option('--key-prefix <prefix>', 'only keys that start with this')
     .action((flags: ListFlags, command: Command) => {
-      if (flags.key !== undefined && flags.keyPrefix !== undefined) usageError(command, 'give --key or --key-prefix, not both.');
+      if (flags.key !== undefined && flags.keyPrefix !== undefined)
+        usageError(command, 'give --key or --key-prefix, not both.');
       return withDatabase(command, flags, async (database) => {
-        const key: KeyMatch | undefined = flags.key !== undefined ? { match: 'exact', key: flags.key } : flags.keyPrefix !== undefined ? { match: 'prefix', prefix: flags.keyPrefix } : undefined;
+        const key: KeyMatch | undefined =
+          flags.key !== undefined
+            ? { match: 'exact', key: flags.key }
+            : flags.keyPrefix !== undefined
+              ? { match: 'prefix', prefix: flags.keyPrefix }
+              : undefined;
         print(flags, await operatorStore(database).list(query(flags, key)));
       });
     });
@@ -44,7 +57,8 @@ export function registerSearch(program: Command): Command {
     .option('--prefix', 'match keys that start with <key>')
     .action((key: string, flags: ListFlags & { readonly prefix?: boolean }, command: Command) =>
       withDatabase(command, flags, async (database) => {
-        const match: KeyMatch = flags.prefix === true ? { match: 'prefix', prefix: key } : { match: 'exact', key: keyArgument(key) };
+        const match: KeyMatch =
+          flags.prefix === true ? { match: 'prefix', prefix: key } : { match: 'exact', key: keyArgument(key) };
         print(flags, await operatorStore(database).list(query(flags, match)));
       }),
     );
@@ -81,9 +95,28 @@ function print(flags: DatabaseFlags, found: Page<OperationSummary>): void {
     reason: op.reason,
   }));
   const header = ['STATE', 'TENANT', 'OPERATION', 'KEY', 'MODE', 'ATTEMPT', 'STATUS', 'CLAIMED'];
-  const rows = found.items.map((op) => [op.state, op.identity.tenant, op.identity.operation, op.identity.key, op.mode, String(op.attempt), String(op.status ?? ''), op.createdAt.toISOString()]);
+  const rows = found.items.map((op) => [
+    op.state,
+    op.identity.tenant,
+    op.identity.operation,
+    op.identity.key,
+    op.mode,
+    String(op.attempt),
+    String(op.status ?? ''),
+    op.createdAt.toISOString(),
+  ]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
-  const table = [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
-  const text = found.items.length === 0 ? 'No operations match.' : `${table}${found.next === undefined ? '' : `\nMore: --cursor ${found.next}`}`;
+  const table = [header, ...rows]
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+  const text =
+    found.items.length === 0
+      ? 'No operations match.'
+      : `${table}${found.next === undefined ? '' : `\nMore: --cursor ${found.next}`}`;
   output(flags, { items, next: found.next ?? null }, text);
 }

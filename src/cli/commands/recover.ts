@@ -18,20 +18,32 @@ export function registerRecover(program: Command): Command {
       'Run the recovery worker: take over expired leases, complete leased operations whose handlers --module provides, and mark transparent ones unknown. Runs until SIGTERM or SIGINT unless --once.',
     )
     .option('--once', 'make one pass, print its report and exit')
-    .option('--module <path>', 'a module exporting "operations" (leased operations) and optionally "config(database)"; see docs/operations.md')
+    .option(
+      '--module <path>',
+      'a module exporting "operations" (leased operations) and optionally "config(database)"; see docs/operations.md',
+    )
     .option('--batch-size <n>', 'expired leases taken per pass', wholeNumber(1), 20)
     .option('--idle-ms <ms>', 'pause after a pass that found nothing', wholeNumber(1), 1000)
     .action(async (flags: RecoverFlags, command: Command) => {
       const loaded = await loadOperationsModule(command, flags.module);
       await withDatabase(command, flags, async (database) => {
-        const worker = new RecoveryWorker({ config: await loaded.config(database), operations: loaded.operations, batchSize: flags.batchSize, idleMs: flags.idleMs });
+        const worker = new RecoveryWorker({
+          config: await loaded.config(database),
+          operations: loaded.operations,
+          batchSize: flags.batchSize,
+          idleMs: flags.idleMs,
+        });
         // The first pass runs in the foreground, so a database that cannot be reached fails the command at once.
         const first = await worker.runOnce();
         // The worker never reads leases it has no handler for: count them, so "examined 0" is not read as "nothing is stuck".
-        const skipped = await maintenanceStore(database).unhandledLeases(loaded.operations.map((operation) => operation.operation));
+        const skipped = await maintenanceStore(database).unhandledLeases(
+          loaded.operations.map((operation) => operation.operation),
+        );
         const text = `${describeReport(first)}${describeSkipped(skipped)}`;
         if (flags.once === true) return output(flags, { ...first, skipped }, text);
-        process.stderr.write(`retrysafe recover: first pass: ${text.replaceAll('\n', ' ')} Running until SIGTERM or SIGINT.\n`);
+        process.stderr.write(
+          `retrysafe recover: first pass: ${text.replaceAll('\n', ' ')} Running until SIGTERM or SIGINT.\n`,
+        );
         await untilStopped((signal) => worker.run(signal));
         process.stderr.write('retrysafe recover: stopped.\n');
       });

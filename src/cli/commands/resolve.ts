@@ -1,6 +1,13 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { resolveOperation } from '../../leases/resolve.js';
-import { CommandFailure, databaseCommand, type DatabaseFlags, identityLabel, output, withDatabase } from '../database-command.js';
+import {
+  CommandFailure,
+  databaseCommand,
+  type DatabaseFlags,
+  identityLabel,
+  output,
+  withDatabase,
+} from '../database-command.js';
 import { KEY_DESCRIPTION, keyArgument } from '../key-argument.js';
 import { loadOperationsModule } from '../operations-module.js';
 
@@ -16,16 +23,25 @@ interface ResolveFlags extends DatabaseFlags {
 /** `retrysafe resolve <tenant> <operation> <key>`: an operator settles an unknown outcome. */
 export function registerResolve(program: Command): Command {
   return databaseCommand(program, 'resolve')
-    .description('Settle an operation whose outcome is unknown, after checking by hand what happened. Retries of the key get this answer from then on.')
+    .description(
+      'Settle an operation whose outcome is unknown, after checking by hand what happened. Retries of the key get this answer from then on.',
+    )
     .argument('<tenant>', 'the tenant the key belongs to')
     .argument('<operation>', 'the operation name with its version, like payments.create@1')
     .argument('<key>', KEY_DESCRIPTION, keyArgument)
-    .addOption(new Option('--state <state>', 'completed: the effect happened; failed: it did not and will not').choices(['completed', 'failed']).makeOptionMandatory())
+    .addOption(
+      new Option('--state <state>', 'completed: the effect happened; failed: it did not and will not')
+        .choices(['completed', 'failed'])
+        .makeOptionMandatory(),
+    )
     .requiredOption('--status <status>', 'the HTTP status retries will get (200 to 599)', httpStatus)
     .option('--body <json>', 'the JSON body retries will get', jsonBody)
     .option('--location <url>', 'the resource the operation created, replayed as Location and kept in the tombstone')
     .requiredOption('--reason <text>', 'why, for the audit trail: what was checked and where')
-    .option('--module <path>', 'a module whose "config(database)" gives the application\'s retention and policy; see docs/operations.md')
+    .option(
+      '--module <path>',
+      'a module whose "config(database)" gives the application\'s retention and policy; see docs/operations.md',
+    )
     .action(async (tenant: string, operation: string, key: string, flags: ResolveFlags, command: Command) => {
       const loaded = await loadOperationsModule(command, flags.module);
       await withDatabase(command, flags, async (database) => {
@@ -37,16 +53,23 @@ export function registerResolve(program: Command): Command {
         if (!result.resolved) {
           const record = await config.store.read(identity);
           throw new CommandFailure(
-            record === undefined ? `no operation ${identityLabel(identity)}.` : `${identityLabel(identity)} is ${record.state}, not unknown; nothing was changed.`,
+            record === undefined
+              ? `no operation ${identityLabel(identity)}.`
+              : `${identityLabel(identity)} is ${record.state}, not unknown; nothing was changed.`,
           );
         }
-        output(flags, { resolved: true, state: flags.state, status: flags.status }, `Resolved ${identityLabel(identity)} as ${flags.state} with status ${flags.status}.`);
+        output(
+          flags,
+          { resolved: true, state: flags.state, status: flags.status },
+          `Resolved ${identityLabel(identity)} as ${flags.state} with status ${flags.status}.`,
+        );
       });
     });
 }
 
 function httpStatus(value: string): number {
-  if (!/^\d{3}$/.test(value) || Number(value) < 200 || Number(value) > 599) throw new InvalidArgumentError('expected an HTTP status from 200 to 599.');
+  if (!/^\d{3}$/.test(value) || Number(value) < 200 || Number(value) > 599)
+    throw new InvalidArgumentError('expected an HTTP status from 200 to 599.');
   return Number(value);
 }
 

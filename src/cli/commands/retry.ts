@@ -1,6 +1,13 @@
 import type { Command } from 'commander';
 import { retryOperation } from '../../leases/retry.js';
-import { CommandFailure, databaseCommand, type DatabaseFlags, identityLabel, output, withDatabase } from '../database-command.js';
+import {
+  CommandFailure,
+  databaseCommand,
+  type DatabaseFlags,
+  identityLabel,
+  output,
+  withDatabase,
+} from '../database-command.js';
 import { loadOperationsModule } from '../operations-module.js';
 
 interface RetryFlags extends DatabaseFlags {
@@ -18,7 +25,10 @@ export function registerRetry(program: Command): Command {
     .argument('<operation>', 'the operation name with its version, like payments.create@1')
     .argument('<key>', 'the Idempotency-Key value')
     .requiredOption('--reason <text>', 'why, for the audit trail: what was fixed')
-    .option('--module <path>', 'a module whose "config(database)" gives the application\'s store; see docs/operations.md')
+    .option(
+      '--module <path>',
+      'a module whose "config(database)" gives the application\'s store; see docs/operations.md',
+    )
     .action(async (tenant: string, operation: string, key: string, flags: RetryFlags, command: Command) => {
       const loaded = await loadOperationsModule(command, flags.module);
       await withDatabase(command, flags, async (database) => {
@@ -34,7 +44,11 @@ export function registerRetry(program: Command): Command {
               : `${identityLabel(identity)} is ${record.state}, not unknown; nothing was changed.`,
           );
         }
-        output(flags, { retried: true }, `Put ${identityLabel(identity)} back into recovery: the recovery worker or a retry of the key resumes it.`);
+        output(
+          flags,
+          { retried: true },
+          `Put ${identityLabel(identity)} back into recovery: the recovery worker or a retry of the key resumes it.`,
+        );
       });
     });
 }

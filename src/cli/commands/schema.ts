@@ -6,7 +6,9 @@ import { wholeNumber } from '../database-command.js';
 export function registerSchema(program: Command): Command {
   return program
     .command('schema')
-    .description('Print the SQL of every retrysafe migration (or of those after --after), for Prisma Migrate, drizzle-kit, Knex or plain SQL files.')
+    .description(
+      'Print the SQL of every retrysafe migration (or of those after --after), for Prisma Migrate, drizzle-kit, Knex or plain SQL files.',
+    )
     .option('--after <version>', 'print only the migrations newer than this version', wholeNumber(0), 0)
     .action((flags: { readonly after: number }) => {
       process.stdout.write(schemaSql(flags.after));

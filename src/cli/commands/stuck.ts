@@ -35,9 +35,25 @@ export function registerStuck(program: Command): Command {
 
 function table(stuck: readonly StuckOperation[]): string {
   const header = ['KIND', 'AGE', 'TENANT', 'OPERATION', 'KEY', 'MODE', 'ATTEMPT', 'REASON'];
-  const rows = stuck.map((s) => [s.kind, ageText(s.ageSeconds), s.identity.tenant, s.identity.operation, s.identity.key, s.mode, String(s.attempt), shortReason(s.reason)]);
+  const rows = stuck.map((s) => [
+    s.kind,
+    ageText(s.ageSeconds),
+    s.identity.tenant,
+    s.identity.operation,
+    s.identity.key,
+    s.mode,
+    String(s.attempt),
+    shortReason(s.reason),
+  ]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
-  return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+  return [header, ...rows]
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** The table shows the start of the reason on one line; `--json` has all of it. */
@@ -45,4 +61,3 @@ function shortReason(reason: string | undefined): string {
   const line = (reason ?? '').replace(/\s+/g, ' ');
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
-

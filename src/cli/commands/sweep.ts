@@ -5,7 +5,16 @@ import { maintenanceStore } from '../../postgres/maintenance-store.js';
 import { type PruneOutcome, type PruneTask, type SweepProgress, Sweeper } from '../../retention/sweeper.js';
 import type { SqlClient, SqlDatabase } from '../../store/sql-client.js';
 import { pruneWebhookEvents } from '../../webhooks/prune.js';
-import { CommandFailure, databaseCommand, type DatabaseFlags, describeError, output, usageError, wholeNumber, withDatabase } from '../database-command.js';
+import {
+  CommandFailure,
+  databaseCommand,
+  type DatabaseFlags,
+  describeError,
+  output,
+  usageError,
+  wholeNumber,
+  withDatabase,
+} from '../database-command.js';
 
 interface SweepFlags extends DatabaseFlags {
   readonly batchSize: number;
@@ -31,29 +40,61 @@ export function registerSweep(program: Command): Command {
       'Apply retention once: turn expired responses into tombstones and delete expired tombstones, in small batches; then prune the messaging tables asked for.',
     )
     .option('--batch-size <n>', 'rows per statement', wholeNumber(1), 500)
-    .option('--outbox-older-than <seconds>', 'also delete outbox messages delivered longer ago than this', wholeNumber(0))
-    .option('--webhooks-older-than <seconds>', 'also delete webhook events processed longer ago than this', wholeNumber(0))
-    .option('--inbox-older-than <seconds>', 'also delete inbox records older than this; keep them at least as long as webhook events', wholeNumber(0))
+    .option(
+      '--outbox-older-than <seconds>',
+      'also delete outbox messages delivered longer ago than this',
+      wholeNumber(0),
+    )
+    .option(
+      '--webhooks-older-than <seconds>',
+      'also delete webhook events processed longer ago than this',
+      wholeNumber(0),
+    )
+    .option(
+      '--inbox-older-than <seconds>',
+      'also delete inbox records older than this; keep them at least as long as webhook events',
+      wholeNumber(0),
+    )
     .action((flags: SweepFlags, command: Command) => {
       // A webhook redelivered after its event was pruned is recorded again; only the inbox then keeps it from running twice.
-      if (flags.inboxOlderThan !== undefined && flags.webhooksOlderThan !== undefined && flags.inboxOlderThan < flags.webhooksOlderThan) {
-        usageError(command, '--inbox-older-than must be at least --webhooks-older-than: the inbox is what keeps a redelivered, pruned webhook from running twice.');
+      if (
+        flags.inboxOlderThan !== undefined &&
+        flags.webhooksOlderThan !== undefined &&
+        flags.inboxOlderThan < flags.webhooksOlderThan
+      ) {
+        usageError(
+          command,
+          '--inbox-older-than must be at least --webhooks-older-than: the inbox is what keeps a redelivered, pruned webhook from running twice.',
+        );
       }
       return withDatabase(command, flags, async (database) => {
         const tasks = pruneTasks(database, flags);
-        const sweeper = new Sweeper({ store: maintenanceStore(database), batchSize: flags.batchSize, tasks, onBatch: progressLine() });
+        const sweeper = new Sweeper({
+          store: maintenanceStore(database),
+          batchSize: flags.batchSize,
+          tasks,
+          onBatch: progressLine(),
+        });
         const report = await sweeper.runOnce();
         const pruned = Object.fromEntries(report.tasks.map((task) => [task.name, task.ok ? task.removed : null]));
         output(
           flags,
-          { tombstoned: report.tombstoned, deleted: report.deleted, batches: report.batches, ...(tasks.length === 0 ? {} : { pruned }) },
+          {
+            tombstoned: report.tombstoned,
+            deleted: report.deleted,
+            batches: report.batches,
+            ...(tasks.length === 0 ? {} : { pruned }),
+          },
           [
             `Tombstoned ${report.tombstoned} expired response${report.tombstoned === 1 ? '' : 's'} and deleted ${report.deleted} expired tombstone${report.deleted === 1 ? '' : 's'} in ${report.batches} batches.`,
-            ...report.tasks.filter((task) => task.ok).map((task) => `Pruned ${task.removed} ${PRUNES.find((p) => p.name === task.name)?.what ?? task.name}.`),
+            ...report.tasks
+              .filter((task) => task.ok)
+              .map((task) => `Pruned ${task.removed} ${PRUNES.find((p) => p.name === task.name)?.what ?? task.name}.`),
           ].join('\n'),
         );
         const failed = report.tasks.find((task): task is Extract<PruneOutcome, { ok: false }> => !task.ok);
-        if (failed !== undefined) throw new CommandFailure(`pruning ${failed.name} failed: ${describeError(failed.error)}`);
+        if (failed !== undefined)
+          throw new CommandFailure(`pruning ${failed.name} failed: ${describeError(failed.error)}`);
       });
     });
 }
@@ -61,7 +102,9 @@ export function registerSweep(program: Command): Command {
 function pruneTasks(database: SqlDatabase<SqlClient>, flags: SweepFlags): PruneTask[] {
   return PRUNES.flatMap(({ name, flag, prune }) => {
     const olderThanSeconds = flags[flag];
-    return olderThanSeconds === undefined ? [] : [{ name, run: () => prune(database, { olderThanSeconds, batchSize: flags.batchSize }) }];
+    return olderThanSeconds === undefined
+      ? []
+      : [{ name, run: () => prune(database, { olderThanSeconds, batchSize: flags.batchSize }) }];
   });
 }
 
@@ -71,6 +114,8 @@ function progressLine(): (progress: SweepProgress) => void {
   return (progress) => {
     if (Date.now() - last < PROGRESS_EVERY_MS) return;
     last = Date.now();
-    process.stderr.write(`retrysafe sweep: ${progress.tombstoned} tombstoned, ${progress.deleted} deleted, ${progress.batches} batches so far\n`);
+    process.stderr.write(
+      `retrysafe sweep: ${progress.tombstoned} tombstoned, ${progress.deleted} deleted, ${progress.batches} batches so far\n`,
+    );
   };
 }

@@ -20,18 +20,32 @@ export interface FastifyConsoleReply {
 /** The few members of a Fastify instance the plugin uses. */
 export interface FastifyConsoleInstance {
   readonly prefix: string;
-  addContentTypeParser(type: string, options: { parseAs: 'string'; bodyLimit: number }, parser: (request: unknown, body: string, done: (error: Error | null, body?: unknown) => void) => void): void;
-  route(options: { method: ('GET' | 'POST')[]; url: string; handler: (request: FastifyConsoleRequest, reply: FastifyConsoleReply) => Promise<unknown> }): unknown;
+  addContentTypeParser(
+    type: string,
+    options: { parseAs: 'string'; bodyLimit: number },
+    parser: (request: unknown, body: string, done: (error: Error | null, body?: unknown) => void) => void,
+  ): void;
+  route(options: {
+    method: ('GET' | 'POST')[];
+    url: string;
+    handler: (request: FastifyConsoleRequest, reply: FastifyConsoleReply) => Promise<unknown>;
+  }): unknown;
 }
 
 /**
  * The console as a Fastify plugin: `app.register(consoleFastify({...}), { prefix: '/ops' })`.
  * It reads its own urlencoded forms, inside its own scope only.
  */
-export function consoleFastify<Tx>(options: MountOptions<Tx, FastifyConsoleRequest>): (instance: FastifyConsoleInstance) => Promise<void> {
+export function consoleFastify<Tx>(
+  options: MountOptions<Tx, FastifyConsoleRequest>,
+): (instance: FastifyConsoleInstance) => Promise<void> {
   const handle = operatorConsole(options);
   return function retrysafeConsole(instance) {
-    instance.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT_BYTES }, (_request, body, done) => done(null, body));
+    instance.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: FORM_LIMIT_BYTES },
+      (_request, body, done) => done(null, body),
+    );
     const base = instance.prefix.replace(/\/$/, '');
     const serve = async (request: FastifyConsoleRequest, reply: FastifyConsoleReply) => {
       const url = new URL(request.url, 'http://console.invalid');

@@ -6,7 +6,9 @@ import { FORM_LIMIT_BYTES } from './mount-options.js';
  * The console as a web-standard `(Request) => Promise<Response>` handler
  * (Hono, Next.js route handlers, Bun, Deno), answering below `basePath`.
  */
-export function consoleFetch<Tx>(options: MountOptions<Tx, Request> & { readonly basePath?: string }): (request: Request) => Promise<Response> {
+export function consoleFetch<Tx>(
+  options: MountOptions<Tx, Request> & { readonly basePath?: string },
+): (request: Request) => Promise<Response> {
   const handle = operatorConsole(options);
   const base = (options.basePath ?? '').replace(/\/$/, '');
   return async function retrysafeConsole(request) {
@@ -26,6 +28,9 @@ export function consoleFetch<Tx>(options: MountOptions<Tx, Request> & { readonly
       },
       await options.authorize(request),
     );
-    return new Response(answer.status === 303 || request.method === 'HEAD' ? null : answer.body, { status: answer.status, headers: answer.headers });
+    return new Response(answer.status === 303 || request.method === 'HEAD' ? null : answer.body, {
+      status: answer.status,
+      headers: answer.headers,
+    });
   };
 }

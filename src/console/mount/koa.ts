@@ -17,14 +17,19 @@ export interface KoaConsoleContext {
  * `/console`); other paths go on to `next`. A form a body parser read already
  * is taken from `ctx.request.body`.
  */
-export function consoleKoa<Tx>(options: MountOptions<Tx, KoaConsoleContext> & { readonly basePath?: string }): (ctx: KoaConsoleContext, next: () => Promise<unknown>) => Promise<unknown> {
+export function consoleKoa<Tx>(
+  options: MountOptions<Tx, KoaConsoleContext> & { readonly basePath?: string },
+): (ctx: KoaConsoleContext, next: () => Promise<unknown>) => Promise<unknown> {
   const handle = operatorConsole(options);
   const base = (options.basePath ?? '/console').replace(/\/$/, '');
   return async function retrysafeConsole(ctx, next) {
     if (ctx.path !== base && !ctx.path.startsWith(`${base}/`)) return next();
     const access = await options.authorize(ctx);
     ctx.respond = false;
-    const req: NodeConsoleRequest = Object.assign(ctx.req, ctx.request.body === undefined ? {} : { body: ctx.request.body });
+    const req: NodeConsoleRequest = Object.assign(
+      ctx.req,
+      ctx.request.body === undefined ? {} : { body: ctx.request.body },
+    );
     await serveNode(handle, req, ctx.res, base, access);
     return undefined;
   };

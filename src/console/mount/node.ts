@@ -14,7 +14,9 @@ export interface NodeConsoleRequest extends IncomingMessage {
  * Express (`app.use('/ops', consoleNode(...))`: Express's mount point is read
  * from `req.baseUrl`).
  */
-export function consoleNode<Tx>(options: MountOptions<Tx, NodeConsoleRequest> & { readonly basePath?: string }): (req: NodeConsoleRequest, res: ServerResponse) => Promise<void> {
+export function consoleNode<Tx>(
+  options: MountOptions<Tx, NodeConsoleRequest> & { readonly basePath?: string },
+): (req: NodeConsoleRequest, res: ServerResponse) => Promise<void> {
   const handle = operatorConsole(options);
   return async function retrysafeConsole(req, res) {
     try {
@@ -27,10 +29,19 @@ export function consoleNode<Tx>(options: MountOptions<Tx, NodeConsoleRequest> & 
 }
 
 /** Answers one Node request through the console; `base` is where it is mounted. */
-export async function serveNode(handle: ConsoleHandler, req: NodeConsoleRequest, res: ServerResponse, base: string, access: Parameters<ConsoleHandler>[1]): Promise<void> {
+export async function serveNode(
+  handle: ConsoleHandler,
+  req: NodeConsoleRequest,
+  res: ServerResponse,
+  base: string,
+  access: Parameters<ConsoleHandler>[1],
+): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://console.invalid');
   const trimmed = base.replace(/\/$/, '');
-  const path = trimmed !== '' && url.pathname.startsWith(trimmed) && req.baseUrl === undefined ? url.pathname.slice(trimmed.length) || '/' : url.pathname;
+  const path =
+    trimmed !== '' && url.pathname.startsWith(trimmed) && req.baseUrl === undefined
+      ? url.pathname.slice(trimmed.length) || '/'
+      : url.pathname;
   const answer = await handle(
     {
       method: req.method ?? 'GET',
@@ -52,7 +63,11 @@ export async function serveNode(handle: ConsoleHandler, req: NodeConsoleRequest,
 /** The urlencoded form: parsed already by a body parser, or read here from the stream. */
 async function readForm(req: NodeConsoleRequest): Promise<URLSearchParams> {
   if (typeof req.body === 'object' && req.body !== null && !Buffer.isBuffer(req.body)) {
-    return new URLSearchParams(Object.entries(req.body as Record<string, unknown>).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+    return new URLSearchParams(
+      Object.entries(req.body as Record<string, unknown>).filter(
+        (entry): entry is [string, string] => typeof entry[1] === 'string',
+      ),
+    );
   }
   if (typeof req.body === 'string') return new URLSearchParams(req.body);
   const chunks: Buffer[] = [];

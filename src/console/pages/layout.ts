@@ -54,7 +54,10 @@ const SECTIONS: readonly (readonly [string, string])[] = [
 
 /** A whole page: the same header, navigation and style on every one, no script. */
 export function layout(context: PageContext, current: string, title: string, content: Part): Html {
-  const nav = SECTIONS.map(([path, name]) => html`<a href="${context.base}${path}"${path === current ? raw(' aria-current="page"') : ''}>${name}</a>`);
+  const nav = SECTIONS.map(
+    ([path, name]) =>
+      html`<a href="${context.base}${path}"${path === current ? raw(' aria-current="page"') : ''}>${name}</a>`,
+  );
   const who = context.act === false ? 'read-only' : `acting as ${context.act.actor}`;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -70,7 +73,11 @@ export function stateBadge(state: string): Html {
 }
 
 /** A link to one operation's page. */
-export function operationHref(base: string, identity: { readonly tenant: string; readonly operation: string; readonly key: string }, extra: Record<string, string> = {}): string {
+export function operationHref(
+  base: string,
+  identity: { readonly tenant: string; readonly operation: string; readonly key: string },
+  extra: Record<string, string> = {},
+): string {
   return `${base}/operation?${new URLSearchParams({ tenant: identity.tenant, operation: identity.operation, key: identity.key, ...extra }).toString()}`;
 }
 

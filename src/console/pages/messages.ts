@@ -3,7 +3,11 @@ import type { DeadLetterSummary, Page, ParkedEvent } from '../../store/operator-
 import { layout, type PageContext, tokenField, when } from './layout.js';
 
 /** The outbox's dead letters, with a requeue form on each when the operator may act. */
-export function deadLettersPage(context: PageContext, found: Page<DeadLetterSummary>, notice: string | undefined): Html {
+export function deadLettersPage(
+  context: PageContext,
+  found: Page<DeadLetterSummary>,
+  notice: string | undefined,
+): Html {
   const requeue = (letter: DeadLetterSummary) =>
     context.act === false
       ? ''
@@ -11,7 +15,9 @@ export function deadLettersPage(context: PageContext, found: Page<DeadLetterSumm
 <input type="hidden" name="id" value="${letter.id}"><input type="hidden" name="seen" value="${letter.version}">
 <label>Reason<input name="reason" required></label><button type="submit">Requeue…</button></form>`;
   const rows = found.items.map(
-    (letter) => html`<tr><td class="key">${letter.id}</td><td>${letter.topic}</td><td>${letter.attempts}</td><td>${letter.lastError ?? ''}</td>
+    (
+      letter,
+    ) => html`<tr><td class="key">${letter.id}</td><td>${letter.topic}</td><td>${letter.attempts}</td><td>${letter.lastError ?? ''}</td>
 <td>${when(letter.createdAt)}</td><td>${when(letter.parkedAt)}</td><td>${requeue(letter)}</td></tr>`,
   );
   return layout(
@@ -29,7 +35,8 @@ export function deadLettersPage(context: PageContext, found: Page<DeadLetterSumm
 /** Received webhook events parked after failing too often. */
 export function parkedEventsPage(context: PageContext, found: Page<ParkedEvent>): Html {
   const rows = found.items.map(
-    (event) => html`<tr><td>${event.receiver}</td><td class="key">${event.id}</td><td>${event.attempts}</td><td>${event.lastError ?? ''}</td><td>${when(event.receivedAt)}</td></tr>`,
+    (event) =>
+      html`<tr><td>${event.receiver}</td><td class="key">${event.id}</td><td>${event.attempts}</td><td>${event.lastError ?? ''}</td><td>${when(event.receivedAt)}</td></tr>`,
   );
   return layout(
     context,
@@ -42,5 +49,7 @@ export function parkedEventsPage(context: PageContext, found: Page<ParkedEvent>)
 }
 
 function next(context: PageContext, path: string, found: Page<unknown>): Html {
-  return found.next === undefined ? html`` : html`<p><a rel="next" href="${context.base}${path}?${new URLSearchParams({ after: found.next }).toString()}">Next page</a></p>`;
+  return found.next === undefined
+    ? html``
+    : html`<p><a rel="next" href="${context.base}${path}?${new URLSearchParams({ after: found.next }).toString()}">Next page</a></p>`;
 }

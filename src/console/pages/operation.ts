@@ -3,14 +3,27 @@ import type { OperationView } from '../../store/operator-store.js';
 import { layout, operationHref, type PageContext, stateBadge, tokenField, when } from './layout.js';
 
 /** One operation in full, with what an operator may do to it. */
-export function operationPage(context: PageContext, view: OperationView, options: { readonly body: boolean; readonly notice: string | undefined }): Html {
-  const field = (name: string, value: Html | string | number | undefined) => html`<dt>${name}</dt><dd>${value ?? '—'}</dd>`;
+export function operationPage(
+  context: PageContext,
+  view: OperationView,
+  options: { readonly body: boolean; readonly notice: string | undefined },
+): Html {
+  const field = (name: string, value: Html | string | number | undefined) =>
+    html`<dt>${name}</dt><dd>${value ?? '—'}</dd>`;
   const steps = view.steps.map(
-    (s) => html`<tr><td>${s.name}</td><td>${when(s.startedAt)}</td><td>${s.finishedAt === undefined ? html`<strong>started, no result</strong>` : when(s.finishedAt)}</td>
+    (
+      s,
+    ) => html`<tr><td>${s.name}</td><td>${when(s.startedAt)}</td><td>${s.finishedAt === undefined ? html`<strong>started, no result</strong>` : when(s.finishedAt)}</td>
 <td>${s.fencingToken}</td><td class="key">${s.downstreamKey}</td></tr>`,
   );
-  const headers = Object.entries(view.headers ?? {}).map(([name, value]) => html`<tr><th scope="row">${name}</th><td class="key">${Array.isArray(value) ? value.join('\n') : value}</td></tr>`);
-  const history = view.actions.map((a) => html`<tr><td>${when(a.at)}</td><td>${a.actor}</td><td>${a.action}</td><td>${a.reason}</td><td class="key">${JSON.stringify(a.seen)}</td></tr>`);
+  const headers = Object.entries(view.headers ?? {}).map(
+    ([name, value]) =>
+      html`<tr><th scope="row">${name}</th><td class="key">${Array.isArray(value) ? value.join('\n') : value}</td></tr>`,
+  );
+  const history = view.actions.map(
+    (a) =>
+      html`<tr><td>${when(a.at)}</td><td>${a.actor}</td><td>${a.action}</td><td>${a.reason}</td><td class="key">${JSON.stringify(a.seen)}</td></tr>`,
+  );
   return layout(
     context,
     '/operations',
@@ -39,7 +52,8 @@ ${actions(context, view)}`,
 
 function body(context: PageContext, view: OperationView, asked: boolean): Html {
   if (!context.showBodies || view.bodyBytes === undefined) return html``;
-  if (!asked || view.body === undefined) return html`<p><a href="${operationHref(context.base, view.identity, { body: 'show' })}">Show the stored body</a> <span class="muted">(it may hold personal data)</span></p>`;
+  if (!asked || view.body === undefined)
+    return html`<p><a href="${operationHref(context.base, view.identity, { body: 'show' })}">Show the stored body</a> <span class="muted">(it may hold personal data)</span></p>`;
   const text = Buffer.from(view.body).toString('utf8');
   const readable = Buffer.from(text, 'utf8').equals(Buffer.from(view.body));
   return html`<h2>Stored body</h2><pre>${readable ? text : `base64: ${Buffer.from(view.body).toString('base64')}`}</pre>`;
@@ -50,7 +64,8 @@ function actions(context: PageContext, view: OperationView): Html {
   const hidden = html`${tokenField(context)}<input type="hidden" name="tenant" value="${view.identity.tenant}">
 <input type="hidden" name="operation" value="${view.identity.operation}"><input type="hidden" name="key" value="${view.identity.key}">
 <input type="hidden" name="seen_state" value="${view.version.state}"><input type="hidden" name="seen_fencing_token" value="${view.version.fencingToken}">`;
-  const reason = (id: string) => html`<label for="${id}">Reason (kept for audit)<textarea id="${id}" name="reason" required rows="2"></textarea></label>`;
+  const reason = (id: string) =>
+    html`<label for="${id}">Reason (kept for audit)<textarea id="${id}" name="reason" required rows="2"></textarea></label>`;
   const unknown = view.state === 'unknown';
   return html`<h2>Actions</h2><div class="actions">
 ${

@@ -17,15 +17,20 @@ export interface ListFilters {
 export const STATES: readonly RecordState[] = ['unknown', 'in_progress', 'completed', 'failed', 'tombstone'];
 
 /** Operations by state, tenant, operation, key and age, a page at a time. */
-export function operationsPage(context: PageContext, filters: ListFilters, found: Page<OperationSummary>, notice: string | undefined): Html {
-  const option = (value: string, label: string, selected: boolean) => html`<option value="${value}"${selected ? raw(' selected') : ''}>${label}</option>`;
+export function operationsPage(
+  context: PageContext,
+  filters: ListFilters,
+  found: Page<OperationSummary>,
+  notice: string | undefined,
+): Html {
+  const option = (value: string, label: string, selected: boolean) =>
+    html`<option value="${value}"${selected ? raw(' selected') : ''}>${label}</option>`;
   const rows = found.items.map(
     (op) => html`<tr><td>${stateBadge(op.state)}</td><td>${op.identity.tenant}</td><td>${op.identity.operation}</td>
 <td class="key"><a href="${operationHref(context.base, op.identity)}">${op.identity.key}</a></td><td>${op.mode}</td><td>${op.attempt}</td>
 <td>${op.status ?? ''}</td><td>${when(op.createdAt)}</td><td>${op.reason ?? ''}</td></tr>`,
   );
-  const query = (after: string) =>
-    new URLSearchParams({ after, ...filters, limit: String(filters.limit) }).toString();
+  const query = (after: string) => new URLSearchParams({ after, ...filters, limit: String(filters.limit) }).toString();
   return layout(
     context,
     '/operations',

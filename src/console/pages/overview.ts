@@ -15,9 +15,12 @@ export interface OverviewData {
 /** The first page: what needs a person now, then how the last day went. */
 export function overviewPage(context: PageContext, data: OverviewData): Html {
   const { stats, stuck } = data;
-  const card = (label: string, value: string | number, alert: boolean) => html`<div class="card${alert ? ' alert' : ''}"><b>${value}</b>${label}</div>`;
+  const card = (label: string, value: string | number, alert: boolean) =>
+    html`<div class="card${alert ? ' alert' : ''}"><b>${value}</b>${label}</div>`;
   const rows = stuck.map(
-    (s) => html`<tr><td>${s.kind}</td><td>${age(s.ageSeconds)}</td><td>${s.identity.tenant}</td><td>${s.identity.operation}</td>
+    (
+      s,
+    ) => html`<tr><td>${s.kind}</td><td>${age(s.ageSeconds)}</td><td>${s.identity.tenant}</td><td>${s.identity.operation}</td>
 <td class="key"><a href="${operationHref(context.base, s.identity)}">${s.identity.key}</a></td><td>${s.mode}</td><td>${s.attempt}</td><td>${s.reason ?? ''}</td></tr>`,
   );
   return layout(
@@ -45,13 +48,17 @@ ${activity(data)}`,
 function activity(data: OverviewData): Html {
   const end = new Date();
   end.setUTCMinutes(0, 0, 0);
-  const hours = Array.from({ length: data.hours }, (_, i) => new Date(end.getTime() - (data.hours - 1 - i) * 3_600_000));
+  const hours = Array.from(
+    { length: data.hours },
+    (_, i) => new Date(end.getTime() - (data.hours - 1 - i) * 3_600_000),
+  );
   const byHour = new Map(data.activity.map((bucket) => [bucket.start.getTime(), bucket]));
   const buckets = hours.map((hour) => byHour.get(hour.getTime()));
   const labels = hours.map((hour) => `${hour.toISOString().slice(11, 16)}Z`);
   const values = (pick: (b: ActivityBucket) => number) => buckets.map((b) => (b === undefined ? 0 : pick(b)));
   const table = data.activity.map(
-    (b) => html`<tr><th scope="row">${b.start.toISOString().slice(0, 16).replace('T', ' ')}Z</th><td>${b.claimed}</td><td>${b.completed}</td><td>${b.failed}</td><td>${b.unknown}</td><td>${b.inProgress}</td><td>${b.tombstone}</td></tr>`,
+    (b) =>
+      html`<tr><th scope="row">${b.start.toISOString().slice(0, 16).replace('T', ' ')}Z</th><td>${b.claimed}</td><td>${b.completed}</td><td>${b.failed}</td><td>${b.unknown}</td><td>${b.inProgress}</td><td>${b.tombstone}</td></tr>`,
   );
   return html`<div class="charts">
 ${barChart('New operations per hour, by state now', labels, [

@@ -14,8 +14,14 @@ export interface AnswerSettings {
 
 /** The answers retrysafe gives on its own behalf, each announced to the observers once. */
 
-export function answerProblem(config: AnswerSettings, identity: OperationIdentity | undefined, p: Problem, operation = identity?.operation): Reply {
-  if (identity !== undefined && p.code === 'fingerprint-mismatch') config.emit({ type: 'fingerprint-mismatch', identity });
+export function answerProblem(
+  config: AnswerSettings,
+  identity: OperationIdentity | undefined,
+  p: Problem,
+  operation = identity?.operation,
+): Reply {
+  if (identity !== undefined && p.code === 'fingerprint-mismatch')
+    config.emit({ type: 'fingerprint-mismatch', identity });
   if (identity !== undefined && p.code === 'operation-in-progress') config.emit({ type: 'conflict', identity });
   config.emit({ type: 'problem', identity, operation, code: p.code });
   return problemReply(p, config.problemBase, config.describedBy);
@@ -29,8 +35,13 @@ export function answerExisting(config: AnswerSettings, identity: OperationIdenti
 
 /** A handler statement the server cut (statement_timeout or its own lock_timeout): nothing was stored, a retry may run. */
 export function answerStatementTimeout(config: AnswerSettings, identity: OperationIdentity | undefined): Reply {
-  const detail = 'A statement of this operation ran out of time on the database, and nothing was stored. Retry later with the same Idempotency-Key.';
-  return answerProblem(config, identity, problem('statement-timeout', detail, { retryAfter: config.retryAfterSeconds }));
+  const detail =
+    'A statement of this operation ran out of time on the database, and nothing was stored. Retry later with the same Idempotency-Key.';
+  return answerProblem(
+    config,
+    identity,
+    problem('statement-timeout', detail, { retryAfter: config.retryAfterSeconds }),
+  );
 }
 
 /** The handler caught a failed statement of its own and went on: PostgreSQL rolled everything back, so nothing was applied or stored. */
@@ -40,8 +51,17 @@ export function answerTransactionAborted(config: AnswerSettings, identity: Opera
   return answerProblem(config, identity, problem('transaction-aborted', detail));
 }
 
-export function answerStoreUnavailable(config: AnswerSettings, identity: OperationIdentity | undefined, error: unknown): Reply {
+export function answerStoreUnavailable(
+  config: AnswerSettings,
+  identity: OperationIdentity | undefined,
+  error: unknown,
+): Reply {
   config.emit({ type: 'store-error', identity, error });
-  const detail = 'The idempotency store is unavailable, so the request may not have been processed. Retry later with the same Idempotency-Key.';
-  return answerProblem(config, identity, problem('store-unavailable', detail, { retryAfter: config.retryAfterSeconds }));
+  const detail =
+    'The idempotency store is unavailable, so the request may not have been processed. Retry later with the same Idempotency-Key.';
+  return answerProblem(
+    config,
+    identity,
+    problem('store-unavailable', detail, { retryAfter: config.retryAfterSeconds }),
+  );
 }

@@ -4,29 +4,107 @@
  */
 export const problemCatalogue = {
   'idempotency-key-missing': { status: 400, title: 'Idempotency-Key header required', applied: 'no', retry: 'new-key' },
-  'idempotency-key-invalid': { status: 400, title: 'Idempotency-Key header is malformed', applied: 'no', retry: 'new-key' },
+  'idempotency-key-invalid': {
+    status: 400,
+    title: 'Idempotency-Key header is malformed',
+    applied: 'no',
+    retry: 'new-key',
+  },
   'request-body-invalid': { status: 400, title: 'Request body could not be read', applied: 'no', retry: 'new-key' },
   'request-body-too-deep': { status: 400, title: 'Request body is nested too deeply', applied: 'no', retry: 'new-key' },
-  'request-body-number-unsafe': { status: 400, title: 'Request body holds a number that cannot be compared exactly', applied: 'no', retry: 'new-key' },
+  'request-body-number-unsafe': {
+    status: 400,
+    title: 'Request body holds a number that cannot be compared exactly',
+    applied: 'no',
+    retry: 'new-key',
+  },
   'request-body-not-utf8': { status: 400, title: 'Request body is not UTF-8', applied: 'no', retry: 'new-key' },
-  'request-body-duplicate-member': { status: 400, title: 'Request body names an object member twice', applied: 'no', retry: 'new-key' },
+  'request-body-duplicate-member': {
+    status: 400,
+    title: 'Request body names an object member twice',
+    applied: 'no',
+    retry: 'new-key',
+  },
   'webhook-payload-invalid': { status: 400, title: 'Webhook payload could not be read', applied: 'no', retry: 'none' },
   unauthenticated: { status: 401, title: 'Caller could not be identified', applied: 'unknown', retry: 'same-key' },
-  'webhook-signature-invalid': { status: 401, title: 'Webhook signature missing or invalid', applied: 'no', retry: 'none' },
-  'webhook-timestamp-invalid': { status: 401, title: 'Webhook timestamp outside the tolerance', applied: 'no', retry: 'none' },
+  'webhook-signature-invalid': {
+    status: 401,
+    title: 'Webhook signature missing or invalid',
+    applied: 'no',
+    retry: 'none',
+  },
+  'webhook-timestamp-invalid': {
+    status: 401,
+    title: 'Webhook timestamp outside the tolerance',
+    applied: 'no',
+    retry: 'none',
+  },
   forbidden: { status: 403, title: 'Caller may not perform this operation', applied: 'unknown', retry: 'none' },
-  'key-of-another-principal': { status: 403, title: 'Idempotency-Key belongs to another user', applied: 'no', retry: 'new-key' },
-  'operation-in-progress': { status: 409, title: 'An earlier attempt with this key is still running', applied: 'unknown', retry: 'same-key' },
-  'outcome-unknown': { status: 409, title: 'The outcome of the earlier attempt is being reconciled', applied: 'unknown', retry: 'same-key' },
-  'response-expired': { status: 410, title: 'The stored response for this key has expired', applied: 'yes', retry: 'none' },
-  'response-not-stored': { status: 410, title: 'The response for this key was too large to store', applied: 'yes', retry: 'none' },
-  'fingerprint-mismatch': { status: 422, title: 'Idempotency-Key reused with a different request', applied: 'no', retry: 'new-key' },
-  'transaction-aborted': { status: 500, title: 'The operation failed a statement of its own and went on', applied: 'no', retry: 'new-key' },
-  'route-failed': { status: 500, title: 'The route failed after it may have had effects', applied: 'unknown', retry: 'none' },
-  'tenant-invalid': { status: 500, title: 'The route named a tenant that cannot be stored', applied: 'no', retry: 'new-key' },
-  'statement-timeout': { status: 503, title: 'A statement of the operation ran out of time', applied: 'no', retry: 'same-key' },
+  'key-of-another-principal': {
+    status: 403,
+    title: 'Idempotency-Key belongs to another user',
+    applied: 'no',
+    retry: 'new-key',
+  },
+  'operation-in-progress': {
+    status: 409,
+    title: 'An earlier attempt with this key is still running',
+    applied: 'unknown',
+    retry: 'same-key',
+  },
+  'outcome-unknown': {
+    status: 409,
+    title: 'The outcome of the earlier attempt is being reconciled',
+    applied: 'unknown',
+    retry: 'same-key',
+  },
+  'response-expired': {
+    status: 410,
+    title: 'The stored response for this key has expired',
+    applied: 'yes',
+    retry: 'none',
+  },
+  'response-not-stored': {
+    status: 410,
+    title: 'The response for this key was too large to store',
+    applied: 'yes',
+    retry: 'none',
+  },
+  'fingerprint-mismatch': {
+    status: 422,
+    title: 'Idempotency-Key reused with a different request',
+    applied: 'no',
+    retry: 'new-key',
+  },
+  'transaction-aborted': {
+    status: 500,
+    title: 'The operation failed a statement of its own and went on',
+    applied: 'no',
+    retry: 'new-key',
+  },
+  'route-failed': {
+    status: 500,
+    title: 'The route failed after it may have had effects',
+    applied: 'unknown',
+    retry: 'none',
+  },
+  'tenant-invalid': {
+    status: 500,
+    title: 'The route named a tenant that cannot be stored',
+    applied: 'no',
+    retry: 'new-key',
+  },
+  'statement-timeout': {
+    status: 503,
+    title: 'A statement of the operation ran out of time',
+    applied: 'no',
+    retry: 'same-key',
+  },
   'store-unavailable': { status: 503, title: 'Idempotency store unavailable', applied: 'unknown', retry: 'same-key' },
-} as const satisfies Record<string, { readonly status: number; readonly title: string; readonly applied: Applied; readonly retry: RetryGuidance }>;
+} as const satisfies Record<
+  string,
+  { readonly status: number; readonly title: string; readonly applied: Applied; readonly retry: RetryGuidance }
+>;
 
 /**
  * Whether the request's operation took effect, as far as retrysafe can tell: `no`, nothing of it was applied;

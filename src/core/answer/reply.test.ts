@@ -8,7 +8,10 @@ const text = (body: Uint8Array): string => Buffer.from(body).toString('utf8');
 
 describe('toReply', () => {
   it.each([
-    ['a web ReadableStream', () => new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('data: 1\n\n')) })],
+    [
+      'a web ReadableStream',
+      () => new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('data: 1\n\n')) }),
+    ],
     ['a Node Readable', () => Readable.from(['data: 1\n\n'])],
     ['an async iterable', () => ({ [Symbol.asyncIterator]: () => ['data: 1\n\n'].values() })],
     ['a Blob', () => new Blob(['data: 1\n\n'])],
@@ -67,14 +70,21 @@ describe('toReply', () => {
   });
 
   it("keeps the handler's content type", () => {
-    expect(toReply({ status: 200, headers: { 'Content-Type': 'text/csv' }, body: 'a,b' }).headers['content-type']).toBe('text/csv');
-    expect(toReply({ status: 200, headers: { 'content-type': 'application/vnd.api+json' }, body: { a: 1 } }).headers['content-type']).toBe(
-      'application/vnd.api+json',
+    expect(toReply({ status: 200, headers: { 'Content-Type': 'text/csv' }, body: 'a,b' }).headers['content-type']).toBe(
+      'text/csv',
     );
+    expect(
+      toReply({ status: 200, headers: { 'content-type': 'application/vnd.api+json' }, body: { a: 1 } }).headers[
+        'content-type'
+      ],
+    ).toBe('application/vnd.api+json');
   });
 
   it('lower-cases header names and keeps values as they are', () => {
-    const reply = toReply({ status: 201, headers: { Location: '/Orders/1', ETag: '"AbC"', 'X-Custom-Header': 'Value' } });
+    const reply = toReply({
+      status: 201,
+      headers: { Location: '/Orders/1', ETag: '"AbC"', 'X-Custom-Header': 'Value' },
+    });
     expect(reply.headers).toEqual({ location: '/Orders/1', etag: '"AbC"', 'x-custom-header': 'Value' });
   });
 
@@ -112,12 +122,20 @@ describe('problemReply', () => {
     for (const [code, { status, title, applied, retry }] of Object.entries(problemCatalogue)) {
       const reply = problemReply(problem(code as keyof typeof problemCatalogue, 'd'));
       expect(reply.status).toBe(status);
-      expect(JSON.parse(text(reply.body))).toMatchObject({ type: `https://retrysafe.dev/problems/${code}`, title, status, applied, retry });
+      expect(JSON.parse(text(reply.body))).toMatchObject({
+        type: `https://retrysafe.dev/problems/${code}`,
+        title,
+        status,
+        applied,
+        retry,
+      });
     }
   });
 
   it('uses a configured base for type', () => {
-    const body = JSON.parse(text(problemReply(problem('forbidden', 'd'), 'https://api.example.com/errors/').body)) as { type: string };
+    const body = JSON.parse(text(problemReply(problem('forbidden', 'd'), 'https://api.example.com/errors/').body)) as {
+      type: string;
+    };
     expect(body.type).toBe('https://api.example.com/errors/forbidden');
   });
 

@@ -69,7 +69,8 @@ export function isStream(body: unknown): boolean {
 /** A problem's response; `describedBy`, the URL of the route's idempotency policy, is linked from 400, 409 and 422 answers. */
 export function problemReply(p: Problem, base?: string, describedBy?: string): Reply {
   const headers: Record<string, HeaderValue> = { 'content-type': 'application/problem+json' };
-  if (describedBy !== undefined && DESCRIBED_STATUSES.has(problemCatalogue[p.code].status)) headers.link = `<${describedBy}>; rel="describedby"`;
+  if (describedBy !== undefined && DESCRIBED_STATUSES.has(problemCatalogue[p.code].status))
+    headers.link = `<${describedBy}>; rel="describedby"`;
   if (p.retryAfter !== undefined) headers['retry-after'] = String(p.retryAfter);
   if (p.resource !== undefined) headers.location = p.resource;
   return {

@@ -6,12 +6,19 @@ import type { InboxSubscription } from '../subscription.js';
 export interface AmqpDeliveryLike {
   readonly content: Uint8Array;
   readonly fields: { readonly routingKey: string; readonly redelivered: boolean };
-  readonly properties: { readonly messageId?: unknown; readonly headers?: Readonly<Record<string, unknown>> | undefined };
+  readonly properties: {
+    readonly messageId?: unknown;
+    readonly headers?: Readonly<Record<string, unknown>> | undefined;
+  };
 }
 
 /** The members of an amqplib `Channel` the consumer calls. */
 export interface AmqpConsumeChannelLike<Message extends AmqpDeliveryLike> {
-  consume(queue: string, onMessage: (message: Message | null) => void, options: { noAck: boolean }): Promise<{ consumerTag: string }>;
+  consume(
+    queue: string,
+    onMessage: (message: Message | null) => void,
+    options: { noAck: boolean },
+  ): Promise<{ consumerTag: string }>;
   cancel(consumerTag: string): Promise<unknown>;
   ack(message: Message): void;
   nack(message: Message, allUpTo: boolean, requeue: boolean): void;
@@ -65,7 +72,11 @@ export async function consumeAmqp<Tx, Message extends AmqpDeliveryLike>(
   };
 }
 
-function settle<Message extends AmqpDeliveryLike>(channel: AmqpConsumeChannelLike<Message>, message: Message, outcome: DeliveryOutcome): void {
+function settle<Message extends AmqpDeliveryLike>(
+  channel: AmqpConsumeChannelLike<Message>,
+  message: Message,
+  outcome: DeliveryOutcome,
+): void {
   try {
     if (outcome.kind === 'processed' || outcome.kind === 'duplicate') channel.ack(message);
     else channel.nack(message, false, outcome.kind === 'failed');

@@ -18,7 +18,13 @@ export interface AmqpPublishOptions {
 
 /** The members of an amqplib `ConfirmChannel` (`connection.createConfirmChannel()`) that the transport calls. */
 export interface AmqpConfirmChannelLike {
-  publish(exchange: string, routingKey: string, content: Buffer, options: AmqpPublishOptions, callback: (error: unknown) => void): boolean;
+  publish(
+    exchange: string,
+    routingKey: string,
+    content: Buffer,
+    options: AmqpPublishOptions,
+    callback: (error: unknown) => void,
+  ): boolean;
   on(event: 'return', listener: (message: ReturnedMessage) => void): unknown;
 }
 
@@ -60,8 +66,12 @@ export function amqpTransport(channel: AmqpConfirmChannelLike, options: AmqpTran
       };
       return new Promise<PublishResult>((resolve, reject) => {
         channel.publish(options.exchange, message.topic, content, publishOptions, (error) => {
-          if (error !== null && error !== undefined) return reject(error instanceof Error ? error : new Error(`The broker refused message ${message.id}.`));
-          if (returned.delete(message.id)) return reject(new Error(`No queue is bound to routing key "${message.topic}" on exchange "${options.exchange}".`));
+          if (error !== null && error !== undefined)
+            return reject(error instanceof Error ? error : new Error(`The broker refused message ${message.id}.`));
+          if (returned.delete(message.id))
+            return reject(
+              new Error(`No queue is bound to routing key "${message.topic}" on exchange "${options.exchange}".`),
+            );
           resolve('stored');
         });
       });

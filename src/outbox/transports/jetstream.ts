@@ -8,7 +8,11 @@ export interface NatsHeadersLike {
 
 /** The member of a JetStream client (`jetstream(connection)`) the transport calls. */
 export interface JetStreamPublisherLike<Headers extends NatsHeadersLike> {
-  publish(subject: string, payload: Uint8Array, options: { msgID: string; headers: Headers }): Promise<{ readonly duplicate: boolean }>;
+  publish(
+    subject: string,
+    payload: Uint8Array,
+    options: { msgID: string; headers: Headers },
+  ): Promise<{ readonly duplicate: boolean }>;
 }
 
 export interface JetStreamTransportOptions<Headers extends NatsHeadersLike> {
@@ -32,7 +36,10 @@ export function jetStreamTransport<Headers extends NatsHeadersLike>(
       const headers = options.headers();
       for (const [name, value] of Object.entries(message.headers)) headers.set(name, value);
       const subject = options.subject?.(message) ?? message.topic;
-      const ack = await js.publish(subject, Buffer.from(JSON.stringify(message.payload), 'utf8'), { msgID: message.id, headers });
+      const ack = await js.publish(subject, Buffer.from(JSON.stringify(message.payload), 'utf8'), {
+        msgID: message.id,
+        headers,
+      });
       return ack.duplicate ? 'duplicate' : 'stored';
     },
   };

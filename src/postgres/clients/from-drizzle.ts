@@ -48,7 +48,8 @@ export interface DrizzleLike<Tx extends DrizzleQueryable> extends DrizzleQueryab
 export function fromDrizzle<Tx extends DrizzleQueryable>(db: DrizzleLike<Tx>): SqlDatabase<Tx> {
   if ('rollback' in db) throw insideTransaction('fromDrizzle(db) takes the Drizzle database, not a transaction');
   return {
-    transaction: (work, opening) => db.transaction((tx) => openWith(drizzleRunner(tx), tx, work, opening), READ_COMMITTED),
+    transaction: (work, opening) =>
+      db.transaction((tx) => openWith(drizzleRunner(tx), tx, work, opening), READ_COMMITTED),
     runner: drizzleRunner,
     query: drizzleRunner(db).query,
   };
@@ -86,7 +87,9 @@ const TIMESTAMPTZ = 1184;
  * `timestamptz` values are parsed here, as the drivers themselves would.
  */
 function withDates(rows: readonly unknown[], columns: readonly ColumnType[] | undefined): unknown[] {
-  const stamps = (columns ?? []).filter((column) => (column.dataTypeID ?? column.type) === TIMESTAMPTZ).map((column) => column.name);
+  const stamps = (columns ?? [])
+    .filter((column) => (column.dataTypeID ?? column.type) === TIMESTAMPTZ)
+    .map((column) => column.name);
   if (stamps.length === 0) return [...rows];
   return rows.map((row) => {
     const copy = { ...(row as Record<string, unknown>) };

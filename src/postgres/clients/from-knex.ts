@@ -31,7 +31,8 @@ export function fromKnex<Tx extends KnexQueryable>(knex: KnexLike<Tx>): SqlDatab
   if (knex.isTransaction === true) throw insideTransaction('fromKnex(knex) takes the Knex instance, not a transaction');
   return {
     // Knex's PostgreSQL client says it in BEGIN: `BEGIN TRANSACTION ISOLATION LEVEL read committed`.
-    transaction: (work, opening) => knex.transaction((trx) => openWith(knexRunner(trx), trx, work, opening), READ_COMMITTED),
+    transaction: (work, opening) =>
+      knex.transaction((trx) => openWith(knexRunner(trx), trx, work, opening), READ_COMMITTED),
     runner: knexRunner,
     query: knexRunner(knex).query,
   };
@@ -68,7 +69,10 @@ const TOKENS = /'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|\/\*[\s\S]*?\*\/|(\$(?:[A
  * in a string or a comment) is escaped as `\?`, which Knex sends as `?`. A `\`
  * right before a `?` cannot pass through Knex at all; retrysafe's SQL has none.
  */
-function knexPlaceholders(text: string, values: readonly unknown[]): { readonly sql: string; readonly bindings: readonly unknown[] } {
+function knexPlaceholders(
+  text: string,
+  values: readonly unknown[],
+): { readonly sql: string; readonly bindings: readonly unknown[] } {
   const bindings: unknown[] = [];
   const sql = text.replace(TOKENS, (token: string, _tag: unknown, position: string | undefined) => {
     if (position === undefined) return token.replaceAll('?', '\\?');

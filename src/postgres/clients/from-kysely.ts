@@ -2,7 +2,11 @@ import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../.
 
 /** What Kysely's `CompiledQuery.raw(text, values)` builds, written out so that retrysafe need not import Kysely. */
 export interface KyselyRawQuery {
-  readonly query: { readonly kind: 'RawNode'; readonly sqlFragments: readonly string[]; readonly parameters: readonly never[] };
+  readonly query: {
+    readonly kind: 'RawNode';
+    readonly sqlFragments: readonly string[];
+    readonly parameters: readonly never[];
+  };
   readonly queryId: { readonly queryId: string };
   readonly sql: string;
   readonly parameters: readonly unknown[];
@@ -15,7 +19,9 @@ export interface KyselyQueryable {
 
 /** The members of a `Kysely<DB>` instance that retrysafe calls. */
 export interface KyselyLike<Tx extends KyselyQueryable> extends KyselyQueryable {
-  transaction(): { setIsolationLevel(level: 'read committed'): { execute<T>(work: (tx: Tx) => Promise<T>): Promise<T> } };
+  transaction(): {
+    setIsolationLevel(level: 'read committed'): { execute<T>(work: (tx: Tx) => Promise<T>): Promise<T> };
+  };
 }
 
 /**
@@ -26,7 +32,11 @@ export interface KyselyLike<Tx extends KyselyQueryable> extends KyselyQueryable 
  */
 export function fromKysely<Tx extends KyselyQueryable>(db: KyselyLike<Tx>): SqlDatabase<Tx> {
   return {
-    transaction: (work, opening) => db.transaction().setIsolationLevel('read committed').execute((tx) => openWith(kyselyRunner(tx), tx, work, opening)),
+    transaction: (work, opening) =>
+      db
+        .transaction()
+        .setIsolationLevel('read committed')
+        .execute((tx) => openWith(kyselyRunner(tx), tx, work, opening)),
     runner: kyselyRunner,
     query: kyselyRunner(db).query,
   };
@@ -38,7 +48,8 @@ export function fromKysely<Tx extends KyselyQueryable>(db: KyselyLike<Tx>): SqlD
  * columns (CamelCasePlugin) would rename retrysafe's own.
  */
 export function kyselyRunner(target: KyselyQueryable): SqlClient {
-  const run = <Row>(text: string, values: readonly unknown[]) => target.withoutPlugins().executeQuery<Row>(rawQuery(text, values));
+  const run = <Row>(text: string, values: readonly unknown[]) =>
+    target.withoutPlugins().executeQuery<Row>(rawQuery(text, values));
   return {
     async query<Row>(text: string | Statement, values?: readonly unknown[]) {
       const { rows } = await run<Row>(typeof text === 'string' ? text : text.text, values ?? []);
@@ -51,7 +62,12 @@ export function kyselyRunner(target: KyselyQueryable): SqlClient {
 }
 
 function rawQuery(text: string, values: readonly unknown[]): KyselyRawQuery {
-  return { query: { kind: 'RawNode', sqlFragments: [text], parameters: [] }, queryId: UNUSED_QUERY_ID, sql: text, parameters: values };
+  return {
+    query: { kind: 'RawNode', sqlFragments: [text], parameters: [] },
+    queryId: UNUSED_QUERY_ID,
+    sql: text,
+    parameters: values,
+  };
 }
 
 /** Kysely keys plugin state by query id; without plugins nothing reads it, so one shared id will do. */

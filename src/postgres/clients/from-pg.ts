@@ -1,5 +1,12 @@
 import { warnProcess } from '../../core/process-warning.js';
-import { type BoundStatement, type Opened, open, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
+import {
+  type BoundStatement,
+  type Opened,
+  open,
+  type SqlClient,
+  type SqlDatabase,
+  type Statement,
+} from '../../store/sql-client.js';
 import { PREPARED_STATEMENT_ELSEWHERE, sqlState } from '../sqlstate.js';
 import { BEGIN_READ_COMMITTED } from './read-committed.js';
 
@@ -42,16 +49,30 @@ export interface FromPgOptions {
  * promise and a callback form) and TypeScript infers from the last one only,
  * so both forms are matched to read the promise's client.
  */
-export type PgPoolClient<Pool> = Pool extends { connect(): Promise<infer Client extends PgClientLike>; connect(callback: never): void } ? Client : never;
+export type PgPoolClient<Pool> = Pool extends {
+  connect(): Promise<infer Client extends PgClientLike>;
+  connect(callback: never): void;
+}
+  ? Client
+  : never;
 
 /**
  * A node-postgres pool as a retrysafe database. Route handlers receive the
  * pool's own client: `pg.PoolClient` for a `pg.Pool`, without a type argument.
  */
-export function fromPg<Pool extends PgPoolLike<PgClientLike>>(pool: Pool, options?: FromPgOptions): SqlDatabase<PgPoolClient<Pool>>;
+export function fromPg<Pool extends PgPoolLike<PgClientLike>>(
+  pool: Pool,
+  options?: FromPgOptions,
+): SqlDatabase<PgPoolClient<Pool>>;
 /** The same, with the client type named: `fromPg<pg.PoolClient>(pool)`. */
-export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, options?: FromPgOptions): SqlDatabase<Client>;
-export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, options: FromPgOptions = {}): SqlDatabase<Client> {
+export function fromPg<Client extends PgClientLike>(
+  pool: PgPoolLike<Client>,
+  options?: FromPgOptions,
+): SqlDatabase<Client>;
+export function fromPg<Client extends PgClientLike>(
+  pool: PgPoolLike<Client>,
+  options: FromPgOptions = {},
+): SqlDatabase<Client> {
   const naming: Naming = { on: options.preparedStatements ?? true };
   // node-postgres takes the pool's own 'error' listener off a client it hands out: a backend that goes away
   // meanwhile (failover, restart, terminated) would emit an unhandled 'error' and end the process. The guard
@@ -76,7 +97,11 @@ export function fromPg<Client extends PgClientLike>(pool: PgPoolLike<Client>, op
       const wire = opening === undefined ? undefined : pipelineOf(client);
       try {
         const opened = await begin(client, naming, wire, opening);
-        const result = await work(wire === undefined ? pgSql(client, naming) : endingSql(client, naming, wire), client, opened);
+        const result = await work(
+          wire === undefined ? pgSql(client, naming) : endingSql(client, naming, wire),
+          client,
+          opened,
+        );
         if (wire !== undefined) wire.committing = true;
         await client.query('COMMIT');
         return result;
@@ -113,7 +138,13 @@ interface Naming {
  * own transaction, so it runs again, unnamed; in a transaction it has aborted
  * it, and the error is the caller's (its retry runs unnamed).
  */
-async function send(client: Pick<PgClientLike, 'query'>, naming: Naming, text: string | Statement, values: readonly unknown[] | undefined, alone = false): Promise<{ rows: unknown[] }> {
+async function send(
+  client: Pick<PgClientLike, 'query'>,
+  naming: Naming,
+  text: string | Statement,
+  values: readonly unknown[] | undefined,
+  alone = false,
+): Promise<{ rows: unknown[] }> {
   const bound = values === undefined ? undefined : [...values];
   if (typeof text === 'string' || !naming.on) return client.query(typeof text === 'string' ? text : text.text, bound);
   try {
@@ -139,12 +170,19 @@ function stopNaming(naming: Naming, code: string): void {
 }
 
 /** BEGIN, and the opening statement with it: one write and one round trip where the client can pipeline. */
-async function begin(client: PgClientLike, naming: Naming, wire: Wire | undefined, opening: BoundStatement | undefined): Promise<Opened> {
+async function begin(
+  client: PgClientLike,
+  naming: Naming,
+  wire: Wire | undefined,
+  opening: BoundStatement | undefined,
+): Promise<Opened> {
   if (wire === undefined || opening === undefined) {
     await client.query(BEGIN_READ_COMMITTED);
     return open(pgSql(client, naming), opening);
   }
-  const [begun, first] = wire.together(() => [client.query(BEGIN_READ_COMMITTED), open(pgSql(client, naming), opening)] as const);
+  const [begun, first] = wire.together(
+    () => [client.query(BEGIN_READ_COMMITTED), open(pgSql(client, naming), opening)] as const,
+  );
   const [, opened] = await Promise.all([begun, first]);
   // The handler's statements are not pipelined: it may use what pipeline mode refuses (cursors, `rows`).
   wire.settle();
@@ -175,7 +213,12 @@ interface Pipelinable {
 function pipelineOf(client: PgClientLike): Wire | undefined {
   const pipelinable = client as unknown as Partial<Pipelinable>;
   const stream = pipelinable.connection?.stream;
-  if (typeof pipelinable.pipeline !== 'boolean' || typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return undefined;
+  if (
+    typeof pipelinable.pipeline !== 'boolean' ||
+    typeof stream?.cork !== 'function' ||
+    typeof stream.uncork !== 'function'
+  )
+    return undefined;
   // A client of a pool created with `pipeline: true` stays in pipeline mode.
   const always = pipelinable.pipeline;
   const cork = stream.cork.bind(stream);

@@ -32,7 +32,10 @@ export function fromPGlite<Tx extends PGliteQueryable>(db: PGliteLike<Tx>): SqlD
 function pgliteSql(target: PGliteQueryable): SqlClient {
   return {
     async query<Row>(text: string | Statement, values?: readonly unknown[]) {
-      const result = await target.query<Row>(typeof text === 'string' ? text : text.text, values === undefined ? undefined : [...values]);
+      const result = await target.query<Row>(
+        typeof text === 'string' ? text : text.text,
+        values === undefined ? undefined : [...values],
+      );
       return { rows: result.rows };
     },
     async exec(script: string) {

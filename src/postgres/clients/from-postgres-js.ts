@@ -36,7 +36,9 @@ export function postgresJsRunner(target: PostgresJsQueryable): SqlClient {
   return {
     async query<Row>(text: string | Statement, values?: readonly unknown[]) {
       const named = typeof text !== 'string';
-      const rows = await target.unsafe(named ? text.text : text, values === undefined ? [] : [...values], { prepare: named });
+      const rows = await target.unsafe(named ? text.text : text, values === undefined ? [] : [...values], {
+        prepare: named,
+      });
       return { rows: [...rows] as Row[] };
     },
     async exec(script: string) {

@@ -22,7 +22,10 @@ export interface PrismaTransactionOptions {
 
 /** The members of a `PrismaClient` (Prisma 7, with a driver adapter such as `@prisma/adapter-pg`) that retrysafe calls. */
 export interface PrismaLike<Tx extends PrismaQueryable> extends PrismaQueryable {
-  $transaction<T>(work: (tx: Tx) => Promise<T>, options: PrismaTransactionOptions & { readonly isolationLevel: 'ReadCommitted' }): PromiseLike<T>;
+  $transaction<T>(
+    work: (tx: Tx) => Promise<T>,
+    options: PrismaTransactionOptions & { readonly isolationLevel: 'ReadCommitted' },
+  ): PromiseLike<T>;
 }
 
 /**
@@ -31,12 +34,16 @@ export interface PrismaLike<Tx extends PrismaQueryable> extends PrismaQueryable 
  * `timeout` ms, counted from its start: the claim's lock wait, the handler and
  * the completion must all fit (see `transactionTimeoutMs`).
  */
-export function fromPrisma<Tx extends PrismaQueryable>(prisma: PrismaLike<Tx>, options: PrismaTransactionOptions = {}): SqlDatabase<Tx> {
+export function fromPrisma<Tx extends PrismaQueryable>(
+  prisma: PrismaLike<Tx>,
+  options: PrismaTransactionOptions = {},
+): SqlDatabase<Tx> {
   const limits = extend(options, { timeout: options.timeout ?? DEFAULT_TIMEOUT_MS });
   // Prisma's driver adapters send it as SET TRANSACTION after BEGIN, one round trip more.
   const settings = extend(limits, { isolationLevel: 'ReadCommitted' as const });
   return {
-    transaction: async (work, opening) => prisma.$transaction((tx) => openWith(prismaRunner(tx), tx, work, opening), settings),
+    transaction: async (work, opening) =>
+      prisma.$transaction((tx) => openWith(prismaRunner(tx), tx, work, opening), settings),
     runner: prismaRunner,
     query: prismaRunner(prisma).query,
     transactionTimeoutMs: limits.timeout,

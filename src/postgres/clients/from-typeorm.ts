@@ -6,7 +6,11 @@ import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../.
  * result, because the plain one of an UPDATE or DELETE is `[rows, rowCount]`.
  */
 export interface TypeORMQueryRunnerLike {
-  query(query: string, parameters: unknown[] | undefined, useStructuredResult: true): Promise<{ readonly records: unknown[] }>;
+  query(
+    query: string,
+    parameters: unknown[] | undefined,
+    useStructuredResult: true,
+  ): Promise<{ readonly records: unknown[] }>;
   release(): Promise<void>;
 }
 
@@ -33,7 +37,8 @@ export interface TypeORMLike<Tx extends TypeORMManagerLike> {
  */
 export function fromTypeORM<Tx extends TypeORMManagerLike>(dataSource: TypeORMLike<Tx>): SqlDatabase<Tx> {
   return {
-    transaction: (work, opening) => dataSource.transaction('READ COMMITTED', (manager) => openWith(typeormRunner(manager), manager, work, opening)),
+    transaction: (work, opening) =>
+      dataSource.transaction('READ COMMITTED', (manager) => openWith(typeormRunner(manager), manager, work, opening)),
     runner: typeormRunner,
     async query<Row>(text: string | Statement, values?: readonly unknown[]) {
       const runner = dataSource.createQueryRunner();
@@ -49,7 +54,10 @@ export function fromTypeORM<Tx extends TypeORMManagerLike>(dataSource: TypeORMLi
 /** retrysafe's statement runner in a TypeORM transaction, for `enqueue(typeormRunner(manager), …)`. */
 export function typeormRunner(manager: TypeORMManagerLike): SqlClient {
   if (manager.queryRunner === undefined) {
-    throw new RetrysafeError('misuse', 'This EntityManager runs no transaction: pass the one dataSource.transaction() hands its callback.');
+    throw new RetrysafeError(
+      'misuse',
+      'This EntityManager runs no transaction: pass the one dataSource.transaction() hands its callback.',
+    );
   }
   return queryRunnerSql(manager.queryRunner);
 }
@@ -57,7 +65,11 @@ export function typeormRunner(manager: TypeORMManagerLike): SqlClient {
 function queryRunnerSql(runner: TypeORMQueryRunnerLike): SqlClient {
   return {
     async query<Row>(text: string | Statement, values?: readonly unknown[]) {
-      const { records } = await runner.query(typeof text === 'string' ? text : text.text, values === undefined ? undefined : [...values], true);
+      const { records } = await runner.query(
+        typeof text === 'string' ? text : text.text,
+        values === undefined ? undefined : [...values],
+        true,
+      );
       return { rows: records as Row[] };
     },
     async exec(script: string) {

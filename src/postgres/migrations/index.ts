@@ -16,4 +16,15 @@ export type { Migration } from './migration.js';
  * Every migration this version knows, in order. Modules rather than files
  * read at run time, so that bundlers carry them along.
  */
-export const migrations: readonly Migration[] = [operations, leases, outboxInbox, hotCompletion, domainChecks, stepStartsAndBackoff, writeOnce, principal, oneSweepIndex, operatorActions];
+export const migrations: readonly Migration[] = [
+  operations,
+  leases,
+  outboxInbox,
+  hotCompletion,
+  domainChecks,
+  stepStartsAndBackoff,
+  writeOnce,
+  principal,
+  oneSweepIndex,
+  operatorActions,
+];

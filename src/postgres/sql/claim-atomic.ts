@@ -16,12 +16,18 @@ import { ids } from './record-row.js';
  * $1 tenant, $2 operation, $3 key,
  * $4 statement_timeout for the rest of the transaction (e.g. '30000ms', or null for the session's).
  */
-export const CLAIM_ATOMIC = statement('retrysafe_claim_atomic', `
+export const CLAIM_ATOMIC = statement(
+  'retrysafe_claim_atomic',
+  `
 SELECT pg_try_advisory_xact_lock(hashtextextended($3, hashtextextended($2, hashtextextended($1, 0)))) AS locked,
   EXISTS (SELECT 1 FROM retrysafe_operations AS o WHERE o.tenant = $1 AND o.operation = $2 AND o.key = $3) AS found
-FROM (SELECT set_config('statement_timeout', coalesce($4, current_setting('statement_timeout')), true)) AS timeout`);
+FROM (SELECT set_config('statement_timeout', coalesce($4, current_setting('statement_timeout')), true)) AS timeout`,
+);
 
 /** The values of `CLAIM_ATOMIC` for one request. */
 export function claimAtomicValues(request: ClaimRequest): unknown[] {
-  return [...ids(request.identity), request.statementTimeoutMs === undefined ? null : `${request.statementTimeoutMs}ms`];
+  return [
+    ...ids(request.identity),
+    request.statementTimeoutMs === undefined ? null : `${request.statementTimeoutMs}ms`,
+  ];
 }

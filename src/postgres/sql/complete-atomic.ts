@@ -14,9 +14,12 @@ const outcome = completionInsert(6);
  * was already on its way.
  * $1 tenant, $2 operation, $3 key, $4 fingerprint, $5 principal digest (or null), then the outcome from $6 (see `completionValues`).
  */
-export const COMPLETE_ATOMIC = statement('retrysafe_complete_atomic', `
+export const COMPLETE_ATOMIC = statement(
+  'retrysafe_complete_atomic',
+  `
 INSERT INTO retrysafe_operations (tenant, operation, key, fingerprint, principal, ${outcome.columns})
-VALUES ($1, $2, $3, $4::bytea, $5::bytea, ${outcome.values})`);
+VALUES ($1, $2, $3, $4::bytea, $5::bytea, ${outcome.values})`,
+);
 
 /** The values of `COMPLETE_ATOMIC` for one request and its outcome. */
 export function completeAtomicValues(request: ClaimRequest, completion: Completion): unknown[] {

@@ -21,7 +21,10 @@ const param = (first: number, offset: number): `$${number}` => `$${first + offse
  * values from parameter $first on, in the order `completionValues` gives them.
  */
 export function completionAssignments(first: number): string {
-  return [...OUTCOME.map(([column, value], offset) => `${column} = ${value(param(first, offset))}`), 'finished_at = now()'].join(',\n    ');
+  return [
+    ...OUTCOME.map(([column, value], offset) => `${column} = ${value(param(first, offset))}`),
+    'finished_at = now()',
+  ].join(',\n    ');
 }
 
 /** The same outcome as the columns and values of an INSERT, from parameter $first on. */

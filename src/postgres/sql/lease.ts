@@ -49,10 +49,13 @@ WHERE o.tenant = $1 AND o.operation = $2 AND o.key = $3 AND NOT EXISTS (SELECT F
  * $4 fingerprint, $5 owner, $6 lease seconds, $7 input, $8 mode, $9 principal digest (or null).
  * `$4::bytea`: drivers that encode a value by its parameter's type (PGlite) know bytea, not the column's domain.
  */
-export const CLAIM_LEASE = statement('retrysafe_claim_lease', claimOrRead(`
+export const CLAIM_LEASE = statement(
+  'retrysafe_claim_lease',
+  claimOrRead(`
   INSERT INTO retrysafe_operations AS o
     (tenant, operation, key, fingerprint, state, owner_token, lease_expires_at, input, mode, principal)
-  VALUES ($1, $2, $3, $4::bytea, 'in_progress', $5, now() + make_interval(secs => $6), ${jsonText('$7')}, $8, $9::bytea)`));
+  VALUES ($1, $2, $3, $4::bytea, 'in_progress', $5, now() + make_interval(secs => $6), ${jsonText('$7')}, $8, $9::bytea)`),
+);
 
 /** The values of `CLAIM_LEASE` for one request. */
 export function claimLeaseValues(request: LeaseRequest): unknown[] {
@@ -73,7 +76,9 @@ export function claimLeaseValues(request: LeaseRequest): unknown[] {
  * backoff of a failed attempt has passed.
  * $4 fencing token seen, $5 new owner, $6 lease seconds.
  */
-export const TAKE_OVER = statement('retrysafe_take_over', `
+export const TAKE_OVER = statement(
+  'retrysafe_take_over',
+  `
 UPDATE retrysafe_operations
 SET owner_token = $5,
     lease_expires_at = now() + make_interval(secs => $6),
@@ -82,20 +87,29 @@ SET owner_token = $5,
     fencing_token = fencing_token + 1
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND lease_expires_at <= now() AND ${RESTED} AND fencing_token = $4
-RETURNING ${LEASE_COLUMNS}`);
+RETURNING ${LEASE_COLUMNS}`,
+);
 
 /** The values of `TAKE_OVER`. */
-export function takeOverValues(identity: OperationIdentity, seenFencingToken: number, ownerToken: string, leaseSeconds: number): unknown[] {
+export function takeOverValues(
+  identity: OperationIdentity,
+  seenFencingToken: number,
+  ownerToken: string,
+  leaseSeconds: number,
+): unknown[] {
   return [...ids(identity), seenFencingToken, ownerToken, leaseSeconds];
 }
 
 /** $4 owner, $5 fencing token, $6 lease seconds. */
-export const RENEW = statement('retrysafe_renew', `
+export const RENEW = statement(
+  'retrysafe_renew',
+  `
 UPDATE retrysafe_operations
 SET lease_expires_at = now() + make_interval(secs => $6)
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
-RETURNING lease_expires_at`);
+RETURNING lease_expires_at`,
+);
 
 /** The values of `RENEW`. */
 export function renewValues(lease: Lease, leaseSeconds: number): unknown[] {
@@ -107,11 +121,14 @@ export function renewValues(lease: Lease, leaseSeconds: number): unknown[] {
  * that no take-over can slip in before the transaction's checkpoint commits.
  * $4 owner, $5 fencing token.
  */
-export const LOCK_OWNED = statement('retrysafe_lock_owned', `
+export const LOCK_OWNED = statement(
+  'retrysafe_lock_owned',
+  `
 SELECT 1 FROM retrysafe_operations
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
-FOR UPDATE`);
+FOR UPDATE`,
+);
 
 /** The values of `LOCK_OWNED`. */
 export function lockOwnedValues(lease: Lease): unknown[] {
@@ -133,14 +150,17 @@ const OWNED_RENEWED = `WITH owned AS (
  * attempt is started again; a finished one is not.
  * $4 owner, $5 fencing token, $6 lease seconds, $7 step.
  */
-export const START_STEP = statement('retrysafe_start_step', `
+export const START_STEP = statement(
+  'retrysafe_start_step',
+  `
 ${OWNED_RENEWED}
 INSERT INTO retrysafe_steps (tenant, operation, key, step, fencing_token)
 SELECT tenant, operation, key, $7, fencing_token FROM owned
 ON CONFLICT (tenant, operation, key, step) DO UPDATE
   SET fencing_token = EXCLUDED.fencing_token, started_at = now()
   WHERE retrysafe_steps.finished_at IS NULL
-RETURNING step`);
+RETURNING step`,
+);
 
 /** The values of `START_STEP`. */
 export function startStepValues(lease: Lease, step: string, leaseSeconds: number): unknown[] {
@@ -152,14 +172,17 @@ export function startStepValues(lease: Lease, step: string, leaseSeconds: number
  * finishes the step's started row, or is the step's first row (a local step).
  * $4 owner, $5 fencing token, $6 lease seconds, $7 step, $8 result.
  */
-export const CHECKPOINT = statement('retrysafe_checkpoint', `
+export const CHECKPOINT = statement(
+  'retrysafe_checkpoint',
+  `
 ${OWNED_RENEWED}
 INSERT INTO retrysafe_steps (tenant, operation, key, step, result, fencing_token, finished_at)
 SELECT tenant, operation, key, $7, ${jsonText('$8')}, fencing_token, now() FROM owned
 ON CONFLICT (tenant, operation, key, step) DO UPDATE
   SET result = EXCLUDED.result, fencing_token = EXCLUDED.fencing_token, finished_at = EXCLUDED.finished_at
   WHERE retrysafe_steps.finished_at IS NULL
-RETURNING step`);
+RETURNING step`,
+);
 
 /** The values of `CHECKPOINT`; the result is stored as JSON. */
 export function checkpointValues(lease: Lease, step: string, result: unknown, leaseSeconds: number): unknown[] {
@@ -167,9 +190,12 @@ export function checkpointValues(lease: Lease, step: string, result: unknown, le
 }
 
 /** Every step started or finished so far; a step without `finished_at` may have reached the outside world. */
-export const READ_STEPS = statement('retrysafe_read_steps', `
+export const READ_STEPS = statement(
+  'retrysafe_read_steps',
+  `
 SELECT step, result, finished_at IS NOT NULL AS finished FROM retrysafe_steps
-WHERE tenant = $1 AND operation = $2 AND key = $3`);
+WHERE tenant = $1 AND operation = $2 AND key = $3`,
+);
 
 /** The values of `READ_STEPS`. */
 export function readStepsValues(lease: Lease): unknown[] {
@@ -181,7 +207,9 @@ export function readStepsValues(lease: Lease): unknown[] {
  * $4 owner, $5 fencing token, $6 state, $7 status, $8 headers, $9 body,
  * $10 resource, $11 response seconds, $12 tombstone seconds, $13 body omitted.
  */
-export const COMPLETE_LEASE = statement('retrysafe_complete_lease', `
+export const COMPLETE_LEASE = statement(
+  'retrysafe_complete_lease',
+  `
 UPDATE retrysafe_operations
 SET ${completionAssignments(6)},
     owner_token = NULL,
@@ -189,7 +217,8 @@ SET ${completionAssignments(6)},
     input = NULL
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
-RETURNING 1`);
+RETURNING 1`,
+);
 
 /** The values of `COMPLETE_LEASE`. */
 export function completeLeaseValues(lease: Lease, completion: Completion): unknown[] {
@@ -197,11 +226,14 @@ export function completeLeaseValues(lease: Lease, completion: Completion): unkno
 }
 
 /** Gives the operation up when nothing of it reached the outside world: a retry starts afresh. $4 owner, $5 fencing token. */
-export const ABANDON = statement('retrysafe_abandon', `
+export const ABANDON = statement(
+  'retrysafe_abandon',
+  `
 DELETE FROM retrysafe_operations
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
-RETURNING 1`);
+RETURNING 1`,
+);
 
 /** The values of `ABANDON`. */
 export function abandonValues(lease: Lease): unknown[] {
@@ -214,14 +246,17 @@ export function abandonValues(lease: Lease): unknown[] {
  * backoff, so a duplicate's Retry-After and the workers' index see it too.
  * $4 owner, $5 fencing token, $6 backoff seconds, $7 1 when the failure counts toward giving up.
  */
-export const RELEASE = statement('retrysafe_release', `
+export const RELEASE = statement(
+  'retrysafe_release',
+  `
 UPDATE retrysafe_operations
 SET lease_expires_at = now() + make_interval(secs => $6),
     not_before = now() + make_interval(secs => $6),
     failures = failures + $7
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
-RETURNING 1`);
+RETURNING 1`,
+);
 
 /** The values of `RELEASE`. */
 export function releaseValues(lease: Lease, release: Release): unknown[] {
@@ -229,12 +264,15 @@ export function releaseValues(lease: Lease, release: Release): unknown[] {
 }
 
 /** $4 owner, $5 fencing token, $6 reason. */
-export const MARK_UNKNOWN = statement('retrysafe_mark_unknown', `
+export const MARK_UNKNOWN = statement(
+  'retrysafe_mark_unknown',
+  `
 UPDATE retrysafe_operations
 SET state = 'unknown', reason = $6, owner_token = NULL, lease_expires_at = NULL
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
-RETURNING 1`);
+RETURNING 1`,
+);
 
 /** The values of `MARK_UNKNOWN`. */
 export function markUnknownValues(lease: Lease, reason: string): unknown[] {
@@ -246,13 +284,16 @@ export function markUnknownValues(lease: Lease, reason: string): unknown[] {
  * named, so that leases no worker here can complete do not crowd out the rest.
  * $1 limit, $2 operation names, or null for all.
  */
-export const EXPIRED_LEASES = statement('retrysafe_expired_leases', `
+export const EXPIRED_LEASES = statement(
+  'retrysafe_expired_leases',
+  `
 SELECT tenant, operation, key, fencing_token, mode
 FROM retrysafe_operations
 WHERE state = 'in_progress' AND lease_expires_at <= now() AND ${RESTED}
   AND ($2::text[] IS NULL OR mode = 'transparent' OR operation = ANY ($2::text[]))
 ORDER BY lease_expires_at
-LIMIT $1`);
+LIMIT $1`,
+);
 
 /** The values of `EXPIRED_LEASES`: every operation's when none are named. */
 export function expiredLeasesValues(limit: number, operations: readonly string[] | undefined): unknown[] {
@@ -265,17 +306,25 @@ export function expiredLeasesValues(limit: number, operations: readonly string[]
  * $10 tombstone seconds, $11 body omitted, $12 reason, $13 the fencing token
  * the operator saw, or null.
  */
-export const RESOLVE_UNKNOWN = statement('retrysafe_resolve_unknown', `
+export const RESOLVE_UNKNOWN = statement(
+  'retrysafe_resolve_unknown',
+  `
 UPDATE retrysafe_operations
 SET ${completionAssignments(4)},
     reason = $12,
     input = NULL
 WHERE tenant = $1 AND operation = $2 AND key = $3 AND state = 'unknown'
   AND ($13::int IS NULL OR fencing_token = $13)
-RETURNING 1`);
+RETURNING 1`,
+);
 
 /** The values of `RESOLVE_UNKNOWN`. */
-export function resolveUnknownValues(identity: OperationIdentity, completion: Completion, reason: string, fencingToken?: number): unknown[] {
+export function resolveUnknownValues(
+  identity: OperationIdentity,
+  completion: Completion,
+  reason: string,
+  fencingToken?: number,
+): unknown[] {
   return [...ids(identity), ...completionValues(completion), reason, fencingToken ?? null];
 }
 
@@ -285,16 +334,24 @@ export function resolveUnknownValues(identity: OperationIdentity, completion: Co
  * horizon start again, its steps and their recovery points stay.
  * $4 owner token nobody holds, $5 reason, $6 the fencing token the operator saw, or null.
  */
-export const RETRY_UNKNOWN = statement('retrysafe_retry_unknown', `
+export const RETRY_UNKNOWN = statement(
+  'retrysafe_retry_unknown',
+  `
 UPDATE retrysafe_operations
 SET state = 'in_progress', owner_token = $4, lease_expires_at = now(), not_before = NULL,
     failures = 0, retried_at = now(), reason = $5
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'unknown' AND mode = 'leased' AND input IS NOT NULL
   AND ($6::int IS NULL OR fencing_token = $6)
-RETURNING 1`);
+RETURNING 1`,
+);
 
 /** The values of `RETRY_UNKNOWN`. */
-export function retryUnknownValues(identity: OperationIdentity, ownerToken: string, reason: string, fencingToken?: number): unknown[] {
+export function retryUnknownValues(
+  identity: OperationIdentity,
+  ownerToken: string,
+  reason: string,
+  fencingToken?: number,
+): unknown[] {
   return [...ids(identity), ownerToken, reason, fencingToken ?? null];
 }

@@ -33,7 +33,14 @@ export interface RecordRow {
 }
 
 export function toRecord(identity: OperationIdentity, row: RecordRow): OperationRecord {
-  const base = { identity, mode: row.mode, fingerprint: row.fingerprint, principal: row.principal ?? undefined, createdAt: row.created_at, readAt: row.read_at };
+  const base = {
+    identity,
+    mode: row.mode,
+    fingerprint: row.fingerprint,
+    principal: row.principal ?? undefined,
+    createdAt: row.created_at,
+    readAt: row.read_at,
+  };
   switch (row.state) {
     case 'in_progress':
       return {
@@ -51,7 +58,11 @@ export function toRecord(identity: OperationIdentity, row: RecordRow): Operation
         completedAt: row.finished_at ?? row.read_at,
         responseExpiresAt: row.response_expires_at ?? row.read_at,
         responseOmitted: row.response_omitted,
-        response: { status: row.response_status ?? 500, headers: row.response_headers ?? {}, body: row.response_body ?? new Uint8Array() },
+        response: {
+          status: row.response_status ?? 500,
+          headers: row.response_headers ?? {},
+          body: row.response_body ?? new Uint8Array(),
+        },
       };
     case 'unknown':
       return { state: row.state, ...base, reason: row.reason ?? '' };

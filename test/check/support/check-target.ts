@@ -17,7 +17,10 @@ export function ordersTarget(origin: string, overrides: Partial<CheckOptions> = 
 
 /** Each probe's result, by name, for a compact assertion. */
 export function resultsOf(report: CheckReport): Record<ProbeName, ProbeResult['result']> {
-  return Object.fromEntries(report.probes.map((probe) => [probe.probe, probe.result])) as Record<ProbeName, ProbeResult['result']>;
+  return Object.fromEntries(report.probes.map((probe) => [probe.probe, probe.result])) as Record<
+    ProbeName,
+    ProbeResult['result']
+  >;
 }
 
 export function probe(report: CheckReport, name: ProbeName): ProbeResult {

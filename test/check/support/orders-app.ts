@@ -17,7 +17,8 @@ interface OrderRow {
   readonly qty: number;
 }
 
-export const ORDERS_TABLE = 'CREATE TABLE orders (id serial PRIMARY KEY, tenant text NOT NULL, sku text NOT NULL, qty integer NOT NULL)';
+export const ORDERS_TABLE =
+  'CREATE TABLE orders (id serial PRIMARY KEY, tenant text NOT NULL, sku text NOT NULL, qty integer NOT NULL)';
 
 const tenantOf = (req: Request): string | undefined => tenantTokens[req.get('authorization') ?? ''];
 
@@ -41,10 +42,16 @@ export function startOrdersApp(engine: Engine, workMs = 0): Promise<Listening> {
     atomic(config, {
       operation: 'orders.create@1',
       tenant: tenantOf,
-      input: (_req, body) => (isOrderInput(body) ? valid(body) : invalid({ status: 400, body: { error: 'sku and a positive qty are required' } })),
+      input: (_req, body) =>
+        isOrderInput(body)
+          ? valid(body)
+          : invalid({ status: 400, body: { error: 'sku and a positive qty are required' } }),
       handler: async ({ tx, input, tenant }) => {
         if (workMs > 0) await tx.query('SELECT pg_sleep($1)', [workMs / 1000]);
-        const { rows } = await tx.query<OrderRow>('INSERT INTO orders (tenant, sku, qty) VALUES ($1, $2, $3) RETURNING id, sku, qty', [tenant, input.sku, input.qty]);
+        const { rows } = await tx.query<OrderRow>(
+          'INSERT INTO orders (tenant, sku, qty) VALUES ($1, $2, $3) RETURNING id, sku, qty',
+          [tenant, input.sku, input.qty],
+        );
         const order = rows[0];
         return { status: 201, headers: { location: `/orders/${order?.id}` }, body: order };
       },
@@ -54,7 +61,10 @@ export function startOrdersApp(engine: Engine, workMs = 0): Promise<Listening> {
     const tenant = tenantOf(req);
     if (tenant === undefined) return void res.status(401).json({ error: 'unauthenticated' });
     const sku = typeof req.query.sku === 'string' ? req.query.sku : null;
-    const { rows } = await engine.database.query<OrderRow>('SELECT id, sku, qty FROM orders WHERE tenant = $1 AND ($2::text IS NULL OR sku = $2) ORDER BY id', [tenant, sku]);
+    const { rows } = await engine.database.query<OrderRow>(
+      'SELECT id, sku, qty FROM orders WHERE tenant = $1 AND ($2::text IS NULL OR sku = $2) ORDER BY id',
+      [tenant, sku],
+    );
     res.json({ orders: rows });
   });
   return listen(createServer(app));

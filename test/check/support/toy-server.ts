@@ -31,7 +31,9 @@ export type Flaw =
   | 'replays-to-revoked';
 
 /** Who a bearer token stands for: two users of tenant a, one of tenant b, and a revoked token of a's first user. */
-const principals: Readonly<Record<string, { readonly tenant: string; readonly user: string; readonly revoked?: true }>> = {
+const principals: Readonly<
+  Record<string, { readonly tenant: string; readonly user: string; readonly revoked?: true }>
+> = {
   'Bearer demo-a': { tenant: 'a', user: 'a1' },
   'Bearer demo-a2': { tenant: 'a', user: 'a2' },
   'Bearer demo-b': { tenant: 'b', user: 'b1' },
@@ -59,7 +61,9 @@ interface Stored {
   readonly body: string;
 }
 
-type KeyRecord = { readonly fingerprint: Fingerprint; readonly state: 'in_progress' } | { readonly fingerprint: Fingerprint; readonly state: 'completed'; readonly reply: Stored };
+type KeyRecord =
+  | { readonly fingerprint: Fingerprint; readonly state: 'in_progress' }
+  | { readonly fingerprint: Fingerprint; readonly state: 'completed'; readonly reply: Stored };
 
 /** A small in-memory orders endpoint on plain node:http, correct unless given a flaw. */
 export function startToyServer(options: ToyOptions = {}): Promise<Listening> {
@@ -69,22 +73,32 @@ export function startToyServer(options: ToyOptions = {}): Promise<Listening> {
   const records = new Map<string, KeyRecord>();
   const seen = new Map<string, number>();
 
-  async function create(req: IncomingMessage, res: ServerResponse, principal: (typeof principals)[string]): Promise<void> {
+  async function create(
+    req: IncomingMessage,
+    res: ServerResponse,
+    principal: (typeof principals)[string],
+  ): Promise<void> {
     const { tenant, user } = principal;
     const input = parseOrder(await readBody(req));
     if (input === undefined) return send(res, { status: 400, headers: json, body: '{"error":"bad order"}' });
     const parsed = parseIdempotencyKey(req.headersDistinct['idempotency-key']);
-    if (!parsed.ok && flaw !== 'any-key') return send(res, { status: 400, headers: json, body: JSON.stringify({ error: parsed.defect }) });
+    if (!parsed.ok && flaw !== 'any-key')
+      return send(res, { status: 400, headers: json, body: JSON.stringify({ error: parsed.defect }) });
     const key = parsed.ok ? parsed.key : String(req.headersDistinct['idempotency-key'] ?? '');
-    const scope = flaw === 'global-keys' ? key : flaw === 'principal-blind' ? `${tenant}\n${key}` : `${tenant}\n${user}\n${key}`;
+    const scope =
+      flaw === 'global-keys' ? key : flaw === 'principal-blind' ? `${tenant}\n${key}` : `${tenant}\n${user}\n${key}`;
     const print = fingerprint(input);
     const existing = records.get(scope);
-    if (principal.revoked === true && (flaw !== 'replays-to-revoked' || existing?.state !== 'completed')) return send(res, unauthenticated);
+    if (principal.revoked === true && (flaw !== 'replays-to-revoked' || existing?.state !== 'completed'))
+      return send(res, unauthenticated);
     // Only these flaws leave a gap between looking the key up and recording it.
-    if (existing === undefined && (flaw === 'check-then-insert' || (flaw === 'cold-race' && ordinal(scope) % 2 === 0))) await sleep(workMs);
+    if (existing === undefined && (flaw === 'check-then-insert' || (flaw === 'cold-race' && ordinal(scope) % 2 === 0)))
+      await sleep(workMs);
     if (existing !== undefined) {
-      if (flaw !== 'body-blind' && !sameFingerprint(existing.fingerprint, print)) return send(res, { status: 422, headers: json, body: '{"error":"key reused"}' });
-      if (existing.state === 'in_progress') return send(res, { status: 409, headers: { ...json, 'retry-after': '1' }, body: '{"error":"in progress"}' });
+      if (flaw !== 'body-blind' && !sameFingerprint(existing.fingerprint, print))
+        return send(res, { status: 422, headers: json, body: '{"error":"key reused"}' });
+      if (existing.state === 'in_progress')
+        return send(res, { status: 409, headers: { ...json, 'retry-after': '1' }, body: '{"error":"in progress"}' });
       return send(res, replay(existing.reply));
     }
     records.set(scope, { fingerprint: print, state: 'in_progress' });
@@ -96,9 +110,17 @@ export function startToyServer(options: ToyOptions = {}): Promise<Listening> {
     }
     const order = { id: orders.length + 1, tenant, sku: input.sku, qty: input.qty };
     orders.push(order);
-    const reply = { status: 201, headers: { ...json, location: `/orders/${order.id}` }, body: JSON.stringify({ id: order.id, sku: order.sku, qty: order.qty }) };
+    const reply = {
+      status: 201,
+      headers: { ...json, location: `/orders/${order.id}` },
+      body: JSON.stringify({ id: order.id, sku: order.sku, qty: order.qty }),
+    };
     const cookie = { 'set-cookie': `session=${user}-${order.id}; HttpOnly` };
-    const completed = { fingerprint: print, state: 'completed', reply: flaw === 'replays-cookie' ? { ...reply, headers: { ...reply.headers, ...cookie } } : reply } as const;
+    const completed = {
+      fingerprint: print,
+      state: 'completed',
+      reply: flaw === 'replays-cookie' ? { ...reply, headers: { ...reply.headers, ...cookie } } : reply,
+    } as const;
     if (flaw === 'forgets-on-hang-up') res.once('finish', () => records.set(scope, completed));
     else records.set(scope, completed);
     send(res, { ...reply, headers: { ...reply.headers, ...cookie } });
@@ -123,7 +145,8 @@ export function startToyServer(options: ToyOptions = {}): Promise<Listening> {
     const { tenant } = principal;
     const url = new URL(req.url ?? '/', 'http://toy');
     // A client that hung up before its body arrived leaves nothing to answer.
-    if (req.method === 'POST' && url.pathname === '/orders') return void create(req, res, principal).catch(() => res.destroy());
+    if (req.method === 'POST' && url.pathname === '/orders')
+      return void create(req, res, principal).catch(() => res.destroy());
     if (principal.revoked === true) return send(res, unauthenticated);
     if (req.method === 'GET' && url.pathname === '/orders') {
       const sku = url.searchParams.get('sku');

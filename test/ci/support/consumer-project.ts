@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const exec = promisify(execFile);
-const lock = JSON.parse(readFileSync(new URL('../../../package-lock.json', import.meta.url), 'utf8')) as { packages: Record<string, { version?: string }> };
+const lock = JSON.parse(readFileSync(new URL('../../../package-lock.json', import.meta.url), 'utf8')) as {
+  packages: Record<string, { version?: string }>;
+};
 
 /** The version this repository's lock file pins, so a consumer gets what the tests ran with. */
 function locked(name: string): string {
@@ -36,12 +38,27 @@ const TSCONFIG = {
 };
 
 /** A fresh project that installs the packed package and the given packages, as a user would. */
-export async function createConsumer(directory: string, tarball: string, packages: readonly string[], options: Readonly<Record<string, unknown>> = {}): Promise<void> {
+export async function createConsumer(
+  directory: string,
+  tarball: string,
+  packages: readonly string[],
+  options: Readonly<Record<string, unknown>> = {},
+): Promise<void> {
   await mkdir(directory, { recursive: true });
-  await writeFile(join(directory, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2));
-  await writeFile(join(directory, 'tsconfig.json'), JSON.stringify({ ...TSCONFIG, compilerOptions: { ...TSCONFIG.compilerOptions, ...options } }, null, 2));
+  await writeFile(
+    join(directory, 'package.json'),
+    JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2),
+  );
+  await writeFile(
+    join(directory, 'tsconfig.json'),
+    JSON.stringify({ ...TSCONFIG, compilerOptions: { ...TSCONFIG.compilerOptions, ...options } }, null, 2),
+  );
   const wanted = ['typescript', '@types/node', ...packages].map(locked);
-  await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, ...wanted], { cwd: directory, maxBuffer: 16 * 1024 * 1024 });
+  await exec(
+    'npm',
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, ...wanted],
+    { cwd: directory, maxBuffer: 16 * 1024 * 1024 },
+  );
 }
 
 /** Type-checks and compiles the project with its own TypeScript; the compiler's output on failure. */
@@ -72,12 +89,22 @@ export interface Server {
 }
 
 /** Runs a compiled snippet with node and waits until it accepts connections on `port`. */
-export function startSnippet(directory: string, file: string, port: number, env: Record<string, string>): Promise<Server> {
+export function startSnippet(
+  directory: string,
+  file: string,
+  port: number,
+  env: Record<string, string>,
+): Promise<Server> {
   return startServer(directory, [join(directory, 'build', file.replace(/\.ts$/, '.js'))], port, env);
 }
 
 /** Runs node with `args` and waits until it accepts connections on `port`, given as PORT. */
-export async function startServer(directory: string, args: readonly string[], port: number, env: Record<string, string>): Promise<Server> {
+export async function startServer(
+  directory: string,
+  args: readonly string[],
+  port: number,
+  env: Record<string, string>,
+): Promise<Server> {
   const child = spawn(process.execPath, args, {
     cwd: directory,
     env: newcomer({ ...env, PORT: String(port) }),

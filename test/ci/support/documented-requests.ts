@@ -33,7 +33,8 @@ export function documentedRequests(script: string): DocumentedStep[] {
     if (variable !== null) requests.push({ kind: 'variable', name: variable[1] ?? '', command: variable[2] ?? '' });
     if (!line.startsWith('curl ')) continue;
     const expectation = lines[index + 1]?.match(/^# → (\d{3})(.*)$/);
-    if (expectation === null || expectation === undefined) throw new Error(`"${line}" has no "# → <status>" line under it`);
+    if (expectation === null || expectation === undefined)
+      throw new Error(`"${line}" has no "# → <status>" line under it`);
     requests.push({
       kind: 'request',
       command: line,
@@ -47,7 +48,11 @@ export function documentedRequests(script: string): DocumentedStep[] {
 const exec = promisify(execFile);
 
 /** Runs a documented command as written in a shell with `variables`, its documented ports mapped to the ones in use. */
-export async function run(command: string, ports: ReadonlyMap<number, number>, variables: Readonly<Record<string, string>>): Promise<string> {
+export async function run(
+  command: string,
+  ports: ReadonlyMap<number, number>,
+  variables: Readonly<Record<string, string>>,
+): Promise<string> {
   const mapped = command.replace(/localhost:(\d+)/g, (_whole, port: string) => {
     const actual = ports.get(Number(port));
     if (actual === undefined) throw new Error(`${command}: nothing documented listens on ${port}`);
@@ -58,7 +63,11 @@ export async function run(command: string, ports: ReadonlyMap<number, number>, v
 }
 
 /** Sends a documented curl command and splits the answer `curl -i` printed. */
-export async function send(command: string, ports: ReadonlyMap<number, number>, variables: Readonly<Record<string, string>>): Promise<Answer> {
+export async function send(
+  command: string,
+  ports: ReadonlyMap<number, number>,
+  variables: Readonly<Record<string, string>>,
+): Promise<Answer> {
   const stdout = await run(`${command} --silent --show-error --max-time 20`, ports, variables);
   const split = stdout.indexOf('\r\n\r\n');
   const headers = split === -1 ? stdout : stdout.slice(0, split);

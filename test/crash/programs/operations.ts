@@ -5,7 +5,11 @@ import { paymentRoute } from '../../leases/payment-route.js';
 
 /** The configuration the crash programs share, from the environment the test sets. */
 export function crashConfig(database: SqlDatabase<SqlClient>): Idempotency<SqlClient> {
-  return idempotency({ store: postgresStore(database), leaseSeconds: Number(process.env.LEASE_SECONDS ?? 2), maxAttempts: Number(process.env.MAX_ATTEMPTS ?? 20) });
+  return idempotency({
+    store: postgresStore(database),
+    leaseSeconds: Number(process.env.LEASE_SECONDS ?? 2),
+    maxAttempts: Number(process.env.MAX_ATTEMPTS ?? 20),
+  });
 }
 
 export function payments() {

@@ -7,6 +7,9 @@ import { crashConfig, payments } from './operations.js';
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4 });
 const config = crashConfig(portable(fromPg(pool)));
 const route = payments();
-const report = await new RecoveryWorker({ config, operations: [{ operation: route.operation, handler: route.handler }] }).runOnce();
+const report = await new RecoveryWorker({
+  config,
+  operations: [{ operation: route.operation, handler: route.handler }],
+}).runOnce();
 process.stdout.write(`${JSON.stringify(report)}\n`);
 await pool.end();

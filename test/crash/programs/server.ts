@@ -9,7 +9,8 @@ import { crashConfig, payments } from './operations.js';
 // A service under crash tests: an atomic orders route and a leased payments route.
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
 // The same service over Drizzle: retrysafe's statements and the handlers' writes run in Drizzle's transaction.
-const database = process.env.DATA_LAYER === 'drizzle-pg' ? portable(fromDrizzle(drizzle({ client: pool }))) : portable(fromPg(pool));
+const database =
+  process.env.DATA_LAYER === 'drizzle-pg' ? portable(fromDrizzle(drizzle({ client: pool }))) : portable(fromPg(pool));
 const config = crashConfig(database);
 const tenant = (request: { headers: Record<string, unknown> }): string | undefined => {
   const value = request.headers['x-tenant'];
@@ -23,7 +24,10 @@ app.post(
     operation: 'orders.create@1',
     tenant,
     async handler({ tx, input, tenant: owner }) {
-      const { rows } = await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku) VALUES ($1, $2) RETURNING id', [owner, (input as { sku: string }).sku]);
+      const { rows } = await tx.query<{ id: number }>('INSERT INTO orders (tenant, sku) VALUES ($1, $2) RETURNING id', [
+        owner,
+        (input as { sku: string }).sku,
+      ]);
       const id = rows[0]?.id;
       return { status: 201, headers: { location: `/orders/${id}` }, body: { id, sku: (input as { sku: string }).sku } };
     },

@@ -37,11 +37,19 @@ export function serverAccount(): Promise<Account> {
 export async function asPostgres(file: string, args: readonly string[], timeoutMs = 120_000): Promise<string> {
   const { uid, gid } = await serverAccount();
   try {
-    const { stdout, stderr } = await run(file, [...args], { uid, gid, timeout: timeoutMs, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C' } });
+    const { stdout, stderr } = await run(file, [...args], {
+      uid,
+      gid,
+      timeout: timeoutMs,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C' },
+    });
     return stdout + stderr;
   } catch (error) {
     const failed = error as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`${file} ${args.join(' ')} failed: ${failed.message}\n${failed.stdout ?? ''}${failed.stderr ?? ''}`, { cause: error });
+    throw new Error(
+      `${file} ${args.join(' ')} failed: ${failed.message}\n${failed.stdout ?? ''}${failed.stderr ?? ''}`,
+      { cause: error },
+    );
   }
 }
 
@@ -61,6 +69,8 @@ export async function requireProgram(file: string): Promise<void> {
   try {
     await run(file, ['--version']);
   } catch (error) {
-    throw new Error(`${file} is missing: run .ci/faults.sh, which installs what the fault suites need.`, { cause: error });
+    throw new Error(`${file} is missing: run .ci/faults.sh, which installs what the fault suites need.`, {
+      cause: error,
+    });
   }
 }

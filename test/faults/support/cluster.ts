@@ -71,23 +71,53 @@ export async function createReplicatedPair(): Promise<ReplicatedPair> {
   const standbyPort = await freePort();
   const standby = clusterAt(root, 'standby', standbyPort);
   await asPostgres(join(PG_BIN, 'pg_basebackup'), [
-    '-d', `host=127.0.0.1 port=${primary.port} user=postgres application_name=standby`,
-    '-D', standby.dataDir, '-R', '-X', 'stream', '--no-sync',
+    '-d',
+    `host=127.0.0.1 port=${primary.port} user=postgres application_name=standby`,
+    '-D',
+    standby.dataDir,
+    '-R',
+    '-X',
+    'stream',
+    '--no-sync',
   ]);
-  await appendFile(join(standby.dataDir, 'postgresql.conf'), `\nport = ${standbyPort}\nunix_socket_directories = '${root}'\n`);
+  await appendFile(
+    join(standby.dataDir, 'postgresql.conf'),
+    `\nport = ${standbyPort}\nunix_socket_directories = '${root}'\n`,
+  );
   await standby.start();
   // Only the primary names a synchronous standby; ALTER SYSTEM after the backup keeps it out of the standby's copy.
   await primary.query("ALTER SYSTEM SET synchronous_standby_names = 'standby'");
   await primary.query("ALTER SYSTEM SET synchronous_commit = 'on'");
   await primary.query('SELECT pg_reload_conf()');
-  await waitFor(async () => (await primary.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_replication WHERE sync_state = 'sync'"))[0]?.n === 1, 'the standby to stream synchronously');
+  await waitFor(
+    async () =>
+      (
+        await primary.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_replication WHERE sync_state = 'sync'",
+        )
+      )[0]?.n === 1,
+    'the standby to stream synchronously',
+  );
   return { primary, standby, dispose: () => disposeAll(root, [primary, standby]) };
 }
 
 async function initialised(root: string, name: string): Promise<Cluster> {
   const cluster = clusterAt(root, name, await freePort());
-  await asPostgres(join(PG_BIN, 'initdb'), ['-D', cluster.dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
-  await appendFile(join(cluster.dataDir, 'postgresql.conf'), `\n${COMMON_SETTINGS.join('\n')}\nport = ${cluster.port}\nunix_socket_directories = '${root}'\n`);
+  await asPostgres(join(PG_BIN, 'initdb'), [
+    '-D',
+    cluster.dataDir,
+    '-U',
+    'postgres',
+    '--auth=trust',
+    '--no-sync',
+    '-E',
+    'UTF8',
+    '--locale=C',
+  ]);
+  await appendFile(
+    join(cluster.dataDir, 'postgresql.conf'),
+    `\n${COMMON_SETTINGS.join('\n')}\nport = ${cluster.port}\nunix_socket_directories = '${root}'\n`,
+  );
   return cluster;
 }
 
@@ -113,9 +143,17 @@ function clusterAt(root: string, name: string, port: number): Cluster {
       const postmaster = Number((await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
       // Every backend is a session of its own: stopped, the postmaster forks no more while its children are listed.
       process.kill(postmaster, 'SIGSTOP');
-      const children = (await run('ps', ['-o', 'pid=', '--ppid', String(postmaster)]).catch(() => ({ stdout: '' }))).stdout.split('\n').map(Number).filter((pid) => pid > 0);
+      const children = (
+        await run('ps', ['-o', 'pid=', '--ppid', String(postmaster)]).catch(() => ({ stdout: '' }))
+      ).stdout
+        .split('\n')
+        .map(Number)
+        .filter((pid) => pid > 0);
       for (const pid of [postmaster, ...children]) process.kill(pid, 'SIGKILL');
-      await waitFor(() => Promise.resolve(!alive(postmaster) && children.every((pid) => !alive(pid))), 'the killed server to be gone');
+      await waitFor(
+        () => Promise.resolve(!alive(postmaster) && children.every((pid) => !alive(pid))),
+        'the killed server to be gone',
+      );
     },
     async promote() {
       await pgCtl('-w', '-t', '60', 'promote');

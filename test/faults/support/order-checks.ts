@@ -13,7 +13,13 @@ export type Count = (sql: string) => Promise<number | undefined>;
  * saw replayed byte for byte, and, counted in SQL, one order and one
  * completed record per key and nothing left in progress.
  */
-export async function expectOrdersSettled(service: ServiceProcess, keyOf: ReadonlyMap<string, string>, histories: readonly KeyHistory[], count: Count, killed?: string): Promise<void> {
+export async function expectOrdersSettled(
+  service: ServiceProcess,
+  keyOf: ReadonlyMap<string, string>,
+  histories: readonly KeyHistory[],
+  count: Count,
+  killed?: string,
+): Promise<void> {
   expect(unexpectedAnswers(histories, killed), service.output().slice(-3000)).toEqual([]);
   expect(await Promise.race([service.exited, sleep(0, 'running')]), service.output().slice(-3000)).toBe('running');
   const seen = successesByKey(histories);
@@ -29,12 +35,25 @@ export async function expectOrdersSettled(service: ServiceProcess, keyOf: Readon
   // Keys and carts are made by `cartKeys`: letters, digits and dashes only.
   const list = (values: readonly string[]) => values.map((value) => `'${value}'`).join(', ');
   expect(await count(`SELECT count(*)::int AS n FROM orders WHERE cart_id IN (${list(carts)})`)).toBe(carts.length);
-  expect(await count('SELECT count(*)::int AS n FROM (SELECT tenant, cart_id FROM orders GROUP BY tenant, cart_id HAVING count(*) > 1) AS twice')).toBe(0);
-  expect(await count(`SELECT count(*)::int AS n FROM retrysafe_operations WHERE operation = 'orders.create@1' AND state = 'completed' AND key IN (${list([...keyOf.keys()])})`)).toBe(carts.length);
+  expect(
+    await count(
+      'SELECT count(*)::int AS n FROM (SELECT tenant, cart_id FROM orders GROUP BY tenant, cart_id HAVING count(*) > 1) AS twice',
+    ),
+  ).toBe(0);
+  expect(
+    await count(
+      `SELECT count(*)::int AS n FROM retrysafe_operations WHERE operation = 'orders.create@1' AND state = 'completed' AND key IN (${list([...keyOf.keys()])})`,
+    ),
+  ).toBe(carts.length);
   expect(await count("SELECT count(*)::int AS n FROM retrysafe_operations WHERE state = 'in_progress'")).toBe(0);
 }
 
 /** `count` carts named `prefix-0…`, each with a key of its own: key → cart. */
 export function cartKeys(prefix: string, count: number): Map<string, string> {
-  return new Map(Array.from({ length: count }, (_, index) => [`${prefix}-key-${index}-${Math.random().toString(36).slice(2)}`, `${prefix}-${index}`]));
+  return new Map(
+    Array.from({ length: count }, (_, index) => [
+      `${prefix}-key-${index}-${Math.random().toString(36).slice(2)}`,
+      `${prefix}-${index}`,
+    ]),
+  );
 }

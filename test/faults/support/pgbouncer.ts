@@ -20,36 +20,43 @@ export async function startPgBouncer(target: { readonly host: string; readonly p
   const port = await freePort();
   const ini = join(directory, 'pgbouncer.ini');
   await writeFile(join(directory, 'users.txt'), '"postgres" ""\n');
-  await writeFile(ini, [
-    '[databases]',
-    `* = host=${target.host} port=${target.port}`,
-    '[pgbouncer]',
-    'listen_addr = 127.0.0.1',
-    `listen_port = ${port}`,
-    "unix_socket_dir = ''",
-    'auth_type = trust',
-    `auth_file = ${join(directory, 'users.txt')}`,
-    'pool_mode = transaction',
-    'max_client_conn = 1000',
-    'default_pool_size = 30',
-    // Server connections are let go soon after use, so a test's DROP DATABASE does not wait for them.
-    'server_idle_timeout = 2',
-    'server_lifetime = 60',
-    'ignore_startup_parameters = extra_float_digits,options',
-    `logfile = ${join(directory, 'pgbouncer.log')}`,
-    '',
-  ].join('\n'));
+  await writeFile(
+    ini,
+    [
+      '[databases]',
+      `* = host=${target.host} port=${target.port}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      "unix_socket_dir = ''",
+      'auth_type = trust',
+      `auth_file = ${join(directory, 'users.txt')}`,
+      'pool_mode = transaction',
+      'max_client_conn = 1000',
+      'default_pool_size = 30',
+      // Server connections are let go soon after use, so a test's DROP DATABASE does not wait for them.
+      'server_idle_timeout = 2',
+      'server_lifetime = 60',
+      'ignore_startup_parameters = extra_float_digits,options',
+      `logfile = ${join(directory, 'pgbouncer.log')}`,
+      '',
+    ].join('\n'),
+  );
   const { uid, gid } = await serverAccount();
   const child: ChildProcess = spawn('pgbouncer', [ini], { stdio: 'ignore', uid, gid });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`;
-  await waitFor(async () => {
-    const client = new pg.Client({ connectionString: url() });
-    client.on('error', () => {});
-    await client.connect();
-    await client.end();
-    return true;
-  }, 'PgBouncer to accept connections', 30_000);
+  await waitFor(
+    async () => {
+      const client = new pg.Client({ connectionString: url() });
+      client.on('error', () => {});
+      await client.connect();
+      await client.end();
+      return true;
+    },
+    'PgBouncer to accept connections',
+    30_000,
+  );
   return {
     port,
     url,

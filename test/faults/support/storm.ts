@@ -81,10 +81,16 @@ export async function afterFinals(running: Storm, count: number): Promise<void> 
 
 async function attemptOnce(send: () => Promise<HttpAnswer>, service: string, hangMs: number): Promise<Attempt> {
   let timer: NodeJS.Timeout | undefined;
-  const hang = new Promise<Attempt>((resolve) => (timer = setTimeout(() => resolve({ kind: 'hang', service }), hangMs)));
+  const hang = new Promise<Attempt>(
+    (resolve) => (timer = setTimeout(() => resolve({ kind: 'hang', service }), hangMs)),
+  );
   const sent = send().then(
     (answer): Attempt => ({ kind: 'answer', answer, service }),
-    (error: unknown): Attempt => ({ kind: 'network-error', message: error instanceof Error ? error.message : String(error), service }),
+    (error: unknown): Attempt => ({
+      kind: 'network-error',
+      message: error instanceof Error ? error.message : String(error),
+      service,
+    }),
   );
   try {
     return await Promise.race([sent, hang]);
@@ -102,7 +108,10 @@ export function unexpectedAnswers(histories: readonly KeyHistory[], killed?: str
   return histories.flatMap(({ key, attempts }) =>
     attempts.flatMap((attempt) => {
       if (attempt.kind === 'network-error' && attempt.service === killed) return [];
-      if (attempt.kind !== 'answer') return [`${key}: ${attempt.kind}${attempt.kind === 'network-error' ? ` (${attempt.message})` : ''} from ${attempt.service}`];
+      if (attempt.kind !== 'answer')
+        return [
+          `${key}: ${attempt.kind}${attempt.kind === 'network-error' ? ` (${attempt.message})` : ''} from ${attempt.service}`,
+        ];
       const { status, headers } = attempt.answer;
       if (status === 201) return [];
       if ((status === 503 || status === 409) && headers['retry-after'] !== undefined) return [];
@@ -116,7 +125,8 @@ export function successesByKey(histories: readonly KeyHistory[]): Map<string, Bu
   const seen = new Map<string, Buffer[]>();
   for (const { key, attempts } of histories) {
     for (const attempt of attempts) {
-      if (attempt.kind === 'answer' && attempt.answer.status === 201) seen.set(key, [...(seen.get(key) ?? []), attempt.answer.body]);
+      if (attempt.kind === 'answer' && attempt.answer.status === 201)
+        seen.set(key, [...(seen.get(key) ?? []), attempt.answer.body]);
     }
   }
   return seen;
@@ -125,12 +135,19 @@ export function successesByKey(histories: readonly KeyHistory[]): Map<string, Bu
 /** Puts one cart per key, version 1, for `tenant`'s token. */
 export async function putCarts(service: string, carts: readonly string[], token = 'demo-a'): Promise<void> {
   for (const cart of carts) {
-    const put = await call(service, 'PUT', `/v1/carts/${cart}`, { token, json: { items: [{ sku: 'GADGET-2', qty: 1 }] } });
+    const put = await call(service, 'PUT', `/v1/carts/${cart}`, {
+      token,
+      json: { items: [{ sku: 'GADGET-2', qty: 1 }] },
+    });
     if (put.status !== 200) throw new Error(`PUT /v1/carts/${cart}: ${put.status} ${put.body.toString('utf8')}`);
   }
 }
 
 /** Places the order of `cart` with `key`. */
 export function placeOrder(service: string, cart: string, key: string, token = 'demo-a'): Promise<HttpAnswer> {
-  return call(service, 'POST', '/v1/orders', { token, key, json: { cart_id: cart, cart_version: 1, delivery_option: 'express' } });
+  return call(service, 'POST', '/v1/orders', {
+    token,
+    key,
+    json: { cart_id: cart, cart_version: 1, delivery_option: 'express' },
+  });
 }

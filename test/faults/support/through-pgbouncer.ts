@@ -15,7 +15,10 @@ async function main(): Promise<number> {
   try {
     const pooler = await startPgBouncer({ host: '127.0.0.1', port: cluster.port });
     try {
-      const child = spawn(command, args, { stdio: 'inherit', env: { ...process.env, TEST_DATABASE_URL: pooler.url(), TEST_POOLER: 'transaction' } });
+      const child = spawn(command, args, {
+        stdio: 'inherit',
+        env: { ...process.env, TEST_DATABASE_URL: pooler.url(), TEST_POOLER: 'transaction' },
+      });
       return await new Promise<number>((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
     } finally {
       await pooler.close();

@@ -8,7 +8,12 @@ import { connect as connectNats } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import amqp from 'amqplib';
 import pg from 'pg';
-import { consumeAmqp, consumeJetStream, type DeliveryOutcome, type InboxSubscription } from '../../../src/inbox/index.js';
+import {
+  consumeAmqp,
+  consumeJetStream,
+  type DeliveryOutcome,
+  type InboxSubscription,
+} from '../../../src/inbox/index.js';
 import { fromPg, portable } from '../../../src/postgres/index.js';
 import { sendEmail } from './emails.js';
 

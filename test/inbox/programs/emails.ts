@@ -14,12 +14,19 @@ export const EMAILS_TABLE = `CREATE TABLE IF NOT EXISTS emails (
 export function sendEmail(consumer: string): (message: InboxMessage, tx: SqlClient) => Promise<void> {
   return async (message, tx) => {
     const { to } = message.payload as { to?: string };
-    await tx.query('INSERT INTO emails (consumer, message_id, recipient) VALUES ($1, $2, $3)', [consumer, message.id, to ?? 'nobody@example.test']);
+    await tx.query('INSERT INTO emails (consumer, message_id, recipient) VALUES ($1, $2, $3)', [
+      consumer,
+      message.id,
+      to ?? 'nobody@example.test',
+    ]);
   };
 }
 
 /** `sendEmail`, failing after its first delivery's send, so that the send rolls back; and what each delivery said of `redelivered`. */
-export function failingFirstDelivery(consumer: string): { handler: (message: InboxMessage, tx: SqlClient) => Promise<void>; redelivered: boolean[] } {
+export function failingFirstDelivery(consumer: string): {
+  handler: (message: InboxMessage, tx: SqlClient) => Promise<void>;
+  redelivered: boolean[];
+} {
   const redelivered: boolean[] = [];
   const send = sendEmail(consumer);
   const handler = async (message: InboxMessage, tx: SqlClient): Promise<void> => {
@@ -31,7 +38,10 @@ export function failingFirstDelivery(consumer: string): { handler: (message: Inb
 }
 
 /** Emails sent, by message id. */
-export async function emailsByMessage(database: SqlDatabase<SqlClient>, consumer = 'emails'): Promise<Record<string, number>> {
+export async function emailsByMessage(
+  database: SqlDatabase<SqlClient>,
+  consumer = 'emails',
+): Promise<Record<string, number>> {
   const { rows } = await database.query<{ message_id: string; n: number }>(
     'SELECT message_id, count(*)::int AS n FROM emails WHERE consumer = $1 GROUP BY message_id',
     [consumer],

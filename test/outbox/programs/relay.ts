@@ -11,7 +11,8 @@ import { openTransport } from './open-transport.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
 const { transport, close } = await openTransport(process.env);
-if (process.env.START_GATE) await pool.query('SELECT pg_advisory_lock_shared($1), pg_advisory_unlock_shared($1)', [process.env.START_GATE]);
+if (process.env.START_GATE)
+  await pool.query('SELECT pg_advisory_lock_shared($1), pg_advisory_unlock_shared($1)', [process.env.START_GATE]);
 const relay = new Relay({
   database: fromPg(pool),
   transport,

@@ -17,7 +17,11 @@ export interface ChildProgram {
 /** Starts `file` (relative to the repository) with `env` on top of this process's environment. */
 export function startProgram(file: string, env: Readonly<Record<string, string>>): ChildProgram {
   const { RETRYSAFE_CRASH_AT: _armed, ...inherited } = process.env;
-  const child: ChildProcess = spawn(process.execPath, ['--conditions=retrysafe-source', '--import', 'tsx', file], { cwd: root, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, ['--conditions=retrysafe-source', '--import', 'tsx', file], {
+    cwd: root,
+    env: { ...inherited, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -25,7 +29,9 @@ export function startProgram(file: string, env: Readonly<Record<string, string>>
     output += chunk.toString('utf8');
   });
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exited = new Promise<number | NodeJS.Signals>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'SIGKILL')));
+  const exited = new Promise<number | NodeJS.Signals>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'SIGKILL')),
+  );
   return {
     output: () => output,
     records: () =>
@@ -42,7 +48,11 @@ export function startProgram(file: string, env: Readonly<Record<string, string>>
 }
 
 /** Runs `file` to its end and insists on `expected` (an exit code or a signal), showing its output otherwise. */
-export async function runProgram(file: string, env: Readonly<Record<string, string>>, expected: number | NodeJS.Signals = 0): Promise<ChildProgram> {
+export async function runProgram(
+  file: string,
+  env: Readonly<Record<string, string>>,
+  expected: number | NodeJS.Signals = 0,
+): Promise<ChildProgram> {
   const program = startProgram(file, env);
   const ended = await program.exited;
   if (ended !== expected) throw new Error(`${file} ended with ${ended}, expected ${expected}:\n${program.output()}`);

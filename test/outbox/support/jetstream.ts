@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, StorageType } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  type JetStreamClient,
+  type JetStreamManager,
+  StorageType,
+} from '@nats-io/jetstream';
 import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 
 /** A stream named for this test run alone, with a durable pull consumer. */
@@ -39,7 +47,12 @@ export async function jetStreamRoute(url: string, options: JetStreamRouteOptions
     duplicate_window: nanos(options.duplicateWindowMs ?? 120_000),
   });
   const addConsumer = () =>
-    jsm.consumers.add(stream, { durable_name: durable, ack_policy: AckPolicy.Explicit, ack_wait: nanos(2000), deliver_policy: DeliverPolicy.All });
+    jsm.consumers.add(stream, {
+      durable_name: durable,
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(2000),
+      deliver_policy: DeliverPolicy.All,
+    });
   await addConsumer();
   return {
     connection,

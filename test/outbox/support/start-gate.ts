@@ -20,7 +20,12 @@ export async function closedStartGate(url: string): Promise<StartGate> {
     key,
     async open(count) {
       const waiting = async () =>
-        (await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = $1::bigint", [key])).rows[0]?.n ?? 0;
+        (
+          await client.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = $1::bigint",
+            [key],
+          )
+        ).rows[0]?.n ?? 0;
       try {
         await until(async () => (await waiting()) >= count, `${count} processes wait at the start gate`);
         await client.query('SELECT pg_advisory_unlock($1)', [key]);

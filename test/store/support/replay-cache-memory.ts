@@ -28,7 +28,10 @@ const identity = (i: number): OperationIdentity => ({
 });
 
 /** Values of their own per record, as a Location is: V8 shares the strings JSON.parse reads of 10 characters or fewer. */
-const headersOf = (i: number) => Object.fromEntries(Array.from({ length: headerCount }, (_, h) => [`x-header-${h}`, `/orders/${String(i).padStart(12, '0')}/${h}`]));
+const headersOf = (i: number) =>
+  Object.fromEntries(
+    Array.from({ length: headerCount }, (_, h) => [`x-header-${h}`, `/orders/${String(i).padStart(12, '0')}/${h}`]),
+  );
 
 const held = () => {
   for (let i = 0; i < 4; i += 1) gc();
@@ -47,7 +50,11 @@ for (let i = 0; i < records; i += 20) {
           Promise.resolve({
             commit: true,
             value: undefined,
-            completion: { state: 'completed', reply: { status: 201, headers: headersOf(i + j), body: Buffer.from(body) }, retention: defaultRetention },
+            completion: {
+              state: 'completed',
+              reply: { status: 201, headers: headersOf(i + j), body: Buffer.from(body) },
+              retention: defaultRetention,
+            },
           }),
         () => {
           throw new Error('The identity was taken meanwhile.');
@@ -80,4 +87,15 @@ caches.pop();
 await tick();
 const without = held();
 await pool.end();
-console.log(JSON.stringify({ records, bytes, headers: headerCount, bodyBytes: body.length, kept, grown: withCache - before, freed: withCache - without, perEntry: Math.round((withCache - without) / kept) }));
+console.log(
+  JSON.stringify({
+    records,
+    bytes,
+    headers: headerCount,
+    bodyBytes: body.length,
+    kept,
+    grown: withCache - before,
+    freed: withCache - without,
+    perEntry: Math.round((withCache - without) / kept),
+  }),
+);
