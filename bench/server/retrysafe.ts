@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import type * as Express from '../../src/adapters/express.js';
-import type * as Fastify from '../../src/adapters/fastify.js';
+import type * as Express from '../../src/adapters/express/index.js';
+import type * as Fastify from '../../src/adapters/fastify/index.js';
 import type * as Core from '../../src/index.js';
 import type * as Postgres from '../../src/postgres/index.js';
 

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { atomic } from '../../src/adapters/fastify.js';
+import { atomic } from '../../src/adapters/fastify/index.js';
 import { type AtomicRoute, idempotency, invalid, valid } from '../../src/index.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { atomic } from '../../src/adapters/fetch.js';
+import { atomic } from '../../src/adapters/fetch/index.js';
 import { idempotency } from '../../src/modes/idempotency.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import { type Engine, engines } from '../support/engines.js';

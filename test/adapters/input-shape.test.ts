@@ -5,7 +5,7 @@ import { createGunzip, type Gunzip, gzipSync } from 'node:zlib';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { atomic as fastifyAtomic } from '../../src/adapters/fastify.js';
+import { atomic as fastifyAtomic } from '../../src/adapters/fastify/index.js';
 import type { RetrysafeEvent } from '../../src/core/events.js';
 import { logObserver } from '../../src/observe/log-observer.js';
 import { type AdapterFactory, adapters, adaptersWithoutText, routes } from '../support/apps.js';

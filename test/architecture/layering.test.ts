@@ -39,12 +39,29 @@ type Rule =
 
 const rules: readonly Rule[] = [
   {
+    kind: 'never',
+    target: ['store/', 'postgres/', 'encryption/'],
+    importers: ['core/'],
+    because: 'the core imports no store: neither a seam nor what implements one (PostgreSQL, a decorator)',
+  },
+  {
+    kind: 'never',
+    target: ['postgres/'],
+    importers: ['modes/'],
+    because: 'a mode runs over the seams of store/, whatever implements them: it imports nothing of PostgreSQL',
+  },
+  {
+    kind: 'never',
+    target: ['postgres/sql/', 'postgres/migrations/'],
+    importers: ['outbox/', 'inbox/', 'webhooks/'],
+    because: 'messaging (outbox, inbox, webhooks) writes through its stores, never with a statement of its own',
+  },
+  {
     kind: 'only-from',
     target: ['postgres/sql/', 'postgres/migrations/'],
     importers: ['postgres/'],
     except: ['postgres/clients/'],
-    because:
-      'nothing outside the PostgreSQL stores reaches their SQL: messaging (outbox, inbox, webhooks) goes through the seams of store/, a client is only a SqlDatabase',
+    because: 'nothing outside the PostgreSQL stores reaches their SQL: a client is only a SqlDatabase',
   },
   {
     kind: 'never',
@@ -53,6 +70,10 @@ const rules: readonly Rule[] = [
     because: 'an adapter is glue over modes/: the store comes with the configuration',
   },
 ];
+
+// src/adapters/ is one folder per public subpath: a framework's (`express/` is `retrysafe/express`) and the seam
+// they share (`adapter/`, `retrysafe/adapter`), from which an adapter of one's own is built as well.
+const adapterSeam = 'adapters/adapter/';
 
 // The core is pure concepts: no I/O, no driver or framework (a peer dependency).
 const ioModules = [
@@ -83,6 +104,7 @@ const src = new URL('src/', root);
 const packageJson = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as {
   dependencies: Record<string, string>;
   peerDependencies: Record<string, string>;
+  exports: Record<string, Record<string, string>>;
 };
 const peers = Object.keys(packageJson.peerDependencies);
 
@@ -201,5 +223,31 @@ describe('the layers of docs/architecture.md', () => {
   it('list only the breaks that are still there', () => {
     const gone = knownBreaks.filter((known) => !relative.some(({ file, target }) => breaksKnown(known, file, target)));
     expect(gone, 'fixed: remove these from knownBreaks').toEqual([]);
+  });
+});
+
+describe('the adapters', () => {
+  const adapters = new URL('adapters/', src);
+  const folderOf = (path: string) => path.split('/').slice(0, 2).join('/') + '/';
+
+  it('are one folder each, entered by its index.ts, which package.json exports', () => {
+    const entries = readdirSync(adapters, { withFileTypes: true });
+    expect(entries.filter((entry) => !entry.isDirectory()).map((entry) => entry.name)).toEqual([]);
+    const folders = entries.map((entry) => `./src/adapters/${entry.name}/index.ts`);
+    const exported = Object.values(packageJson.exports)
+      .flatMap((entry) => entry['retrysafe-source'] ?? [])
+      .filter((source) => source.startsWith('./src/adapters/'));
+    expect(exported.sort()).toEqual(folders.sort());
+  });
+
+  it(`import no other adapter's folder, only the seam they share (${adapterSeam})`, () => {
+    const across = relative.filter(
+      ({ file, target }) =>
+        file.startsWith('adapters/') &&
+        target.startsWith('adapters/') &&
+        folderOf(file) !== folderOf(target) &&
+        (folderOf(target) !== adapterSeam || folderOf(file) === adapterSeam),
+    );
+    expect(across.map(({ file, target }) => `${file} → ${target}`)).toEqual([]);
   });
 });

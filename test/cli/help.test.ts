@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectOneLineError, retrysafe } from './run-cli.js';
 
-const COMMANDS = ['migrate', 'inspect', 'stuck', 'sweep', 'recover', 'resolve', 'retry'];
+const COMMANDS = ['migrate', 'inspect', 'stuck', 'list', 'search', 'sweep', 'recover', 'resolve', 'retry', 'console'];
 
 describe('retrysafe operations commands', () => {
   it('each answer --help with their usage, --json and --database-url', async () => {

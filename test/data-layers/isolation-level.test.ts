@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotency } from '../../src/index.js';
-import { atomic } from '../../src/adapters/fetch.js';
+import { atomic } from '../../src/adapters/fetch/index.js';
 import { consume } from '../../src/inbox/index.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';

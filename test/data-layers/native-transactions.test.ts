@@ -16,7 +16,7 @@ import {
   type SqlClient,
   type SqlDatabase,
 } from '../../src/index.js';
-import { atomic } from '../../src/adapters/fetch.js';
+import { atomic } from '../../src/adapters/fetch/index.js';
 import { consume } from '../../src/inbox/index.js';
 import { enqueue } from '../../src/outbox/index.js';
 import { drizzleRunner, fromDrizzle } from '../../src/postgres/clients/from-drizzle.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { type EncryptedStoreOptions, encryptedStore, type Keyring } from '../../src/encryption/index.js';
 import { idempotency, type Idempotency, type Reply } from '../../src/index.js';
-import type { IncomingRequest } from '../../src/adapters/index.js';
+import type { IncomingRequest } from '../../src/adapters/adapter/index.js';
 import { runAtomic } from '../../src/modes/run-atomic.js';
 import { runLeased } from '../../src/modes/run-leased.js';
 import type { RetrysafeEvent } from '../../src/core/events.js';

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { providerAdmin } from '../../examples/provider/client.js';
 import { type Provider, startProvider } from '../../examples/provider/provider.js';
-import { leased } from '../../src/adapters/fetch.js';
+import { leased } from '../../src/adapters/fetch/index.js';
 import type { RetrysafeEvent } from '../../src/core/events.js';
 import { idempotency, type Idempotency, type IdempotencyOptions } from '../../src/modes/idempotency.js';
 import { downstreamKey } from '../../src/modes/downstream-key.js';
@@ -9,7 +9,7 @@ import type { LeasedRoute } from '../../src/modes/leased-route.js';
 import { RecoveryWorker, type RecoveryWorkerOptions } from '../../src/leases/recovery-worker.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
-import type { FetchRequest } from '../../src/adapters/fetch.js';
+import type { FetchRequest } from '../../src/adapters/fetch/index.js';
 import type { Engine, EngineFactory } from '../support/engines.js';
 import { type Calls, noCalls, PAYMENTS_TABLE, type PaymentInput, paymentRoute } from './payment-route.js';
 

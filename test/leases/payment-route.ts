@@ -1,5 +1,5 @@
 import { providerClient, type ProviderClient, staleFencingTokenType } from '../../examples/provider/client.js';
-import type { FetchRequest } from '../../src/adapters/fetch.js';
+import type { FetchRequest } from '../../src/adapters/fetch/index.js';
 import type { LeasedRoute } from '../../src/modes/leased-route.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { providerAdmin } from '../../examples/provider/client.js';
 import { type Provider, startProvider } from '../../examples/provider/provider.js';
-import { leased } from '../../src/adapters/fetch.js';
+import { leased } from '../../src/adapters/fetch/index.js';
 import { idempotency } from '../../src/modes/idempotency.js';
 import { fromPg, migrate, portable, postgresStore } from '../../src/postgres/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { atomic, type FetchRequest, leased } from '../../src/adapters/fetch.js';
+import { atomic, type FetchRequest, leased } from '../../src/adapters/fetch/index.js';
 import type { Observer } from '../../src/core/events.js';
 import { idempotency } from '../../src/modes/idempotency.js';
 import type { OperationIdentity } from '../../src/core/identity.js';

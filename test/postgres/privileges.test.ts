@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { atomic, type FetchRequest, leased } from '../../src/adapters/fetch.js';
+import { atomic, type FetchRequest, leased } from '../../src/adapters/fetch/index.js';
 import type { AtomicRoute } from '../../src/core/route.js';
 import { idempotency } from '../../src/modes/idempotency.js';
 import type { LeasedRoute } from '../../src/modes/leased-route.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotency } from '../../src/index.js';
-import type { IncomingRequest } from '../../src/adapters/index.js';
+import type { IncomingRequest } from '../../src/adapters/adapter/index.js';
 import { runAtomic } from '../../src/modes/run-atomic.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import { type Engine, engines } from '../support/engines.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { atomic, type FetchRequest } from '../../src/adapters/fetch.js';
+import { atomic, type FetchRequest } from '../../src/adapters/fetch/index.js';
 import type { AtomicRoute } from '../../src/core/route.js';
 import { idempotency } from '../../src/modes/idempotency.js';
 import { maintenanceStore } from '../../src/postgres/maintenance-store.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { atomic, type FetchRequest } from '../../src/adapters/fetch.js';
+import { atomic, type FetchRequest } from '../../src/adapters/fetch/index.js';
 import { fingerprint } from '../../src/core/fingerprint.js';
 import { idempotency, type IdempotencyOptions } from '../../src/modes/idempotency.js';
 import type { AtomicRoute } from '../../src/core/route.js';

@@ -13,10 +13,10 @@ import Fastify from 'fastify';
 import { type Context, Hono } from 'hono';
 import Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import { atomic as expressAtomic, keepRawBody as keepExpressRawBody } from '../../src/adapters/express.js';
-import { atomic as fastifyAtomic } from '../../src/adapters/fastify.js';
-import { atomic as fetchAtomic } from '../../src/adapters/fetch.js';
-import { atomic as koaAtomic } from '../../src/adapters/koa.js';
+import { atomic as expressAtomic, keepRawBody as keepExpressRawBody } from '../../src/adapters/express/index.js';
+import { atomic as fastifyAtomic } from '../../src/adapters/fastify/index.js';
+import { atomic as fetchAtomic } from '../../src/adapters/fetch/index.js';
+import { atomic as koaAtomic } from '../../src/adapters/koa/index.js';
 import {
   type AtomicRoute,
   type HandlerReply,

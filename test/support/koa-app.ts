@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import { bodyParser } from '@koa/bodyparser';
 import type Router from '@koa/router';
 import Koa from 'koa';
-import { keepRawBody } from '../../src/adapters/koa.js';
+import { keepRawBody } from '../../src/adapters/koa/index.js';
 import { listen, type Listening } from './listen.js';
 import type { ErrorAnswer } from './nest-apps.js';
 

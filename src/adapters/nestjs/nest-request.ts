@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { IncomingRequest } from '../../core/route.js';
 import type { CapturedHeaders } from '../../modes/begin-transparent.js';
-import { headerLines } from '../header-lines.js';
+import { headerLines } from '../adapter/header-lines.js';
 
 /**
  * The request a route's callbacks receive, as both Nest platforms give it:

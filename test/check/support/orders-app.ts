@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import express, { type Request } from 'express';
-import { atomic, keepRawBody } from '../../../src/adapters/express.js';
+import { atomic, keepRawBody } from '../../../src/adapters/express/index.js';
 import { idempotency, invalid, valid } from '../../../src/index.js';
 import { postgresStore } from '../../../src/postgres/index.js';
 import type { Engine } from '../../support/engines.js';

@@ -1,7 +1,7 @@
 import { drizzle } from 'drizzle-orm/node-postgres';
 import Fastify from 'fastify';
 import pg from 'pg';
-import { atomic, leased } from '../../../src/adapters/fastify.js';
+import { atomic, leased } from '../../../src/adapters/fastify/index.js';
 import { fromDrizzle } from '../../../src/postgres/clients/from-drizzle.js';
 import { fromPg, portable } from '../../../src/postgres/index.js';
 import { crashConfig, payments } from './operations.js';

@@ -1,14 +1,14 @@
-import { type Idempotency } from '../modes/idempotency.js';
-import { defineRoute } from '../core/route.js';
-import { answerProblem } from '../core/answer/answers.js';
-import { isJsonMediaType } from '../core/json-text.js';
-import { problem } from '../core/answer/problems.js';
-import type { Reply } from '../core/answer/reply.js';
-import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../core/route.js';
-import type { LeasedRoute } from '../modes/leased-route.js';
-import { beginTransparent, capturedReply } from '../modes/begin-transparent.js';
-import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
-import { toResponse } from './send-reply.js';
+import { type Idempotency } from '../../modes/idempotency.js';
+import { defineRoute } from '../../core/route.js';
+import { answerProblem } from '../../core/answer/answers.js';
+import { isJsonMediaType } from '../../core/json-text.js';
+import { problem } from '../../core/answer/problems.js';
+import type { Reply } from '../../core/answer/reply.js';
+import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../../core/route.js';
+import type { LeasedRoute } from '../../modes/leased-route.js';
+import { beginTransparent, capturedReply } from '../../modes/begin-transparent.js';
+import { atomicRunner, leasedRunner, type RouteRunner } from '../adapter/route-runner.js';
+import { toResponse } from '../adapter/send-reply.js';
 
 /** What the route's callbacks receive: the web-standard request and whatever the caller passes along (Hono's context, say). */
 export interface FetchRequest<Context = undefined> {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
-import { isJsonMediaType } from '../core/json-text.js';
+import { isJsonMediaType } from '../../core/json-text.js';
 
 /** Where a request keeps its JSON body's bytes, as its body parser reads them. */
 const BODY_BYTES = Symbol('retrysafe.bodyBytes');

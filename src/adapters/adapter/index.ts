@@ -10,8 +10,8 @@ export {
   type CapturedHeaders,
   type TransparentAttempt,
   type TransparentStart,
-} from '../modes/begin-transparent.js';
+} from '../../modes/begin-transparent.js';
 export { payloadBytes } from './payload-bytes.js';
 export { sendReply, toResponse, type ResponseSink } from './send-reply.js';
-export { toReply, type HandlerReply, type Reply } from '../core/answer/reply.js';
-export type { IncomingRequest } from '../core/route.js';
+export { toReply, type HandlerReply, type Reply } from '../../core/answer/reply.js';
+export type { IncomingRequest } from '../../core/route.js';

@@ -1,6 +1,6 @@
 import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http';
 import type { Response } from 'express';
-import { sendBody } from './send-reply.js';
+import { sendBody } from '../adapter/send-reply.js';
 
 type Written = (error?: Error | null) => void;
 

@@ -1,5 +1,5 @@
-import { crashPoint } from '../core/crash-point.js';
-import type { HeaderValue, Reply } from '../core/answer/reply.js';
+import { crashPoint } from '../../core/crash-point.js';
+import type { HeaderValue, Reply } from '../../core/answer/reply.js';
 
 /** How a framework sends an answer: its status and headers first, then the whole body at once. */
 export interface ResponseSink<Sent> {

@@ -1,4 +1,4 @@
-import { RetrysafeError } from '../core/errors.js';
+import { RetrysafeError } from '../../core/errors.js';
 
 /** Reads what a transparent route answered (nothing, a string, bytes, a Node or web stream) into bytes, to be stored and sent. */
 export async function payloadBytes(payload: unknown): Promise<Buffer> {

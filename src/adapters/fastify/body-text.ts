@@ -1,5 +1,5 @@
 import type { FastifyRequest, preParsingHookHandler } from 'fastify';
-import { isJsonMediaType } from '../core/json-text.js';
+import { isJsonMediaType } from '../../core/json-text.js';
 
 /**
  * Where a request keeps its JSON body's bytes: the chunks its parser read, on

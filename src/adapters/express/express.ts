@@ -1,15 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { type Idempotency } from '../modes/idempotency.js';
-import { defineRoute } from '../core/route.js';
-import type { Reply } from '../core/answer/reply.js';
-import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../core/route.js';
-import type { LeasedRoute } from '../modes/leased-route.js';
-import { beginTransparent, capturedReply, type TransparentAttempt } from '../modes/begin-transparent.js';
-import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
-import { holdBack } from './express-hold-back.js';
-import { headerLines } from './header-lines.js';
-import { sendReply } from './send-reply.js';
+import { type Idempotency } from '../../modes/idempotency.js';
+import { defineRoute } from '../../core/route.js';
+import type { Reply } from '../../core/answer/reply.js';
+import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../../core/route.js';
+import type { LeasedRoute } from '../../modes/leased-route.js';
+import { beginTransparent, capturedReply, type TransparentAttempt } from '../../modes/begin-transparent.js';
+import { atomicRunner, leasedRunner, type RouteRunner } from '../adapter/route-runner.js';
+import { holdBack } from './hold-back.js';
+import { headerLines } from '../adapter/header-lines.js';
+import { sendReply } from '../adapter/send-reply.js';
 
 /**
  * An Express 5 handler for an atomic route. Put `express.json({ verify:

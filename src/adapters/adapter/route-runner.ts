@@ -1,10 +1,10 @@
-import { type Idempotency } from '../modes/idempotency.js';
-import { defineRoute } from '../core/route.js';
-import type { Reply } from '../core/answer/reply.js';
-import type { AtomicRoute, IncomingRequest } from '../core/route.js';
-import { runAtomic } from '../modes/run-atomic.js';
-import type { LeasedRoute } from '../modes/leased-route.js';
-import { runLeased } from '../modes/run-leased.js';
+import { type Idempotency } from '../../modes/idempotency.js';
+import { defineRoute } from '../../core/route.js';
+import type { Reply } from '../../core/answer/reply.js';
+import type { AtomicRoute, IncomingRequest } from '../../core/route.js';
+import { runAtomic } from '../../modes/run-atomic.js';
+import type { LeasedRoute } from '../../modes/leased-route.js';
+import { runLeased } from '../../modes/run-leased.js';
 
 /** One request through a route, from the adapter's view: the request in, the answer to send out. */
 export type RouteRunner<Req> = (incoming: IncomingRequest<Req>) => Promise<Reply>;

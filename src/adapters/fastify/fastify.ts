@@ -7,17 +7,17 @@ import type {
   preParsingHookHandler,
   RouteHandlerMethod,
 } from 'fastify';
-import { type Idempotency } from '../modes/idempotency.js';
-import { defineRoute } from '../core/route.js';
-import type { Reply } from '../core/answer/reply.js';
-import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../core/route.js';
-import type { LeasedRoute } from '../modes/leased-route.js';
-import { beginTransparent, capturedReply, type TransparentAttempt } from '../modes/begin-transparent.js';
-import { bodyText, keepBodyText } from './fastify-body-text.js';
-import { headerLines } from './header-lines.js';
-import { payloadBytes } from './payload-bytes.js';
-import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
-import { sendReply } from './send-reply.js';
+import { type Idempotency } from '../../modes/idempotency.js';
+import { defineRoute } from '../../core/route.js';
+import type { Reply } from '../../core/answer/reply.js';
+import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../../core/route.js';
+import type { LeasedRoute } from '../../modes/leased-route.js';
+import { beginTransparent, capturedReply, type TransparentAttempt } from '../../modes/begin-transparent.js';
+import { bodyText, keepBodyText } from './body-text.js';
+import { headerLines } from '../adapter/header-lines.js';
+import { payloadBytes } from '../adapter/payload-bytes.js';
+import { atomicRunner, leasedRunner, type RouteRunner } from '../adapter/route-runner.js';
+import { sendReply } from '../adapter/send-reply.js';
 
 /**
  * A retrysafe route as Fastify 5 route options: its handler, and the hook

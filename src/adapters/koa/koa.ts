@@ -1,17 +1,15 @@
 import type { Context, Middleware } from 'koa';
-import { type Idempotency } from '../modes/idempotency.js';
-import { defineRoute } from '../core/route.js';
-import type { Reply } from '../core/answer/reply.js';
-import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../core/route.js';
-import type { LeasedRoute } from '../modes/leased-route.js';
-import { beginTransparent, capturedReply } from '../modes/begin-transparent.js';
-import { headerLines } from './header-lines.js';
-import { keptBody } from './koa-body-bytes.js';
-import { payloadBytes } from './payload-bytes.js';
-import { atomicRunner, leasedRunner, type RouteRunner } from './route-runner.js';
-import { sendReply } from './send-reply.js';
-
-export { keepRawBody } from './koa-body-bytes.js';
+import { type Idempotency } from '../../modes/idempotency.js';
+import { defineRoute } from '../../core/route.js';
+import type { Reply } from '../../core/answer/reply.js';
+import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../../core/route.js';
+import type { LeasedRoute } from '../../modes/leased-route.js';
+import { beginTransparent, capturedReply } from '../../modes/begin-transparent.js';
+import { headerLines } from '../adapter/header-lines.js';
+import { keptBody } from './body-bytes.js';
+import { payloadBytes } from '../adapter/payload-bytes.js';
+import { atomicRunner, leasedRunner, type RouteRunner } from '../adapter/route-runner.js';
+import { sendReply } from '../adapter/send-reply.js';
 
 /**
  * A Koa middleware that answers an atomic route. Put `keepRawBody`, a body

@@ -1,0 +1,1 @@
+export { atomic, keepRawBody, leased, transparent } from './express.js';

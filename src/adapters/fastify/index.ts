@@ -1,0 +1,1 @@
+export { atomic, leased, transparent, type RouteHandlerOptions, type TransparentHooks } from './fastify.js';

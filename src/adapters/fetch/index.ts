@@ -1,0 +1,1 @@
+export { atomic, leased, transparent, type FetchRequest } from './fetch.js';

@@ -1,0 +1,2 @@
+export { atomic, leased, transparent } from './koa.js';
+export { keepRawBody } from './body-bytes.js';
