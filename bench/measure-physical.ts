@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { asPostgres, PG_BIN } from '../test/faults/support/as-postgres.js';
 import { COMPLETE_ATOMIC } from '../src/postgres/sql/complete-atomic.js';
 import { completeValues, KEY_ROWS_TABLE } from './ceiling/statements.js';
 import { clusterTicks, readProcStats } from './cluster-cpu.js';
@@ -12,6 +14,7 @@ import { NODE_SCENARIOS, PHYSICAL_SHAPES, type PhysicalRun, type PhysicalShape, 
 import { pgbenchCount, PGBENCH_RECORDS } from './pgbench.js';
 import { startPrivateCluster } from './private-cluster.js';
 import { SCENARIOS } from './scenarios.js';
+import { perTransaction, walParts, type WalParts } from './wal-parts.js';
 
 const run = promisify(execFile);
 
@@ -37,6 +40,9 @@ export async function measurePhysical(context: RunContext, transactions: number)
     await admin.connect();
     try {
       await admin.query(KEY_ROWS_TABLE);
+      const [setting] = (await admin.query<{ data_directory: string }>('SHOW data_directory')).rows;
+      if (setting === undefined) throw new Error('the cluster named no data directory');
+      const walDirectory = join(setting.data_directory, 'pg_wal');
       const nodeContext: RunContext = { ...context, database, options: { ...options, seconds: NODE_SECONDS } };
       const shapes: ShapeRound[] = [];
       const node: Measurement[] = [];
@@ -48,6 +54,7 @@ export async function measurePhysical(context: RunContext, transactions: number)
             admin,
             url: database.url,
             postmaster: cluster.postmasterPid,
+            walDirectory,
             hz,
             transactions,
           });
@@ -88,6 +95,8 @@ interface ShapeTarget {
   readonly admin: pg.Client;
   readonly url: string;
   readonly postmaster: number;
+  /** The cluster's WAL, read by pg_waldump as the server account. */
+  readonly walDirectory: string;
   /** Clock ticks per second, the unit of `/proc/<pid>/stat`'s times. */
   readonly hz: number;
   readonly transactions: number;
@@ -111,11 +120,14 @@ async function measureShape(shape: PhysicalShape, round: number, target: ShapeTa
     await admin.query<{ bytes: number }>('SELECT pg_wal_lsn_diff($1, $2)::float8 AS bytes', [end?.lsn, start?.lsn])
   ).rows;
   const per = (count: number): number => count / target.transactions;
+  const walBytes = wal?.bytes ?? Number.NaN;
+  const parts = await windowParts(target.walDirectory, start?.lsn, end?.lsn, walBytes);
   return {
     shape: shape.id,
     round,
     cpuMicros: per(((after - before) * 1e6) / target.hz),
-    walBytes: per(wal?.bytes ?? Number.NaN),
+    walBytes: per(walBytes),
+    walParts: perTransaction(parts, target.transactions),
     walRecords: per((end?.records ?? Number.NaN) - (start?.records ?? Number.NaN)),
     fullPageImages: per((end?.fpi ?? Number.NaN) - (start?.fpi ?? Number.NaN)),
     tps,
@@ -130,6 +142,27 @@ interface WalSample {
 
 const WAL_SAMPLE =
   'SELECT pg_current_wal_lsn()::text AS lsn, wal_records::float8 AS records, wal_fpi::float8 AS fpi FROM pg_stat_wal';
+
+/** What the WAL between `start` and `end` is made of (`wal-parts.ts`); nothing when nothing was written. */
+async function windowParts(
+  walDirectory: string,
+  start: string | undefined,
+  end: string | undefined,
+  bytes: number,
+): Promise<WalParts> {
+  if (bytes === 0) return walParts('', 0);
+  if (start === undefined || end === undefined) throw new Error('no WAL position was read');
+  const stats = await asPostgres(join(PG_BIN, 'pg_waldump'), [
+    '--path',
+    walDirectory,
+    '--start',
+    start,
+    '--end',
+    end,
+    '--stats=record',
+  ]);
+  return walParts(stats, bytes);
+}
 
 /** The cluster's CPU ticks once every child that was not `resident` (pgbench's backend) has exited and been waited for. */
 async function ticksOnceExited(postmaster: number, resident: ReadonlySet<number>): Promise<number> {

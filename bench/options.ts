@@ -37,7 +37,7 @@ export const USAGE = `npm run bench [-- options]
   --only A,B,C           run only these scenarios; \`physical\` names PostgreSQL's
                          cost per new key, measured on a cluster of the run's own
   --transactions N       transactions per shape in that measurement (3000)
-  --no-profile           skip the CPU profiles of B and C
+  --no-profile           skip the CPU profiles of B, C, Cm, E, A@200 and B@200
 
   BENCH_DATABASE_URL  PostgreSQL server (postgres://postgres@127.0.0.1:5432/postgres);
                       the run recreates the database retrysafe_bench on it

@@ -1,6 +1,7 @@
 import { median } from './latency.js';
 import type { Measurement } from './measurement.js';
 import type { PgbenchShape } from './pgbench.js';
+import { WAL_PARTS, type WalParts } from './wal-parts.js';
 
 /**
  * What PostgreSQL itself spends per new key, shape by shape, on a cluster of
@@ -57,6 +58,8 @@ export interface ShapeRound {
   readonly cpuMicros: number;
   readonly walBytes: number;
   readonly walRecords: number;
+  /** `walBytes` by what wrote it (`wal-parts.ts`). */
+  readonly walParts: WalParts;
   /** Whole pages written to the WAL, as the first change of a page after a checkpoint is: none once warmed up. */
   readonly fullPageImages: number;
   /** pgbench's rate, without the time it took to connect. */
@@ -197,6 +200,12 @@ export function renderPhysical(run: PhysicalRun): string[] {
       `| ${id} | ${fixed(median(cpu), 0)} (${fixed(Math.min(...cpu), 0)}–${fixed(Math.max(...cpu), 0)}) | ${fixed(median(measured.map((m) => m.throughput)), 0)} |`,
     ];
   });
+  const partRows = PHYSICAL_SHAPES.flatMap((shape) => {
+    const measured = run.shapes.filter((s) => s.shape === shape.id);
+    if (measured.length === 0) return [];
+    const cells = WAL_PARTS.map(([part]) => fixed(median(measured.map((s) => s.walParts[part])), 0));
+    return [`| ${shape.id} | ${cells.join(' | ')} | ${fixed(median(measured.map((s) => s.walBytes)), 0)} |`];
+  });
   return [
     "## PostgreSQL's cost per new key",
     '',
@@ -210,6 +219,14 @@ export function renderPhysical(run: PhysicalRun): string[] {
     '| shape | transaction | PostgreSQL CPU µs/tx | bare/this | WAL bytes/tx | bare/this | WAL records/tx (whole pages) | pgbench tx/s |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...shapeRows,
+    '',
+    "The same WAL bytes per transaction by what wrote them, from `pg_waldump --stats=record` over each shape's window (medians): " +
+      "the heap's records (each row written), the index entries, the index pages split, the commit records, and the rest: " +
+      "every record's padding to 8 bytes, the WAL pages' headers and any other record.",
+    '',
+    `| shape | ${WAL_PARTS.map(([, heading]) => heading).join(' | ')} | total |`,
+    `| --- |${' ---: |'.repeat(WAL_PARTS.length + 1)}`,
+    ...partRows,
     '',
     `The Node servers held at the same load, ${run.nodeSeconds} s at 200 requests per second after 1 s of warm-up, on the same cluster: CPU per request of the server process (\`process.cpuUsage\`).`,
     '',

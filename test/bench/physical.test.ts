@@ -20,6 +20,7 @@ import {
   type ShapeRound,
 } from '../../bench/physical.js';
 import { pgbenchRate, pgbenchScript } from '../../bench/pgbench.js';
+import { perTransaction, walParts } from '../../bench/wal-parts.js';
 import { CLAIM_ATOMIC } from '../../src/postgres/sql/claim-atomic.js';
 import { COMPLETE_ATOMIC } from '../../src/postgres/sql/complete-atomic.js';
 
@@ -79,6 +80,7 @@ describe('the physical goals', () => {
       walBytes: wal[shape.id],
       walRecords: shape.newKey ? 5 : 0,
       fullPageImages: 0,
+      walParts: { rows: wal[shape.id] / 2, entries: wal[shape.id] / 4, splits: 0, commits: wal[shape.id] / 4, rest: 0 },
       tps: 1000,
     }));
   const wal = { bare: 221, 'key-row': 461, 'lock-key-row': 458, retrysafe: 826, replay: 0 };
@@ -145,6 +147,44 @@ describe('the physical goals', () => {
       '| WAL bytes per new key, bare/retrysafe ≥ 0.33 | 0.27 | 0.27–0.27 | 0.48 | 0.56 | **missed** |',
     );
     expect(lines.find((l) => l.startsWith('| Node CPU'))).toMatch(/ \| met \|$/);
+    expect(lines).toContain('| retrysafe | 413 | 207 | 0 | 207 | 0 | 826 |');
+  });
+});
+
+describe("pg_waldump's record statistics", () => {
+  // As pg_waldump 15 printed them for 2000 of retrysafe's new keys.
+  const stats = [
+    'WAL statistics between 0/3076CB0 and 0/31E59A8:',
+    'Type                                           N      (%)          Record size      (%)             FPI size      (%)        Combined size      (%)',
+    '----                                           -      ---          -----------      ---             --------      ---        -------------      ---',
+    'XLOG                                           0 (  0.00)                    0 (  0.00)                    0 (  0.00)                    0 (  0.00)',
+    'Transaction/COMMIT                          2000 ( 16.55)                68000 (  4.61)                    0 (  0.00)                68000 (  4.61)',
+    'Standby/RUNNING_XACTS                          1 (  0.01)                   54 (  0.00)                    0 (  0.00)                   54 (  0.00)',
+    'Heap/INSERT                                 3884 ( 32.13)               850004 ( 57.68)                    0 (  0.00)               850004 ( 57.68)',
+    'Heap/INSERT+INIT                             116 (  0.96)                33996 (  2.31)                    0 (  0.00)                33996 (  2.31)',
+    'Btree/INSERT_LEAF                           5974 ( 49.43)               445824 ( 30.25)                    0 (  0.00)               445824 ( 30.25)',
+    'Btree/INSERT_UPPER                            26 (  0.22)                 2384 (  0.16)                    0 (  0.00)                 2384 (  0.16)',
+    'Btree/SPLIT_L                                  9 (  0.07)                32656 (  2.22)                  100 (  0.00)                32756 (  2.22)',
+    'Btree/SPLIT_R                                 17 (  0.14)                34904 (  2.37)                    0 (  0.00)                34904 (  2.37)',
+    'Sequence/LOG                                  60 (  0.50)                 5940 (  0.40)                    0 (  0.00)                 5940 (  0.40)',
+    '                                        --------                      --------                      --------                      --------',
+    'Total                                      12087                       1473762 [100.00%]                   0 [0.00%]               1473762 [100%]',
+  ].join('\n');
+
+  it('sorts each record type into its part, whole pages included, and counts what the records leave out in the rest', () => {
+    expect(walParts(stats, 1_502_400)).toEqual({
+      rows: 850_004 + 33_996,
+      entries: 445_824,
+      splits: 2384 + 32_756 + 34_904,
+      commits: 68_000,
+      rest: 54 + 5940 + (1_502_400 - 1_473_862),
+    });
+    expect(perTransaction(walParts(stats, 1_502_400), 2000).commits).toBe(34);
+  });
+
+  it('needs no statistics for an empty window, and refuses output without any otherwise', () => {
+    expect(walParts('', 0)).toEqual({ rows: 0, entries: 0, splits: 0, commits: 0, rest: 0 });
+    expect(() => walParts('pg_waldump: error: could not find file', 100)).toThrow(/no record statistics/);
   });
 });
 
