@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { expectOneLineError, retrysafe } from './run-cli.js';
 
-const COMMANDS = ['migrate', 'inspect', 'stuck', 'sweep', 'recover', 'resolve', 'retry'];
+const COMMANDS = [
+  'migrate',
+  'inspect',
+  'stuck',
+  'sweep',
+  'recover',
+  'resolve',
+  'retry',
+  'parked-events',
+  'requeue-event',
+];
 
 describe('retrysafe operations commands', () => {
   it('each answer --help with their usage, --json and --database-url', async () => {
