@@ -13,6 +13,7 @@ const processSuites = [
   'test/demo/**',
   'test/cli/**',
   'test/console/console-browser.test.ts',
+  'test/console/million-rows.test.ts',
   'examples/orders/test/**',
 ];
 
@@ -51,7 +52,8 @@ export default defineConfig({
           include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
           // Minutes each: `.ci/run` runs them with their own configs (clusters, a pooler, failover and killed
           // processes in test/faults; packed-package consumers in test/ci).
-          // The crash matrices, the demo, the command line's and the service's process tests start and kill processes: `npm test`
+          // The crash matrices, the demo, the command line's and the service's process tests start and kill processes, the
+          // console's plans on a million rows take minutes to fill: `npm test`
           // leaves them to `.ci/run`, which sets RETRYSAFE_SUITES=all for its PostgreSQL 15 passes.
           exclude: [
             ...configDefaults.exclude,

@@ -6,6 +6,7 @@ import { registerConsole } from './commands/console.js';
 import { registerInspect } from './commands/inspect.js';
 import { registerList, registerSearch } from './commands/list.js';
 import { registerMigrate } from './commands/migrate.js';
+import { registerParkedEvents, registerRequeueEvent } from './commands/parked-events.js';
 import { registerRecover } from './commands/recover.js';
 import { registerResolve } from './commands/resolve.js';
 import { registerRetry } from './commands/retry.js';
@@ -25,6 +26,8 @@ const commands: readonly ((program: Command) => Command)[] = [
   registerRecover,
   registerResolve,
   registerRetry,
+  registerParkedEvents,
+  registerRequeueEvent,
   registerConsole,
   registerCheck,
 ];

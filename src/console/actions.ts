@@ -3,7 +3,7 @@ import { resolveOperation } from '../leases/resolve.js';
 import { retryOperation } from '../leases/retry.js';
 import type { Idempotency } from '../modes/idempotency.js';
 import type { LeaseStore } from '../store/lease-store.js';
-import type { Actor, OperatorStore, RecordVersion } from '../store/operator-store.js';
+import type { Actor, OperatorStore, RecordVersion, WebhookEventId } from '../store/operator-store.js';
 import type { RecordReader } from '../store/record-reader.js';
 
 /** What an operator may do, each on the record as they saw it. */
@@ -23,7 +23,9 @@ export type OperatorAction =
   /** Deletes the record: a late retry of the key then runs the operation again. */
   | { readonly action: 'purge'; readonly identity: OperationIdentity; readonly seen: RecordVersion }
   /** Sends a dead letter of the outbox again; `seen` is its `version`. */
-  | { readonly action: 'requeue'; readonly messageId: string; readonly seen: string };
+  | { readonly action: 'requeue'; readonly messageId: string; readonly seen: string }
+  /** Processes a parked webhook event again; `seen` is its `version`. */
+  | { readonly action: 'requeue-event'; readonly event: WebhookEventId; readonly seen: string };
 
 /**
  * `changed`: the record is not what the operator saw (another state, another
@@ -91,6 +93,8 @@ export async function runOperatorAction<Tx>(
       return (await operators.purge(action.identity, action.seen, by)) ? done : changed;
     case 'requeue':
       return (await operators.requeue(action.messageId, action.seen, by)) ? done : changed;
+    case 'requeue-event':
+      return (await operators.requeueEvent(action.event, action.seen, by)) ? done : changed;
   }
 }
 

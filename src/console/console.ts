@@ -184,7 +184,7 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
       case '/dead-letters':
         return page(deadLettersPage(context, await operators.deadLetters({ limit: 50, ...after(q) }), notice));
       case '/webhook-events':
-        return page(parkedEventsPage(context, await operators.parkedEvents({ limit: 50, ...after(q) })));
+        return page(parkedEventsPage(context, await operators.parkedEvents({ limit: 50, ...after(q) }), notice));
       default:
         return page(
           messagePage(context, 'Not found', 'There is no such page.', { href: `${context.base}/`, text: 'Overview' }),
@@ -203,13 +203,25 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
     if (reason === '') throw new BadInput('Give a reason: it is kept with the action, for audit.');
     const planned = plan(name, form);
     const back =
-      planned.action === 'requeue' ? `${context.base}/dead-letters` : operationHref(context.base, planned.identity);
+      planned.action === 'requeue'
+        ? `${context.base}/dead-letters`
+        : planned.action === 'requeue-event'
+          ? `${context.base}/webhook-events`
+          : operationHref(context.base, planned.identity);
     if (form.get('confirmed') !== 'yes') {
       const [summary, warning] = describe(planned);
       return {
         status: 200,
         headers: HTML_HEADERS,
-        body: confirmPage(context, planned.action, summary, warning, form, back).text,
+        // Both requeues are a requeue to the operator.
+        body: confirmPage(
+          context,
+          planned.action === 'requeue-event' ? 'requeue' : planned.action,
+          summary,
+          warning,
+          form,
+          back,
+        ).text,
       };
     }
     const result = await runOperatorAction({ config, operators }, planned, { actor, reason });
@@ -249,10 +261,18 @@ const DONE: Readonly<Record<OperatorAction['action'], string>> = {
   retry: 'Put back into recovery: the recovery worker or the next retry resumes it.',
   purge: 'Purged: the key is unknown again, and a late retry runs the operation again.',
   requeue: 'Requeued: the relay sends the message again.',
+  'requeue-event': 'Requeued: the webhook worker processes the event again.',
 };
 
 function plan(name: string, form: URLSearchParams): OperatorAction {
   if (name === 'requeue') return { action: 'requeue', messageId: required(form, 'id'), seen: required(form, 'seen') };
+  // An event parked before migration 11 has an empty version.
+  if (name === 'requeue-event')
+    return {
+      action: 'requeue-event',
+      event: { receiver: required(form, 'receiver'), id: required(form, 'id') },
+      seen: form.get('seen') ?? '',
+    };
   const identity = identityOf(form);
   const state = required(form, 'seen_state');
   const fencingToken = Number(required(form, 'seen_fencing_token'));
@@ -307,6 +327,11 @@ function describe(action: OperatorAction): readonly [Html, string | undefined] {
       return [
         html`Send the dead letter <code>${action.messageId}</code> again.`,
         'Its consumers receive it again under the same id.',
+      ];
+    case 'requeue-event':
+      return [
+        html`Process the webhook event <code>${action.event.id}</code> of ${action.event.receiver} again.`,
+        'Its handler runs again; the inbox keeps it from running twice for an event it already processed.',
       ];
   }
 }

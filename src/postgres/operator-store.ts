@@ -19,6 +19,7 @@ import {
   PURGE,
   RECORD,
   REQUEUE,
+  REQUEUE_EVENT,
 } from './sql/operator.js';
 import { ids } from './sql/record-row.js';
 import { storeRows } from './store-rows.js';
@@ -74,17 +75,19 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
       const limit = pageLimit(query.limit);
       const after = readCursor(query.after);
       const prefix = query.key?.match === 'prefix' ? query.key.prefix : null;
+      const byTime = query.state === 'unknown' || query.state === 'in_progress';
       const filters = [
         query.tenant ?? null,
         query.operation ?? null,
         query.key?.match === 'exact' ? query.key.key : null,
         prefix,
         prefix !== null && prefix !== '' && (await bytewise()) ? following(prefix) : null,
-        query.state ?? null,
+        // A walk by time says its state itself.
+        byTime ? null : (query.state ?? null),
         query.olderThanSeconds ?? null,
       ];
       // One more row than asked: whether there is a next page.
-      if (query.state === 'unknown' || query.state === 'in_progress') {
+      if (byTime) {
         const position = after ?? ['-infinity', '', '', ''];
         const rows = await run<SummaryRow>(query.state === 'unknown' ? LIST_UNKNOWN : LIST_LEASED, [
           ...filters,
@@ -93,8 +96,9 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
         ]);
         return page(rows, limit, (row) => [row.position ?? '', row.tenant, row.operation, row.key], summary);
       }
-      const position = after ?? ['', '', ''];
-      const walk = query.tenant === undefined && query.key !== undefined ? LIST_BY_KEY : LIST_BY_IDENTITY;
+      // A tenant's first page starts at the tenant: a walk by key then descends straight into it.
+      const position = after ?? [query.tenant ?? '', '', ''];
+      const walk = query.operation === undefined && query.key !== undefined ? LIST_BY_KEY : LIST_BY_IDENTITY;
       const rows = await run<SummaryRow>(walk, [...filters, ...position, limit + 1]);
       return page(rows, limit, (row) => [row.tenant, row.operation, row.key], summary);
     },
@@ -202,6 +206,7 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
         last_error: string | null;
         received_at: Date;
         position: string;
+        version: string;
       }>(PARKED_EVENT_PAGE, [limit + 1, time, receiver, id]);
       const items = rows.map((row) => ({
         receiver: row.receiver,
@@ -209,6 +214,7 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
         attempts: row.attempts,
         lastError: row.last_error ?? undefined,
         receivedAt: row.received_at,
+        version: row.version,
         position: row.position,
       }));
       return page(
@@ -240,6 +246,12 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
         JSON.stringify(entry.seen),
         JSON.stringify(entry.detail ?? {}),
       ]);
+    },
+
+    async requeueEvent(event, seenVersion, by) {
+      // Only a version this store wrote: anything else names no parked event.
+      if (seenVersion !== '' && !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(seenVersion)) return false;
+      return (await run(REQUEUE_EVENT, [event.receiver, event.id, seenVersion, by.actor, by.reason])).length > 0;
     },
   };
 }

@@ -34,7 +34,7 @@ export type KeyMatch =
  * A page of operations. Each filter narrows the walk of an index that exists:
  * `unknown` walks the index of reasoned records by claim time, `in_progress`
  * the lease index by lease expiry, anything else the primary key (a key
- * without a tenant skips from one tenant and operation to the next).
+ * without an operation skips from one tenant and operation to the next).
  */
 export interface OperationQuery {
   readonly state?: RecordState;
@@ -133,6 +133,14 @@ export interface ParkedEvent {
   readonly attempts: number;
   readonly lastError: string | undefined;
   readonly receivedAt: Date;
+  /** When it was parked, to the microsecond ('' when parked before migration 11): what a requeue must still find. */
+  readonly version: string;
+}
+
+/** A received webhook event, named by its receiver and the sender's `webhook-id`. */
+export interface WebhookEventId {
+  readonly receiver: string;
+  readonly id: string;
 }
 
 /** Who acts and why: recorded with the action. */
@@ -167,4 +175,6 @@ export interface OperatorStore {
   requeue(id: string, seenVersion: string, by: Actor): Promise<boolean>;
   /** Records an action done through another seam (resolve, retry). */
   record(entry: ActionEntry): Promise<void>;
+  /** Processes a parked webhook event again with a fresh count of attempts, if it is still parked as `seenVersion` says, and records who did it. */
+  requeueEvent(event: WebhookEventId, seenVersion: string, by: Actor): Promise<boolean>;
 }

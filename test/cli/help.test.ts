@@ -1,7 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { expectOneLineError, retrysafe } from './run-cli.js';
 
-const COMMANDS = ['migrate', 'inspect', 'stuck', 'list', 'search', 'sweep', 'recover', 'resolve', 'retry', 'console'];
+const COMMANDS = [
+  'migrate',
+  'inspect',
+  'stuck',
+  'list',
+  'search',
+  'sweep',
+  'recover',
+  'resolve',
+  'retry',
+  'parked-events',
+  'requeue-event',
+  'console',
+];
 
 describe('retrysafe operations commands', () => {
   it('each answer --help with their usage, --json and --database-url', async () => {

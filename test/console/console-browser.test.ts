@@ -90,6 +90,10 @@ describe.skipIf(!present)('the operations console in Chromium', () => {
       `INSERT INTO retrysafe_outbox (id, topic, payload, state, attempts, last_error, parked_at) VALUES ($1, 'orders.created', '{}', 'dead', 8, 'broker refused: 503', now())`,
       [randomUUID()],
     );
+    await db.database.query(
+      `INSERT INTO retrysafe_webhook_events (receiver, id, payload, sent_at, state, attempts, last_error, parked_at)
+       VALUES ('payments', 'evt_2xGk9', '{}', now(), 'dead', 8, 'Error: the ledger is closed', now())`,
+    );
     [acting, readOnly] = await Promise.all([
       serve(['--allow-actions', '--show-bodies', '--actor', 'ops@example.com']),
       serve([]),
@@ -238,5 +242,32 @@ describe.skipIf(!present)('the operations console in Chromium', () => {
       (await db.database.query<{ state: string; attempts: number }>('SELECT state, attempts FROM retrysafe_outbox'))
         .rows,
     ).toEqual([{ state: 'pending', attempts: 0 }]);
+  });
+
+  it('lists parked webhook events and requeues one, recorded with who and why', async () => {
+    const page = await open(`${acting}/`);
+    await page.getByRole('link', { name: 'Parked webhook events' }).click();
+    expect(await page.getByRole('table').textContent()).toContain('the ledger is closed');
+    await shot(page, 'parked-webhook-events');
+    await page.getByLabel('Reason').fill('ledger reopened');
+    await page.getByRole('button', { name: 'Requeue…' }).click();
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Confirm: requeue');
+    await page.getByRole('button', { name: 'Confirm requeue' }).click();
+    expect(await page.getByRole('status').textContent()).toContain('processes the event again');
+    expect(await page.getByRole('table').textContent()).not.toContain('evt_2xGk9');
+    expect(
+      (
+        await db.database.query<{ state: string; attempts: number }>(
+          'SELECT state, attempts FROM retrysafe_webhook_events',
+        )
+      ).rows,
+    ).toEqual([{ state: 'received', attempts: 0 }]);
+    expect(
+      (
+        await db.database.query(
+          'SELECT actor, receiver, event_id, reason FROM retrysafe_operator_actions WHERE event_id IS NOT NULL',
+        )
+      ).rows,
+    ).toEqual([{ actor: 'ops@example.com', receiver: 'payments', event_id: 'evt_2xGk9', reason: 'ledger reopened' }]);
   });
 });

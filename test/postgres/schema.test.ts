@@ -311,4 +311,31 @@ describe('upgrading to the domain checks', () => {
     expect((await fileNodes()).map((file) => file.relname)).toContain('retrysafe_operations_sweep');
     expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
   });
+
+  it('then keeps operator actions (0010) and parking times of webhook events (0011) without rewriting a table: an event parked before has none', async () => {
+    await database.query(
+      `INSERT INTO retrysafe_webhook_events (receiver, id, payload, sent_at, state, attempts, last_error)
+       VALUES ('payments', 'evt_1', '{}', now(), 'dead', 8, 'the ledger is closed')`,
+    );
+    const tables = async () =>
+      (
+        await database.query<{ relname: string; relfilenode: number }>(
+          `SELECT relname, relfilenode FROM pg_class WHERE relname IN ('retrysafe_operations', 'retrysafe_webhook_events', 'retrysafe_outbox') ORDER BY relname`,
+        )
+      ).rows;
+    const files = await tables();
+    const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
+
+    expect(
+      await migrate(
+        database,
+        migrations.filter((m) => m.version <= 11),
+      ),
+    ).toEqual({ applied: [10, 11], version: 11 });
+    expect(await tables()).toEqual(files);
+    expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
+    expect((await database.query('SELECT id, state, parked_at FROM retrysafe_webhook_events')).rows).toEqual([
+      { id: 'evt_1', state: 'dead', parked_at: null },
+    ]);
+  });
 });

@@ -22,7 +22,10 @@ export function registerConsole(program: Command): Command {
     )
     .option('--port <n>', 'the port to listen on (0: any free one, printed)', wholeNumber(0), 4010)
     .option('--host <address>', 'the address to listen on; anyone who can reach it can use the console', '127.0.0.1')
-    .option('--allow-actions', 'let the console resolve, retry and purge operations and requeue dead letters')
+    .option(
+      '--allow-actions',
+      'let the console resolve, retry and purge operations and requeue dead letters and parked webhook events',
+    )
     .option('--show-bodies', 'let the console show stored response bodies when asked (they may hold personal data)')
     .option('--actor <name>', 'who is recorded with every action (default: the user running the command)')
     .option(

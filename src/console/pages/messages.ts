@@ -32,18 +32,27 @@ export function deadLettersPage(
   );
 }
 
-/** Received webhook events parked after failing too often. */
-export function parkedEventsPage(context: PageContext, found: Page<ParkedEvent>): Html {
+/** Received webhook events parked after failing too often, with a requeue form on each when the operator may act. */
+export function parkedEventsPage(context: PageContext, found: Page<ParkedEvent>, notice: string | undefined): Html {
+  const requeue = (event: ParkedEvent) =>
+    context.act === false
+      ? ''
+      : html`<form method="post" action="${context.base}/actions/requeue-event">${tokenField(context)}
+<input type="hidden" name="receiver" value="${event.receiver}"><input type="hidden" name="id" value="${event.id}">
+<input type="hidden" name="seen" value="${event.version}">
+<label>Reason<input name="reason" required></label><button type="submit">Requeue…</button></form>`;
   const rows = found.items.map(
     (event) =>
-      html`<tr><td>${event.receiver}</td><td class="key">${event.id}</td><td>${event.attempts}</td><td>${event.lastError ?? ''}</td><td>${when(event.receivedAt)}</td></tr>`,
+      html`<tr><td>${event.receiver}</td><td class="key">${event.id}</td><td>${event.attempts}</td><td>${event.lastError ?? ''}</td><td>${when(event.receivedAt)}</td><td>${requeue(event)}</td></tr>`,
   );
   return layout(
     context,
     '/webhook-events',
     'Parked webhook events',
-    html`<table><caption>${found.items.length === 0 ? 'No parked webhook events.' : `${found.items.length} parked events, most recent first`}</caption>
-<thead><tr><th scope="col">Receiver</th><th scope="col">Event id</th><th scope="col">Attempts</th><th scope="col">Last error</th><th scope="col">Received</th></tr></thead>
+    html`${notice === undefined ? '' : html`<p class="notice" role="status">${notice}</p>`}
+<p class="muted">Events the webhook worker gave up on. A requeued event is processed again, with a fresh count of attempts.</p>
+<table><caption>${found.items.length === 0 ? 'No parked webhook events.' : `${found.items.length} parked events, most recent first`}</caption>
+<thead><tr><th scope="col">Receiver</th><th scope="col">Event id</th><th scope="col">Attempts</th><th scope="col">Last error</th><th scope="col">Received</th><th scope="col">Action</th></tr></thead>
 <tbody>${rows}</tbody></table>${next(context, '/webhook-events', found)}`,
   );
 }

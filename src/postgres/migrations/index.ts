@@ -8,6 +8,7 @@ import { writeOnce } from './0007_write_once.js';
 import { principal } from './0008_principal.js';
 import { oneSweepIndex } from './0009_one_sweep_index.js';
 import { operatorActions } from './0010_operator_actions.js';
+import { parkedWebhookEvents } from './0011_parked_webhook_events.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -27,4 +28,5 @@ export const migrations: readonly Migration[] = [
   principal,
   oneSweepIndex,
   operatorActions,
+  parkedWebhookEvents,
 ];

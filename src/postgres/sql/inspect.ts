@@ -17,11 +17,15 @@ FROM retrysafe_steps
 WHERE tenant = $1 AND operation = $2 AND key = $3
 ORDER BY started_at, step`;
 
-/** The gauges, each answered from a partial index. */
+/**
+ * The gauges, each answered from a partial index. Every committed in_progress
+ * record holds a lease (or the end of its backoff), which the planner cannot
+ * know: the oldest is looked for among the leases.
+ */
 export const STORE_STATS = `
 SELECT
   (SELECT extract(epoch FROM now() - min(created_at))::float8
-     FROM retrysafe_operations WHERE state = 'in_progress') AS oldest_in_progress_seconds,
+     FROM retrysafe_operations WHERE state = 'in_progress' AND lease_expires_at IS NOT NULL) AS oldest_in_progress_seconds,
   (SELECT count(*)::int FROM retrysafe_operations WHERE state = 'unknown' AND reason IS NOT NULL) AS unknown_operations,
   (SELECT count(*)::int FROM retrysafe_operations
      WHERE state = 'in_progress' AND lease_expires_at <= now()) AS expired_leases`;

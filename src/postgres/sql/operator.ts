@@ -40,22 +40,27 @@ ORDER BY o.tenant, o.operation, o.key
 LIMIT $11`;
 
 /**
- * A key without a tenant: the primary key leads with the tenant, so the walk
- * skips from one (tenant, operation) to the next, a short descent each, and
- * looks the key up in each. As fast as there are few tenants and operations;
- * it stops as soon as the page is full. Same parameters as LIST_BY_IDENTITY.
+ * A key without an operation: the primary key leads with the tenant and the
+ * operation, so the walk skips from one (tenant, operation) to the next, a
+ * short descent each, and looks the key up in each; with a tenant $1 it starts
+ * there ($8 is the tenant on the first page) and stops where the tenant ends.
+ * As fast as there are few tenants and operations; it stops as soon as the
+ * page is full. Same parameters as LIST_BY_IDENTITY.
  */
 export const LIST_BY_KEY = `
 WITH RECURSIVE pairs (tenant, operation) AS (
-  (SELECT o.tenant, o.operation FROM retrysafe_operations AS o
-   WHERE (o.tenant, o.operation) >= ($8::text, $9::text)
-   ORDER BY o.tenant, o.operation LIMIT 1)
+  SELECT first.tenant, first.operation FROM (
+    SELECT o.tenant, o.operation FROM retrysafe_operations AS o
+    WHERE (o.tenant, o.operation) >= ($8::text, $9::text)
+    ORDER BY o.tenant, o.operation LIMIT 1) AS first
+  WHERE $1::text IS NULL OR first.tenant = $1
   UNION ALL
   SELECT following.tenant, following.operation
   FROM pairs, LATERAL (
     SELECT o.tenant, o.operation FROM retrysafe_operations AS o
     WHERE (o.tenant, o.operation) > (pairs.tenant, pairs.operation)
     ORDER BY o.tenant, o.operation LIMIT 1) AS following
+  WHERE $1::text IS NULL OR following.tenant = $1
 )
 SELECT found.*
 FROM pairs, LATERAL (
@@ -69,7 +74,9 @@ LIMIT $11`;
 
 /**
  * By a time column through its partial index, oldest first, after the
- * position $8 (exact time), $9, $10, $11 (identity); $12 limit.
+ * position $8 (exact time), $9, $10, $11 (identity); $12 limit. The walk says
+ * its state itself ($6 is null here: said twice, the planner would count it
+ * twice). A page reads at most the rows in that state, never the table.
  */
 function byTime(column: string, indexed: string, state: string): string {
   return `
@@ -86,9 +93,18 @@ export const LIST_UNKNOWN = byTime('created_at', 'o.reason IS NOT NULL', 'unknow
 /** Unfinished leased and transparent work by lease expiry, expired first, on the lease index. */
 export const LIST_LEASED = byTime('lease_expires_at', 'o.lease_expires_at IS NOT NULL', 'in_progress');
 
-/** Whether the database orders text by bytes, so that a key prefix bounds a range of the index. */
+/**
+ * Whether the database orders text by bytes, so that a key prefix bounds a range of the index: the C and POSIX
+ * collations, C.UTF-8 (code point order, which is byte order in UTF-8; glibc's and PostgreSQL 17's builtin
+ * provider's), never an ICU one. The provider is read from the row as JSON: PostgreSQL 14 has no such column.
+ */
 export const BYTE_ORDERED = `
-SELECT datcollate IN ('C', 'POSIX') AS byte_ordered FROM pg_database WHERE datname = current_database()`;
+SELECT CASE to_jsonb(d) ->> 'datlocprovider'
+    WHEN 'b' THEN true
+    WHEN 'i' THEN false
+    ELSE d.datcollate IN ('C', 'POSIX', 'C.UTF-8', 'C.utf8')
+  END AS byte_ordered
+FROM pg_database AS d WHERE d.datname = current_database()`;
 
 /** One record in full, its body only when $4 is true. $1 tenant, $2 operation, $3 key. */
 export const OPERATION_VIEW = `
@@ -129,19 +145,20 @@ ORDER BY parked_at DESC, id DESC
 LIMIT $1`;
 
 /**
- * Webhook events parked after too many failures, most recent first. The
- * table is pruned, and only a handful are ever dead, so no index is kept for
- * them. $1 limit, after $2 (exact time), $3 receiver, $4 id.
+ * Webhook events parked after too many failures, most recent first, on the
+ * index of parked events. $1 limit, after $2 (exact time), $3 receiver, $4 id.
+ * `version`: when it was parked, to the microsecond ('' if before migration 11).
  */
 export const PARKED_EVENT_PAGE = `
-SELECT receiver, id, attempts, last_error, received_at, ${exact('received_at')} AS position
+SELECT receiver, id, attempts, last_error, received_at, ${exact('received_at')} AS position,
+  coalesce(${exact('parked_at')}, '') AS version
 FROM retrysafe_webhook_events
 WHERE state = 'dead' AND ($2::timestamptz IS NULL OR (received_at, receiver, id) < ($2::timestamptz, $3::text, $4::text))
 ORDER BY received_at DESC, receiver DESC, id DESC
 LIMIT $1`;
 
 /** $n actor, $n+1 reason: the columns every action records. */
-const RECORD_ACTION = `INSERT INTO retrysafe_operator_actions (actor, action, tenant, operation, key, message_id, reason, seen, detail)`;
+const RECORD_ACTION = `INSERT INTO retrysafe_operator_actions (actor, action, tenant, operation, key, message_id, receiver, event_id, reason, seen, detail)`;
 
 /**
  * Deletes a record seen in state $4 with fencing token $5, never one whose
@@ -155,24 +172,54 @@ WITH gone AS (
   RETURNING tenant, operation, key, state, fencing_token
 )
 ${RECORD_ACTION}
-SELECT $6, 'purge', tenant, operation, key, NULL, $7, jsonb_build_object('state', state, 'fencingToken', fencing_token), '{}'
+SELECT $6, 'purge', tenant, operation, key, NULL, NULL, NULL, $7, jsonb_build_object('state', state, 'fencingToken', fencing_token), '{}'
 FROM gone
 RETURNING 1`;
 
-/** Sends a dead letter parked at $2 (exact time) again with a fresh count of attempts, recording who ($3) and why ($4). $1 id. */
-export const REQUEUE = `
-WITH requeued AS (
+/**
+ * A parked row put back in line with a fresh count of attempts by `update`
+ * (which returns the subject's columns `message_id, receiver, event_id`), and
+ * the requeue recorded with who ($actor) and why ($reason) and when it was
+ * seen parked ($seen), in one statement.
+ */
+function requeue(update: string, actor: string, reason: string, seen: string): string {
+  return `
+WITH requeued AS (${update})
+${RECORD_ACTION}
+SELECT ${actor}, 'requeue', NULL, NULL, NULL, message_id, receiver, event_id, ${reason}, jsonb_build_object('parkedAt', ${seen}::text), '{}'
+FROM requeued
+RETURNING 1`;
+}
+
+/** Sends a dead letter parked at $2 (exact time) again, recording who ($3) and why ($4). $1 id. */
+export const REQUEUE = requeue(
+  `
   UPDATE retrysafe_outbox
   SET state = 'pending', parked_at = NULL, attempts = 0, next_attempt_at = now()
   WHERE id = $1 AND state = 'dead' AND parked_at = $2::timestamptz
-  RETURNING id, ${NOTIFY}
-)
-${RECORD_ACTION}
-SELECT $3, 'requeue', NULL, NULL, NULL, id, $4, jsonb_build_object('parkedAt', $2::text), '{}'
-FROM requeued
-RETURNING 1`;
+  RETURNING id AS message_id, NULL::text AS receiver, NULL::text AS event_id, ${NOTIFY}`,
+  '$3',
+  '$4',
+  '$2',
+);
+
+/**
+ * Processes a parked webhook event again, if it is still parked as seen at $3
+ * (exact time, '' for an event parked before migration 11), recording who ($4)
+ * and why ($5). $1 receiver, $2 id.
+ */
+export const REQUEUE_EVENT = requeue(
+  `
+  UPDATE retrysafe_webhook_events
+  SET state = 'received', parked_at = NULL, attempts = 0, next_attempt_at = now()
+  WHERE receiver = $1 AND id = $2 AND state = 'dead' AND parked_at IS NOT DISTINCT FROM nullif($3::text, '')::timestamptz
+  RETURNING NULL::uuid AS message_id, receiver, id AS event_id`,
+  '$4',
+  '$5',
+  '$3',
+);
 
 /** Records an action done through another seam. $1 actor, $2 action, $3-$5 identity, $6 reason, $7 seen, $8 detail. */
 export const RECORD = `
 ${RECORD_ACTION}
-VALUES ($1, $2, $3, $4, $5, NULL, $6, $7::text::jsonb, $8::text::jsonb)`;
+VALUES ($1, $2, $3, $4, $5, NULL, NULL, NULL, $6, $7::text::jsonb, $8::text::jsonb)`;

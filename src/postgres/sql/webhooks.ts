@@ -39,10 +39,10 @@ UPDATE retrysafe_webhook_events
 SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => $3), last_error = $4
 WHERE receiver = $1 AND id = $2 AND state = 'received'`;
 
-/** A failed last attempt: the event is parked for an operator. $1 receiver, $2 webhook id, $3 error. */
+/** A failed last attempt: the event is parked for an operator, who sees when. $1 receiver, $2 webhook id, $3 error. */
 export const PARK_WEBHOOK_EVENT = `
 UPDATE retrysafe_webhook_events
-SET attempts = attempts + 1, state = 'dead', last_error = $3
+SET attempts = attempts + 1, state = 'dead', last_error = $3, parked_at = now()
 WHERE receiver = $1 AND id = $2 AND state = 'received'`;
 
 /** One batch of processed events older than the retention. $1 seconds, $2 batch size. */
