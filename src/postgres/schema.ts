@@ -8,6 +8,9 @@ export const MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS retrysafe_migrations
     applied_at timestamptz NOT NULL DEFAULT now()
 )`;
 
+/** The version of the latest migration this retrysafe knows: the schema `migrate()` brings a database to. */
+export const latestSchemaVersion: number = migrations.at(-1)?.version ?? 0;
+
 /**
  * The SQL of every migration after version `after` (0: all of them), as one
  * script for a migration tool (Prisma Migrate, drizzle-kit, Knex, plain SQL

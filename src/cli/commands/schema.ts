@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { isRetrysafeError } from '../../core/errors.js';
-import { migrations } from '../../postgres/migrations/index.js';
-import { schemaSql } from '../../postgres/schema.js';
+import { latestSchemaVersion, schemaSql } from '../../postgres/schema.js';
 import { wholeNumber } from '../database-command.js';
 
 /** Exit code of a failure at run time, as the database commands use it. */
@@ -9,7 +8,6 @@ const RUNTIME_FAILURE = 1;
 
 /** `retrysafe schema`: prints the migrations' SQL for a migration tool; needs no database. */
 export function registerSchema(program: Command): Command {
-  const latest = migrations.at(-1)?.version ?? 0;
   return program
     .command('schema')
     .description(
@@ -17,7 +15,7 @@ export function registerSchema(program: Command): Command {
     )
     .option(
       '--after <version>',
-      `print only the migrations newer than this version (this retrysafe's latest: ${latest})`,
+      `print only the migrations newer than this version (this retrysafe's latest: ${latestSchemaVersion})`,
       wholeNumber(0),
       0,
     )
@@ -33,7 +31,9 @@ export function registerSchema(program: Command): Command {
       }
       process.stdout.write(script);
       // The script then only creates the table of versions if missing: said where a terminal shows it.
-      if (flags.after === latest)
-        process.stderr.write(`retrysafe schema: nothing after version ${latest}, this retrysafe's latest.\n`);
+      if (flags.after === latestSchemaVersion)
+        process.stderr.write(
+          `retrysafe schema: nothing after version ${latestSchemaVersion}, this retrysafe's latest.\n`,
+        );
     });
 }
