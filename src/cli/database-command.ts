@@ -150,10 +150,10 @@ export function identityLabel(identity: OperationIdentity): string {
   return `${identity.tenant} / ${identity.operation} / ${identity.key}`;
 }
 
-/** A commander parser for whole numbers from `min` up. */
+/** A commander parser for whole numbers from `min` up, no larger than a double holds exactly. */
 export function wholeNumber(min: number): (value: string) => number {
   return (value) => {
-    if (!/^\d+$/.test(value) || Number(value) < min)
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < min)
       throw new InvalidArgumentError(`expected a whole number of at least ${min}.`);
     return Number(value);
   };

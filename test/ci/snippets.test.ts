@@ -72,7 +72,24 @@ const PROJECTS: Record<string, readonly string[]> = {
     '@opentelemetry/api',
     'prom-client',
   ],
+  // docs/migrating.md: the routes after, on Express and on Lambda (Hono), and before, on the other libraries.
+  migrating: ['express', '@types/express', 'pg', '@types/pg'],
+  'migrating-lambda': ['hono', '@hono/node-server', 'pg', '@types/pg'],
+  'express-idempotency': ['express', '@types/express', 'pg', '@types/pg', 'express-idempotency'],
+  'node-idempotency': [
+    'express',
+    '@types/express',
+    'pg',
+    '@types/pg',
+    '@node-idempotency/core',
+    '@node-idempotency/storage-adapter-memory',
+  ],
+  // Powertools on its Redis layer, against the machine's Redis (localhost:6379): its DynamoDB layer has no local server here.
+  powertools: ['@aws-lambda-powertools/idempotency', '@redis/client', '@types/aws-lambda', 'pg', '@types/pg'],
 };
+
+/** Projects that run another idempotency library, to show what it answers: not held to retrysafe's contract. */
+const OTHER_LIBRARIES = new Set(['express-idempotency', 'node-idempotency', 'powertools']);
 
 /** What a project's setup commands add to a newcomer's shell. */
 // Offline but for the npm registry, as data-layers.md tells: Prisma's CLI cannot fetch the schema engine that generate never runs.
@@ -88,6 +105,8 @@ const OPTIONS: Record<string, Readonly<Record<string, unknown>>> = {
   drizzle: libraries,
   prisma: libraries,
   typeorm: libraries,
+  // @node-idempotency/core's declarations fail exactOptionalPropertyTypes.
+  'node-idempotency': libraries,
   knex: libraries,
   docs: { experimentalDecorators: true, ...libraries },
 };
@@ -241,14 +260,17 @@ describe.each(serverProjects)('the %s project, run against PostgreSQL', (project
 
     const requests = shellRequests('project', project);
     const statuses = requests.flatMap((request) => (request.kind === 'request' ? [request.status] : []));
-    expect(statuses).toEqual(expect.arrayContaining([201, 422, 400]));
-    expect(
-      requests.some(
-        (request) =>
-          request.kind === 'request' && request.contains.some((text) => /idempotent-replayed: true/i.test(text)),
-      ),
-      'a replay is documented',
-    ).toBe(true);
+    expect(statuses.length).toBeGreaterThan(0);
+    if (!OTHER_LIBRARIES.has(project)) {
+      expect(statuses).toEqual(expect.arrayContaining([201, 422, 400]));
+      expect(
+        requests.some(
+          (request) =>
+            request.kind === 'request' && request.contains.some((text) => /idempotent-replayed: true/i.test(text)),
+        ),
+        'a replay is documented',
+      ).toBe(true);
+    }
     const firstAnswers = await expectDocumentedAnswers(requests, ports, servers);
     if (recipes.has(project)) await expectOneOrderPerKey(database.url, firstAnswers);
   });

@@ -1,38 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { defaultProblemBase, problemCatalogue } from '../../src/core/answer/problems.js';
+import { markdownTable } from './markdown-table.js';
 
 const root = new URL('../../', import.meta.url);
 const doc = readFileSync(new URL('docs/errors.md', root), 'utf8');
 
-/** The rows of the first Markdown table after `heading`, as objects keyed by the header cells. */
-function tableAfter(heading: string): Record<string, string>[] {
-  const lines = doc.split('\n');
-  const start = lines.findIndex((line) => line.trim() === heading);
-  if (start < 0) throw new Error(`docs/errors.md has no heading "${heading}"`);
-  const first = lines.findIndex((line, i) => i > start && line.trimStart().startsWith('|'));
-  if (first < 0) throw new Error(`docs/errors.md has no table after "${heading}"`);
-  const rows: string[][] = [];
-  for (let i = first; i < lines.length && lines[i]!.trimStart().startsWith('|'); i++) rows.push(cells(lines[i]!));
-  const [header, separator, ...body] = rows;
-  expect(
-    separator!.every((cell) => /^:?-{3,}:?$/.test(cell)),
-    `the second row after "${heading}" is not a separator`,
-  ).toBe(true);
-  for (const row of body)
-    expect(row, `a row after "${heading}" has the wrong number of cells`).toHaveLength(header!.length);
-  return body.map((row) => Object.fromEntries(header!.map((name, i) => [name, row[i]!])));
-}
-
-function cells(line: string): string[] {
-  const trimmed = line.trim();
-  if (trimmed.includes('\\|')) throw new Error(`escaped pipes are not supported in docs/errors.md tables: ${trimmed}`);
-  return trimmed
-    .replace(/^\|/, '')
-    .replace(/\|$/, '')
-    .split('|')
-    .map((cell) => cell.trim());
-}
+const tableAfter = (heading: string) => markdownTable(doc, heading, 'docs/errors.md');
 
 /** A cell holding one code span, as its content. */
 function code(cell: string): string {

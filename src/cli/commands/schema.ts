@@ -1,6 +1,10 @@
 import type { Command } from 'commander';
-import { schemaSql } from '../../postgres/schema.js';
+import { isRetrysafeError } from '../../core/errors.js';
+import { latestSchemaVersion, schemaSql } from '../../postgres/schema.js';
 import { wholeNumber } from '../database-command.js';
+
+/** Exit code of a failure at run time, as the database commands use it. */
+const RUNTIME_FAILURE = 1;
 
 /** `retrysafe schema`: prints the migrations' SQL for a migration tool; needs no database. */
 export function registerSchema(program: Command): Command {
@@ -9,8 +13,27 @@ export function registerSchema(program: Command): Command {
     .description(
       'Print the SQL of every retrysafe migration (or of those after --after), for Prisma Migrate, drizzle-kit, Knex or plain SQL files.',
     )
-    .option('--after <version>', 'print only the migrations newer than this version', wholeNumber(0), 0)
+    .option(
+      '--after <version>',
+      `print only the migrations newer than this version (this retrysafe's latest: ${latestSchemaVersion})`,
+      wholeNumber(0),
+      0,
+    )
     .action((flags: { readonly after: number }) => {
-      process.stdout.write(schemaSql(flags.after));
+      let script: string;
+      try {
+        script = schemaSql(flags.after);
+      } catch (error) {
+        if (!isRetrysafeError(error, 'schema-too-new')) throw error;
+        process.stderr.write(`retrysafe schema: ${error.code}: ${error.message}\n`);
+        process.exitCode = RUNTIME_FAILURE;
+        return;
+      }
+      process.stdout.write(script);
+      // The script then only creates the table of versions if missing: said where a terminal shows it.
+      if (flags.after === latestSchemaVersion)
+        process.stderr.write(
+          `retrysafe schema: nothing after version ${latestSchemaVersion}, this retrysafe's latest.\n`,
+        );
     });
 }
