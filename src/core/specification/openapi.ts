@@ -54,7 +54,7 @@ export function openApiDocument(
 }
 
 /** The operation as an OpenAPI component name, which allows no `@`: `orders.create@1` is `orders.create.v1`. */
-export function componentName(route: RouteSpecification): string {
+function componentName(route: RouteSpecification): string {
   return route.operation.replace('@', '.v').replace(/[^A-Za-z0-9._-]/g, '_');
 }
 
