@@ -62,6 +62,15 @@ export {
 } from './leases/index.js';
 // The store seams, for a store of one's own (its contract suite is `retrysafe/testing`) and for decorators.
 export { defaultRetention, type Retention } from './core/retention.js';
+export type { RouteSpecification } from './core/specification/route-specification.js';
+export {
+  openApiDocument,
+  openApiPathItem,
+  type OpenApiObject,
+  type OpenApiValue,
+} from './core/specification/openapi.js';
+export { specificationPage } from './core/specification/page.js';
+export type { PublishedSpecification, SpecificationRegistry } from './modes/published-specification.js';
 export type { Completion } from './core/completion.js';
 export type { AtomicClaim, AtomicStore, AtomicTransaction, ClaimRequest, Settlement } from './store/atomic-store.js';
 export type {

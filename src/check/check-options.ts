@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { fillTemplate } from './body-template.js';
+import { fillTemplate, UUID_TOKEN } from './body-template.js';
 import { CheckError } from './check-error.js';
 
 /** What to check, and how hard. Only `url` is required. */
@@ -26,6 +26,16 @@ export interface CheckOptions {
   readonly revokedHeaders?: Readonly<Record<string, string>>;
   /** A URL listing the resources the endpoint creates, read with each tenant's credentials; may hold `{{uuid}}`. */
   readonly countUrl?: string;
+  /**
+   * A key of the first user whose retention has passed (its response pruned,
+   * or the key forgotten), for the expired-key probe: the checker cannot wait
+   * out a retention itself.
+   */
+  readonly expiredKey?: string;
+  /** The body the expired key was first sent with, byte for byte. Default `body`, which then may not hold `{{uuid}}`. */
+  readonly expiredBody?: string;
+  /** The answer the endpoint documents for an expired key. Default 410 (retrysafe's `response-expired`). */
+  readonly expiredStatus?: number;
   /** Requests sent at once with one key. Default 32, at most 256. */
   readonly concurrency?: number;
   /** Concurrency bursts, each with its own key: a race may open on one run in several. Default 4, at most 16. */
@@ -49,6 +59,8 @@ export interface CheckPlan {
   readonly principalHeaders: Readonly<Record<string, string>> | undefined;
   readonly revokedHeaders: Readonly<Record<string, string>> | undefined;
   readonly countUrl: string | undefined;
+  /** The expired-key probe's key, body and documented status, when a key was given. */
+  readonly expired: { readonly key: string; readonly body: string; readonly status: number } | undefined;
   readonly concurrency: number;
   readonly bursts: number;
   readonly timeoutMs: number;
@@ -64,6 +76,7 @@ export const checkDefaults = {
   timeoutMs: 10_000,
   deadlineMs: 120_000,
   abandonAfterMs: 20,
+  expiredStatus: 410,
 } as const;
 
 export const MAX_CONCURRENCY = 256;
@@ -89,12 +102,28 @@ export function planCheck(options: CheckOptions): CheckPlan {
     principalHeaders: optionalHeaders('principal header', options.principalHeaders),
     revokedHeaders: optionalHeaders('revoked header', options.revokedHeaders),
     countUrl: options.countUrl,
+    expired: expiredKey(options),
     concurrency: integer('concurrency', options.concurrency ?? checkDefaults.concurrency, 1, MAX_CONCURRENCY),
     bursts: integer('bursts', options.bursts ?? checkDefaults.bursts, 1, MAX_BURSTS),
     timeoutMs,
     deadlineMs: integer('deadline', options.deadlineMs ?? checkDefaults.deadlineMs, timeoutMs, 3_600_000),
     abandonAfterMs: integer('abandon-after', options.abandonAfterMs ?? checkDefaults.abandonAfterMs, 0, timeoutMs - 1),
   };
+}
+
+function expiredKey(options: CheckOptions): CheckPlan['expired'] {
+  if (options.expiredKey === undefined) {
+    if (options.expiredBody !== undefined || options.expiredStatus !== undefined)
+      invalid('The expired body and status need the expired key they describe.');
+    return undefined;
+  }
+  if (!/^[\x21-\x7e]{1,255}$/.test(options.expiredKey))
+    invalid('The expired key must be 1 to 255 visible ASCII characters, as it was sent.');
+  const body = options.expiredBody ?? options.body ?? checkDefaults.body;
+  if (body.includes(UUID_TOKEN))
+    invalid(`The expired key's body holds ${UUID_TOKEN}: give the body it was first sent with as the expired body.`);
+  const status = integer('expired status', options.expiredStatus ?? checkDefaults.expiredStatus, 100, 599);
+  return { key: options.expiredKey, body, status };
 }
 
 function httpUrl(what: string, value: string): URL {

@@ -11,6 +11,8 @@ export const probeNames = [
   'lost-response',
   'other-principal',
   'revoked-credential',
+  'expired-key',
+  'published-specification',
 ] as const;
 
 export type ProbeName = (typeof probeNames)[number];

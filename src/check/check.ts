@@ -7,9 +7,11 @@ import { credentialWatch } from './credential-watch.js';
 import { type ProbeContext, probeContext, type Tenant } from './probe-context.js';
 import { badKeysProbe } from './probes/bad-keys.js';
 import { concurrencyProbe } from './probes/concurrency.js';
+import { expiredKeyProbe } from './probes/expired-key.js';
 import { lostResponseProbe } from './probes/lost-response.js';
 import { mismatchProbe } from './probes/mismatch.js';
 import { otherPrincipalProbe, revokedCredentialProbe } from './probes/replay-authorisation.js';
+import { publishedSpecificationProbe } from './probes/published-specification.js';
 import { replayProbe } from './probes/replay.js';
 import { slowClientProbe } from './probes/slow-client.js';
 import { tenantIsolationProbe } from './probes/tenant-isolation.js';
@@ -47,6 +49,8 @@ export async function check(options: CheckOptions): Promise<CheckReport> {
     lostResponseProbe,
     (c) => otherPrincipalProbe(c, concurrency.start),
     (c) => revokedCredentialProbe(c, concurrency.start),
+    expiredKeyProbe,
+    publishedSpecificationProbe,
   ];
   for (const probe of rest) {
     const watched = credentialWatch(ctx);

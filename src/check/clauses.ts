@@ -30,16 +30,13 @@ export const clauses: readonly Clause[] = [
     level: 'SHOULD',
     requirement:
       'the expiration policy of keys is defined and published, and an expired key gets the documented answer',
-    probes: [],
-    untestable:
-      'the policy is documentation, and testing the answer needs a key past its expiry, which the checker cannot wait for',
+    probes: ['published-specification', 'expired-key'],
   },
   {
     section: '2.5',
     level: 'MUST',
     requirement: 'the resource publishes its idempotency specification, expiry included',
-    probes: [],
-    untestable: 'documentation, not behaviour',
+    probes: ['published-specification'],
   },
   { section: '2.6', level: 'SHOULD', requirement: 'a first request is processed normally', probes: ['concurrency'] },
   {

@@ -37,6 +37,8 @@ export interface ProbeContext {
   attempt(attempt: Attempt): Promise<Exchange>;
   /** Reads the count URL (its `{{uuid}}` filled with `uuid`); undefined when there is none. */
   count(tenant: Tenant, uuid: string): Promise<Reading | undefined>;
+  /** Reads a document the endpoint links to (`GET`, with the first tenant's credentials). */
+  document(url: URL): Promise<Exchange>;
   /** A fresh UUID, for a key or a body. */
   readonly uuid: () => string;
 }
@@ -58,6 +60,10 @@ export function probeContext(plan: CheckPlan, budget: RequestBudget): ProbeConte
     revoked: plan.revokedHeaders,
   };
   const credentials = (tenant: Tenant): readonly HeaderLine[] => Object.entries(given[tenant] ?? plan.headers);
+  const get = (url: URL, accept: string, tenant: Tenant): Promise<Exchange> => {
+    const headers = credentials(tenant).filter(([name]) => name !== 'content-type');
+    return send({ url, method: 'GET', headers: [['accept', accept], ...headers] }, false);
+  };
   return {
     plan,
     uuid: randomUUID,
@@ -78,16 +84,10 @@ export function probeContext(plan: CheckPlan, budget: RequestBudget): ProbeConte
     },
     async count(tenant, uuid) {
       if (plan.countUrl === undefined) return undefined;
-      const headers = credentials(tenant).filter(([name]) => name !== 'content-type');
-      const exchange = await send(
-        {
-          url: new URL(fillTemplate(plan.countUrl, uuid)),
-          method: 'GET',
-          headers: [['accept', 'application/json'], ...headers],
-        },
-        false,
-      );
-      return read(exchange);
+      return read(await get(new URL(fillTemplate(plan.countUrl, uuid)), 'application/json', tenant));
+    },
+    document(url) {
+      return get(url, 'text/html, application/json;q=0.9, */*;q=0.5', 'first');
     },
   };
 }

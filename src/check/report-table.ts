@@ -1,7 +1,7 @@
 import type { CheckReport, ProbeResult } from './check-report.js';
 
 const COLUMNS = [
-  { title: 'PROBE', width: 18 },
+  { title: 'PROBE', width: 24 },
   { title: 'RESULT', width: 14 },
   { title: 'EVIDENCE', width: 60 },
   { title: 'RULE', width: 46 },

@@ -55,4 +55,14 @@ export const rules: Readonly<Record<ProbeName, Rule>> = {
       'Authorisation is checked before a replay: a revoked credential is refused, never given the stored answer.',
     sources: [DESIGN_ARTICLE, IETF],
   },
+  'expired-key': {
+    statement:
+      'A key past its retention gets the answer the endpoint documents for it, every time: never a second run behind it.',
+    sources: [IETF, DESIGN_ARTICLE],
+  },
+  'published-specification': {
+    statement:
+      'The resource publishes its idempotency specification, expiry included; the Link rel="describedby" of its refusals leads to it.',
+    sources: [IETF],
+  },
 };

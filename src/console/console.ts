@@ -9,7 +9,7 @@ import { operatorStore } from '../postgres/operator-store.js';
 import { postgresStore } from '../postgres/postgres-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import { type ActionContext, type OperatorAction, runOperatorAction } from './actions.js';
-import { html, type Html } from './html.js';
+import { html, type Html } from '../core/html.js';
 import { confirmPage, messagePage } from './pages/answers.js';
 import { operationHref, type PageContext } from './pages/layout.js';
 import { deadLettersPage, parkedEventsPage } from './pages/messages.js';

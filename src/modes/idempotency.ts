@@ -22,6 +22,7 @@ import type { Tracing } from '../core/tracing.js';
 import { tracedStore } from '../store/traced-store.js';
 import { replayCached, type ReplayCacheOptions } from '../store/replay-cache.js';
 import { extend } from '../core/extend.js';
+import { type SpecificationRegistry, specificationRegistry } from './published-specification.js';
 
 export interface IdempotencyOptions<Tx> {
   readonly store: OperationStore<Tx>;
@@ -69,8 +70,16 @@ export interface IdempotencyOptions<Tx> {
   readonly maxInputDepth?: number;
   /** How long answers and tombstones are kept; a function decides per operation (by tenant, say). Routes may set their own. */
   readonly retention?: RetentionSetting;
-  /** The URL of the documented idempotency policy, for `Link: rel="describedby"` on retrysafe's 400, 409 and 422 answers; routes may set their own. */
+  /**
+   * The URL of the documented idempotency policy, for `Link: rel="describedby"` on retrysafe's 400, 409 and 422
+   * answers; routes may set their own. Default: `specificationPath` when there is one.
+   */
   readonly describedBy?: string;
+  /**
+   * Where the adapters' `specification()` serves the idempotency specification generated from the routes' own
+   * settings: an HTML page at this path, an OpenAPI 3.1 document at `<path>/openapi.json`. Default: not served.
+   */
+  readonly specificationPath?: string;
   /** Base URI of problem `type`s. Default `https://retrysafe.dev/problems/`. */
   readonly problemBase?: string;
   /** Receive every event, for metrics and logs (see `retrysafe/observe`). */
@@ -117,6 +126,8 @@ export interface Idempotency<Tx, S = OperationStore<Tx>> {
   retentionFor(this: void, identity: OperationIdentity): Retention;
   /** See `IdempotencyOptions.describedBy`; the route's when it has one. */
   readonly describedBy: string | undefined;
+  /** The routes defined with this configuration, published as its idempotency specification. */
+  readonly specification: SpecificationRegistry;
   readonly problemBase: string;
   /** The tracer, when the application gave one. */
   readonly tracing: Tracing | undefined;
@@ -139,6 +150,7 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
   const cache =
     replayCache === false ? undefined : replayCached(options.store, replayCache === true ? {} : replayCache);
   const store = cache?.store ?? options.store;
+  const specification = specificationRegistry(options.specificationPath, typeof options.retention === 'function');
   return {
     store: tracing === undefined ? store : tracedStore(store, tracing),
     tracing,
@@ -158,7 +170,8 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
         ? defaultRetention
         : checkRetention(extend(defaultRetention, options.retention ?? {})),
     retentionFor: (identity) => resolveRetention(options.retention, identity),
-    describedBy: options.describedBy,
+    describedBy: options.describedBy ?? specification.path,
+    specification,
     problemBase: options.problemBase ?? defaultProblemBase,
     recall: cache?.recall ?? (() => undefined),
     readFirst: readFirstPolicy(

@@ -2,8 +2,8 @@ import { createServer } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { check, type ProbeName } from '../../src/check/index.js';
 import { failuresOf, ordersTarget, probe, resultsOf } from './support/check-target.js';
-import { type Listening, listen } from './support/listen.js';
-import { type Flaw, startToyServer } from './support/toy-server.js';
+import { listen } from './support/listen.js';
+import { expiredOrder, type Flaw, startToyServer, type ToyServer } from './support/toy-server.js';
 
 const allPass = {
   concurrency: 'pass',
@@ -15,10 +15,13 @@ const allPass = {
   'lost-response': 'pass',
   'other-principal': 'pass',
   'revoked-credential': 'pass',
+  // No key past its retention is given: the checker cannot wait one out.
+  'expired-key': 'not-applicable',
+  'published-specification': 'pass',
 } as const;
 
 describe('check against small servers with one deliberate flaw', () => {
-  let server: Listening | undefined;
+  let server: ToyServer | undefined;
   afterEach(async () => {
     await server?.close();
     server = undefined;
@@ -51,6 +54,8 @@ describe('check against small servers with one deliberate flaw', () => {
     ['replays-cookie', 'replay', /the replay carries Set-Cookie/, []],
     ['principal-blind', 'other-principal', /another principal got the first principal's answer/, []],
     ['replays-to-revoked', 'revoked-credential', /a revoked credential got the stored answer/, []],
+    ['spec-without-expiry', 'published-specification', /the specification states no expiry/, []],
+    ['dead-spec-link', 'published-specification', /the specification answered 404, not 200/, []],
   ];
 
   it.each(exclusive)(
@@ -146,11 +151,78 @@ describe('check against small servers with one deliberate flaw', () => {
       'lost-response': 'not-applicable',
       'other-principal': 'not-applicable',
       'revoked-credential': 'not-applicable',
+      'expired-key': 'not-applicable',
+      'published-specification': 'pass',
     });
     // Eight of nine probes could not run: no verdict on the endpoint either way.
     expect(again.outcome).toBe('inconclusive');
     const concurrency = probe(again, 'concurrency');
     expect(concurrency.result === 'not-applicable' && concurrency.reason).toMatch(/business duplicate/);
+  });
+});
+
+describe('the expired-key probe against small servers', () => {
+  let server: ToyServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  const body = '{"sku":"expired-sku","qty":1}';
+
+  it('passes when an expired key gets the documented 410 twice', { timeout: 120_000 }, async () => {
+    const toy = (server = await startToyServer());
+    await expiredOrder(toy, 'expired-1', body);
+    const report = await check(ordersTarget(toy.origin, { expiredKey: 'expired-1', expiredBody: body }));
+    expect(resultsOf(report)).toEqual({ ...allPass, 'expired-key': 'pass' });
+    expect(probe(report, 'expired-key').evidence.answers).toEqual({ 'first: 410': 1, 'again: 410': 1 });
+    const clause = report.clauses.find((c) => c.section === '2.3');
+    expect(clause?.result).toBe('pass');
+  });
+
+  it('fails when the server runs an expired key again as a new operation', { timeout: 120_000 }, async () => {
+    const toy = (server = await startToyServer({ flaw: 'reruns-expired' }));
+    await expiredOrder(toy, 'expired-2', body);
+    const report = await check(ordersTarget(toy.origin, { expiredKey: 'expired-2', expiredBody: body }));
+    expect(resultsOf(report)).toEqual({ ...allPass, 'expired-key': 'fail' });
+    expect(failuresOf(probe(report, 'expired-key')).join('\n')).toMatch(
+      /expected the documented 410, got 201: the expired key ran as a new operation/,
+    );
+    expect(report.clauses.find((c) => c.section === '2.3')?.result).toBe('fail');
+  });
+
+  it('passes where expiry is documented as a new operation, replayed to its retry', { timeout: 120_000 }, async () => {
+    const toy = (server = await startToyServer({ flaw: 'reruns-expired' }));
+    await expiredOrder(toy, 'expired-3', body);
+    const report = await check(
+      ordersTarget(toy.origin, { expiredKey: 'expired-3', expiredBody: body, expiredStatus: 201 }),
+    );
+    expect(probe(report, 'expired-key').result).toBe('pass');
+    expect(probe(report, 'expired-key').evidence.answers).toEqual({ 'first: 201': 1, 'again: 201 replayed': 1 });
+  });
+
+  it('is not applicable, never a pass, when the key is still replayed', { timeout: 120_000 }, async () => {
+    const toy = (server = await startToyServer());
+    await fetch(`${toy.origin}/orders`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer demo-a', 'content-type': 'application/json', 'idempotency-key': 'kept' },
+      body,
+    });
+    const report = await check(ordersTarget(toy.origin, { expiredKey: 'kept', expiredBody: body }));
+    const expired = probe(report, 'expired-key');
+    expect(expired.result).toBe('not-applicable');
+    expect(expired.result === 'not-applicable' && expired.reason).toMatch(/retention has not passed/);
+    expect(report.clauses.find((c) => c.section === '2.3')?.result).toBe('inconclusive');
+  });
+
+  it('is not applicable when the body is not the one the key was first sent with', { timeout: 120_000 }, async () => {
+    const toy = (server = await startToyServer());
+    await expiredOrder(toy, 'expired-5', body);
+    const report = await check(
+      ordersTarget(toy.origin, { expiredKey: 'expired-5', expiredBody: '{"sku":"other","qty":1}' }),
+    );
+    const expired = probe(report, 'expired-key');
+    expect(expired.result === 'not-applicable' && expired.reason).toMatch(/--expired-body/);
   });
 });
 

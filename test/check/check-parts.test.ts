@@ -114,3 +114,32 @@ describe('a 422 as a refused key', () => {
     expect(isKeyReuse({ ...answer('x'), status: 409 })).toBe(false);
   });
 });
+
+describe('the expired-key options', () => {
+  const refused = (options: Parameters<typeof planCheck>[0]): string | undefined => {
+    try {
+      planCheck(options);
+      return undefined;
+    } catch (error) {
+      return isCheckError(error) ? error.message : String(error);
+    }
+  };
+
+  it('takes the key, the body it was first sent with and the documented status, 410 by default', () => {
+    expect(planCheck({ url: 'http://x/orders', body: '{"sku":"a"}', expiredKey: 'k1' }).expired).toEqual({
+      key: 'k1',
+      body: '{"sku":"a"}',
+      status: 410,
+    });
+    expect(planCheck({ url: 'http://x/orders', expiredKey: 'k1', expiredStatus: 201 }).expired?.status).toBe(201);
+  });
+
+  it('refuses a body it cannot send again, a key that cannot be sent, and settings without a key', () => {
+    expect(refused({ url: 'http://x/orders', body: '{"sku":"{{uuid}}"}', expiredKey: 'k1' })).toMatch(
+      /holds \{\{uuid\}\}/,
+    );
+    expect(refused({ url: 'http://x/orders', expiredKey: 'k é' })).toMatch(/visible ASCII/);
+    expect(refused({ url: 'http://x/orders', expiredStatus: 410 })).toMatch(/need the expired key/);
+    expect(refused({ url: 'http://x/orders', expiredKey: 'k', expiredStatus: 99 })).toMatch(/100 to 599/);
+  });
+});

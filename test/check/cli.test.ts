@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CheckReport, probeNames } from '../../src/check/index.js';
-import type { Listening } from './support/listen.js';
-import { startToyServer } from './support/toy-server.js';
+import { expiredOrder, startToyServer, type ToyServer } from './support/toy-server.js';
 import { freePort } from '../support/free-port.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -33,9 +32,11 @@ function retrysafe(args: readonly string[]): Promise<Run> {
   });
 }
 
+const EXPIRED_BODY = '{"sku":"cli-expired","qty":1}';
+
 describe('retrysafe check, run as a command', () => {
-  let sound: Listening;
-  let bodyBlind: Listening;
+  let sound: ToyServer;
+  let bodyBlind: ToyServer;
   let dir: string;
   let bodyFile: string;
   beforeAll(async () => {
@@ -44,6 +45,7 @@ describe('retrysafe check, run as a command', () => {
     dir = await mkdtemp(join(tmpdir(), 'retrysafe-check-'));
     bodyFile = join(dir, 'order.json');
     await writeFile(bodyFile, '{"sku":"{{uuid}}","qty":1}\n');
+    await expiredOrder(sound, 'cli-expired', EXPIRED_BODY);
   });
   afterAll(async () => {
     await sound.close();
@@ -70,7 +72,8 @@ describe('retrysafe check, run as a command', () => {
   ];
 
   it('prints a table with a row per probe and exits 0 when every probe passes', { timeout: 120_000 }, async () => {
-    const run = await retrysafe(['check', ...target(sound.origin)]);
+    const expired = ['--expired-key', 'cli-expired', '--expired-body', EXPIRED_BODY, '--expired-status', '410'];
+    const run = await retrysafe(['check', ...target(sound.origin), ...expired]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     for (const probe of probeNames) {
@@ -79,7 +82,8 @@ describe('retrysafe check, run as a command', () => {
     expect(run.stdout).toMatch(
       /^ {2}§2\.7 +SHOULD +pass +a key reused with a different payload gets 422 \(passed: mismatch\)$/m,
     );
-    expect(run.stdout).toMatch(/^pass: 9 passed, 0 failed, 0 not applicable/m);
+    expect(run.stdout).toMatch(/^ {2}§2\.5 +MUST +pass +the resource publishes its idempotency specification/m);
+    expect(run.stdout).toMatch(/^pass: 11 passed, 0 failed, 0 not applicable/m);
   });
 
   it('prints a JSON report and exits 1 when a probe fails', { timeout: 120_000 }, async () => {
@@ -97,6 +101,8 @@ describe('retrysafe check, run as a command', () => {
       ['lost-response', 'pass'],
       ['other-principal', 'pass'],
       ['revoked-credential', 'pass'],
+      ['expired-key', 'not-applicable'],
+      ['published-specification', 'pass'],
     ]);
     expect(report.probes[2]?.rule.sources.join(' ')).toMatch(/IETF draft/);
     expect(report.draft).toEqual({ name: 'draft-ietf-httpapi-idempotency-key-header', revision: '06' });
@@ -104,7 +110,7 @@ describe('retrysafe check, run as a command', () => {
       (clause) => clause.requirement === 'a key reused with a different payload gets 422',
     );
     expect(reuse).toMatchObject({ section: '2.7', level: 'SHOULD', probes: ['mismatch'], result: 'fail' });
-    expect(report.clauses.find((clause) => clause.section === '2.5')?.result).toBe('not-testable');
+    expect(report.clauses.find((clause) => clause.section === '2.5')?.result).toBe('pass');
   });
 
   it(
@@ -123,10 +129,10 @@ describe('retrysafe check, run as a command', () => {
       );
       const denied = 'the endpoint answered 401 to the credentials given; pass valid credentials with --header';
       expect(reasons).toMatchObject({ concurrency: denied, 'bad-keys': denied, 'slow-client': denied });
-      expect(run.stdout).toMatch(/^inconclusive: 0 passed, 0 failed, 9 not applicable/m);
+      expect(run.stdout).toMatch(/^inconclusive: 0 passed, 0 failed, 11 not applicable/m);
       expect(run.code).toBe(3);
       expect(run.stderr.trim().split('\n')).toEqual([
-        'retrysafe check: inconclusive: 9 of 9 probes were not applicable, so the check says nothing about the endpoint: the endpoint answered 401 to the credentials given; pass valid credentials with --header.',
+        'retrysafe check: inconclusive: 11 of 11 probes were not applicable, so the check says nothing about the endpoint: the endpoint answered 401 to the credentials given; pass valid credentials with --header.',
       ]);
     },
   );
@@ -147,6 +153,8 @@ describe('retrysafe check, run as a command', () => {
     ['a header without a colon', ['--header', 'Authorization']],
     ['a body file that does not exist', ['--body', '@/nonexistent/order.json']],
     ['a header the checker sets itself', ['--header', 'Idempotency-Key: abc']],
+    ['an expired status without its key', ['--expired-status', '410']],
+    ['an expired key whose body holds {{uuid}}', ['--expired-key', 'k', '--body', '{"sku":"{{uuid}}"}']],
   ])('exits 2 with one line for %s', { timeout: 60_000 }, async (_name, args) => {
     const run = await retrysafe(['check', `${sound.origin}/orders`, ...args]);
     expect(run.code).toBe(2);

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { check } from '../../src/check/index.js';
+import { maintenanceStore } from '../../src/postgres/index.js';
 import { type Engine, engines } from '../support/engines.js';
 import { ordersTarget, probe, resultsOf } from './support/check-target.js';
 import type { Listening } from './support/listen.js';
-import { ORDERS_TABLE, startOrdersApp } from './support/orders-app.js';
+import { ORDERS_TABLE, SHORT_LIVED, startOrdersApp } from './support/orders-app.js';
 import { QUICK_START_TABLE, startQuickStartApp } from './support/quick-start-app.js';
 
 describe.each(engines)('check against an Express endpoint on retrysafe atomic routes, $name', (factory) => {
@@ -24,10 +26,28 @@ describe.each(engines)('check against an Express endpoint on retrysafe atomic ro
   });
 
   it('passes every probe, and the orders table agrees with the counts', { timeout: 180_000 }, async () => {
+    // A key whose response was kept one second, swept into a tombstone: retrysafe documents 410 response-expired.
+    const expiredKey = `${SHORT_LIVED}1`;
+    const expiredBody = '{"sku":"expired","qty":1}';
+    const made = await fetch(`${app.origin}/orders`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer demo-a', 'content-type': 'application/json', 'idempotency-key': expiredKey },
+      body: expiredBody,
+    });
+    expect(made.status).toBe(201);
+    await sleep(1100);
+    expect(await maintenanceStore(engine.database).tombstoneExpired(100)).toBe(1);
     // The app knows no second user of a tenant nor a revoked token: those two probes have nothing to send.
     const bursts = 3;
     const report = await check(
-      ordersTarget(app.origin, { concurrency: 32, bursts, principalHeaders: undefined, revokedHeaders: undefined }),
+      ordersTarget(app.origin, {
+        concurrency: 32,
+        bursts,
+        principalHeaders: undefined,
+        revokedHeaders: undefined,
+        expiredKey,
+        expiredBody,
+      }),
     );
     expect(resultsOf(report)).toEqual({
       concurrency: 'pass',
@@ -39,19 +59,28 @@ describe.each(engines)('check against an Express endpoint on retrysafe atomic ro
       'lost-response': 'pass',
       'other-principal': 'not-applicable',
       'revoked-credential': 'not-applicable',
+      'expired-key': 'pass',
+      'published-specification': 'pass',
     });
+    expect(probe(report, 'expired-key').evidence.answers).toEqual({ 'first: 410': 1, 'again: 410': 1 });
+    expect(probe(report, 'published-specification').evidence.notes.join('\n')).toMatch(/states an expiry/);
+    expect(report.clauses.filter((c) => c.section === '2.3' || c.section === '2.5').map((c) => c.result)).toEqual([
+      'pass',
+      'pass',
+    ]);
     const replay = probe(report, 'replay');
     expect(replay.result === 'pass' && replay.warnings).toEqual([]);
     // The order takes 200 ms, so the slow client really gave up while its first attempt ran.
     expect(probe(report, 'slow-client').evidence.answers).toMatchObject({ 'first attempt: given up by the client': 1 });
     // The lost response was confirmed by the count before the retry.
     expect(probe(report, 'lost-response').evidence.notes.join('\n')).toMatch(/the first attempt's work landed/);
-    // One order per burst, one for the second tenant, one from the slow client, one from the lost response; nothing else ran.
+    // One order per burst, one for the second tenant, one from the slow client, one from the lost response, the
+    // expired key's first; nothing else ran (the expired key ran once).
     const { rows } = await engine.database.query<{ tenant: string; n: number }>(
       'SELECT tenant, count(*)::int AS n FROM orders GROUP BY tenant ORDER BY tenant',
     );
     expect(rows).toEqual([
-      { tenant: 'a', n: bursts + 2 },
+      { tenant: 'a', n: bursts + 3 },
       { tenant: 'b', n: 1 },
     ]);
   });

@@ -13,10 +13,14 @@ import Fastify from 'fastify';
 import { type Context, Hono } from 'hono';
 import Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import { atomic as expressAtomic, keepRawBody as keepExpressRawBody } from '../../src/adapters/express/index.js';
-import { atomic as fastifyAtomic } from '../../src/adapters/fastify/index.js';
-import { atomic as fetchAtomic } from '../../src/adapters/fetch/index.js';
-import { atomic as koaAtomic } from '../../src/adapters/koa/index.js';
+import {
+  atomic as expressAtomic,
+  keepRawBody as keepExpressRawBody,
+  specification as expressSpecification,
+} from '../../src/adapters/express/index.js';
+import { atomic as fastifyAtomic, specification as fastifySpecification } from '../../src/adapters/fastify/index.js';
+import { atomic as fetchAtomic, specification as fetchSpecification } from '../../src/adapters/fetch/index.js';
+import { atomic as koaAtomic, specification as koaSpecification } from '../../src/adapters/koa/index.js';
 import {
   type AtomicRoute,
   type HandlerReply,
@@ -257,6 +261,7 @@ function expressWith(name: string, json: RequestHandler): AdapterFactory {
       const r = routes<ExpressRequest>((req) => req.get('authorization'), state);
       const app = express();
       app.use(json);
+      if (config.specification.path !== undefined) app.use(expressSpecification(config));
       app.post('/orders', expressAtomic(config, r.orders));
       app.post('/refunds', expressAtomic(config, r.refunds));
       app.post('/imports', expressAtomic(config, r.imports));
@@ -284,6 +289,7 @@ export const fastifyAdapter: AdapterFactory = {
         .code(clientErrorStatus(error) ?? 500)
         .send({ error: clientErrorStatus(error) === undefined ? 'internal' : 'bad request' });
     });
+    if (config.specification.path !== undefined) await app.register(fastifySpecification(config));
     app.post('/orders', fastifyAtomic(config, r.orders));
     app.post('/refunds', fastifyAtomic(config, r.refunds));
     app.post('/imports', fastifyAtomic(config, r.imports));
@@ -304,6 +310,11 @@ export const honoAdapter: AdapterFactory = {
     const read = fetchAtomic<unknown, SqlClient, Context>(config, r.read);
     const imports = fetchAtomic<unknown, SqlClient, Context>(config, r.imports);
     const app = new Hono();
+    if (config.specification.path !== undefined) {
+      const serve = fetchSpecification(config);
+      app.get(config.specification.path, (c) => serve(c.req.raw));
+      app.get(`${config.specification.path}/openapi.json`, (c) => serve(c.req.raw));
+    }
     app.post('/orders', (c) => orders(c.req.raw, c));
     app.post('/refunds', (c) => refunds(c.req.raw, c));
     app.post('/imports', (c) => imports(c.req.raw, c));
@@ -322,6 +333,10 @@ export const koaAdapter: AdapterFactory = {
   start(config, state) {
     const r = routes<KoaContext>((ctx) => ctx.get('authorization') || undefined, state);
     const router = new Router();
+    if (config.specification.path !== undefined) {
+      router.get(config.specification.path, koaSpecification(config));
+      router.get(`${config.specification.path}/openapi.json`, koaSpecification(config));
+    }
     router.post('/orders', koaAtomic(config, r.orders));
     router.post('/refunds', koaAtomic(config, r.refunds));
     router.post('/imports', koaAtomic(config, r.imports));

@@ -24,6 +24,12 @@ import {
   type TransparentFailure,
   type TransparentRoute,
   idempotency,
+  type OpenApiObject,
+  openApiDocument,
+  openApiPathItem,
+  type PublishedSpecification,
+  type RouteSpecification,
+  specificationPage,
   idempotent,
   invalid,
   isRetrysafeError,
@@ -35,6 +41,7 @@ import {
   type IncomingRequest,
   type Reply,
   type RouteRunner,
+  specificationReply,
   type TransparentStart,
 } from 'retrysafe/adapter';
 import {
@@ -45,10 +52,21 @@ import {
   type RetryEvent,
 } from 'retrysafe/client';
 import { drizzleRunner, fromDrizzle } from 'retrysafe/drizzle';
-import { atomic as expressAtomic, leased as expressLeased, transparent as expressTransparent } from 'retrysafe/express';
-import { atomic as fastifyAtomic, transparent as fastifyTransparent } from 'retrysafe/fastify';
-import { transparent as fetchTransparent } from 'retrysafe/fetch';
-import { transparent as koaTransparent } from 'retrysafe/koa';
+import type { FastifyPluginCallback } from 'fastify';
+import type { Middleware } from 'koa';
+import {
+  atomic as expressAtomic,
+  leased as expressLeased,
+  specification as expressSpecification,
+  transparent as expressTransparent,
+} from 'retrysafe/express';
+import {
+  atomic as fastifyAtomic,
+  specification as fastifySpecification,
+  transparent as fastifyTransparent,
+} from 'retrysafe/fastify';
+import { specification as fetchSpecification, transparent as fetchTransparent } from 'retrysafe/fetch';
+import { specification as koaSpecification, transparent as koaTransparent } from 'retrysafe/koa';
 import type { IdempotentRouteOptions as NestIdempotentOptions } from 'retrysafe/nestjs';
 import { consume, type InboxResult } from 'retrysafe/inbox';
 import { fromKnex, knexRunner } from 'retrysafe/knex';
@@ -384,3 +402,30 @@ describe('the atomic store seam', () => {
     expectTypeOf<keyof AtomicTransaction<pg.PoolClient>>().toEqualTypeOf<'claim' | 'tx'>();
   });
 });
+
+describe('the published idempotency specification', () => {
+  it("is served by each adapter in the framework's own shape, from any configuration", () => {
+    const config = idempotency({ store: postgresStore(fromPg(pool)), specificationPath: '/idempotency' });
+    expectTypeOf(config.specification).toExtend<PublishedSpecification>();
+    expectTypeOf(config.specification.routes()).toEqualTypeOf<readonly RouteSpecification[]>();
+    expectTypeOf(expressSpecification(config)).toEqualTypeOf<RequestHandler>();
+    expectTypeOf(fastifySpecification(config)).toEqualTypeOf<FastifyPluginCallback>();
+    expectTypeOf(koaSpecification(config)).toEqualTypeOf<Middleware>();
+    expectTypeOf(fetchSpecification(config)).toEqualTypeOf<(request: Request) => Response>();
+    expectTypeOf(specificationReply(config, 'GET', '/idempotency')).toEqualTypeOf<Reply | undefined>();
+    // @ts-expect-error: the path is a string the Link header and the routes share
+    idempotency({ store: postgresStore(fromPg(pool)), specificationPath: 1 });
+  });
+
+  it('is generated from plain route specifications', () => {
+    const routes = config().specification.routes();
+    expectTypeOf(openApiDocument(routes)).toEqualTypeOf<OpenApiObject>();
+    expectTypeOf(openApiPathItem).parameter(0).toEqualTypeOf<RouteSpecification>();
+    expectTypeOf(specificationPage(routes)).toEqualTypeOf<string>();
+    expectTypeOf<RouteSpecification['retention']['perOperation']>().toEqualTypeOf<boolean>();
+  });
+});
+
+function config() {
+  return idempotency({ store: postgresStore(fromPg(pool)) });
+}

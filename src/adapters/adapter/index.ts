@@ -12,6 +12,7 @@ export {
   type TransparentStart,
 } from '../../modes/begin-transparent.js';
 export { payloadBytes } from './payload-bytes.js';
+export { publishRoute, specificationPaths, specificationReply } from '../../modes/published-specification.js';
 export { sendReply, toResponse, type ResponseSink } from './send-reply.js';
 export { toReply, type HandlerReply, type Reply } from '../../core/answer/reply.js';
 export type { IncomingRequest } from '../../core/route.js';

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { type Idempotency } from '../../modes/idempotency.js';
-import { defineRoute } from '../../core/route.js';
+import { publishRoute, specificationPaths, specificationReply } from '../../modes/published-specification.js';
 import type { Reply } from '../../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../../core/route.js';
 import type { LeasedRoute } from '../../modes/leased-route.js';
@@ -37,13 +37,28 @@ export function transparent<Input>(
   route: TransparentRoute<Request, Input>,
   handler: RequestHandler,
 ): RequestHandler {
-  defineRoute(route);
+  publishRoute(config, route, 'transparent');
   return function retrysafe(req, res, next) {
     beginTransparent(config, route, incoming(req)).then((start) => {
       if (start.kind === 'answered') send(res, start.reply);
       else if (start.kind === 'unkeyed') invoke(handler, req, res, next);
       else runHeldBack(start.attempt, handler, req, res, next);
     }, next);
+  };
+}
+
+/**
+ * Serves the configuration's idempotency specification, generated from its
+ * routes' settings: `app.use(specification(config))` answers `GET` of
+ * `specificationPath` (HTML) and of `<path>/openapi.json`, and hands every
+ * other request on.
+ */
+export function specification(config: Idempotency<unknown, unknown>): RequestHandler {
+  specificationPaths(config);
+  return function retrysafeSpecification(req, res, next) {
+    const reply = specificationReply(config, req.method, new URL(req.originalUrl, 'http://x').pathname);
+    if (reply === undefined) next();
+    else send(res, reply);
   };
 }
 

@@ -1,1 +1,1 @@
-export { atomic, keepRawBody, leased, transparent } from './express.js';
+export { atomic, keepRawBody, leased, specification, transparent } from './express.js';

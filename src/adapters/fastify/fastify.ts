@@ -1,4 +1,5 @@
 import type {
+  FastifyPluginCallback,
   FastifyReply,
   FastifyRequest,
   onErrorAsyncHookHandler,
@@ -8,7 +9,7 @@ import type {
   RouteHandlerMethod,
 } from 'fastify';
 import { type Idempotency } from '../../modes/idempotency.js';
-import { defineRoute } from '../../core/route.js';
+import { publishRoute, specificationPaths, specificationReply } from '../../modes/published-specification.js';
 import type { Reply } from '../../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../../core/route.js';
 import type { LeasedRoute } from '../../modes/leased-route.js';
@@ -70,7 +71,7 @@ export function transparent<Input>(
   config: Idempotency<unknown>,
   route: TransparentRoute<FastifyRequest, Input>,
 ): TransparentHooks {
-  defineRoute(route);
+  publishRoute(config, route, 'transparent');
   const attempts = new WeakMap<FastifyRequest, TransparentAttempt>();
   // Taken out of the map once settled, so an error handler's or retrysafe's own answer is never stored.
   const take = (request: FastifyRequest): TransparentAttempt | undefined => {
@@ -96,6 +97,24 @@ export function transparent<Input>(
     async onError(request) {
       await take(request)?.fail();
     },
+  };
+}
+
+/**
+ * Serves the configuration's idempotency specification, generated from its
+ * routes' settings, as a plugin: `app.register(specification(config))` adds
+ * `GET` routes for `specificationPath` (HTML) and `<path>/openapi.json`.
+ */
+export function specification(config: Idempotency<unknown, unknown>): FastifyPluginCallback {
+  const { page, json } = specificationPaths(config);
+  const serve: RouteHandlerMethod = async function retrysafeSpecification(request, reply) {
+    const answer = specificationReply(config, request.method, request.url.replace(/\?.*$/, ''));
+    return answer === undefined ? reply.callNotFound() : send(reply, answer);
+  };
+  return function retrysafeSpecificationRoutes(app, _options, done) {
+    app.get(page, serve);
+    app.get(json, serve);
+    done();
   };
 }
 

@@ -1,1 +1,8 @@
-export { atomic, leased, transparent, type RouteHandlerOptions, type TransparentHooks } from './fastify.js';
+export {
+  atomic,
+  leased,
+  specification,
+  transparent,
+  type RouteHandlerOptions,
+  type TransparentHooks,
+} from './fastify.js';

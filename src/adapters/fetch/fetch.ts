@@ -1,5 +1,5 @@
 import { type Idempotency } from '../../modes/idempotency.js';
-import { defineRoute } from '../../core/route.js';
+import { publishRoute, specificationPaths, specificationReply } from '../../modes/published-specification.js';
 import { answerProblem } from '../../core/answer/answers.js';
 import { isJsonMediaType } from '../../core/json-text.js';
 import { problem } from '../../core/answer/problems.js';
@@ -50,7 +50,7 @@ export function transparent<Input, Context = undefined>(
   route: TransparentRoute<FetchRequest<Context>, Input>,
   handler: (request: Request, context: Context) => Response | Promise<Response>,
 ): (request: Request, context: Context) => Promise<Response> {
-  defineRoute(route);
+  publishRoute(config, route, 'transparent');
   return async function retrysafe(request, context) {
     const read = await incoming(config, request, context, request.clone());
     if (!read.ok) return toResponse(read.reply);
@@ -74,6 +74,19 @@ export function transparent<Input, Context = undefined>(
       statusText,
       headers,
     });
+  };
+}
+
+/**
+ * Serves the configuration's idempotency specification, generated from its
+ * routes' settings, as a web-standard handler: `GET` of `specificationPath`
+ * (HTML) and of `<path>/openapi.json`; 404 for any other request it is given.
+ */
+export function specification(config: Idempotency<unknown, unknown>): (request: Request) => Response {
+  specificationPaths(config);
+  return function retrysafeSpecification(request) {
+    const reply = specificationReply(config, request.method, new URL(request.url).pathname);
+    return reply === undefined ? new Response(null, { status: 404 }) : toResponse(reply);
   };
 }
 

@@ -1,1 +1,1 @@
-export { atomic, leased, transparent, type FetchRequest } from './fetch.js';
+export { atomic, leased, specification, transparent, type FetchRequest } from './fetch.js';

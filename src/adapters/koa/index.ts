@@ -1,2 +1,2 @@
-export { atomic, leased, transparent } from './koa.js';
+export { atomic, leased, specification, transparent } from './koa.js';
 export { keepRawBody } from './body-bytes.js';

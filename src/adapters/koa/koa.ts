@@ -1,6 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import { type Idempotency } from '../../modes/idempotency.js';
-import { defineRoute } from '../../core/route.js';
+import { publishRoute, specificationPaths, specificationReply } from '../../modes/published-specification.js';
 import type { Reply } from '../../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest, TransparentRoute } from '../../core/route.js';
 import type { LeasedRoute } from '../../modes/leased-route.js';
@@ -33,7 +33,7 @@ export function leased<Input, Tx>(config: Idempotency<Tx>, route: LeasedRoute<Co
  * says, and goes up.
  */
 export function transparent<Input>(config: Idempotency<unknown>, route: TransparentRoute<Context, Input>): Middleware {
-  defineRoute(route);
+  publishRoute(config, route, 'transparent');
   return async function retrysafe(ctx, next) {
     const start = await beginTransparent(config, route, incoming(ctx));
     if (start.kind === 'answered') return send(ctx, start.reply);
@@ -48,6 +48,21 @@ export function transparent<Input>(config: Idempotency<unknown>, route: Transpar
     // The body may have been a stream, read once above: the same bytes go out.
     ctx.body = Buffer.from(reply.body.buffer, reply.body.byteOffset, reply.body.byteLength);
     ctx.status = reply.status;
+  };
+}
+
+/**
+ * Serves the configuration's idempotency specification, generated from its
+ * routes' settings: `app.use(specification(config))` answers `GET` of
+ * `specificationPath` (HTML) and of `<path>/openapi.json`, and calls the next
+ * middleware for every other request.
+ */
+export function specification(config: Idempotency<unknown, unknown>): Middleware {
+  specificationPaths(config);
+  return async function retrysafeSpecification(ctx, next) {
+    const reply = specificationReply(config, ctx.method, ctx.path);
+    if (reply === undefined) await next();
+    else send(ctx, reply);
   };
 }
 

@@ -14,6 +14,9 @@ interface CheckFlags {
   readonly principalHeader: readonly (readonly [string, string])[];
   readonly revokedHeader: readonly (readonly [string, string])[];
   readonly countUrl?: string;
+  readonly expiredKey?: string;
+  readonly expiredBody?: string;
+  readonly expiredStatus?: number;
   readonly concurrency: number;
   readonly bursts: number;
   readonly timeout: number;
@@ -65,6 +68,13 @@ export function registerCheck(program: Command): Command {
       [],
     )
     .option('--count-url <url>', `a URL whose JSON lists the resources the endpoint creates; may hold ${UUID_TOKEN}`)
+    .option('--expired-key <key>', 'a key of the first user whose retention has passed, for the expired-key probe')
+    .option('--expired-body <body>', 'the body the expired key was first sent with, or @file (default: --body)')
+    .option(
+      '--expired-status <status>',
+      `the answer documented for an expired key (default ${checkDefaults.expiredStatus})`,
+      integer,
+    )
     .option(
       '--concurrency <n>',
       `requests sent at once with one key (1 to ${MAX_CONCURRENCY})`,
@@ -96,6 +106,9 @@ async function runCheck(url: string, flags: CheckFlags): Promise<void> {
       principalHeaders: headersGiven(flags.principalHeader),
       revokedHeaders: headersGiven(flags.revokedHeader),
       countUrl: flags.countUrl,
+      expiredKey: flags.expiredKey,
+      expiredBody: flags.expiredBody === undefined ? undefined : readArgument(flags.expiredBody),
+      expiredStatus: flags.expiredStatus,
       concurrency: flags.concurrency,
       bursts: flags.bursts,
       timeoutMs: flags.timeout,

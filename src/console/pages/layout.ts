@@ -1,5 +1,5 @@
 import { ageText } from '../../core/age.js';
-import { html, type Html, type Part, raw } from '../html.js';
+import { html, type Html, type Part, raw } from '../../core/html.js';
 
 /** What every page knows of the request it answers. */
 export interface PageContext {

@@ -1,5 +1,5 @@
 import { barChart } from '../charts.js';
-import { html, type Html } from '../html.js';
+import { html, type Html } from '../../core/html.js';
 import type { StoreStats, StuckOperation } from '../../store/maintenance-store.js';
 import type { ActivityBucket } from '../../store/operator-store.js';
 import { age, layout, operationHref, type PageContext } from './layout.js';

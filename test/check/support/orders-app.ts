@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import express, { type Request } from 'express';
-import { atomic, keepRawBody } from '../../../src/adapters/express/index.js';
+import { atomic, keepRawBody, specification } from '../../../src/adapters/express/index.js';
 import { idempotency, invalid, valid } from '../../../src/index.js';
 import { postgresStore } from '../../../src/postgres/index.js';
 import type { Engine } from '../../support/engines.js';
@@ -27,21 +27,27 @@ function isOrderInput(body: unknown): body is OrderInput {
   return typeof candidate?.sku === 'string' && Number.isInteger(candidate.qty) && (candidate.qty ?? 0) > 0;
 }
 
+/** Keys with this prefix keep their response one second, so a test can let one expire and sweep it. */
+export const SHORT_LIVED = 'short-lived-';
+
 /**
  * A conformant endpoint built on retrysafe's atomic route: POST /orders
- * creates an order per operation, GET /orders?sku= lists the caller's orders.
- * `workMs` keeps each order's transaction open that long, so duplicates and
- * retries meet a first attempt still running.
+ * creates an order per operation, GET /orders?sku= lists the caller's orders,
+ * GET /idempotency is the specification its refusals link to. `workMs` keeps
+ * each order's transaction open that long, so duplicates and retries meet a
+ * first attempt still running.
  */
 export function startOrdersApp(engine: Engine, workMs = 0): Promise<Listening> {
-  const config = idempotency({ store: postgresStore(engine.database) });
+  const config = idempotency({ store: postgresStore(engine.database), specificationPath: '/idempotency' });
   const app = express();
   app.use(express.json({ verify: keepRawBody }));
+  app.use(specification(config));
   app.post(
     '/orders',
     atomic(config, {
       operation: 'orders.create@1',
       tenant: tenantOf,
+      retention: (identity) => (identity.key.startsWith(SHORT_LIVED) ? { responseSeconds: 1 } : {}),
       input: (_req, body) =>
         isOrderInput(body)
           ? valid(body)

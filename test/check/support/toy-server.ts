@@ -15,7 +15,10 @@ import { type Listening, listen } from './listen.js';
  * - `forgets-on-hang-up`: records the answer once it is sent, and drops the key when the client hangs up first;
  * - `replays-cookie`: stores the answer's Set-Cookie and replays it;
  * - `principal-blind`: records keys per tenant, so another user of the tenant gets the first user's answer;
- * - `replays-to-revoked`: looks the key up before the credential, so a revoked credential still gets the replay.
+ * - `replays-to-revoked`: looks the key up before the credential, so a revoked credential still gets the replay;
+ * - `reruns-expired`: forgets an expired key and runs it again as a new operation, instead of the documented 410;
+ * - `spec-without-expiry`: links its refusals to a specification page that states no expiry;
+ * - `dead-spec-link`: links its refusals to a specification that is not there.
  */
 export type Flaw =
   | 'none'
@@ -28,7 +31,10 @@ export type Flaw =
   | 'forgets-on-hang-up'
   | 'replays-cookie'
   | 'principal-blind'
-  | 'replays-to-revoked';
+  | 'replays-to-revoked'
+  | 'reruns-expired'
+  | 'spec-without-expiry'
+  | 'dead-spec-link';
 
 /** Who a bearer token stands for: two users of tenant a, one of tenant b, and a revoked token of a's first user. */
 const principals: Readonly<
@@ -63,10 +69,21 @@ interface Stored {
 
 type KeyRecord =
   | { readonly fingerprint: Fingerprint; readonly state: 'in_progress' }
-  | { readonly fingerprint: Fingerprint; readonly state: 'completed'; readonly reply: Stored };
+  | { readonly fingerprint: Fingerprint; readonly state: 'completed'; readonly reply: Stored }
+  /** The response was pruned; what it created is still known. */
+  | { readonly fingerprint: Fingerprint; readonly state: 'expired'; readonly location: string | undefined };
+
+/** A toy server, and what a test may do to its records. */
+export interface ToyServer extends Listening {
+  /** Prunes the stored response of every record of `key`, as its retention passing would. */
+  expire(key: string): void;
+}
+
+/** The page the toy's refusals link to. */
+const SPEC_PATH = '/idempotency';
 
 /** A small in-memory orders endpoint on plain node:http, correct unless given a flaw. */
-export function startToyServer(options: ToyOptions = {}): Promise<Listening> {
+export async function startToyServer(options: ToyOptions = {}): Promise<ToyServer> {
   const flaw = options.flaw ?? 'none';
   const workMs = options.workMs ?? 100;
   const orders: Order[] = [];
@@ -83,7 +100,7 @@ export function startToyServer(options: ToyOptions = {}): Promise<Listening> {
     if (input === undefined) return send(res, { status: 400, headers: json, body: '{"error":"bad order"}' });
     const parsed = parseIdempotencyKey(req.headersDistinct['idempotency-key']);
     if (!parsed.ok && flaw !== 'any-key')
-      return send(res, { status: 400, headers: json, body: JSON.stringify({ error: parsed.defect }) });
+      return send(res, { status: 400, headers: refusal, body: JSON.stringify({ error: parsed.defect }) });
     const key = parsed.ok ? parsed.key : String(req.headersDistinct['idempotency-key'] ?? '');
     const scope =
       flaw === 'global-keys' ? key : flaw === 'principal-blind' ? `${tenant}\n${key}` : `${tenant}\n${user}\n${key}`;
@@ -96,10 +113,19 @@ export function startToyServer(options: ToyOptions = {}): Promise<Listening> {
       await sleep(workMs);
     if (existing !== undefined) {
       if (flaw !== 'body-blind' && !sameFingerprint(existing.fingerprint, print))
-        return send(res, { status: 422, headers: json, body: '{"error":"key reused"}' });
+        return send(res, { status: 422, headers: refusal, body: '{"error":"key reused"}' });
       if (existing.state === 'in_progress')
-        return send(res, { status: 409, headers: { ...json, 'retry-after': '1' }, body: '{"error":"in progress"}' });
-      return send(res, replay(existing.reply));
+        return send(res, {
+          status: 409,
+          headers: { ...refusal, 'retry-after': '1' },
+          body: '{"error":"in progress"}',
+        });
+      if (existing.state === 'completed') return send(res, replay(existing.reply));
+      if (flaw !== 'reruns-expired') {
+        const headers: Record<string, string> = { ...json };
+        if (existing.location !== undefined) headers.location = existing.location;
+        return send(res, { status: 410, headers, body: '{"error":"response expired"}' });
+      }
     }
     records.set(scope, { fingerprint: print, state: 'in_progress' });
     if (flaw === 'forgets-on-hang-up') res.once('close', () => res.writableFinished || records.delete(scope));
@@ -148,6 +174,10 @@ export function startToyServer(options: ToyOptions = {}): Promise<Listening> {
     if (req.method === 'POST' && url.pathname === '/orders')
       return void create(req, res, principal).catch(() => res.destroy());
     if (principal.revoked === true) return send(res, unauthenticated);
+    if (req.method === 'GET' && url.pathname === SPEC_PATH && flaw !== 'dead-spec-link') {
+      const expiry = flaw === 'spec-without-expiry' ? '' : '<p>A key expires 30 days after its first use.</p>';
+      return send(res, { status: 200, headers: { 'content-type': 'text/html' }, body: `<h1>Keys</h1>${expiry}` });
+    }
     if (req.method === 'GET' && url.pathname === '/orders') {
       const sku = url.searchParams.get('sku');
       const listed = orders.filter((o) => o.tenant === tenant && (sku === null || o.sku === sku));
@@ -155,10 +185,37 @@ export function startToyServer(options: ToyOptions = {}): Promise<Listening> {
     }
     send(res, { status: 404, headers: json, body: '{"error":"not found"}' });
   });
-  return listen(server);
+  const listening = await listen(server);
+  return {
+    ...listening,
+    expire(key) {
+      for (const [scope, record] of records) {
+        if (!scope.endsWith(`\n${key}`) && scope !== key) continue;
+        if (record.state === 'completed')
+          records.set(scope, {
+            fingerprint: record.fingerprint,
+            state: 'expired',
+            location: record.reply.headers.location,
+          });
+      }
+    },
+  };
+}
+
+/** An order of the first user made with `key`, then its response pruned as its retention passing would. */
+export async function expiredOrder(toy: ToyServer, key: string, body: string): Promise<void> {
+  const made = await fetch(`${toy.origin}/orders`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer demo-a', 'content-type': 'application/json', 'idempotency-key': key },
+    body,
+  });
+  if (made.status !== 201) throw new Error(`the order for an expired key got ${made.status}`);
+  toy.expire(key);
 }
 
 const json = { 'content-type': 'application/json' };
+/** retrysafe's refusals link to the specification, as the draft shows; so do the toy's. */
+const refusal = { ...json, link: `<${SPEC_PATH}>; rel="describedby"` };
 const unauthenticated: Stored = { status: 401, headers: json, body: '{"error":"unauthenticated"}' };
 
 function send(res: ServerResponse, reply: Stored): void {
