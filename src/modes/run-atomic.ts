@@ -13,7 +13,6 @@ import { completionOf, isStoredStatus } from '../core/storage-policy.js';
 import { prepare } from './prepare.js';
 import { type Reply, toReply } from '../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest } from '../core/route.js';
-import { StoreClock, withinStoreTimeout } from './store-clock.js';
 import { routeAttempt } from './route-attempt.js';
 import type { AtomicStore } from '../store/atomic-store.js';
 import type { RecordReader } from '../store/record-reader.js';
@@ -49,94 +48,65 @@ async function attemptAtomic<Req, Input, Tx>(
       return answerExisting(config, prepared.identity, decideExisting(kept, prepared.fingerprint, prepared.principal));
     }
   }
-  const clock = new StoreClock();
-  // Every store phase has its budget, the rollback included. An answer decided before a rollback (a replay, a
-  // mismatch, a busy claim, an unstored status) stands whatever the rollback does: nothing was stored.
+  // Every store phase has its budget (the configuration's store applies it), the rollback included. An answer
+  // decided before a rollback (a replay, a mismatch, a busy claim, an unstored status) stands whatever the
+  // rollback does: nothing was stored. A handler that throws is rolled back on a budget too; past it the answer
+  // is 503, as the store did not confirm.
   let decided: Reply | undefined;
   const rollBack = (reply: Reply): { readonly commit: false; readonly value: Reply } => {
     decided = reply;
-    clock.enterStore(config.storeTimeoutMs);
     return { commit: false, value: reply };
-  };
-  // A handler that throws is rolled back on a budget too; past it the answer is 503, as the store did not confirm.
-  const handle = async (run: () => Promise<Reply>): Promise<Reply> => {
-    clock.leaveStore();
-    try {
-      return await run();
-    } catch (error) {
-      clock.enterStore(config.storeTimeoutMs);
-      throw error;
-    }
   };
   try {
     if (prepared.kind === 'unkeyed') {
-      clock.enterStore(config.storeTimeoutMs);
-      return await clock.race(
-        config.store.transaction(async (tx) => {
-          const reply = await handle(async () =>
-            toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity })),
-          );
-          clock.enterStore(config.storeTimeoutMs);
-          return reply;
-        }),
+      return await config.store.transaction(async (tx) =>
+        toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity })),
       );
     }
     const { identity: claimed } = prepared;
     const readFirst = config.readFirst(claimed.operation);
     if (readFirst.now) {
       // A completed record only ever changes into a tombstone, so it answers a retry in one read, without a transaction.
-      const known = await withinStoreTimeout(config.store.read(claimed), config.storeTimeoutMs);
+      const known = await config.store.read(claimed);
       if (known !== undefined && known.state !== 'in_progress') {
         readFirst.observe(true);
         return answerExisting(config, claimed, decideExisting(known, prepared.fingerprint, prepared.principal));
       }
     }
     const lockTimeoutMs = route.lockTimeoutMs ?? config.lockTimeoutMs;
-    clock.enterStore(config.storeTimeoutMs + lockTimeoutMs);
     const started = performance.now();
-    const reply = await clock.race(
-      config.store.atomic(
-        {
-          identity: claimed,
-          fingerprint: prepared.fingerprint,
-          principal: prepared.principal,
-          lockTimeoutMs,
-          statementTimeoutMs: config.statementTimeoutMs,
-        },
-        async ({ claim, tx }) => {
-          clock.leaveStore();
-          if (claim.kind !== 'busy')
-            readFirst.observe(claim.kind === 'existing' && claim.record.state !== 'in_progress');
-          if (claim.kind !== 'claimed') {
-            if (claim.kind === 'busy' || claim.waited)
-              config.emit({ type: 'lock-wait', identity: claimed, ms: performance.now() - started });
-            return rollBack(
-              claim.kind === 'busy'
-                ? answerProblem(config, claimed, inProgress(config.retryAfterSeconds))
-                : answerExisting(
-                    config,
-                    claimed,
-                    decideExisting(claim.record, prepared.fingerprint, prepared.principal),
-                  ),
-            );
-          }
-          crashPoint('after-claim');
-          config.emit({ type: 'claimed', identity: claimed, mode: 'atomic' });
-          const reply = await handle(async () =>
-            toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity: claimed })),
+    const reply = await config.store.atomic(
+      {
+        identity: claimed,
+        fingerprint: prepared.fingerprint,
+        principal: prepared.principal,
+        lockTimeoutMs,
+        statementTimeoutMs: config.statementTimeoutMs,
+      },
+      async ({ claim, tx }) => {
+        if (claim.kind !== 'busy') readFirst.observe(claim.kind === 'existing' && claim.record.state !== 'in_progress');
+        if (claim.kind !== 'claimed') {
+          if (claim.kind === 'busy' || claim.waited)
+            config.emit({ type: 'lock-wait', identity: claimed, ms: performance.now() - started });
+          return rollBack(
+            claim.kind === 'busy'
+              ? answerProblem(config, claimed, inProgress(config.retryAfterSeconds))
+              : answerExisting(config, claimed, decideExisting(claim.record, prepared.fingerprint, prepared.principal)),
           );
-          const stored = isStoredStatus(reply.status, config.policy);
-          config.emit({ type: 'finished', identity: claimed, mode: 'atomic', status: reply.status, stored });
-          if (!stored) return rollBack(reply);
-          clock.enterStore(config.storeTimeoutMs);
-          const completion = completionOf(reply, config.policy, config.retentionFor(claimed));
-          // The record is written with the commit, so this is the last point before both.
-          crashPoint('before-commit');
-          return { commit: true, value: reply, completion };
-        },
-        // A writer that did not wait for the claim stored a record first: everything rolled back, the record answers.
-        (record) => answerExisting(config, claimed, decideExisting(record, prepared.fingerprint, prepared.principal)),
-      ),
+        }
+        crashPoint('after-claim');
+        config.emit({ type: 'claimed', identity: claimed, mode: 'atomic' });
+        const reply = toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity: claimed }));
+        const stored = isStoredStatus(reply.status, config.policy);
+        config.emit({ type: 'finished', identity: claimed, mode: 'atomic', status: reply.status, stored });
+        if (!stored) return rollBack(reply);
+        const completion = completionOf(reply, config.policy, config.retentionFor(claimed));
+        // The record is written with the commit, so this is the last point before both.
+        crashPoint('before-commit');
+        return { commit: true, value: reply, completion };
+      },
+      // A writer that did not wait for the claim stored a record first: everything rolled back, the record answers.
+      (record) => answerExisting(config, claimed, decideExisting(record, prepared.fingerprint, prepared.principal)),
     );
     crashPoint('after-commit');
     return reply;

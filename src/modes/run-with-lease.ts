@@ -2,7 +2,6 @@ import { isRetrysafeError, RetrysafeError } from '../core/errors.js';
 import type { Idempotency } from './idempotency.js';
 import { completionOf, isStoredStatus } from '../core/storage-policy.js';
 import { type Reply, toReply } from '../core/answer/reply.js';
-import { withinStoreTimeout } from './store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
 import { inSpan, type SpanAttributes } from '../core/tracing.js';
 import { forRoute } from './route-attempt.js';
@@ -39,10 +38,9 @@ export async function runWithLease<Input, Tx>(
   // A recovery worker applies the route's own settings too.
   const config = forRoute(given, operation);
   const { store, leaseSeconds } = config;
-  const bounded = <T>(call: Promise<T>): Promise<T> => withinStoreTimeout(call, config.storeTimeoutMs);
-  const earlier = lease.attempt > 1 ? await bounded(store.steps(lease)) : new Map<string, StepProgress>();
+  const earlier = lease.attempt > 1 ? await store.steps(lease) : new Map<string, StepProgress>();
   // Started once nothing can throw before the try below stops it.
-  const keeper = new LeaseKeeper(store, lease, leaseSeconds, config.storeTimeoutMs);
+  const keeper = new LeaseKeeper(store, lease, leaseSeconds);
   const done = new Map<string, unknown>();
   for (const [name, progress] of earlier) if (progress.state === 'finished') done.set(name, progress.result);
   // Steps an earlier attempt started and did not finish: their calls may have reached the outside world.
@@ -62,7 +60,7 @@ export async function runWithLease<Input, Tx>(
     signal: keeper.signal,
   });
   const record = async <T>(name: string, result: T): Promise<T> => {
-    if (!(await bounded(store.checkpoint(lease, name, result, leaseSeconds)))) throw lost();
+    if (!(await store.checkpoint(lease, name, result, leaseSeconds))) throw lost();
     keeper.renewed();
     done.set(name, result);
     return result;
@@ -110,7 +108,7 @@ export async function runWithLease<Input, Tx>(
     }
     // Counted before the write: a start whose acknowledgement is lost may have committed.
     touched = true;
-    if (!(await bounded(store.startStep(lease, name, leaseSeconds)))) throw lost();
+    if (!(await store.startStep(lease, name, leaseSeconds))) throw lost();
     keeper.renewed();
     crashPoint('before-step-call');
     let result: T;
@@ -132,13 +130,11 @@ export async function runWithLease<Input, Tx>(
 
   async function runLocal<T>(name: string, work: (tx: Tx) => Promise<T>): Promise<T> {
     assertSameSteps(name);
-    const outcome = await bounded(
-      store.checkpointWith(lease, name, leaseSeconds, async (tx) => {
-        const value = await work(tx);
-        crashPoint('before-local-commit');
-        return value;
-      }),
-    );
+    const outcome = await store.checkpointWith(lease, name, leaseSeconds, async (tx) => {
+      const value = await work(tx);
+      crashPoint('before-local-commit');
+      return value;
+    });
     if (!outcome.owned) throw lost();
     crashPoint('after-local-commit');
     touched = true;
@@ -155,8 +151,9 @@ export async function runWithLease<Input, Tx>(
     config.emit({ type: 'finished', identity: lease.identity, mode: 'leased', status: reply.status, stored });
     if (!stored) return (await giveUp(`The handler answered ${reply.status}.`, true)) ?? { kind: 'not-stored', reply };
     crashPoint('before-complete');
-    const completed = await bounded(
-      store.completeLease(lease, completionOf(reply, config.policy, config.retentionFor(lease.identity))),
+    const completed = await store.completeLease(
+      lease,
+      completionOf(reply, config.policy, config.retentionFor(lease.identity)),
     );
     crashPoint('after-complete');
     return completed ? { kind: 'completed', reply } : fenced();
@@ -180,7 +177,7 @@ export async function runWithLease<Input, Tx>(
    * the failures that count or the time since the claim run out.
    */
   async function giveUp(reason: string, counted: boolean): Promise<LeaseRun | undefined> {
-    if (lease.attempt === 1 && !touched) return (await bounded(store.abandon(lease))) ? undefined : fenced();
+    if (lease.attempt === 1 && !touched) return (await store.abandon(lease)) ? undefined : fenced();
     const failures = lease.failures + (counted ? 1 : 0);
     if (failures >= config.maxAttempts) {
       return stop(
@@ -193,7 +190,7 @@ export async function runWithLease<Input, Tx>(
       );
     }
     const delaySeconds = retryDelaySeconds(lease.attempt, config.retryDelay);
-    if (!(await bounded(store.release(lease, { delaySeconds, counted })))) return fenced();
+    if (!(await store.release(lease, { delaySeconds, counted }))) return fenced();
     config.emit({
       type: 'released',
       identity: lease.identity,
@@ -208,7 +205,7 @@ export async function runWithLease<Input, Tx>(
   async function stop(reason: string): Promise<LeaseRun> {
     // The stored reason is at most 4096 bytes; an error message can be longer.
     const why = reason.length > 1000 ? `${reason.slice(0, 999)}…` : reason;
-    if (!(await bounded(store.markUnknown(lease, why)))) return fenced();
+    if (!(await store.markUnknown(lease, why))) return fenced();
     config.emit({ type: 'unknown', identity: lease.identity, reason: why });
     return { kind: 'unknown', reason: why };
   }
