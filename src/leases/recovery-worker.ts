@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { pollLoop } from '../background/poll-loop.js';
 import type { Idempotency } from '../modes/idempotency.js';
-import type { ExpiredLease, LeaseStore } from '../store/lease-store.js';
-import { runWithLease } from '../modes/run-with-lease.js';
+import type { ExpiredLease, ExpiredLeases, LeaseClaims } from '../store/lease-store.js';
+import { type LeasedRunStore, runWithLease } from '../modes/run-with-lease.js';
 import type { LeasedOperation } from '../modes/leased-route.js';
 import { traceAttempt } from '../modes/traced-attempt.js';
 
 export interface RecoveryWorkerOptions<Tx> {
-  readonly config: Idempotency<Tx, LeaseStore<Tx>>;
+  readonly config: Idempotency<Tx, ExpiredLeases & LeaseClaims & LeasedRunStore<Tx>>;
   /** The leased operations this worker can complete; others are left for a worker that knows them. */
   readonly operations: readonly LeasedOperation<unknown, Tx>[];
   /** Expired leases taken per pass. Default 20. */
@@ -82,7 +82,7 @@ export class RecoveryWorker<Tx> {
   }
 
   private async takeOver(
-    config: Idempotency<Tx, LeaseStore<Tx>>,
+    config: Idempotency<Tx, ExpiredLeases & LeaseClaims & LeasedRunStore<Tx>>,
     candidate: ExpiredLease,
   ): Promise<Exclude<keyof RecoveryReport, 'examined'>> {
     const operation = this.operations.get(candidate.identity.operation);

@@ -9,7 +9,10 @@ import { prepare } from './prepare.js';
 import { type HeaderValue, headerValue, problemReply, type Reply } from '../core/answer/reply.js';
 import { problem, problemCatalogue } from '../core/answer/problems.js';
 import type { IncomingRequest, TransparentFailure, TransparentRoute } from '../core/route.js';
-import type { Lease, LeaseStore } from '../store/lease-store.js';
+import type { Lease, LeaseClaims, LeasedWrites, LeaseRenewal } from '../store/lease-store.js';
+
+/** What transparent mode uses of the store: the claim, the lease keeper's renewals, the completion or `unknown`. */
+type TransparentStore = LeaseClaims & LeaseRenewal & Pick<LeasedWrites<unknown>, 'completeLease' | 'markUnknown'>;
 import { routeAttempt } from './route-attempt.js';
 import { LeaseKeeper } from './lease-keeper.js';
 
@@ -29,7 +32,7 @@ export type TransparentStart =
 
 /** Authenticates, reads the key and the input, and claims the identity; the adapter then runs the route or sends the answer. */
 export function beginTransparent<Req, Input>(
-  config: Idempotency<unknown, LeaseStore<unknown>>,
+  config: Idempotency<unknown, TransparentStore>,
   route: TransparentRoute<Req, Input>,
   incoming: IncomingRequest<Req>,
 ): Promise<TransparentStart> {
@@ -38,7 +41,7 @@ export function beginTransparent<Req, Input>(
 }
 
 async function claimTransparent<Req, Input>(
-  config: Idempotency<unknown, LeaseStore<unknown>>,
+  config: Idempotency<unknown, TransparentStore>,
   route: TransparentRoute<Req, Input>,
   incoming: IncomingRequest<Req>,
 ): Promise<TransparentStart> {
@@ -86,7 +89,7 @@ export class TransparentAttempt {
   private settled = false;
 
   constructor(
-    private readonly config: Idempotency<unknown, LeaseStore<unknown>>,
+    private readonly config: Idempotency<unknown, TransparentStore>,
     private readonly lease: Lease,
     private readonly onFailure: TransparentFailure,
   ) {

@@ -1,5 +1,5 @@
 import { RetrysafeError } from '../core/errors.js';
-import type { Lease, LeaseStore } from '../store/lease-store.js';
+import type { Lease, LeaseRenewal } from '../store/lease-store.js';
 
 /**
  * Renews a lease in the background while a handler runs. When renewal is
@@ -14,7 +14,7 @@ export class LeaseKeeper {
   private heldUntil: number;
 
   constructor(
-    private readonly store: Pick<LeaseStore<unknown>, 'renew'>,
+    private readonly store: LeaseRenewal,
     private readonly lease: Lease,
     private readonly leaseSeconds: number,
   ) {

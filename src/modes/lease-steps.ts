@@ -2,7 +2,7 @@ import { isRetrysafeError, RetrysafeError } from '../core/errors.js';
 import { crashPoint } from '../core/crash-point.js';
 import type { Reply } from '../core/answer/reply.js';
 import { inSpan, type SpanAttributes } from '../core/tracing.js';
-import type { Lease, LeaseStore, StepProgress } from '../store/lease-store.js';
+import type { Lease, LeasedWrites, StepProgress } from '../store/lease-store.js';
 import { downstreamKey } from './downstream-key.js';
 import type { Idempotency } from './idempotency.js';
 import type { LeaseKeeper } from './lease-keeper.js';
@@ -40,7 +40,7 @@ export class LeaseSteps<Tx> {
   private withoutEffect: unknown;
 
   constructor(
-    private readonly config: Idempotency<Tx, LeaseStore<Tx>>,
+    private readonly config: Idempotency<Tx, LeasedWrites<Tx>>,
     private readonly lease: Lease,
     private readonly keeper: LeaseKeeper,
     earlier: ReadonlyMap<string, StepProgress>,

@@ -12,8 +12,8 @@ import { answerExisting, answerProblem, answerStoreUnavailable } from '../core/a
 import type { IncomingRequest } from '../core/route.js';
 import { crashPoint } from '../core/crash-point.js';
 import { routeAttempt } from './route-attempt.js';
-import type { Lease, LeaseStore } from '../store/lease-store.js';
-import { runWithLease } from './run-with-lease.js';
+import type { Lease, LeaseClaims } from '../store/lease-store.js';
+import { type LeasedRunStore, runWithLease } from './run-with-lease.js';
 import type { LeasedRoute } from './leased-route.js';
 import { extend } from '../core/extend.js';
 
@@ -23,7 +23,7 @@ import { extend } from '../core/extend.js';
  * recovery points. Handler errors are rethrown for the framework.
  */
 export function runLeased<Req, Input, Tx>(
-  config: Idempotency<Tx, LeaseStore<Tx>>,
+  config: Idempotency<Tx, LeaseClaims & LeasedRunStore<Tx>>,
   route: LeasedRoute<Req, Input, Tx>,
   incoming: IncomingRequest<Req>,
 ): Promise<Reply> {
@@ -31,7 +31,7 @@ export function runLeased<Req, Input, Tx>(
 }
 
 async function attemptLeased<Req, Input, Tx>(
-  config: Idempotency<Tx, LeaseStore<Tx>>,
+  config: Idempotency<Tx, LeaseClaims & LeasedRunStore<Tx>>,
   route: LeasedRoute<Req, Input, Tx>,
   incoming: IncomingRequest<Req>,
 ): Promise<Reply> {

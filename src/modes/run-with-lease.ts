@@ -4,7 +4,10 @@ import { completionOf, isStoredStatus } from '../core/storage-policy.js';
 import { type Reply, toReply } from '../core/answer/reply.js';
 import { crashPoint } from '../core/crash-point.js';
 import { forRoute } from './route-attempt.js';
-import type { Lease, LeaseStore, StepProgress } from '../store/lease-store.js';
+import type { Lease, LeasedWrites, LeaseRenewal, StepProgress } from '../store/lease-store.js';
+
+/** What a run under a held lease uses of the store: its writes and the lease keeper's renewals. */
+export type LeasedRunStore<Tx> = LeasedWrites<Tx> & LeaseRenewal;
 import { LeaseKeeper } from './lease-keeper.js';
 import { type HandlerEnd, LeaseSteps } from './lease-steps.js';
 import { retryDelaySeconds } from './retry-delay.js';
@@ -30,7 +33,7 @@ export type LeaseRun =
  * means for the operation.
  */
 export async function runWithLease<Input, Tx>(
-  given: Idempotency<Tx, LeaseStore<Tx>>,
+  given: Idempotency<Tx, LeasedRunStore<Tx>>,
   operation: LeasedOperation<Input, Tx>,
   lease: Lease,
 ): Promise<LeaseRun> {
@@ -43,7 +46,7 @@ export async function runWithLease<Input, Tx>(
 
 /** One run's fixed facts, which every phase after the handler reads. */
 interface Run<Tx> {
-  readonly config: Idempotency<Tx, LeaseStore<Tx>>;
+  readonly config: Idempotency<Tx, LeasedRunStore<Tx>>;
   readonly lease: Lease;
   readonly began: number;
 }
