@@ -75,13 +75,18 @@ export type { Completion } from './core/completion.js';
 export type { AtomicClaim, AtomicStore, AtomicTransaction, ClaimRequest, Settlement } from './store/atomic-store.js';
 export type {
   ExpiredLease,
+  ExpiredLeases,
   Lease,
   LeaseClaim,
+  LeaseClaims,
+  LeasedWrites,
+  LeaseRenewal,
   LeaseRequest,
   LeaseStore,
   Owned,
   Release,
   StepProgress,
+  UnknownActions,
 } from './store/lease-store.js';
 export type { RecordReader } from './store/record-reader.js';
 export type { OperationStore } from './store/operation-store.js';

@@ -2,7 +2,7 @@ import type { OperationIdentity } from '../core/identity.js';
 import { resolveOperation } from '../leases/resolve.js';
 import { retryOperation } from '../leases/retry.js';
 import type { Idempotency } from '../modes/idempotency.js';
-import type { LeaseStore } from '../store/lease-store.js';
+import type { UnknownActions } from '../store/lease-store.js';
 import type { Actor, OperatorStore, RecordVersion, WebhookEventId } from '../store/operator-store.js';
 import type { RecordReader } from '../store/record-reader.js';
 
@@ -37,7 +37,7 @@ export type ActionResult =
 
 /** What actions need: the application's configuration (policy, retention, its store) and the operators' store. */
 export interface ActionContext<Tx> {
-  readonly config: Idempotency<Tx, Pick<LeaseStore<Tx>, 'resolveUnknown' | 'retryUnknown'> & RecordReader>;
+  readonly config: Idempotency<Tx, UnknownActions & RecordReader>;
   readonly operators: OperatorStore;
 }
 

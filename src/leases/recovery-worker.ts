@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { pollLoop } from '../background/poll-loop.js';
 import type { Idempotency } from '../modes/idempotency.js';
-import type { ExpiredLease, LeaseStore } from '../store/lease-store.js';
-import { runWithLease } from '../modes/run-with-lease.js';
+import type { ExpiredLease, ExpiredLeases, LeaseClaims } from '../store/lease-store.js';
+import { type LeasedRunStore, runWithLease } from '../modes/run-with-lease.js';
 import type { LeasedOperation } from '../modes/leased-route.js';
 import { traceAttempt } from '../modes/traced-attempt.js';
-import { withinStoreTimeout } from '../modes/store-clock.js';
 
 export interface RecoveryWorkerOptions<Tx> {
-  readonly config: Idempotency<Tx, LeaseStore<Tx>>;
+  readonly config: Idempotency<Tx, ExpiredLeases & LeaseClaims & LeasedRunStore<Tx>>;
   /** The leased operations this worker can complete; others are left for a worker that knows them. */
   readonly operations: readonly LeasedOperation<unknown, Tx>[];
   /** Expired leases taken per pass. Default 20. */
@@ -52,10 +51,7 @@ export class RecoveryWorker<Tx> {
   async runOnce(): Promise<RecoveryReport> {
     const tally: Tally = { examined: 0, completed: 0, unknown: 0, incomplete: 0, lost: 0 };
     const { config } = this.options;
-    const expired = await withinStoreTimeout(
-      config.store.expiredLeases(this.options.batchSize ?? 20, [...this.operations.keys()]),
-      config.storeTimeoutMs,
-    );
+    const expired = await config.store.expiredLeases(this.options.batchSize ?? 20, [...this.operations.keys()]);
     for (const candidate of expired) {
       tally.examined += 1;
       tally[await this.recover(candidate)] += 1;
@@ -86,19 +82,21 @@ export class RecoveryWorker<Tx> {
   }
 
   private async takeOver(
-    config: Idempotency<Tx, LeaseStore<Tx>>,
+    config: Idempotency<Tx, ExpiredLeases & LeaseClaims & LeasedRunStore<Tx>>,
     candidate: ExpiredLease,
   ): Promise<Exclude<keyof RecoveryReport, 'examined'>> {
     const operation = this.operations.get(candidate.identity.operation);
-    const bounded = <T>(call: Promise<T>): Promise<T> => withinStoreTimeout(call, config.storeTimeoutMs);
-    const lease = await bounded(
-      config.store.takeOver(candidate.identity, candidate.fencingToken, randomUUID(), config.leaseSeconds),
+    const lease = await config.store.takeOver(
+      candidate.identity,
+      candidate.fencingToken,
+      randomUUID(),
+      config.leaseSeconds,
     );
     if (lease === undefined) return 'lost';
     config.emit({ type: 'taken-over', identity: lease.identity, attempt: lease.attempt, by: 'recovery' });
     if (operation === undefined || candidate.mode !== 'leased') {
       const reason = 'The process running this route stopped before it finished; whether it took effect is not known.';
-      if (!(await bounded(config.store.markUnknown(lease, reason)))) return 'lost';
+      if (!(await config.store.markUnknown(lease, reason))) return 'lost';
       config.emit({ type: 'unknown', identity: lease.identity, reason });
       return 'unknown';
     }

@@ -2,7 +2,7 @@ import type { Idempotency } from '../modes/idempotency.js';
 import type { OperationIdentity } from '../core/identity.js';
 import { storedPart } from '../core/storage-policy.js';
 import { type HandlerReply, toReply } from '../core/answer/reply.js';
-import type { LeaseStore } from '../store/lease-store.js';
+import type { UnknownActions } from '../store/lease-store.js';
 
 /** An operator's verdict on an operation whose outcome was unknown. */
 export interface Resolution {
@@ -23,7 +23,7 @@ export type ResolveResult = { readonly resolved: true } | { readonly resolved: f
 
 /** Settles an `unknown` operation after an operator has reconciled it by hand. */
 export async function resolveOperation<Tx>(
-  config: Idempotency<Tx, Pick<LeaseStore<Tx>, 'resolveUnknown'>>,
+  config: Idempotency<Tx, Pick<UnknownActions, 'resolveUnknown'>>,
   identity: OperationIdentity,
   resolution: Resolution,
 ): Promise<ResolveResult> {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Idempotency } from '../modes/idempotency.js';
 import type { OperationIdentity } from '../core/identity.js';
-import type { LeaseStore } from '../store/lease-store.js';
+import type { UnknownActions } from '../store/lease-store.js';
 import type { RecordReader } from '../store/record-reader.js';
 
 export type RetryResult =
@@ -19,7 +19,7 @@ export type RetryResult =
  * another: it ran again since the operator looked.
  */
 export async function retryOperation<Tx>(
-  config: Idempotency<Tx, Pick<LeaseStore<Tx>, 'retryUnknown'> & RecordReader>,
+  config: Idempotency<Tx, Pick<UnknownActions, 'retryUnknown'> & RecordReader>,
   identity: OperationIdentity,
   reason: string,
   options: { readonly fencingToken?: number } = {},

@@ -9,8 +9,10 @@ import { prepare } from './prepare.js';
 import { type HeaderValue, headerValue, problemReply, type Reply } from '../core/answer/reply.js';
 import { problem, problemCatalogue } from '../core/answer/problems.js';
 import type { IncomingRequest, TransparentFailure, TransparentRoute } from '../core/route.js';
-import { withinStoreTimeout } from './store-clock.js';
-import type { Lease, LeaseStore } from '../store/lease-store.js';
+import type { Lease, LeaseClaims, LeasedWrites, LeaseRenewal } from '../store/lease-store.js';
+
+/** What transparent mode uses of the store: the claim, the lease keeper's renewals, the completion or `unknown`. */
+type TransparentStore = LeaseClaims & LeaseRenewal & Pick<LeasedWrites<unknown>, 'completeLease' | 'markUnknown'>;
 import { routeAttempt } from './route-attempt.js';
 import { LeaseKeeper } from './lease-keeper.js';
 
@@ -30,7 +32,7 @@ export type TransparentStart =
 
 /** Authenticates, reads the key and the input, and claims the identity; the adapter then runs the route or sends the answer. */
 export function beginTransparent<Req, Input>(
-  config: Idempotency<unknown, LeaseStore<unknown>>,
+  config: Idempotency<unknown, TransparentStore>,
   route: TransparentRoute<Req, Input>,
   incoming: IncomingRequest<Req>,
 ): Promise<TransparentStart> {
@@ -39,7 +41,7 @@ export function beginTransparent<Req, Input>(
 }
 
 async function claimTransparent<Req, Input>(
-  config: Idempotency<unknown, LeaseStore<unknown>>,
+  config: Idempotency<unknown, TransparentStore>,
   route: TransparentRoute<Req, Input>,
   incoming: IncomingRequest<Req>,
 ): Promise<TransparentStart> {
@@ -49,19 +51,16 @@ async function claimTransparent<Req, Input>(
   const { identity } = prepared;
   try {
     crashPoint('before-claim');
-    const claim = await withinStoreTimeout(
-      config.store.claimLease({
-        identity,
-        fingerprint: prepared.fingerprint,
-        principal: prepared.principal,
-        // Nothing can run the route again, so its input is not kept.
-        input: null,
-        mode: 'transparent',
-        ownerToken: randomUUID(),
-        leaseSeconds: config.leaseSeconds,
-      }),
-      config.storeTimeoutMs,
-    );
+    const claim = await config.store.claimLease({
+      identity,
+      fingerprint: prepared.fingerprint,
+      principal: prepared.principal,
+      // Nothing can run the route again, so its input is not kept.
+      input: null,
+      mode: 'transparent',
+      ownerToken: randomUUID(),
+      leaseSeconds: config.leaseSeconds,
+    });
     if (claim.kind === 'existing') {
       return {
         kind: 'answered',
@@ -90,11 +89,11 @@ export class TransparentAttempt {
   private settled = false;
 
   constructor(
-    private readonly config: Idempotency<unknown, LeaseStore<unknown>>,
+    private readonly config: Idempotency<unknown, TransparentStore>,
     private readonly lease: Lease,
     private readonly onFailure: TransparentFailure,
   ) {
-    this.keeper = new LeaseKeeper(config.store, lease, config.leaseSeconds, config.storeTimeoutMs);
+    this.keeper = new LeaseKeeper(config.store, lease, config.leaseSeconds);
   }
 
   /**
@@ -187,7 +186,7 @@ export class TransparentAttempt {
   private async write(conditional: () => Promise<boolean>): Promise<boolean> {
     const { config, lease } = this;
     try {
-      if (await withinStoreTimeout(conditional(), config.storeTimeoutMs)) return true;
+      if (await conditional()) return true;
       config.emit({ type: 'fenced', identity: lease.identity, attempt: lease.attempt });
     } catch (error) {
       // Not silent: the unrenewed lease runs out and the recovery worker marks the outcome unknown.

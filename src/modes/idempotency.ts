@@ -20,6 +20,8 @@ import {
 } from '../core/route-settings.js';
 import type { Tracing } from '../core/tracing.js';
 import { tracedStore } from '../store/traced-store.js';
+import { budgetedStore } from '../store/budgeted-store.js';
+import { defaultStoreTimeoutMs } from '../store/store-clock.js';
 import { replayCached, type ReplayCacheOptions } from '../store/replay-cache.js';
 import { extend } from '../core/extend.js';
 import { type SpecificationRegistry, specificationRegistry } from './published-specification.js';
@@ -144,7 +146,7 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
   const observers = [...(options.observers ?? []), publishDiagnostics, warnRawBodyMissing];
   const { tracing } = options;
   const lockTimeoutMs = assertWait('lockTimeoutMs', options.lockTimeoutMs ?? 3000);
-  const storeTimeoutMs = positive('storeTimeoutMs', options.storeTimeoutMs ?? 5000);
+  const storeTimeoutMs = positive('storeTimeoutMs', options.storeTimeoutMs ?? defaultStoreTimeoutMs);
   fitsTransactionLimit(options.store.transactionTimeoutMs, lockTimeoutMs, storeTimeoutMs);
   const { replayCache = false } = options;
   const cache =
@@ -152,7 +154,8 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
   const store = cache?.store ?? options.store;
   const specification = specificationRegistry(options.specificationPath, typeof options.retention === 'function');
   return {
-    store: tracing === undefined ? store : tracedStore(store, tracing),
+    // The budget outermost: every call a mode or worker makes has it, and a call past it is let go at once.
+    store: budgetedStore(tracing === undefined ? store : tracedStore(store, tracing), storeTimeoutMs),
     tracing,
     lockTimeoutMs,
     storeTimeoutMs,

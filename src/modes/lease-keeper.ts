@@ -1,12 +1,12 @@
 import { RetrysafeError } from '../core/errors.js';
-import type { Lease, LeaseStore } from '../store/lease-store.js';
-import { withinStoreTimeout } from './store-clock.js';
+import type { Lease, LeaseRenewal } from '../store/lease-store.js';
 
 /**
  * Renews a lease in the background while a handler runs. When renewal is
  * refused (another worker took over) or has failed for longer than the lease
  * lasts, the lease counts as lost: `signal` aborts and the next step refuses
- * to start.
+ * to start. Renewals go through the configuration's store, with its budget:
+ * one stuck behind a lock fails, and the next interval tries again.
  */
 export class LeaseKeeper {
   private readonly controller = new AbortController();
@@ -14,11 +14,9 @@ export class LeaseKeeper {
   private heldUntil: number;
 
   constructor(
-    private readonly store: Pick<LeaseStore<unknown>, 'renew'>,
+    private readonly store: LeaseRenewal,
     private readonly lease: Lease,
     private readonly leaseSeconds: number,
-    /** Each renewal's store budget: one stuck behind a lock fails and the next interval tries again. */
-    private readonly storeTimeoutMs: number,
   ) {
     this.heldUntil = Date.now() + leaseSeconds * 1000;
     this.timer = setInterval(() => void this.renew(), (leaseSeconds * 1000) / 3);
@@ -52,8 +50,7 @@ export class LeaseKeeper {
 
   private async renew(): Promise<void> {
     try {
-      if (await withinStoreTimeout(this.store.renew(this.lease, this.leaseSeconds), this.storeTimeoutMs))
-        this.renewed();
+      if (await this.store.renew(this.lease, this.leaseSeconds)) this.renewed();
       else this.lose('Another worker took the lease over.');
     } catch {
       // The store is unreachable: keep trying until the lease would have run out.

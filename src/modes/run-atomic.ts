@@ -10,12 +10,13 @@ import { isRetrysafeError } from '../core/errors.js';
 import type { Idempotency } from './idempotency.js';
 import { decideExisting, inProgress } from '../core/answer/decision.js';
 import { completionOf, isStoredStatus } from '../core/storage-policy.js';
-import { prepare } from './prepare.js';
+import { type Prepared, prepare } from './prepare.js';
+import type { ReadFirst } from './read-first.js';
+import type { OperationIdentity } from '../core/identity.js';
 import { type Reply, toReply } from '../core/answer/reply.js';
 import type { AtomicRoute, IncomingRequest } from '../core/route.js';
-import { StoreClock, withinStoreTimeout } from './store-clock.js';
 import { routeAttempt } from './route-attempt.js';
-import type { AtomicStore } from '../store/atomic-store.js';
+import type { AtomicClaim, AtomicStore, Settlement } from '../store/atomic-store.js';
 import type { RecordReader } from '../store/record-reader.js';
 
 /**
@@ -31,6 +32,12 @@ export function runAtomic<Req, Input, Tx>(
   return routeAttempt(config, route, incoming.raw, 'atomic', (own) => attemptAtomic(own, route, incoming));
 }
 
+/** A keyed request, ready for the store. */
+type Keyed<Input> = Extract<Prepared<Input>, { kind: 'keyed' }>;
+
+/** A phase's verdict on the claimed transaction: roll it back with this answer, or run the handler. */
+type ClaimVerdict = { readonly kind: 'answered'; readonly reply: Reply } | { readonly kind: 'run' };
+
 async function attemptAtomic<Req, Input, Tx>(
   config: Idempotency<Tx, AtomicStore<Tx> & RecordReader>,
   route: AtomicRoute<Req, Input, Tx>,
@@ -38,113 +45,143 @@ async function attemptAtomic<Req, Input, Tx>(
 ): Promise<Reply> {
   const prepared = await prepare(config, route, incoming);
   if (prepared.kind === 'answered') return prepared.reply;
-  const { tenant, input } = prepared;
-  const identity = prepared.kind === 'keyed' ? prepared.identity : undefined;
-  if (prepared.kind === 'keyed') {
-    crashPoint('before-claim');
-    // A finished record kept in memory answers before any timer, promise or closure of the store path is made.
-    const kept = config.recall(prepared.identity);
-    if (kept !== undefined) {
-      config.readFirst(prepared.identity.operation).observe(true);
-      return answerExisting(config, prepared.identity, decideExisting(kept, prepared.fingerprint, prepared.principal));
-    }
-  }
-  const clock = new StoreClock();
-  // Every store phase has its budget, the rollback included. An answer decided before a rollback (a replay, a
-  // mismatch, a busy claim, an unstored status) stands whatever the rollback does: nothing was stored.
-  let decided: Reply | undefined;
-  const rollBack = (reply: Reply): { readonly commit: false; readonly value: Reply } => {
-    decided = reply;
-    clock.enterStore(config.storeTimeoutMs);
-    return { commit: false, value: reply };
-  };
-  // A handler that throws is rolled back on a budget too; past it the answer is 503, as the store did not confirm.
-  const handle = async (run: () => Promise<Reply>): Promise<Reply> => {
-    clock.leaveStore();
-    try {
-      return await run();
-    } catch (error) {
-      clock.enterStore(config.storeTimeoutMs);
-      throw error;
-    }
-  };
+  if (prepared.kind === 'unkeyed') return runUnkeyed(config, route, incoming, prepared);
+  crashPoint('before-claim');
+  return recalled(config, prepared) ?? (await claimAndRun(config, route, incoming, prepared));
+}
+
+/** No key: the handler runs in a plain transaction, without deduplication. */
+async function runUnkeyed<Req, Input, Tx>(
+  config: Idempotency<Tx, AtomicStore<Tx>>,
+  route: AtomicRoute<Req, Input, Tx>,
+  incoming: IncomingRequest<Req>,
+  { tenant, input }: { readonly tenant: string; readonly input: Input },
+): Promise<Reply> {
   try {
-    if (prepared.kind === 'unkeyed') {
-      clock.enterStore(config.storeTimeoutMs);
-      return await clock.race(
-        config.store.transaction(async (tx) => {
-          const reply = await handle(async () =>
-            toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity })),
-          );
-          clock.enterStore(config.storeTimeoutMs);
-          return reply;
-        }),
-      );
-    }
-    const { identity: claimed } = prepared;
-    const readFirst = config.readFirst(claimed.operation);
-    if (readFirst.now) {
-      // A completed record only ever changes into a tombstone, so it answers a retry in one read, without a transaction.
-      const known = await withinStoreTimeout(config.store.read(claimed), config.storeTimeoutMs);
-      if (known !== undefined && known.state !== 'in_progress') {
-        readFirst.observe(true);
-        return answerExisting(config, claimed, decideExisting(known, prepared.fingerprint, prepared.principal));
-      }
-    }
+    return await config.store.transaction(async (tx) =>
+      toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity: undefined })),
+    );
+  } catch (error) {
+    return answerFailure(config, undefined, error);
+  }
+}
+
+/** A finished record kept in memory answers before any timer, promise or closure of the store path is made. */
+function recalled<Input>(config: Idempotency<unknown, unknown>, keyed: Keyed<Input>): Reply | undefined {
+  const kept = config.recall(keyed.identity);
+  if (kept === undefined) return undefined;
+  config.readFirst(keyed.identity.operation).observe(true);
+  return answerExisting(config, keyed.identity, decideExisting(kept, keyed.fingerprint, keyed.principal));
+}
+
+/**
+ * The read before the claim, when the operation's requests are mostly
+ * replays: a completed record only ever changes into a tombstone, so it
+ * answers a retry in one read, without a transaction.
+ */
+async function readBeforeClaim<Input>(
+  config: Idempotency<unknown, RecordReader>,
+  keyed: Keyed<Input>,
+  readFirst: ReadFirst,
+): Promise<Reply | undefined> {
+  if (!readFirst.now) return undefined;
+  const known = await config.store.read(keyed.identity);
+  if (known === undefined || known.state === 'in_progress') return undefined;
+  readFirst.observe(true);
+  return answerExisting(config, keyed.identity, decideExisting(known, keyed.fingerprint, keyed.principal));
+}
+
+/**
+ * The claim, the handler and the completion in one transaction. Every store
+ * phase has its budget (the configuration's store applies it), the rollback
+ * included. An answer decided before a rollback (a replay, a mismatch, a busy
+ * claim, an unstored status) stands whatever the rollback does: nothing was
+ * stored. A handler that throws is rolled back on a budget too; past it the
+ * answer is 503, as the store did not confirm.
+ */
+async function claimAndRun<Req, Input, Tx>(
+  config: Idempotency<Tx, AtomicStore<Tx> & RecordReader>,
+  route: AtomicRoute<Req, Input, Tx>,
+  incoming: IncomingRequest<Req>,
+  keyed: Keyed<Input>,
+): Promise<Reply> {
+  const { identity, fingerprint, principal, tenant, input } = keyed;
+  const readFirst = config.readFirst(identity.operation);
+  let decided: Reply | undefined;
+  try {
+    const known = await readBeforeClaim(config, keyed, readFirst);
+    if (known !== undefined) return known;
     const lockTimeoutMs = route.lockTimeoutMs ?? config.lockTimeoutMs;
-    clock.enterStore(config.storeTimeoutMs + lockTimeoutMs);
     const started = performance.now();
-    const reply = await clock.race(
-      config.store.atomic(
-        {
-          identity: claimed,
-          fingerprint: prepared.fingerprint,
-          principal: prepared.principal,
-          lockTimeoutMs,
-          statementTimeoutMs: config.statementTimeoutMs,
-        },
-        async ({ claim, tx }) => {
-          clock.leaveStore();
-          if (claim.kind !== 'busy')
-            readFirst.observe(claim.kind === 'existing' && claim.record.state !== 'in_progress');
-          if (claim.kind !== 'claimed') {
-            if (claim.kind === 'busy' || claim.waited)
-              config.emit({ type: 'lock-wait', identity: claimed, ms: performance.now() - started });
-            return rollBack(
-              claim.kind === 'busy'
-                ? answerProblem(config, claimed, inProgress(config.retryAfterSeconds))
-                : answerExisting(
-                    config,
-                    claimed,
-                    decideExisting(claim.record, prepared.fingerprint, prepared.principal),
-                  ),
-            );
-          }
-          crashPoint('after-claim');
-          config.emit({ type: 'claimed', identity: claimed, mode: 'atomic' });
-          const reply = await handle(async () =>
-            toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity: claimed })),
-          );
-          const stored = isStoredStatus(reply.status, config.policy);
-          config.emit({ type: 'finished', identity: claimed, mode: 'atomic', status: reply.status, stored });
-          if (!stored) return rollBack(reply);
-          clock.enterStore(config.storeTimeoutMs);
-          const completion = completionOf(reply, config.policy, config.retentionFor(claimed));
-          // The record is written with the commit, so this is the last point before both.
-          crashPoint('before-commit');
-          return { commit: true, value: reply, completion };
-        },
-        // A writer that did not wait for the claim stored a record first: everything rolled back, the record answers.
-        (record) => answerExisting(config, claimed, decideExisting(record, prepared.fingerprint, prepared.principal)),
-      ),
+    const reply = await config.store.atomic(
+      { identity, fingerprint, principal, lockTimeoutMs, statementTimeoutMs: config.statementTimeoutMs },
+      async ({ claim, tx }): Promise<Settlement<Reply>> => {
+        const verdict = judgeClaim(config, keyed, claim, readFirst, started);
+        if (verdict.kind === 'answered') {
+          decided = verdict.reply;
+          return { commit: false, value: verdict.reply };
+        }
+        crashPoint('after-claim');
+        config.emit({ type: 'claimed', identity, mode: 'atomic' });
+        const settlement = finish(
+          config,
+          identity,
+          toReply(await route.handler({ request: incoming.raw, input, tx, tenant, identity })),
+        );
+        if (!settlement.commit) decided = settlement.value;
+        return settlement;
+      },
+      // A writer that did not wait for the claim stored a record first: everything rolled back, the record answers.
+      (record) => answerExisting(config, identity, decideExisting(record, fingerprint, principal)),
     );
     crashPoint('after-commit');
     return reply;
   } catch (error) {
-    if (decided !== undefined) return decided;
-    if (isRetrysafeError(error, 'store-unavailable')) return answerStoreUnavailable(config, identity, error);
-    if (isRetrysafeError(error, 'statement-timeout')) return answerStatementTimeout(config, identity);
-    if (isRetrysafeError(error, 'transaction-aborted')) return answerTransactionAborted(config, identity);
-    throw error;
+    return decided ?? answerFailure(config, identity, error);
   }
+}
+
+/** What the claim says: run the handler, or answer from the record that holds the identity, or 409 when busy. */
+function judgeClaim<Input>(
+  config: Idempotency<unknown, unknown>,
+  keyed: Keyed<Input>,
+  claim: AtomicClaim,
+  readFirst: ReadFirst,
+  started: number,
+): ClaimVerdict {
+  const { identity } = keyed;
+  if (claim.kind !== 'busy') readFirst.observe(claim.kind === 'existing' && claim.record.state !== 'in_progress');
+  if (claim.kind === 'claimed') return { kind: 'run' };
+  if (claim.kind === 'busy' || claim.waited)
+    config.emit({ type: 'lock-wait', identity, ms: performance.now() - started });
+  return {
+    kind: 'answered',
+    reply:
+      claim.kind === 'busy'
+        ? answerProblem(config, identity, inProgress(config.retryAfterSeconds))
+        : answerExisting(config, identity, decideExisting(claim.record, keyed.fingerprint, keyed.principal)),
+  };
+}
+
+/** The handler's answer: committed with its completion when the policy stores it, else rolled back. */
+function finish(config: Idempotency<unknown, unknown>, identity: OperationIdentity, reply: Reply): Settlement<Reply> {
+  const stored = isStoredStatus(reply.status, config.policy);
+  config.emit({ type: 'finished', identity, mode: 'atomic', status: reply.status, stored });
+  if (!stored) return { commit: false, value: reply };
+  const completion = completionOf(reply, config.policy, config.retentionFor(identity));
+  // The record is written with the commit, so this is the last point before both.
+  crashPoint('before-commit');
+  return { commit: true, value: reply, completion };
+}
+
+/** A failure of the store or of the handler's statements, as the answer it gives; anything else is rethrown. */
+function answerFailure(
+  config: Idempotency<unknown, unknown>,
+  identity: OperationIdentity | undefined,
+  error: unknown,
+): Reply {
+  if (isRetrysafeError(error, 'store-unavailable')) return answerStoreUnavailable(config, identity, error);
+  if (isRetrysafeError(error, 'statement-timeout')) return answerStatementTimeout(config, identity);
+  if (isRetrysafeError(error, 'transaction-aborted')) return answerTransactionAborted(config, identity);
+  throw error;
 }

@@ -10,11 +10,10 @@ import type { InProgressRecord, OperationRecord } from '../core/record.js';
 import type { Reply } from '../core/answer/reply.js';
 import { answerExisting, answerProblem, answerStoreUnavailable } from '../core/answer/answers.js';
 import type { IncomingRequest } from '../core/route.js';
-import { withinStoreTimeout } from './store-clock.js';
 import { crashPoint } from '../core/crash-point.js';
 import { routeAttempt } from './route-attempt.js';
-import type { Lease, LeaseStore } from '../store/lease-store.js';
-import { runWithLease } from './run-with-lease.js';
+import type { Lease, LeaseClaims } from '../store/lease-store.js';
+import { type LeasedRunStore, runWithLease } from './run-with-lease.js';
 import type { LeasedRoute } from './leased-route.js';
 import { extend } from '../core/extend.js';
 
@@ -24,7 +23,7 @@ import { extend } from '../core/extend.js';
  * recovery points. Handler errors are rethrown for the framework.
  */
 export function runLeased<Req, Input, Tx>(
-  config: Idempotency<Tx, LeaseStore<Tx>>,
+  config: Idempotency<Tx, LeaseClaims & LeasedRunStore<Tx>>,
   route: LeasedRoute<Req, Input, Tx>,
   incoming: IncomingRequest<Req>,
 ): Promise<Reply> {
@@ -32,7 +31,7 @@ export function runLeased<Req, Input, Tx>(
 }
 
 async function attemptLeased<Req, Input, Tx>(
-  config: Idempotency<Tx, LeaseStore<Tx>>,
+  config: Idempotency<Tx, LeaseClaims & LeasedRunStore<Tx>>,
   route: LeasedRoute<Req, Input, Tx>,
   incoming: IncomingRequest<Req>,
 ): Promise<Reply> {
@@ -44,21 +43,18 @@ async function attemptLeased<Req, Input, Tx>(
   const { identity } = prepared;
   const inProgressNow = (): Reply => answerProblem(config, identity, inProgress(config.retryAfterSeconds));
   try {
-    const bounded = <T>(call: Promise<T>): Promise<T> => withinStoreTimeout(call, config.storeTimeoutMs);
     const owner = randomUUID();
     crashPoint('before-claim');
-    const claim = await bounded(
-      config.store.claimLease({
-        identity,
-        fingerprint: prepared.fingerprint,
-        principal: prepared.principal,
-        // Stored as JSON and read back the same way on every attempt.
-        input: JSON.parse(JSON.stringify(prepared.input ?? null)) as unknown,
-        mode: 'leased',
-        ownerToken: owner,
-        leaseSeconds: config.leaseSeconds,
-      }),
-    );
+    const claim = await config.store.claimLease({
+      identity,
+      fingerprint: prepared.fingerprint,
+      principal: prepared.principal,
+      // Stored as JSON and read back the same way on every attempt.
+      input: JSON.parse(JSON.stringify(prepared.input ?? null)) as unknown,
+      mode: 'leased',
+      ownerToken: owner,
+      leaseSeconds: config.leaseSeconds,
+    });
     let lease: Lease;
     if (claim.kind === 'claimed') {
       config.emit({ type: 'claimed', identity, mode: 'leased' });
@@ -67,7 +63,7 @@ async function attemptLeased<Req, Input, Tx>(
       const { record } = claim;
       if (!isResumable(record, prepared))
         return answerExisting(config, identity, decideExisting(record, prepared.fingerprint, prepared.principal));
-      const taken = await bounded(config.store.takeOver(identity, record.fencingToken, owner, config.leaseSeconds));
+      const taken = await config.store.takeOver(identity, record.fencingToken, owner, config.leaseSeconds);
       if (taken === undefined) return inProgressNow();
       config.emit({ type: 'taken-over', identity, attempt: taken.attempt, by: 'retry' });
       lease = taken;

@@ -7,6 +7,8 @@ import { outboxStore } from '../postgres/outbox-store.js';
 import type { ClaimedMessage, OutboxClaim, OutboxStore } from '../store/outbox-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import type { Transport } from './transport.js';
+import { budgeted } from '../store/budgeted-store.js';
+import { defaultStoreTimeoutMs } from '../store/store-clock.js';
 
 export interface RelayOptions<Tx> {
   readonly database: SqlDatabase<Tx>;
@@ -17,6 +19,8 @@ export interface RelayOptions<Tx> {
   readonly batchSize?: number;
   /** How long a claim keeps other relays off a message being published. Default 30 s. */
   readonly leaseSeconds?: number;
+  /** How long each store statement may take before the pass fails with `store-unavailable` (told to `onError` by `run`). Default 5000 ms. */
+  readonly storeTimeoutMs?: number;
   /** Attempts and backoff; see `defaultRetryPolicy`. */
   readonly retry?: Partial<RetryPolicy>;
   /** `run`: longest rest between passes that found little to do. Default 1000 ms. */
@@ -66,7 +70,7 @@ export class Relay<Tx> {
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1)
       throw new RetrysafeError('misuse', 'batchSize must be a positive integer.');
     if (!(this.leaseSeconds > 0)) throw new RetrysafeError('misuse', 'leaseSeconds must be a positive number.');
-    this.store = outboxStore(options.database);
+    this.store = budgeted(outboxStore(options.database), options.storeTimeoutMs ?? defaultStoreTimeoutMs);
   }
 
   /** One pass: park abandoned messages, claim a batch, publish it. Tests and the command line call this. */

@@ -1,6 +1,8 @@
 import { pollLoop } from '../background/poll-loop.js';
 import type { MaintenanceStore } from '../store/maintenance-store.js';
 import { extend } from '../core/extend.js';
+import { budgeted } from '../store/budgeted-store.js';
+import { defaultStoreTimeoutMs } from '../store/store-clock.js';
 
 /** Extra pruning the sweeper runs after its own, such as delivered outbox messages. */
 export interface PruneTask {
@@ -32,6 +34,8 @@ export interface SweepReport extends SweepProgress {
 
 export interface SweeperOptions {
   readonly store: MaintenanceStore;
+  /** How long each store statement may take before the pass fails with `store-unavailable` (told to `onError` by `run`). Default 5000 ms. */
+  readonly storeTimeoutMs?: number;
   /** Rows per statement. Default 500: short enough that no request waits behind a batch. */
   readonly batchSize?: number;
   /** Run after the operation records are swept, in order. */
@@ -53,14 +57,16 @@ type Tally = { -readonly [K in keyof SweepProgress]: SweepProgress[K] };
  */
 export class Sweeper {
   private readonly batchSize: number;
+  private readonly store: MaintenanceStore;
 
   constructor(private readonly options: SweeperOptions) {
     this.batchSize = options.batchSize ?? 500;
+    this.store = budgeted(options.store, options.storeTimeoutMs ?? defaultStoreTimeoutMs);
   }
 
   /** One pass over everything that has expired; tests and the command line call this. */
   async runOnce(): Promise<SweepReport> {
-    const { store } = this.options;
+    const { store } = this;
     const tally: Tally = { tombstoned: 0, deleted: 0, batches: 0 };
     await this.drain(tally, 'tombstoned', (limit) => store.tombstoneExpired(limit));
     await this.drain(tally, 'deleted', (limit) => store.deleteExpiredTombstones(limit));

@@ -55,12 +55,8 @@ export type StepProgress = { readonly state: 'started' } | { readonly state: 'fi
 /** What a fenced local step returns: its value, or that the lease was lost and nothing was written. */
 export type Owned<T> = { readonly owned: true; readonly value: T } | { readonly owned: false };
 
-/**
- * Leased mode's statements. Every write by a worker is conditional on its
- * owner and fencing tokens and answers `false` when they no longer match: the
- * worker lost its lease and changed nothing.
- */
-export interface LeaseStore<Tx> {
+/** The claims of leased and transparent requests, and the recovery worker's take-over. */
+export interface LeaseClaims {
   /** Commits an `in_progress` record with a new lease, or returns the record that holds the identity. */
   claimLease(request: LeaseRequest): Promise<LeaseClaim>;
   /** Takes an expired lease by compare-and-swap on the fencing token seen; undefined when another worker won. */
@@ -70,7 +66,18 @@ export interface LeaseStore<Tx> {
     ownerToken: string,
     leaseSeconds: number,
   ): Promise<Lease | undefined>;
+}
+
+/** The lease keeper's renewals while a handler runs. */
+export interface LeaseRenewal {
   renew(lease: Lease, leaseSeconds: number): Promise<boolean>;
+}
+
+/**
+ * What a run under a held lease writes (`runWithLease`, transparent mode):
+ * its steps and how it ends. Every write is conditional on the lease.
+ */
+export interface LeasedWrites<Tx> {
   /** Records, before its downstream call, that a step is starting, and renews the lease; false when the lease is lost or the step finished. */
   startStep(lease: Lease, step: string, leaseSeconds: number): Promise<boolean>;
   /** Stores a step's result as a recovery point, and renews the lease. */
@@ -86,8 +93,16 @@ export interface LeaseStore<Tx> {
   /** Ends the lease after a failed attempt: a retry or a recovery worker may resume it once the backoff has passed. */
   release(lease: Lease, release: Release): Promise<boolean>;
   markUnknown(lease: Lease, reason: string): Promise<boolean>;
+}
+
+/** The recovery worker's listing. */
+export interface ExpiredLeases {
   /** Expired leases past their backoff, oldest first; with `operations`, only theirs and transparent ones. */
   expiredLeases(limit: number, operations?: readonly string[]): Promise<readonly ExpiredLease[]>;
+}
+
+/** An operator's actions on an `unknown` operation (`retryOperation`, `resolveOperation`); no request makes them. */
+export interface UnknownActions {
   /**
    * Puts an `unknown` leased operation back into recovery, its lease expired
    * at once and its failures and give-up horizon started again; false when it
@@ -109,3 +124,11 @@ export interface LeaseStore<Tx> {
     fencingToken?: number,
   ): Promise<boolean>;
 }
+
+/**
+ * Leased mode's statements, as one store implements them; each caller asks
+ * for the part it uses. Every write by a worker is conditional on its owner
+ * and fencing tokens and answers `false` when they no longer match: the
+ * worker lost its lease and changed nothing.
+ */
+export interface LeaseStore<Tx> extends LeaseClaims, LeaseRenewal, LeasedWrites<Tx>, ExpiredLeases, UnknownActions {}

@@ -6,6 +6,8 @@ import { webhookStore } from '../postgres/webhook-store.js';
 import type { InboxStore } from '../store/inbox-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import type { StoredWebhookEvent, WebhookStore } from '../store/webhook-store.js';
+import { budgeted, budgetedTransaction } from '../store/budgeted-store.js';
+import { defaultStoreTimeoutMs } from '../store/store-clock.js';
 
 /** A recorded webhook, as the handler sees it. */
 export interface ReceivedWebhook {
@@ -32,6 +34,8 @@ export interface WebhookWorkerOptions<Tx> {
   readonly handler: (event: ReceivedWebhook, tx: Tx) => Promise<void>;
   /** Events processed per pass. Default 20. */
   readonly batchSize?: number;
+  /** How long each store statement (the handler has none of it) may take before the pass fails with `store-unavailable` (told to `onError` by `run`). Default 5000 ms. */
+  readonly storeTimeoutMs?: number;
   /** Attempts and backoff for a failing handler; see `defaultRetryPolicy`. */
   readonly retry?: Partial<RetryPolicy>;
   /** `run`: rest between passes that found little to do. Default 1000 ms. */
@@ -71,8 +75,13 @@ export class WebhookWorker<Tx> {
 
   constructor(private readonly options: WebhookWorkerOptions<Tx>) {
     this.retry = resolveRetryPolicy(options.retry);
-    this.inbox = inboxStore(options.database);
-    this.events = webhookStore(options.database);
+    const budgetMs = options.storeTimeoutMs ?? defaultStoreTimeoutMs;
+    const inbox = inboxStore(options.database);
+    // The transaction's BEGIN and COMMIT are bounded, the handler inside it is not.
+    this.inbox = budgeted(inbox, budgetMs, {
+      transaction: (work) => budgetedTransaction(budgetMs, (inner) => inbox.transaction(inner), work),
+    });
+    this.events = budgeted(webhookStore(options.database), budgetMs);
   }
 
   /** Up to `batchSize` due events, one transaction each. Tests and the command line call this. */

@@ -2,13 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { fingerprint } from '../../src/core/fingerprint.js';
 import type { OperationMode } from '../../src/core/record.js';
+import { resolveOperation } from '../../src/leases/resolve.js';
 import { LeaseKeeper } from '../../src/modes/lease-keeper.js';
 import type { Lease } from '../../src/store/lease-store.js';
 import { engines } from '../support/engines.js';
+import { hold, PATIENCE_MS } from '../support/hold.js';
 import { OPERATION, useLeasedHarness, waitFor } from './harness.js';
-
-/** Longest a test waits on a stalled store before it lets go, so that a call with no budget ends the test with a failure, not a hang. */
-const PATIENCE_MS = 10_000;
 
 /**
  * The recovery worker and the lease keeper against a store that fails or
@@ -35,35 +34,10 @@ describe.each(engines)(
       return claimed.lease;
     };
 
-    /**
-     * Holds `statement` open in a transaction of its own until the returned
-     * function is called, or until the test's patience runs out. On PGlite,
-     * which runs one transaction at a time, every other statement waits too.
-     */
-    const hold = async (statement: string, values: readonly unknown[] = []): Promise<() => Promise<void>> => {
-      let release = (): void => {};
-      const released = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      const patience = setTimeout(release, PATIENCE_MS);
-      let held = (): void => {};
-      const holding = new Promise<void>((resolve) => {
-        held = resolve;
-      });
-      const transaction = service.engine.database.transaction(async (sql) => {
-        await sql.query(statement, values);
-        held();
-        await released;
-      });
-      await Promise.race([holding, transaction]);
-      return async () => {
-        clearTimeout(patience);
-        release();
-        await transaction;
-      };
-    };
     const lockRow = (lease: Lease) =>
-      hold('SELECT 1 FROM retrysafe_operations WHERE key = $1 FOR UPDATE', [lease.identity.key]);
+      hold(service.engine.database, 'SELECT 1 FROM retrysafe_operations WHERE key = $1 FOR UPDATE', [
+        lease.identity.key,
+      ]);
 
     it('tells onError about a pass that failed, and goes on passing', async () => {
       service.setUp();
@@ -108,7 +82,7 @@ describe.each(engines)(
       await service.engine.database.query(`
       CREATE TRIGGER test_wait_before_unknown BEFORE UPDATE ON retrysafe_operations
         FOR EACH ROW WHEN (NEW.state = 'unknown') EXECUTE FUNCTION test_wait_before_unknown()`);
-      const release = await hold('SELECT true AS held FROM pg_advisory_xact_lock(7001)');
+      const release = await hold(service.engine.database, 'SELECT true AS held FROM pg_advisory_xact_lock(7001)');
       try {
         await expect(service.worker().runOnce()).rejects.toMatchObject({ code: 'store-unavailable' });
         expect(service.events).toContainEqual(
@@ -121,10 +95,28 @@ describe.each(engines)(
       }
     });
 
+    it("gives up an operator's verdict stuck behind a lock on the record within the store budget", async () => {
+      service.setUp({ storeTimeoutMs: 200 });
+      const lease = await claim();
+      await service.config.store.markUnknown(lease, 'The provider could not tell.');
+      const release = await lockRow(lease);
+      try {
+        await expect(
+          resolveOperation(service.config, lease.identity, {
+            state: 'failed',
+            reply: { status: 402, body: { error: 'declined' } },
+            reason: 'The provider declined it.',
+          }),
+        ).rejects.toMatchObject({ code: 'store-unavailable' });
+      } finally {
+        await release();
+      }
+    });
+
     it('counts the lease lost when every renewal is stuck behind a lock until the lease would have run out', async () => {
-      service.setUp();
+      service.setUp({ storeTimeoutMs: 200 });
       const lease = await claim('leased', 1);
-      const keeper = new LeaseKeeper(service.config.store, lease, 1, 200);
+      const keeper = new LeaseKeeper(service.config.store, lease, 1);
       const release = await lockRow(lease);
       try {
         await waitFor(() => Promise.resolve(keeper.signal.aborted), PATIENCE_MS);

@@ -2,7 +2,16 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import pg from 'pg';
 import { expectTypeOf } from 'vitest';
-import { idempotency, type LeasedOperation, type SqlDatabase } from 'retrysafe';
+import {
+  type ExpiredLeases,
+  idempotency,
+  type LeaseClaims,
+  type LeasedOperation,
+  type LeasedWrites,
+  type LeaseRenewal,
+  type SqlDatabase,
+  type UnknownActions,
+} from 'retrysafe';
 import { atomic, type FetchRequest } from 'retrysafe/fetch';
 import { fromPg, type OperationDetails, postgresStore, type PgClientLike } from 'retrysafe/postgres';
 
@@ -69,3 +78,11 @@ if (firstStep !== undefined) {
   expectTypeOf(firstStep.startedAt).toEqualTypeOf<Date>();
   expectTypeOf(firstStep.finishedAt).toEqualTypeOf<Date | undefined>();
 }
+
+// The store handed out serves each of LeaseStore's parts, so a caller typed by the part it uses takes it.
+expectTypeOf(config.store).toMatchTypeOf<LeaseClaims>();
+expectTypeOf(config.store).toMatchTypeOf<LeaseRenewal>();
+expectTypeOf(config.store).toMatchTypeOf<LeasedWrites<pg.PoolClient>>();
+expectTypeOf(config.store).toMatchTypeOf<ExpiredLeases>();
+expectTypeOf(config.store).toMatchTypeOf<UnknownActions>();
+expectTypeOf<LeaseRenewal>().not.toMatchTypeOf<UnknownActions>();

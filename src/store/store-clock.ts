@@ -1,5 +1,8 @@
 import { RetrysafeError } from '../core/errors.js';
 
+/** The store budget of a call when none is configured (`storeTimeoutMs`). */
+export const defaultStoreTimeoutMs = 5000;
+
 /**
  * Bounds the time spent waiting on the store, not on the handler. A request
  * alternates between store phases (claim, complete, commit) and the handler;
