@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { access, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -12,6 +12,7 @@ import {
   compile,
   createConsumer,
   runSetup,
+  shareConsumer,
   type Server,
   startServer,
   startSnippet,
@@ -24,14 +25,17 @@ import {
   run,
   send,
 } from './support/documented-requests.js';
+import { firstMissingLine, outputLines } from './support/documented-output.js';
 
 /**
  * The README and docs as a new user meets them: the package is packed, installed
  * into fresh strict `nodenext` projects, every TypeScript block (and any other
  * block that names its `file`) is written there verbatim, the project's `setup`
  * commands run, and it is compiled; every server block runs against PostgreSQL
- * and gets the requests documented under it. A block that is not a whole file
- * says so with `ts fragment`. `project=a,b` puts a block in several projects.
+ * and gets the requests documented under it, and a `text output=<project>`
+ * block shows lines its servers must then have printed. A block that is not a
+ * whole file says so with `ts fragment`. `project=a,b` puts a block in several
+ * projects.
  */
 
 const exec = promisify(execFile);
@@ -50,6 +54,24 @@ const PROJECTS: Record<string, readonly string[]> = {
   prisma: ['fastify', '@prisma/client', '@prisma/adapter-pg', 'prisma'],
   typeorm: ['fastify', 'typeorm', 'pg'],
   knex: ['fastify', 'knex', 'pg'],
+  // The whole servers of docs/: Koa, NestJS, OpenTelemetry, transparent mode, a Next.js route handler.
+  koa: ['koa', '@types/koa', '@koa/router', '@koa/bodyparser', 'pg', '@types/pg'],
+  nestjs: [
+    '@nestjs/common',
+    '@nestjs/core',
+    '@nestjs/platform-express',
+    'reflect-metadata',
+    'rxjs',
+    '@types/express',
+    'pg',
+    '@types/pg',
+  ],
+  telemetry: ['fastify', '@opentelemetry/api', '@opentelemetry/sdk-trace-node', 'prom-client', 'pg', '@types/pg'],
+  nextjs: ['@hono/node-server', 'pg', '@types/pg'],
+  'transparent-express': ['express', '@types/express', 'pg', '@types/pg'],
+  'transparent-fastify': ['fastify', 'pg', '@types/pg'],
+  'transparent-fetch': ['@hono/node-server', 'pg', '@types/pg'],
+  faq: ['fastify', 'pg', '@types/pg'],
   // Every other page of docs/: messaging, Koa, NestJS (with the decorators Nest needs) and OpenTelemetry too.
   docs: [
     'pg',
@@ -108,6 +130,14 @@ const OPTIONS: Record<string, Readonly<Record<string, unknown>>> = {
   // @node-idempotency/core's declarations fail exactOptionalPropertyTypes.
   'node-idempotency': libraries,
   knex: libraries,
+  koa: libraries,
+  nestjs: { experimentalDecorators: true, ...libraries },
+  telemetry: libraries,
+  nextjs: libraries,
+  'transparent-express': libraries,
+  'transparent-fastify': libraries,
+  'transparent-fetch': libraries,
+  faq: libraries,
   docs: { experimentalDecorators: true, ...libraries },
 };
 
@@ -124,6 +154,7 @@ const projectsOf = (block: CodeBlock) => (block.attributes.get('project') ?? 'do
 const fileOf = (block: CodeBlock) =>
   block.attributes.get('file') ?? `${block.source.replace(/\W+/g, '_')}_${block.line}.ts`;
 const setups = blocks.filter((block) => block.language === 'sh' && block.flags.has('setup'));
+const outputs = blocks.filter((block) => block.attributes.has('output'));
 
 let scratch: string;
 const compiled = new Map<string, Promise<string | undefined>>();
@@ -135,29 +166,46 @@ beforeAll(async () => {
     maxBuffer: 16 * 1024 * 1024,
   });
   const tarball = join(scratch, stdout.trim().split('\n').at(-1) ?? '');
-  await Promise.all(
-    Object.entries(PROJECTS).map(async ([project, packages]) => {
-      const directory = join(scratch, project);
-      await createConsumer(directory, tarball, packages, OPTIONS[project]);
-      for (const block of snippets.filter((snippet) => projectsOf(snippet).includes(project))) {
-        await mkdir(dirname(join(directory, fileOf(block))), { recursive: true });
-        await writeFile(join(directory, fileOf(block)), block.code);
-      }
-      for (const block of setups.filter((setup) => projectsOf(setup).includes(project)))
-        await runSetup(directory, block.code, SETUP_ENV[project]);
-    }),
-  );
+  // Projects that install the same packages share one installation (a link to its node_modules), and npm runs a few
+  // at a time: one npm per project, all at once, outlasted this hook on a loaded machine.
+  const sets = new Map<string, string[]>();
+  for (const [project, packages] of Object.entries(PROJECTS)) {
+    const set = [...packages].sort().join(' ');
+    sets.set(set, [...(sets.get(set) ?? []), project]);
+  }
+  await inLanes([...sets.values()], Math.max(4, availableParallelism()), async ([installer = '', ...sharers]) => {
+    await createConsumer(join(scratch, installer), tarball, PROJECTS[installer] ?? [], OPTIONS[installer]);
+    for (const project of sharers)
+      await shareConsumer(join(scratch, project), join(scratch, installer), OPTIONS[project]);
+    for (const project of [installer, ...sharers]) await writeSnippets(project);
+  });
   // tsc keeps to one core: two projects compile at a time, and each test below awaits its own.
-  const waiting = Object.keys(PROJECTS);
-  const lane = async () => {
-    for (let project = waiting.shift(); project !== undefined; project = waiting.shift()) await compileOnce(project);
-  };
-  void Promise.all([lane(), lane()]);
+  void inLanes(Object.keys(PROJECTS), 2, compileOnce);
 }, 600_000);
 
 afterAll(async () => {
   if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
 });
+
+/** Writes the project's snippets into it and runs its setup commands. */
+async function writeSnippets(project: string): Promise<void> {
+  const directory = join(scratch, project);
+  for (const block of snippets.filter((snippet) => projectsOf(snippet).includes(project))) {
+    await mkdir(dirname(join(directory, fileOf(block))), { recursive: true });
+    await writeFile(join(directory, fileOf(block)), block.code);
+  }
+  for (const block of setups.filter((setup) => projectsOf(setup).includes(project)))
+    await runSetup(directory, block.code, SETUP_ENV[project]);
+}
+
+/** Runs `work` on each item, `lanes` of them at a time. */
+async function inLanes<T>(items: readonly T[], lanes: number, work: (item: T) => Promise<unknown>): Promise<void> {
+  const waiting = [...items];
+  const lane = async () => {
+    for (let item = waiting.shift(); item !== undefined; item = waiting.shift()) await work(item);
+  };
+  await Promise.all(Array.from({ length: lanes }, lane));
+}
 
 function compileOnce(project: string): Promise<string | undefined> {
   let result = compiled.get(project);
@@ -177,6 +225,12 @@ describe('every TypeScript block of the README and docs', () => {
           .filter((project) => !(project in PROJECTS))
           .map((project) => `${block.source}:${block.line} ${project}`),
       ),
+    ).toEqual([]);
+    // An output block is checked against the servers of its project: a project without any would check nothing.
+    expect(
+      outputs
+        .filter((block) => !serverProjects.includes(block.attributes.get('output') ?? ''))
+        .map((block) => `${block.source}:${block.line} ${block.attributes.get('output')}`),
     ).toEqual([]);
   });
 
@@ -225,10 +279,10 @@ describe('the installed package', () => {
 });
 
 const serverProjects = [...new Set(snippets.filter((block) => block.attributes.has('server')).flatMap(projectsOf))];
-/** The data-layer recipes: each writes an order and its outbox message in the operation's transaction. */
+/** The data-layer recipes and the FAQ's outbox: each writes an order and its outbox message in the operation's transaction. */
 const recipes = new Set(
   snippets
-    .filter((block) => block.source === 'docs/data-layers.md' && block.attributes.has('server'))
+    .filter((block) => ['docs/data-layers.md', 'docs/faq.md'].includes(block.source) && block.attributes.has('server'))
     .flatMap(projectsOf),
 );
 
@@ -273,6 +327,8 @@ describe.each(serverProjects)('the %s project, run against PostgreSQL', (project
     }
     const firstAnswers = await expectDocumentedAnswers(requests, ports, servers);
     if (recipes.has(project)) await expectOneOrderPerKey(database.url, firstAnswers);
+    for (const block of outputs.filter((output) => output.attributes.get('output') === project))
+      await expectPrinted(block, servers);
   });
 });
 
@@ -346,6 +402,18 @@ async function expectDocumentedAnswers(
     else firstAnswers.set(key, answer);
   }
   return firstAnswers;
+}
+
+/** The lines an output block documents, in its order, in what the servers printed; spans may end after their answer, so it waits a little. */
+async function expectPrinted(block: CodeBlock, servers: readonly Server[]): Promise<void> {
+  const expected = outputLines(block.code);
+  const printed = () => servers.map((server) => server.output()).join('\n');
+  for (let waited = 0; firstMissingLine(expected, printed()) !== undefined && waited < 10_000; waited += 100)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  expect(
+    firstMissingLine(expected, printed()),
+    `${block.source}:${block.line}, printed:\n${printed()}`,
+  ).toBeUndefined();
 }
 
 /** What a recipe's transactions left: one order per key answered, none for its replays and refusals, and each order's one outbox message. */

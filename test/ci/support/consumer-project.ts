@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -44,6 +44,29 @@ export async function createConsumer(
   packages: readonly string[],
   options: Readonly<Record<string, unknown>> = {},
 ): Promise<void> {
+  await writeProject(directory, options);
+  const wanted = ['typescript', '@types/node', ...packages].map(locked);
+  await exec(
+    'npm',
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, ...wanted],
+    { cwd: directory, maxBuffer: 16 * 1024 * 1024 },
+  );
+}
+
+/**
+ * A fresh project like `createConsumer`'s that uses the packages `installed` (a project made by `createConsumer`)
+ * holds: for projects that install the same packages, so that npm installs them once.
+ */
+export async function shareConsumer(
+  directory: string,
+  installed: string,
+  options: Readonly<Record<string, unknown>> = {},
+): Promise<void> {
+  await writeProject(directory, options);
+  await symlink(join(installed, 'node_modules'), join(directory, 'node_modules'), 'dir');
+}
+
+async function writeProject(directory: string, options: Readonly<Record<string, unknown>>): Promise<void> {
   await mkdir(directory, { recursive: true });
   await writeFile(
     join(directory, 'package.json'),
@@ -52,12 +75,6 @@ export async function createConsumer(
   await writeFile(
     join(directory, 'tsconfig.json'),
     JSON.stringify({ ...TSCONFIG, compilerOptions: { ...TSCONFIG.compilerOptions, ...options } }, null, 2),
-  );
-  const wanted = ['typescript', '@types/node', ...packages].map(locked);
-  await exec(
-    'npm',
-    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, ...wanted],
-    { cwd: directory, maxBuffer: 16 * 1024 * 1024 },
   );
 }
 
