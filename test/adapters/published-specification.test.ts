@@ -3,11 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { problemCatalogue } from '../../src/core/answer/problems.js';
 import { expressAdapter, fastifyAdapter, honoAdapter, IMPORTS_POLICY, koaAdapter } from '../support/apps.js';
 import { engines } from '../support/engines.js';
+import { nestAdapters } from '../support/nest-apps.js';
 import { selectedFrameworks } from '../support/suites.js';
 import { expectProblem, useApp, useEngine } from './harness.js';
 
-/** The adapters that serve the specification: each has its own `specification(config)`. */
-const serving = selectedFrameworks([expressAdapter, fastifyAdapter, honoAdapter, koaAdapter]);
+/** The adapters that serve the specification: each has its own `specification(config)`, and NestJS's module serves it. */
+const serving = selectedFrameworks([expressAdapter, fastifyAdapter, honoAdapter, koaAdapter, ...nestAdapters]);
 
 interface PathItem {
   readonly post: {

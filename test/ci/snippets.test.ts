@@ -11,6 +11,7 @@ import { codeBlocks, type CodeBlock } from '../support/markdown-blocks.js';
 import {
   compile,
   createConsumer,
+  runProgram,
   runSetup,
   shareConsumer,
   type Server,
@@ -33,9 +34,12 @@ import { firstMissingLine, outputLines } from './support/documented-output.js';
  * block that names its `file`) is written there verbatim, the project's `setup`
  * commands run, and it is compiled; every server block runs against PostgreSQL
  * and gets the requests documented under it, and a `text output=<project>`
- * block shows lines its servers must then have printed. A block that is not a
- * whole file says so with `ts fragment`. `project=a,b` puts a block in several
- * projects.
+ * block shows lines its servers must then have printed. A block marked `run` is
+ * a program: it runs after the requests, to its end (exit code 0, within a
+ * minute, with SERVER_URL naming the server on 3000), and its output joins the
+ * servers'. A block that is not a whole file says so with `ts fragment`.
+ * `project=a,b` puts a block in several projects. SNIPPETS_PROJECTS=faq,koa
+ * installs and runs only those projects.
  */
 
 const exec = promisify(execFile);
@@ -110,6 +114,11 @@ const PROJECTS: Record<string, readonly string[]> = {
   powertools: ['@aws-lambda-powertools/idempotency', '@redis/client', '@types/aws-lambda', 'pg', '@types/pg'],
 };
 
+/** The projects this run installs, compiles and runs: SNIPPETS_PROJECTS (comma-separated), or all of them. */
+const selected = Object.keys(PROJECTS).filter((project) =>
+  (process.env.SNIPPETS_PROJECTS?.split(',') ?? [project]).includes(project),
+);
+
 /** Projects that run another idempotency library, to show what it answers: not held to retrysafe's contract. */
 const OTHER_LIBRARIES = new Set(['express-idempotency', 'node-idempotency', 'powertools']);
 
@@ -169,8 +178,8 @@ beforeAll(async () => {
   // Projects that install the same packages share one installation (a link to its node_modules), and npm runs a few
   // at a time: one npm per project, all at once, outlasted this hook on a loaded machine.
   const sets = new Map<string, string[]>();
-  for (const [project, packages] of Object.entries(PROJECTS)) {
-    const set = [...packages].sort().join(' ');
+  for (const project of selected) {
+    const set = [...(PROJECTS[project] ?? [])].sort().join(' ');
     sets.set(set, [...(sets.get(set) ?? []), project]);
   }
   await inLanes([...sets.values()], Math.max(4, availableParallelism()), async ([installer = '', ...sharers]) => {
@@ -180,7 +189,7 @@ beforeAll(async () => {
     for (const project of [installer, ...sharers]) await writeSnippets(project);
   });
   // tsc keeps to one core: two projects compile at a time, and each test below awaits its own.
-  void inLanes(Object.keys(PROJECTS), 2, compileOnce);
+  void inLanes(selected, 2, compileOnce);
 }, 600_000);
 
 afterAll(async () => {
@@ -232,9 +241,15 @@ describe('every TypeScript block of the README and docs', () => {
         .filter((block) => !serverProjects.includes(block.attributes.get('output') ?? ''))
         .map((block) => `${block.source}:${block.line} ${block.attributes.get('output')}`),
     ).toEqual([]);
+    // So is a program: it runs with its project's servers.
+    expect(
+      snippets
+        .filter((block) => block.flags.has('run'))
+        .flatMap((block) => projectsOf(block).filter((project) => !serverProjects.includes(project))),
+    ).toEqual([]);
   });
 
-  it.each(Object.keys(PROJECTS))('compiles as written in a strict nodenext project: %s', async (project) => {
+  it.each(selected)('compiles as written in a strict nodenext project: %s', async (project) => {
     expect(await compileOnce(project)).toBeUndefined();
   });
 });
@@ -279,6 +294,7 @@ describe('the installed package', () => {
 });
 
 const serverProjects = [...new Set(snippets.filter((block) => block.attributes.has('server')).flatMap(projectsOf))];
+const runProjects = serverProjects.filter((project) => selected.includes(project));
 /** The data-layer recipes and the FAQ's outbox: each writes an order and its outbox message in the operation's transaction. */
 const recipes = new Set(
   snippets
@@ -286,7 +302,7 @@ const recipes = new Set(
     .flatMap(projectsOf),
 );
 
-describe.each(serverProjects)('the %s project, run against PostgreSQL', (project) => {
+describe.each(runProjects)('the %s project, run against PostgreSQL', (project) => {
   const servers: Server[] = [];
   let database: TestDatabase | undefined;
 
@@ -327,8 +343,17 @@ describe.each(serverProjects)('the %s project, run against PostgreSQL', (project
     }
     const firstAnswers = await expectDocumentedAnswers(requests, ports, servers);
     if (recipes.has(project)) await expectOneOrderPerKey(database.url, firstAnswers);
+    const programs: string[] = [];
+    for (const block of snippets.filter((snippet) => projectsOf(snippet).includes(project) && snippet.flags.has('run')))
+      programs.push(
+        await runProgram(join(scratch, project), fileOf(block), {
+          ...env,
+          SERVER_URL: `http://localhost:${ports.get(3000) ?? 0}`,
+        }),
+      );
+    const printed = () => [...servers.map((server) => server.output()), ...programs].join('\n');
     for (const block of outputs.filter((output) => output.attributes.get('output') === project))
-      await expectPrinted(block, servers);
+      await expectPrinted(block, printed);
   });
 });
 
@@ -404,10 +429,9 @@ async function expectDocumentedAnswers(
   return firstAnswers;
 }
 
-/** The lines an output block documents, in its order, in what the servers printed; spans may end after their answer, so it waits a little. */
-async function expectPrinted(block: CodeBlock, servers: readonly Server[]): Promise<void> {
+/** The lines an output block documents, in its order, in what the servers and programs printed; spans may end after their answer, so it waits a little. */
+async function expectPrinted(block: CodeBlock, printed: () => string): Promise<void> {
   const expected = outputLines(block.code);
-  const printed = () => servers.map((server) => server.output()).join('\n');
   for (let waited = 0; firstMissingLine(expected, printed()) !== undefined && waited < 10_000; waited += 100)
     await new Promise((resolve) => setTimeout(resolve, 100));
   expect(

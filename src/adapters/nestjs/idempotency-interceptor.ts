@@ -10,14 +10,13 @@ import { Reflector } from '@nestjs/core';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { RetrysafeError } from '../../core/errors.js';
 import { type HandlerReply, isStream, toReply, type Reply } from '../../core/answer/reply.js';
-import type { TransparentRoute } from '../../core/route.js';
 import { runAtomic } from '../../modes/run-atomic.js';
 import { runLeased } from '../../modes/run-leased.js';
 import { beginTransparent, capturedReply } from '../../modes/begin-transparent.js';
 import { toResponse } from '../adapter/send-reply.js';
 import { payloadBytes } from '../adapter/payload-bytes.js';
 import { enterAtomic } from './atomic-context.js';
-import { idempotentRoute, type IdempotentRouteOptions } from './idempotent-options.js';
+import { idempotentRoute, type IdempotentRouteOptions, withModuleOptions } from './idempotent-options.js';
 import { incoming, type NestHttpRequest, type NestHttpResponse } from './nest-request.js';
 import { RETRYSAFE_OPTIONS, type RetrysafeModuleOptions } from './retrysafe-options.js';
 import { extend } from '../../core/extend.js';
@@ -44,12 +43,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const http = context.switchToHttp();
     const request = http.getRequest<NestHttpRequest>();
     const response = http.getResponse<NestHttpResponse>();
-    const definition: TransparentRoute<NestHttpRequest, unknown> = {
-      tenant: this.options.tenant,
-      principal: this.options.principal,
-      authorize: this.options.authorize,
-      ...route,
-    };
+    const definition = withModuleOptions(this.options, route);
     const config = this.options.idempotency;
     if (route.mode === 'leased')
       return answer(runLeased(config, extend(definition, { handler: route.handler }), incoming(request)), response);

@@ -2,6 +2,7 @@ import { Reflector } from '@nestjs/core';
 import type { RouteDefinition, TransparentRoute } from '../../core/route.js';
 import type { LeasedOperation } from '../../modes/leased-route.js';
 import type { NestHttpRequest } from './nest-request.js';
+import type { RetrysafeModuleOptions } from './retrysafe-options.js';
 
 /** What a route may set for itself; `tenant` and `authorize` default to the module's. */
 export type RouteOptions = Omit<RouteDefinition<NestHttpRequest, unknown>, 'operation' | 'tenant'> &
@@ -28,3 +29,11 @@ export type IdempotentRouteOptions =
 
 /** Where `@Idempotent` keeps a route's options for the interceptor. */
 export const idempotentRoute = Reflector.createDecorator<IdempotentRouteOptions>();
+
+/** A route's definition: its own options over the module's `tenant`, `principal` and `authorize`. */
+export function withModuleOptions(
+  options: RetrysafeModuleOptions,
+  route: IdempotentRouteOptions,
+): TransparentRoute<NestHttpRequest, unknown> {
+  return { tenant: options.tenant, principal: options.principal, authorize: options.authorize, ...route };
+}

@@ -1,6 +1,8 @@
 import { type DynamicModule, type FactoryProvider, Module, type ModuleMetadata, type Provider } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { IdempotencyInterceptor } from './idempotency-interceptor.js';
 import { RETRYSAFE_OPTIONS, type RetrysafeModuleOptions } from './retrysafe-options.js';
+import { SpecificationPublisher } from './specification-publisher.js';
 
 /** `forRootAsync`'s options: the options made by a factory, from other providers. */
 export interface RetrysafeModuleAsyncOptions<Tx = unknown> {
@@ -29,8 +31,8 @@ function retrysafeModule(options: Provider, imports: ModuleMetadata['imports'] =
   return {
     module: RetrysafeModule,
     global: true,
-    imports,
-    providers: [options, IdempotencyInterceptor],
+    imports: [DiscoveryModule, ...imports],
+    providers: [options, IdempotencyInterceptor, SpecificationPublisher],
     exports: [RETRYSAFE_OPTIONS, IdempotencyInterceptor],
   };
 }

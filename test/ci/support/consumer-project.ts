@@ -99,6 +99,32 @@ export async function runSetup(directory: string, script: string, env: Record<st
   await exec('sh', ['-e', '-c', script], { cwd: directory, env: newcomer(env), maxBuffer: 16 * 1024 * 1024 });
 }
 
+/** Runs a compiled snippet with node to its end, within `timeoutMs`; what it printed, or its output in the error when it fails. */
+export async function runProgram(
+  directory: string,
+  file: string,
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<string> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [join(directory, 'build', file.replace(/\.ts$/, '.js'))], {
+      cwd: directory,
+      env: newcomer(env),
+      timeout: timeoutMs,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return `${stdout}${stderr}`;
+  } catch (error) {
+    const { stdout, stderr, code, signal } = error as {
+      stdout?: string;
+      stderr?: string;
+      code?: unknown;
+      signal?: unknown;
+    };
+    throw new Error(`${file} ended with ${String(signal ?? code)}:\n${stdout ?? ''}${stderr ?? ''}`, { cause: error });
+  }
+}
+
 export interface Server {
   readonly process: ChildProcess;
   output(): string;
