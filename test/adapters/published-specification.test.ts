@@ -1,14 +1,28 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { problemCatalogue } from '../../src/core/answer/problems.js';
-import { expressAdapter, fastifyAdapter, honoAdapter, IMPORTS_POLICY, koaAdapter } from '../support/apps.js';
+import {
+  expressAdapter,
+  fastifyAdapter,
+  honoAdapter,
+  IMPORTS_POLICY,
+  koaAdapter,
+  nodeHttpAdapter,
+} from '../support/apps.js';
 import { engines } from '../support/engines.js';
 import { nestAdapters } from '../support/nest-apps.js';
-import { selectedFrameworks } from '../support/suites.js';
+import { allSuites, selectedFrameworks } from '../support/suites.js';
 import { expectProblem, useApp, useEngine } from './harness.js';
 
-/** The adapters that serve the specification: each has its own `specification(config)`, and NestJS's module serves it. */
-const serving = selectedFrameworks([expressAdapter, fastifyAdapter, honoAdapter, koaAdapter, ...nestAdapters]);
+/** The adapters that serve the specification: each has its own `specification(config)`, NestJS's module serves it, and the adapter built from `retrysafe/adapter` alone serves it with `specificationReply` (in `.ci/run`, as in the other adapter suites). */
+const serving = selectedFrameworks([
+  expressAdapter,
+  fastifyAdapter,
+  honoAdapter,
+  koaAdapter,
+  ...(allSuites ? [nodeHttpAdapter] : []),
+  ...nestAdapters,
+]);
 
 interface PathItem {
   readonly post: {

@@ -32,7 +32,7 @@ import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { listen } from './listen.js';
 import { startKoa } from './koa-app.js';
-import { atomic as httpAtomic } from './node-http-adapter.js';
+import { atomic as httpAtomic, specification as httpSpecification } from './node-http-adapter.js';
 import { serveHttp } from './node-http-app.js';
 import { type ErrorAnswer, nestAdapters, nestAdaptersWithoutText } from './nest-apps.js';
 import { allSuites, selectedFrameworks } from './suites.js';
@@ -352,6 +352,11 @@ export const nodeHttpAdapter: AdapterFactory = {
   start(config, state) {
     const r = routes<IncomingMessage>((req) => req.headers.authorization, state);
     const read = httpAtomic(config, r.read);
+    const path = config.specification.path;
+    const specification =
+      path === undefined
+        ? {}
+        : { [`GET ${path}`]: httpSpecification(config), [`GET ${path}/openapi.json`]: httpSpecification(config) };
     return serveHttp(
       {
         'POST /orders': httpAtomic(config, r.orders),
@@ -359,6 +364,7 @@ export const nodeHttpAdapter: AdapterFactory = {
         'POST /imports': httpAtomic(config, r.imports),
         'GET /orders': read,
         'PUT /orders': read,
+        ...specification,
       },
       state.errors,
       contractErrors,

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type AtomicRoute, defineRoute, type Idempotency, type LeasedRoute, type TransparentRoute } from 'retrysafe';
+import { type AtomicRoute, type Idempotency, type LeasedRoute, type TransparentRoute } from 'retrysafe';
 import {
   atomicRunner,
   beginTransparent,
@@ -7,9 +7,11 @@ import {
   type IncomingRequest,
   leasedRunner,
   payloadBytes,
+  publishRoute,
   type Reply,
   type RouteRunner,
   sendReply,
+  specificationReply,
 } from 'retrysafe/adapter';
 
 /**
@@ -53,7 +55,7 @@ export function transparent<Input>(
   route: TransparentRoute<IncomingMessage, Input>,
   answer: (req: IncomingMessage, body: unknown) => Promise<HttpAnswer>,
 ): HttpHandler {
-  defineRoute(route);
+  publishRoute(config, route, 'transparent');
   return async (req, res) => {
     const request = await incoming(req);
     const start = await beginTransparent(config, route, request);
@@ -64,6 +66,17 @@ export function transparent<Input>(
     };
     const { reply } = start.kind === 'unkeyed' ? await run() : await start.attempt.capture(run);
     send(res, reply);
+  };
+}
+
+/** Serves the idempotency specification's page and OpenAPI document, as docs/api.md tells an adapter of one's own to. */
+export function specification(config: Idempotency<unknown, unknown>): HttpHandler {
+  return (req, res) => {
+    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const reply = specificationReply(config, req.method ?? 'GET', pathname);
+    if (reply === undefined) res.writeHead(404).end();
+    else send(res, reply);
+    return Promise.resolve();
   };
 }
 
