@@ -1,28 +1,12 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { problemCatalogue } from '../../src/core/answer/problems.js';
-import {
-  expressAdapter,
-  fastifyAdapter,
-  honoAdapter,
-  IMPORTS_POLICY,
-  koaAdapter,
-  nodeHttpAdapter,
-} from '../support/apps.js';
+import { adapters, IMPORTS_POLICY } from '../support/apps.js';
 import { engines } from '../support/engines.js';
-import { nestAdapters } from '../support/nest-apps.js';
-import { allSuites, selectedFrameworks } from '../support/suites.js';
 import { expectProblem, useApp, useEngine } from './harness.js';
 
-/** The adapters that serve the specification: each has its own `specification(config)`, NestJS's module serves it, and the adapter built from `retrysafe/adapter` alone serves it with `specificationReply` (in `.ci/run`, as in the other adapter suites). */
-const serving = selectedFrameworks([
-  expressAdapter,
-  fastifyAdapter,
-  honoAdapter,
-  koaAdapter,
-  ...(allSuites ? [nodeHttpAdapter] : []),
-  ...nestAdapters,
-]);
+/** Every adapter serves the specification: each its own `specification(config)`, NestJS's module, and the adapter built from `retrysafe/adapter` alone with `specificationReply`. */
+const serving = adapters;
 
 interface PathItem {
   readonly post: {
