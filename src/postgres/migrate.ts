@@ -1,6 +1,6 @@
 import { RetrysafeError } from '../core/errors.js';
 import type { SqlDatabase } from '../store/sql-client.js';
-import { type Migration, migrations } from './migrations/index.js';
+import { latestVersion, type Migration, migrations } from './migrations/index.js';
 import { MIGRATIONS_TABLE } from './schema.js';
 
 /** What `migrate` did. */
@@ -31,7 +31,7 @@ export async function migrate<Tx>(
       'SELECT max(version) AS version FROM retrysafe_migrations',
     );
     const current = rows[0]?.version ?? 0;
-    const latest = known.at(-1)?.version ?? 0;
+    const latest = latestVersion(known);
     if (current > latest) {
       throw new RetrysafeError(
         'schema-too-new',

@@ -1,5 +1,5 @@
 import { RetrysafeError } from '../core/errors.js';
-import { type Migration, migrations } from './migrations/index.js';
+import { latestVersion, type Migration, migrations } from './migrations/index.js';
 
 /** The table that records which migrations ran, for `migrate` and for `schemaSql`'s readers alike. */
 export const MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS retrysafe_migrations (
@@ -9,7 +9,7 @@ export const MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS retrysafe_migrations
 )`;
 
 /** The version of the latest migration this retrysafe knows: the schema `migrate()` brings a database to. */
-export const latestSchemaVersion: number = migrations.at(-1)?.version ?? 0;
+export const latestSchemaVersion: number = latestVersion(migrations);
 
 /**
  * The SQL of every migration after version `after` (0: all of them), as one
@@ -23,7 +23,7 @@ export const latestSchemaVersion: number = migrations.at(-1)?.version ?? 0;
  * database, rather than print a script that would look like nothing is missing.
  */
 export function schemaSql(after = 0, known: readonly Migration[] = migrations): string {
-  const latest = known.at(-1)?.version ?? 0;
+  const latest = latestVersion(known);
   if (!Number.isSafeInteger(after) || after < 0)
     throw new RetrysafeError('misuse', `schemaSql: after must be a whole number from 0, got ${after}.`);
   if (after > latest)

@@ -11,7 +11,7 @@ import { operatorActions } from './0010_operator_actions.js';
 import { parkedWebhookEvents } from './0011_parked_webhook_events.js';
 import type { Migration } from './migration.js';
 
-export type { Migration } from './migration.js';
+export { latestVersion, type Migration } from './migration.js';
 
 /**
  * Every migration this version knows, in order. Modules rather than files

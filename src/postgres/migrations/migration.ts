@@ -4,3 +4,8 @@ export interface Migration {
   readonly name: string;
   readonly sql: string;
 }
+
+/** The version a list of migrations brings a database to: its last one's, 0 for none. */
+export function latestVersion(known: readonly Migration[]): number {
+  return known.at(-1)?.version ?? 0;
+}
