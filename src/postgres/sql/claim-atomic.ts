@@ -4,24 +4,33 @@ import { ids } from './record-row.js';
 
 /**
  * The first statement of an atomic transaction, sent with BEGIN: tries the
- * identity's transaction-scoped advisory lock without waiting, looks for the
- * record that holds the identity, and sets `statement_timeout` for the rest
- * of the transaction. Writes nothing: the record is written once, finished,
- * by `COMPLETE_ATOMIC` with the commit. A duplicate never waits here, holding
- * a connection: when the lock is held and no record exists, the attempt rolls
- * back and waits outside the database (`postgres-store.ts`). The lock's hash
- * is the one `retrysafe_lock_operation` (migration 0007) takes, so attempts of
- * an earlier version still exclude these. One row of two booleans, `locked`
- * and `found`; a found record is read by `READ_RECORD`.
+ * identity's transaction-scoped advisory lock without waiting, then asks
+ * whether a record holds the identity, and sets `statement_timeout` for the
+ * rest of the transaction. Writes nothing: the record is written once,
+ * finished, by `COMPLETE_ATOMIC` with the commit. A duplicate never waits
+ * here, holding a connection: when the lock is held and no record exists, the
+ * attempt rolls back and waits outside the database (`postgres-store.ts`).
+ * The lock's hash is the one `retrysafe_lock_operation` (migration 0007)
+ * takes, so attempts of an earlier version still exclude these.
+ *
+ * The record is looked for by `retrysafe_operation_exists` (migration 0012),
+ * after the lock: a subquery here would read with the statement's snapshot,
+ * taken before the lock, and miss a record committed by the holder that has
+ * just let go of it. `OFFSET 0` keeps the lock in a subquery of its own, so it
+ * is tried before the outer row asks. One row of two booleans, `locked` and
+ * `found`; a found record is read by `READ_RECORD`.
  * $1 tenant, $2 operation, $3 key,
  * $4 statement_timeout for the rest of the transaction (e.g. '30000ms', or null for the session's).
  */
 export const CLAIM_ATOMIC = statement(
   'retrysafe_claim_atomic',
   `
-SELECT pg_try_advisory_xact_lock(hashtextextended($3, hashtextextended($2, hashtextextended($1, 0)))) AS locked,
-  EXISTS (SELECT 1 FROM retrysafe_operations AS o WHERE o.tenant = $1 AND o.operation = $2 AND o.key = $3) AS found
-FROM (SELECT set_config('statement_timeout', coalesce($4, current_setting('statement_timeout')), true)) AS timeout`,
+SELECT claim.locked, retrysafe_operation_exists($1, $2, $3) AS found
+FROM (
+  SELECT pg_try_advisory_xact_lock(hashtextextended($3, hashtextextended($2, hashtextextended($1, 0)))) AS locked
+  FROM (SELECT set_config('statement_timeout', coalesce($4, current_setting('statement_timeout')), true)) AS timeout
+  OFFSET 0
+) AS claim`,
 );
 
 /** The values of `CLAIM_ATOMIC` for one request. */
