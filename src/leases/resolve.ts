@@ -2,7 +2,7 @@ import type { Idempotency } from '../modes/idempotency.js';
 import type { OperationIdentity } from '../core/identity.js';
 import { storedPart } from '../core/storage-policy.js';
 import { type HandlerReply, toReply } from '../core/answer/reply.js';
-import type { UnknownActions } from '../store/lease-store.js';
+import type { UnknownActions } from '../store/operator-store.js';
 
 /** An operator's verdict on an operation whose outcome was unknown. */
 export interface Resolution {

@@ -25,10 +25,6 @@ import {
   releaseValues,
   RENEW,
   renewValues,
-  RESOLVE_UNKNOWN,
-  resolveUnknownValues,
-  RETRY_UNKNOWN,
-  retryUnknownValues,
   START_STEP,
   startStepValues,
   TAKE_OVER,
@@ -36,7 +32,7 @@ import {
 } from './sql/lease.js';
 import { type RecordRow, toRecord } from './sql/record-row.js';
 import { recordReader } from './record-reader.js';
-import { storeRows } from './store-rows.js';
+import { storeChanged, storeRows } from './store-rows.js';
 
 interface LeaseRow {
   readonly owner_token: string;
@@ -51,8 +47,8 @@ interface LeaseRow {
 export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
   const run = <Row>(text: Statement, values: readonly unknown[]): Promise<Row[]> =>
     storeRows<Row>(database, text, values);
-  const changed = async (text: Statement, values: readonly unknown[]): Promise<boolean> =>
-    (await run(text, values)).length > 0;
+  const changed = (text: Statement, values: readonly unknown[]): Promise<boolean> =>
+    storeChanged(database, text, values);
   const reader = recordReader(database);
 
   return {
@@ -129,10 +125,6 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
         mode: row.mode,
       }));
     },
-    retryUnknown: (identity, ownerToken, reason, fencingToken) =>
-      changed(RETRY_UNKNOWN, retryUnknownValues(identity, ownerToken, reason, fencingToken)),
-    resolveUnknown: (identity, completion, reason, fencingToken) =>
-      changed(RESOLVE_UNKNOWN, resolveUnknownValues(identity, completion, reason, fencingToken)),
   };
 }
 

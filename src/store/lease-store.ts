@@ -101,34 +101,10 @@ export interface ExpiredLeases {
   expiredLeases(limit: number, operations?: readonly string[]): Promise<readonly ExpiredLease[]>;
 }
 
-/** An operator's actions on an `unknown` operation (`retryOperation`, `resolveOperation`); no request makes them. */
-export interface UnknownActions {
-  /**
-   * Puts an `unknown` leased operation back into recovery, its lease expired
-   * at once and its failures and give-up horizon started again; false when it
-   * is not unknown or cannot be re-run (transparent mode, or no input kept).
-   * With `fencingToken`, also false when the record's is another: the
-   * operator decided on a record that has run again since.
-   */
-  retryUnknown(
-    identity: OperationIdentity,
-    ownerToken: string,
-    reason: string,
-    fencingToken?: number,
-  ): Promise<boolean>;
-  /** An operator's decision on an `unknown` operation; false when it is not unknown (or, given `fencingToken`, has another). */
-  resolveUnknown(
-    identity: OperationIdentity,
-    completion: Completion,
-    reason: string,
-    fencingToken?: number,
-  ): Promise<boolean>;
-}
-
 /**
  * Leased mode's statements, as one store implements them; each caller asks
  * for the part it uses. Every write by a worker is conditional on its owner
  * and fencing tokens and answers `false` when they no longer match: the
  * worker lost its lease and changed nothing.
  */
-export interface LeaseStore<Tx> extends LeaseClaims, LeaseRenewal, LeasedWrites<Tx>, ExpiredLeases, UnknownActions {}
+export interface LeaseStore<Tx> extends LeaseClaims, LeaseRenewal, LeasedWrites<Tx>, ExpiredLeases {}

@@ -9,6 +9,7 @@ import {
   type LeasedOperation,
   type LeasedWrites,
   type LeaseRenewal,
+  type LeaseStore,
   type SqlDatabase,
   type UnknownActions,
 } from 'retrysafe';
@@ -79,10 +80,13 @@ if (firstStep !== undefined) {
   expectTypeOf(firstStep.finishedAt).toEqualTypeOf<Date | undefined>();
 }
 
-// The store handed out serves each of LeaseStore's parts, so a caller typed by the part it uses takes it.
+// The store handed out serves each of LeaseStore's parts and the operators' actions on unknown operations,
+// so a caller typed by the part it uses takes it; the actions are no part of the lease seam.
 expectTypeOf(config.store).toMatchTypeOf<LeaseClaims>();
 expectTypeOf(config.store).toMatchTypeOf<LeaseRenewal>();
 expectTypeOf(config.store).toMatchTypeOf<LeasedWrites<pg.PoolClient>>();
 expectTypeOf(config.store).toMatchTypeOf<ExpiredLeases>();
 expectTypeOf(config.store).toMatchTypeOf<UnknownActions>();
 expectTypeOf<LeaseRenewal>().not.toMatchTypeOf<UnknownActions>();
+expectTypeOf<LeaseStore<pg.PoolClient>>().not.toMatchTypeOf<Pick<UnknownActions, 'retryUnknown'>>();
+expectTypeOf<LeaseStore<pg.PoolClient>>().not.toMatchTypeOf<Pick<UnknownActions, 'resolveUnknown'>>();
