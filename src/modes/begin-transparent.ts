@@ -93,7 +93,7 @@ export class TransparentAttempt {
     private readonly lease: Lease,
     private readonly onFailure: TransparentFailure,
   ) {
-    this.keeper = new LeaseKeeper(config.store, lease, config.leaseSeconds);
+    this.keeper = new LeaseKeeper(config.store, lease);
   }
 
   /**

@@ -63,6 +63,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
           input: request.input,
           failures: 0,
           ageSeconds: 0,
+          leaseSeconds: request.leaseSeconds,
         };
         return { kind: 'claimed', lease };
       }
@@ -78,23 +79,17 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
         TAKE_OVER,
         takeOverValues(identity, seenFencingToken, ownerToken, leaseSeconds),
       );
-      return row === undefined ? undefined : toLease(identity, row);
+      return row === undefined ? undefined : toLease(identity, row, leaseSeconds);
     },
-    renew: (lease, leaseSeconds) => changed(RENEW, renewValues(lease, leaseSeconds)),
-    startStep: (lease, step, leaseSeconds) => changed(START_STEP, startStepValues(lease, step, leaseSeconds)),
-    checkpoint: (lease, step, result, leaseSeconds) =>
-      changed(CHECKPOINT, checkpointValues(lease, step, result, leaseSeconds)),
-    checkpointWith<T>(
-      lease: Lease,
-      step: string,
-      leaseSeconds: number,
-      work: (tx: Tx) => Promise<T>,
-    ): Promise<Owned<T>> {
+    renew: (lease) => changed(RENEW, renewValues(lease)),
+    startStep: (lease, step) => changed(START_STEP, startStepValues(lease, step)),
+    checkpoint: (lease, step, result) => changed(CHECKPOINT, checkpointValues(lease, step, result)),
+    checkpointWith<T>(lease: Lease, step: string, work: (tx: Tx) => Promise<T>): Promise<Owned<T>> {
       return inTransaction(database, undefined, async (sql, tx): Promise<TransactionEnd<Owned<T>>> => {
         const held = await storePart(() => sql.query(LOCK_OWNED, lockOwnedValues(lease)));
         if (held.rows.length === 0) return { commit: false, value: { owned: false } };
         const value = await handlerPart(() => work(tx));
-        await storePart(() => sql.query(CHECKPOINT, checkpointValues(lease, step, value, leaseSeconds)));
+        await storePart(() => sql.query(CHECKPOINT, checkpointValues(lease, step, value)));
         return { commit: true, value: { owned: true, value } };
       });
     },
@@ -128,7 +123,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
   };
 }
 
-function toLease(identity: OperationIdentity, row: LeaseRow): Lease {
+function toLease(identity: OperationIdentity, row: LeaseRow, leaseSeconds: number): Lease {
   return {
     identity,
     ownerToken: row.owner_token,
@@ -137,5 +132,6 @@ function toLease(identity: OperationIdentity, row: LeaseRow): Lease {
     input: row.input,
     failures: row.failures,
     ageSeconds: row.age_seconds,
+    leaseSeconds,
   };
 }

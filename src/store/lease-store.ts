@@ -18,6 +18,8 @@ export interface Lease {
   readonly failures: number;
   /** Seconds since the claim, or since an operator put the operation back into recovery, by the store's clock. */
   readonly ageSeconds: number;
+  /** How long the lease lasts from each write that renews it: the length it was taken with. */
+  readonly leaseSeconds: number;
 }
 
 /** How a failed attempt hands the operation on. */
@@ -70,7 +72,8 @@ export interface LeaseClaims {
 
 /** The lease keeper's renewals while a handler runs. */
 export interface LeaseRenewal {
-  renew(lease: Lease, leaseSeconds: number): Promise<boolean>;
+  /** Extends the lease by its `leaseSeconds`. */
+  renew(lease: Lease): Promise<boolean>;
 }
 
 /**
@@ -79,11 +82,11 @@ export interface LeaseRenewal {
  */
 export interface LeasedWrites<Tx> {
   /** Records, before its downstream call, that a step is starting, and renews the lease; false when the lease is lost or the step finished. */
-  startStep(lease: Lease, step: string, leaseSeconds: number): Promise<boolean>;
+  startStep(lease: Lease, step: string): Promise<boolean>;
   /** Stores a step's result as a recovery point, and renews the lease. */
-  checkpoint(lease: Lease, step: string, result: unknown, leaseSeconds: number): Promise<boolean>;
+  checkpoint(lease: Lease, step: string, result: unknown): Promise<boolean>;
   /** Runs local writes and the step's recovery point in one transaction, only while the lease is held. */
-  checkpointWith<T>(lease: Lease, step: string, leaseSeconds: number, work: (tx: Tx) => Promise<T>): Promise<Owned<T>>;
+  checkpointWith<T>(lease: Lease, step: string, work: (tx: Tx) => Promise<T>): Promise<Owned<T>>;
   /** The steps started or finished so far by any attempt, by step name, with the recovery points of the finished ones. */
   steps(lease: Lease): Promise<ReadonlyMap<string, StepProgress>>;
   /** Writes the final outcome and ends the lease, only while the lease is held. */

@@ -79,9 +79,9 @@ export function measuredStore<Tx>(store: OperationStore<Tx>, meter: StoreCallMet
             return work(tx);
           }),
         ),
-      checkpointWith: (lease, step, leaseSeconds, work) =>
+      checkpointWith: (lease, step, work) =>
         untilWork('checkpoint-lock', (enter) =>
-          store.checkpointWith(lease, step, leaseSeconds, (tx) => {
+          store.checkpointWith(lease, step, (tx) => {
             enter();
             return work(tx);
           }),

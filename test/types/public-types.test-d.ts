@@ -5,6 +5,7 @@ import { expectTypeOf } from 'vitest';
 import {
   type ExpiredLeases,
   idempotency,
+  type Lease,
   type LeaseClaims,
   type LeasedOperation,
   type LeasedWrites,
@@ -90,3 +91,9 @@ expectTypeOf(config.store).toMatchTypeOf<UnknownActions>();
 expectTypeOf<LeaseRenewal>().not.toMatchTypeOf<UnknownActions>();
 expectTypeOf<LeaseStore<pg.PoolClient>>().not.toMatchTypeOf<Pick<UnknownActions, 'retryUnknown'>>();
 expectTypeOf<LeaseStore<pg.PoolClient>>().not.toMatchTypeOf<Pick<UnknownActions, 'resolveUnknown'>>();
+
+// A lease carries the length it was taken with: renewing writes take the lease alone, not a length per call.
+expectTypeOf<Lease['leaseSeconds']>().toEqualTypeOf<number>();
+expectTypeOf<LeaseRenewal['renew']>().parameters.toEqualTypeOf<[Lease]>();
+expectTypeOf<LeasedWrites<pg.PoolClient>['startStep']>().parameters.toEqualTypeOf<[Lease, string]>();
+expectTypeOf<LeasedWrites<pg.PoolClient>['checkpoint']>().parameters.toEqualTypeOf<[Lease, string, unknown]>();

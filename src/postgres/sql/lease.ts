@@ -112,8 +112,8 @@ RETURNING lease_expires_at`,
 );
 
 /** The values of `RENEW`. */
-export function renewValues(lease: Lease, leaseSeconds: number): unknown[] {
-  return [...ownedValues(lease), leaseSeconds];
+export function renewValues(lease: Lease): unknown[] {
+  return [...ownedValues(lease), lease.leaseSeconds];
 }
 
 /**
@@ -163,8 +163,8 @@ RETURNING step`,
 );
 
 /** The values of `START_STEP`. */
-export function startStepValues(lease: Lease, step: string, leaseSeconds: number): unknown[] {
-  return [...ownedValues(lease), leaseSeconds, step];
+export function startStepValues(lease: Lease, step: string): unknown[] {
+  return [...ownedValues(lease), lease.leaseSeconds, step];
 }
 
 /**
@@ -185,8 +185,8 @@ RETURNING step`,
 );
 
 /** The values of `CHECKPOINT`; the result is stored as JSON. */
-export function checkpointValues(lease: Lease, step: string, result: unknown, leaseSeconds: number): unknown[] {
-  return [...ownedValues(lease), leaseSeconds, step, JSON.stringify(result ?? null)];
+export function checkpointValues(lease: Lease, step: string, result: unknown): unknown[] {
+  return [...ownedValues(lease), lease.leaseSeconds, step, JSON.stringify(result ?? null)];
 }
 
 /** Every step started or finished so far; a step without `finished_at` may have reached the outside world. */
