@@ -89,7 +89,7 @@ export interface LeasedWrites<Tx> {
   checkpointWith<T>(lease: Lease, step: string, work: (tx: Tx) => Promise<T>): Promise<Owned<T>>;
   /** The steps started or finished so far by any attempt, by step name, with the recovery points of the finished ones. */
   steps(lease: Lease): Promise<ReadonlyMap<string, StepProgress>>;
-  /** Writes the final outcome and ends the lease, only while the lease is held. */
+  /** Writes the completion and ends the lease, only while the lease is held. */
   completeLease(lease: Lease, completion: Completion): Promise<boolean>;
   /** Deletes the record: nothing of the operation reached the outside world, so a retry may start afresh. */
   abandon(lease: Lease): Promise<boolean>;
