@@ -7,7 +7,7 @@ import type { RecordReader } from '../store/record-reader.js';
 
 /** What an operator may do, each on the record as they saw it. */
 export type OperatorAction =
-  /** Settles an unknown operation: retries of the key get this answer from then on. */
+  /** Resolves an unknown operation: retries of the key get this answer from then on. */
   | {
       readonly action: 'resolve';
       readonly identity: OperationIdentity;

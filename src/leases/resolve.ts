@@ -21,7 +21,7 @@ export interface Resolution {
 
 export type ResolveResult = { readonly resolved: true } | { readonly resolved: false; readonly why: 'not-unknown' };
 
-/** Settles an `unknown` operation after an operator has reconciled it by hand. */
+/** Resolves an `unknown` operation after an operator has reconciled it by hand: completes it with the operator's verdict. */
 export async function resolveOperation<Tx>(
   config: Idempotency<Tx, Pick<UnknownActions, 'resolveUnknown'>>,
   identity: OperationIdentity,

@@ -3,7 +3,7 @@ import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode } from '../core/record.js';
 import type { Lease, LeaseStore, Owned, StepProgress } from '../store/lease-store.js';
 import type { SqlDatabase, Statement } from '../store/sql-client.js';
-import { handlerPart, inTransaction, storePart, type TransactionEnd } from './transaction.js';
+import { handlerPart, inTransaction, storePart, type TransactionSettlement } from './transaction.js';
 import {
   ABANDON,
   abandonValues,
@@ -85,7 +85,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
     startStep: (lease, step) => changed(START_STEP, startStepValues(lease, step)),
     checkpoint: (lease, step, result) => changed(CHECKPOINT, checkpointValues(lease, step, result)),
     checkpointWith<T>(lease: Lease, step: string, work: (tx: Tx) => Promise<T>): Promise<Owned<T>> {
-      return inTransaction(database, undefined, async (sql, tx): Promise<TransactionEnd<Owned<T>>> => {
+      return inTransaction(database, undefined, async (sql, tx): Promise<TransactionSettlement<Owned<T>>> => {
         const held = await storePart(() => sql.query(LOCK_OWNED, lockOwnedValues(lease)));
         if (held.rows.length === 0) return { commit: false, value: { owned: false } };
         const value = await handlerPart(() => work(tx));
