@@ -86,7 +86,7 @@ export type {
   Owned,
   Release,
   StepProgress,
-  UnknownActions,
 } from './store/lease-store.js';
+export type { UnknownActions } from './store/operator-store.js';
 export type { RecordReader } from './store/record-reader.js';
 export type { OperationStore } from './store/operation-store.js';

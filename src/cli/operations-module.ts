@@ -8,7 +8,7 @@ import type { SqlClient, SqlDatabase } from '../store/sql-client.js';
 import { describeError, usageError } from './database-command.js';
 
 /**
- * What `--module <path>` gives the commands that complete or settle leased
+ * What `--module <path>` gives the commands that complete or resolve leased
  * operations. The module's named exports, both optional:
  * - `operations`: the leased operations this process may complete (a
  *   `LeasedRoute` is one). Their handlers get retrysafe's `SqlClient` as `tx`.

@@ -2,13 +2,12 @@ import type { OperationIdentity } from '../core/identity.js';
 import { resolveOperation } from '../leases/resolve.js';
 import { retryOperation } from '../leases/retry.js';
 import type { Idempotency } from '../modes/idempotency.js';
-import type { UnknownActions } from '../store/lease-store.js';
-import type { Actor, OperatorStore, RecordVersion, WebhookEventId } from '../store/operator-store.js';
+import type { Actor, OperatorStore, RecordVersion, UnknownActions, WebhookEventId } from '../store/operator-store.js';
 import type { RecordReader } from '../store/record-reader.js';
 
 /** What an operator may do, each on the record as they saw it. */
 export type OperatorAction =
-  /** Settles an unknown operation: retries of the key get this answer from then on. */
+  /** Resolves an unknown operation: retries of the key get this answer from then on. */
   | {
       readonly action: 'resolve';
       readonly identity: OperationIdentity;

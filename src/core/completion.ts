@@ -1,7 +1,7 @@
 import type { Reply } from './answer/reply.js';
 import type { Retention } from './retention.js';
 
-/** The final outcome of an operation, as completing it writes it into the record. */
+/** What completing an operation writes into its record: its final state, the stored part of its reply, their retention. */
 export interface Completion {
   readonly state: 'completed' | 'failed';
   /** The stored part of the reply: status, allowed headers and body bytes. */

@@ -118,7 +118,7 @@ export interface AtomicRoute<Req, Input, Tx> extends RouteDefinition<Req, Input>
  * - `store`: the answer is stored and replayed to every retry (a thrown error
  *   as 500 `route-failed`), as Stripe does for a request that began executing.
  * - `unknown`: the operation is kept `unknown`: retries get 409
- *   `outcome-unknown` until an operator settles it (`resolveOperation`).
+ *   `outcome-unknown` until an operator resolves it (`resolveOperation`).
  */
 export type TransparentFailure = 'store' | 'unknown';
 

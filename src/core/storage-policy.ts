@@ -45,7 +45,7 @@ export function resolvePolicy(overrides: Partial<StoragePolicy> = {}): StoragePo
   };
 }
 
-/** Whether an answer with this status is the operation's outcome, to keep and replay. */
+/** Whether an answer with this status is stored as the operation's completion, to replay. */
 export function isStoredStatus(status: number, policy: StoragePolicy): boolean {
   return status < 500 && !policy.transientStatuses.includes(status);
 }

@@ -2,7 +2,7 @@ import type { Idempotency } from '../modes/idempotency.js';
 import type { OperationIdentity } from '../core/identity.js';
 import { storedPart } from '../core/storage-policy.js';
 import { type HandlerReply, toReply } from '../core/answer/reply.js';
-import type { UnknownActions } from '../store/lease-store.js';
+import type { UnknownActions } from '../store/operator-store.js';
 
 /** An operator's verdict on an operation whose outcome was unknown. */
 export interface Resolution {
@@ -21,7 +21,7 @@ export interface Resolution {
 
 export type ResolveResult = { readonly resolved: true } | { readonly resolved: false; readonly why: 'not-unknown' };
 
-/** Settles an `unknown` operation after an operator has reconciled it by hand. */
+/** Resolves an `unknown` operation after an operator has reconciled it by hand: completes it with the operator's verdict. */
 export async function resolveOperation<Tx>(
   config: Idempotency<Tx, Pick<UnknownActions, 'resolveUnknown'>>,
   identity: OperationIdentity,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Idempotency } from '../modes/idempotency.js';
 import type { OperationIdentity } from '../core/identity.js';
-import type { UnknownActions } from '../store/lease-store.js';
+import type { UnknownActions } from '../store/operator-store.js';
 import type { RecordReader } from '../store/record-reader.js';
 
 export type RetryResult =

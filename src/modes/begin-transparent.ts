@@ -27,7 +27,7 @@ export type TransparentStart =
   | { readonly kind: 'answered'; readonly reply: Reply }
   /** No key to deduplicate on (a GET, or an optional key left out): the route runs as if retrysafe were not there. */
   | { readonly kind: 'unkeyed' }
-  /** The identity is claimed: run the route, capture its answer, and `settle` or `fail` the attempt before sending anything. */
+  /** The identity is claimed: run the route, capture its answer, and `finish` or `fail` the attempt before sending anything. */
   | { readonly kind: 'claimed'; readonly attempt: TransparentAttempt };
 
 /** Authenticates, reads the key and the input, and claims the identity; the adapter then runs the route or sends the answer. */
@@ -79,21 +79,21 @@ async function claimTransparent<Req, Input>(
 
 /**
  * One claimed run of a transparent route. Its lease is renewed until the
- * route's answer is settled. Every write is conditional on the lease, so a
+ * attempt is finished or failed. Every write is conditional on the lease, so a
  * worker whose lease was taken over changes nothing. The route has run once
  * it is claimed, so its record is never deleted: its effects may have
  * happened, whatever it answers.
  */
 export class TransparentAttempt {
   private readonly keeper: LeaseKeeper;
-  private settled = false;
+  private ended = false;
 
   constructor(
     private readonly config: Idempotency<unknown, TransparentStore>,
     private readonly lease: Lease,
     private readonly onFailure: TransparentFailure,
   ) {
-    this.keeper = new LeaseKeeper(config.store, lease, config.leaseSeconds);
+    this.keeper = new LeaseKeeper(config.store, lease);
   }
 
   /**
@@ -109,7 +109,7 @@ export class TransparentAttempt {
    * lease runs out the recovery worker marks it `unknown`, and retries get
    * 409 meanwhile, never a second run.
    */
-  async settle(reply: Reply): Promise<void> {
+  async finish(reply: Reply): Promise<void> {
     if (!this.stop()) return;
     const { config, lease } = this;
     const stored = isStoredStatus(reply.status, config.policy) || this.onFailure === 'store';
@@ -125,7 +125,7 @@ export class TransparentAttempt {
 
   /**
    * Runs the route and captures its answer (`reply`, with whatever else the
-   * adapter needs to send it); resolves once it is settled, so it may be sent.
+   * adapter needs to send it); resolves once it is finished, so it may be sent.
    * A throw is recorded as `fail` does, then goes on to the framework.
    */
   async capture<Captured extends { readonly reply: Reply }>(route: () => Promise<Captured>): Promise<Captured> {
@@ -136,7 +136,7 @@ export class TransparentAttempt {
       await this.fail();
       throw error;
     }
-    await this.settle(captured.reply);
+    await this.finish(captured.reply);
     return captured;
   }
 
@@ -163,8 +163,8 @@ export class TransparentAttempt {
   }
 
   private stop(): boolean {
-    if (this.settled) return false;
-    this.settled = true;
+    if (this.ended) return false;
+    this.ended = true;
     this.keeper.stop();
     return true;
   }

@@ -16,10 +16,9 @@ export class LeaseKeeper {
   constructor(
     private readonly store: LeaseRenewal,
     private readonly lease: Lease,
-    private readonly leaseSeconds: number,
   ) {
-    this.heldUntil = Date.now() + leaseSeconds * 1000;
-    this.timer = setInterval(() => void this.renew(), (leaseSeconds * 1000) / 3);
+    this.heldUntil = Date.now() + lease.leaseSeconds * 1000;
+    this.timer = setInterval(() => void this.renew(), (lease.leaseSeconds * 1000) / 3);
     this.timer.unref();
   }
 
@@ -37,7 +36,7 @@ export class LeaseKeeper {
 
   /** Called after any write that renewed the lease as a side effect. */
   renewed(): void {
-    this.heldUntil = Date.now() + this.leaseSeconds * 1000;
+    this.heldUntil = Date.now() + this.lease.leaseSeconds * 1000;
   }
 
   lose(reason: string): void {
@@ -50,7 +49,7 @@ export class LeaseKeeper {
 
   private async renew(): Promise<void> {
     try {
-      if (await this.store.renew(this.lease, this.leaseSeconds)) this.renewed();
+      if (await this.store.renew(this.lease)) this.renewed();
       else this.lose('Another worker took the lease over.');
     } catch {
       // The store is unreachable: keep trying until the lease would have run out.

@@ -98,7 +98,7 @@ export class LeaseSteps<Tx> {
     }
     // Counted before the write: a start whose acknowledgement is lost may have committed.
     this.touched = true;
-    if (!(await config.store.startStep(lease, name, config.leaseSeconds))) throw lost();
+    if (!(await config.store.startStep(lease, name))) throw lost();
     this.keeper.renewed();
     crashPoint('before-step-call');
     const result = await this.callOrReconcile(name, run, options);
@@ -128,7 +128,7 @@ export class LeaseSteps<Tx> {
   private async runLocal<T>(name: string, work: (tx: Tx) => Promise<T>): Promise<T> {
     const { lease, config } = this;
     this.assertSameSteps(name);
-    const written = await config.store.checkpointWith(lease, name, config.leaseSeconds, async (tx) => {
+    const written = await config.store.checkpointWith(lease, name, async (tx) => {
       const value = await work(tx);
       crashPoint('before-local-commit');
       return value;
@@ -143,7 +143,7 @@ export class LeaseSteps<Tx> {
 
   private async record<T>(name: string, result: T): Promise<T> {
     const { lease, config } = this;
-    if (!(await config.store.checkpoint(lease, name, result, config.leaseSeconds))) throw lost();
+    if (!(await config.store.checkpoint(lease, name, result))) throw lost();
     this.keeper.renewed();
     this.done.set(name, result);
     return result;

@@ -21,7 +21,7 @@ import type { RecordReader } from '../store/record-reader.js';
 
 /**
  * Runs one attempt of an atomic route: the claim, the handler's writes and the
- * stored outcome commit in one transaction, or nothing does. Handler errors are
+ * completion commit in one transaction, or nothing does. Handler errors are
  * rethrown after the rollback, for the framework's error handling.
  */
 export function runAtomic<Req, Input, Tx>(

@@ -58,7 +58,7 @@ async function runHandler<Input, Tx>(
   earlier: ReadonlyMap<string, StepProgress>,
 ): Promise<HandlerEnd> {
   // Started once nothing can throw before the try below stops it.
-  const keeper = new LeaseKeeper(config.store, lease, config.leaseSeconds);
+  const keeper = new LeaseKeeper(config.store, lease);
   const steps = new LeaseSteps(config, lease, keeper, earlier);
   try {
     return steps.ended({ kind: 'answered', reply: toReply(await operation.handler(steps.context<Input>())) });

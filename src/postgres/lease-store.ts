@@ -3,7 +3,7 @@ import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode } from '../core/record.js';
 import type { Lease, LeaseStore, Owned, StepProgress } from '../store/lease-store.js';
 import type { SqlDatabase, Statement } from '../store/sql-client.js';
-import { handlerPart, inTransaction, storePart, type TransactionEnd } from './transaction.js';
+import { handlerPart, inTransaction, storePart, type TransactionSettlement } from './transaction.js';
 import {
   ABANDON,
   abandonValues,
@@ -25,10 +25,6 @@ import {
   releaseValues,
   RENEW,
   renewValues,
-  RESOLVE_UNKNOWN,
-  resolveUnknownValues,
-  RETRY_UNKNOWN,
-  retryUnknownValues,
   START_STEP,
   startStepValues,
   TAKE_OVER,
@@ -36,7 +32,7 @@ import {
 } from './sql/lease.js';
 import { type RecordRow, toRecord } from './sql/record-row.js';
 import { recordReader } from './record-reader.js';
-import { storeRows } from './store-rows.js';
+import { storeChanged, storeRows } from './store-rows.js';
 
 interface LeaseRow {
   readonly owner_token: string;
@@ -51,8 +47,8 @@ interface LeaseRow {
 export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
   const run = <Row>(text: Statement, values: readonly unknown[]): Promise<Row[]> =>
     storeRows<Row>(database, text, values);
-  const changed = async (text: Statement, values: readonly unknown[]): Promise<boolean> =>
-    (await run(text, values)).length > 0;
+  const changed = (text: Statement, values: readonly unknown[]): Promise<boolean> =>
+    storeChanged(database, text, values);
   const reader = recordReader(database);
 
   return {
@@ -67,6 +63,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
           input: request.input,
           failures: 0,
           ageSeconds: 0,
+          leaseSeconds: request.leaseSeconds,
         };
         return { kind: 'claimed', lease };
       }
@@ -82,23 +79,17 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
         TAKE_OVER,
         takeOverValues(identity, seenFencingToken, ownerToken, leaseSeconds),
       );
-      return row === undefined ? undefined : toLease(identity, row);
+      return row === undefined ? undefined : toLease(identity, row, leaseSeconds);
     },
-    renew: (lease, leaseSeconds) => changed(RENEW, renewValues(lease, leaseSeconds)),
-    startStep: (lease, step, leaseSeconds) => changed(START_STEP, startStepValues(lease, step, leaseSeconds)),
-    checkpoint: (lease, step, result, leaseSeconds) =>
-      changed(CHECKPOINT, checkpointValues(lease, step, result, leaseSeconds)),
-    checkpointWith<T>(
-      lease: Lease,
-      step: string,
-      leaseSeconds: number,
-      work: (tx: Tx) => Promise<T>,
-    ): Promise<Owned<T>> {
-      return inTransaction(database, undefined, async (sql, tx): Promise<TransactionEnd<Owned<T>>> => {
+    renew: (lease) => changed(RENEW, renewValues(lease)),
+    startStep: (lease, step) => changed(START_STEP, startStepValues(lease, step)),
+    checkpoint: (lease, step, result) => changed(CHECKPOINT, checkpointValues(lease, step, result)),
+    checkpointWith<T>(lease: Lease, step: string, work: (tx: Tx) => Promise<T>): Promise<Owned<T>> {
+      return inTransaction(database, undefined, async (sql, tx): Promise<TransactionSettlement<Owned<T>>> => {
         const held = await storePart(() => sql.query(LOCK_OWNED, lockOwnedValues(lease)));
         if (held.rows.length === 0) return { commit: false, value: { owned: false } };
         const value = await handlerPart(() => work(tx));
-        await storePart(() => sql.query(CHECKPOINT, checkpointValues(lease, step, value, leaseSeconds)));
+        await storePart(() => sql.query(CHECKPOINT, checkpointValues(lease, step, value)));
         return { commit: true, value: { owned: true, value } };
       });
     },
@@ -129,14 +120,10 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
         mode: row.mode,
       }));
     },
-    retryUnknown: (identity, ownerToken, reason, fencingToken) =>
-      changed(RETRY_UNKNOWN, retryUnknownValues(identity, ownerToken, reason, fencingToken)),
-    resolveUnknown: (identity, completion, reason, fencingToken) =>
-      changed(RESOLVE_UNKNOWN, resolveUnknownValues(identity, completion, reason, fencingToken)),
   };
 }
 
-function toLease(identity: OperationIdentity, row: LeaseRow): Lease {
+function toLease(identity: OperationIdentity, row: LeaseRow, leaseSeconds: number): Lease {
   return {
     identity,
     ownerToken: row.owner_token,
@@ -145,5 +132,6 @@ function toLease(identity: OperationIdentity, row: LeaseRow): Lease {
     input: row.input,
     failures: row.failures,
     ageSeconds: row.age_seconds,
+    leaseSeconds,
   };
 }

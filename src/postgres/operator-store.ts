@@ -3,8 +3,14 @@ import { extend } from '../core/extend.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode, RecordState } from '../core/record.js';
 import { downstreamKey } from '../modes/downstream-key.js';
-import type { OperationSummary, OperatorActionRecord, OperatorStore, Page } from '../store/operator-store.js';
-import type { SqlDatabase } from '../store/sql-client.js';
+import type {
+  OperationSummary,
+  OperatorActionRecord,
+  OperatorStore,
+  Page,
+  UnknownActions,
+} from '../store/operator-store.js';
+import type { SqlDatabase, Statement } from '../store/sql-client.js';
 import {
   ACTIVITY,
   BYTE_ORDERED,
@@ -20,9 +26,13 @@ import {
   RECORD,
   REQUEUE,
   REQUEUE_EVENT,
+  RESOLVE_UNKNOWN,
+  resolveUnknownValues,
+  RETRY_UNKNOWN,
+  retryUnknownValues,
 } from './sql/operator.js';
 import { ids } from './sql/record-row.js';
-import { storeRows } from './store-rows.js';
+import { storeChanged, storeRows } from './store-rows.js';
 import { INSPECT_STEPS } from './sql/inspect.js';
 
 interface SummaryRow {
@@ -60,6 +70,22 @@ interface ViewRow extends SummaryRow {
 
 /** Where a walk stands: the sort columns of the last row of the page before. */
 type Cursor = readonly string[];
+
+/**
+ * The actions on an unknown operation on PostgreSQL, each one conditional
+ * statement; `postgresStore()` serves them, so the application's decorators
+ * apply to them.
+ */
+export function unknownActions<Tx>(database: SqlDatabase<Tx>): UnknownActions {
+  const changed = (text: Statement, values: readonly unknown[]): Promise<boolean> =>
+    storeChanged(database, text, values);
+  return {
+    retryUnknown: (identity, ownerToken, reason, fencingToken) =>
+      changed(RETRY_UNKNOWN, retryUnknownValues(identity, ownerToken, reason, fencingToken)),
+    resolveUnknown: (identity, completion, reason, fencingToken) =>
+      changed(RESOLVE_UNKNOWN, resolveUnknownValues(identity, completion, reason, fencingToken)),
+  };
+}
 
 /** The operators' statements on PostgreSQL; each read is one statement, each action one conditional statement. */
 export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {

@@ -4,6 +4,7 @@ import type { AtomicClaim, AtomicTransaction, ClaimRequest, Settlement } from '.
 import type { OperationStore } from '../store/operation-store.js';
 import type { Opened, SqlClient, SqlDatabase } from '../store/sql-client.js';
 import { leaseStore } from './lease-store.js';
+import { unknownActions } from './operator-store.js';
 import { recordReader } from './record-reader.js';
 import { CLAIM_ATOMIC, claimAtomicValues } from './sql/claim-atomic.js';
 import { COMPLETE_ATOMIC, completeAtomicValues } from './sql/complete-atomic.js';
@@ -20,6 +21,7 @@ export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx>
     transaction: (work) => plainTransaction(database, work),
     ...leaseStore(database),
     ...recordReader(database),
+    ...unknownActions(database),
   };
 }
 

@@ -40,3 +40,12 @@ export async function pruneBatch(
   const [row] = await storeRows<{ count: number }>(database, text, [olderThanSeconds, batchSize]);
   return row?.count ?? 0;
 }
+
+/** Runs one conditional write as `storeRows` does: whether it changed a row (it returns one per row it changed). */
+export async function storeChanged(
+  database: Pick<SqlDatabase<unknown>, 'query'>,
+  text: string | Statement,
+  values: readonly unknown[],
+): Promise<boolean> {
+  return (await storeRows(database, text, values)).length > 0;
+}

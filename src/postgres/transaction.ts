@@ -20,8 +20,8 @@ class WorkFailure extends Error {}
  */
 const ROLLBACK = new Error('rollback');
 
-/** How a transaction's body ends: commit its writes or roll them back, and the value it answers either way. */
-export interface TransactionEnd<T> {
+/** How a transaction's body settles: commit its writes or roll them back, and the value it answers either way. */
+export interface TransactionSettlement<T> {
   readonly commit: boolean;
   readonly value: T;
 }
@@ -34,7 +34,7 @@ export interface TransactionEnd<T> {
 export async function inTransaction<Tx, T>(
   database: SqlDatabase<Tx>,
   opening: BoundStatement | undefined,
-  body: (sql: SqlClient, tx: Tx, opened: Opened) => Promise<TransactionEnd<T>>,
+  body: (sql: SqlClient, tx: Tx, opened: Opened) => Promise<TransactionSettlement<T>>,
 ): Promise<T> {
   let rolledBack: { readonly value: T } | undefined;
   try {

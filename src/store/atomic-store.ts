@@ -36,7 +36,7 @@ export interface AtomicTransaction<Tx> {
 }
 
 /**
- * What `work` decides: commit its writes with the outcome to store (the
+ * What `work` decides: commit its writes with the completion to store (the
  * record is written once, completed, as the transaction commits: with the
  * COMMIT, where the driver pipelines), or roll everything back.
  */

@@ -18,6 +18,8 @@ export interface Lease {
   readonly failures: number;
   /** Seconds since the claim, or since an operator put the operation back into recovery, by the store's clock. */
   readonly ageSeconds: number;
+  /** How long the lease lasts from each write that renews it: the length it was taken with. */
+  readonly leaseSeconds: number;
 }
 
 /** How a failed attempt hands the operation on. */
@@ -70,7 +72,8 @@ export interface LeaseClaims {
 
 /** The lease keeper's renewals while a handler runs. */
 export interface LeaseRenewal {
-  renew(lease: Lease, leaseSeconds: number): Promise<boolean>;
+  /** Extends the lease by its `leaseSeconds`. */
+  renew(lease: Lease): Promise<boolean>;
 }
 
 /**
@@ -79,14 +82,14 @@ export interface LeaseRenewal {
  */
 export interface LeasedWrites<Tx> {
   /** Records, before its downstream call, that a step is starting, and renews the lease; false when the lease is lost or the step finished. */
-  startStep(lease: Lease, step: string, leaseSeconds: number): Promise<boolean>;
+  startStep(lease: Lease, step: string): Promise<boolean>;
   /** Stores a step's result as a recovery point, and renews the lease. */
-  checkpoint(lease: Lease, step: string, result: unknown, leaseSeconds: number): Promise<boolean>;
+  checkpoint(lease: Lease, step: string, result: unknown): Promise<boolean>;
   /** Runs local writes and the step's recovery point in one transaction, only while the lease is held. */
-  checkpointWith<T>(lease: Lease, step: string, leaseSeconds: number, work: (tx: Tx) => Promise<T>): Promise<Owned<T>>;
+  checkpointWith<T>(lease: Lease, step: string, work: (tx: Tx) => Promise<T>): Promise<Owned<T>>;
   /** The steps started or finished so far by any attempt, by step name, with the recovery points of the finished ones. */
   steps(lease: Lease): Promise<ReadonlyMap<string, StepProgress>>;
-  /** Writes the final outcome and ends the lease, only while the lease is held. */
+  /** Writes the completion and ends the lease, only while the lease is held. */
   completeLease(lease: Lease, completion: Completion): Promise<boolean>;
   /** Deletes the record: nothing of the operation reached the outside world, so a retry may start afresh. */
   abandon(lease: Lease): Promise<boolean>;
@@ -101,34 +104,10 @@ export interface ExpiredLeases {
   expiredLeases(limit: number, operations?: readonly string[]): Promise<readonly ExpiredLease[]>;
 }
 
-/** An operator's actions on an `unknown` operation (`retryOperation`, `resolveOperation`); no request makes them. */
-export interface UnknownActions {
-  /**
-   * Puts an `unknown` leased operation back into recovery, its lease expired
-   * at once and its failures and give-up horizon started again; false when it
-   * is not unknown or cannot be re-run (transparent mode, or no input kept).
-   * With `fencingToken`, also false when the record's is another: the
-   * operator decided on a record that has run again since.
-   */
-  retryUnknown(
-    identity: OperationIdentity,
-    ownerToken: string,
-    reason: string,
-    fencingToken?: number,
-  ): Promise<boolean>;
-  /** An operator's decision on an `unknown` operation; false when it is not unknown (or, given `fencingToken`, has another). */
-  resolveUnknown(
-    identity: OperationIdentity,
-    completion: Completion,
-    reason: string,
-    fencingToken?: number,
-  ): Promise<boolean>;
-}
-
 /**
  * Leased mode's statements, as one store implements them; each caller asks
  * for the part it uses. Every write by a worker is conditional on its owner
  * and fencing tokens and answers `false` when they no longer match: the
  * worker lost its lease and changed nothing.
  */
-export interface LeaseStore<Tx> extends LeaseClaims, LeaseRenewal, LeasedWrites<Tx>, ExpiredLeases, UnknownActions {}
+export interface LeaseStore<Tx> extends LeaseClaims, LeaseRenewal, LeasedWrites<Tx>, ExpiredLeases {}

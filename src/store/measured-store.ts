@@ -57,7 +57,7 @@ export function measuredStore<Tx>(store: OperationStore<Tx>, meter: StoreCallMet
               async (transaction) => {
                 enter();
                 const settlement = await work(transaction);
-                // The outcome is handed over as the work settles; the record is written with the commit.
+                // The completion is handed over in the work's settlement; the record is written with the commit.
                 if (settlement.commit) meter('complete')();
                 endCommit = meter('commit');
                 return settlement;
@@ -79,9 +79,9 @@ export function measuredStore<Tx>(store: OperationStore<Tx>, meter: StoreCallMet
             return work(tx);
           }),
         ),
-      checkpointWith: (lease, step, leaseSeconds, work) =>
+      checkpointWith: (lease, step, work) =>
         untilWork('checkpoint-lock', (enter) =>
-          store.checkpointWith(lease, step, leaseSeconds, (tx) => {
+          store.checkpointWith(lease, step, (tx) => {
             enter();
             return work(tx);
           }),

@@ -1,4 +1,5 @@
 import type { HeaderValue } from '../core/answer/reply.js';
+import type { Completion } from '../core/completion.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode, RecordState } from '../core/record.js';
 
@@ -158,6 +159,36 @@ export interface ActionEntry extends Actor {
 }
 
 /**
+ * An operator's actions on an `unknown` operation (`retryOperation`,
+ * `resolveOperation`); no request makes them. They write the record as the
+ * application's own store does, so the application's store serves them
+ * (`OperationStore`): its decorators then apply to them too (the encrypting
+ * store seals a resolved body, the store budget bounds them).
+ */
+export interface UnknownActions {
+  /**
+   * Puts an `unknown` leased operation back into recovery, its lease expired
+   * at once and its failures and give-up horizon started again; false when it
+   * is not unknown or cannot be re-run (transparent mode, or no input kept).
+   * With `fencingToken`, also false when the record's is another: the
+   * operator decided on a record that has run again since.
+   */
+  retryUnknown(
+    identity: OperationIdentity,
+    ownerToken: string,
+    reason: string,
+    fencingToken?: number,
+  ): Promise<boolean>;
+  /** An operator's decision on an `unknown` operation; false when it is not unknown (or, given `fencingToken`, has another). */
+  resolveUnknown(
+    identity: OperationIdentity,
+    completion: Completion,
+    reason: string,
+    fencingToken?: number,
+  ): Promise<boolean>;
+}
+
+/**
  * The operators' seam: reads that page on indexes that exist, and the actions
  * no request makes. Every action is conditional on what the operator saw and
  * answers false, changing nothing, when the record changed since.
@@ -173,7 +204,7 @@ export interface OperatorStore {
   purge(identity: OperationIdentity, seen: RecordVersion, by: Actor): Promise<boolean>;
   /** Puts a dead letter back in line with a fresh count of attempts, if it is still parked as `seenVersion` says, and records who did it. */
   requeue(id: string, seenVersion: string, by: Actor): Promise<boolean>;
-  /** Records an action done through another seam (resolve, retry). */
+  /** Records an action done through the application's store (`UnknownActions`: resolve, retry). */
   record(entry: ActionEntry): Promise<void>;
   /** Processes a parked webhook event again with a fresh count of attempts, if it is still parked as `seenVersion` says, and records who did it. */
   requeueEvent(event: WebhookEventId, seenVersion: string, by: Actor): Promise<boolean>;

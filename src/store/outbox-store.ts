@@ -39,7 +39,7 @@ export interface OutboxClaim {
   readonly batchSize: number;
   /** How long the claim keeps other relays off a message being published. */
   readonly leaseSeconds: number;
-  /** Names this pass's claim: only its holder may settle a failed publish. */
+  /** Names this pass's claim: only its holder may record a failed publish. */
   readonly token: string;
   /** Only these topics; null for all. */
   readonly topics: readonly string[] | null;
@@ -55,7 +55,7 @@ export interface OutboxClaim {
 export interface OutboxStore<Tx> {
   /** Adds a message in `tx`; a message whose id is already there is left as it is. Published only if `tx` commits. */
   enqueue(tx: Tx, message: OutboxMessage): Promise<void>;
-  /** Parks messages that used up their attempts without being settled (their relay died every time); how many. */
+  /** Parks messages that used up their attempts without being marked published or failed (their relay died every time); how many. */
   parkAbandoned(claim: OutboxClaim): Promise<number>;
   /** Claims due messages; relays side by side take different ones. */
   claim(claim: OutboxClaim): Promise<readonly ClaimedMessage[]>;

@@ -47,7 +47,7 @@ function settle<Tx>(
   );
 }
 
-/** Atomic mode: the claim, the outcome and the application's writes commit together, or nothing does. */
+/** Atomic mode: the claim, the completion and the application's writes commit together, or nothing does. */
 export function describeAtomicContract<Tx>(subject: ContractSubject<Tx>, concurrent: boolean): void {
   describe('atomic mode', () => {
     it('claims an identity nobody holds', async () => {

@@ -124,7 +124,13 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
       ).toBeUndefined();
       const owner = randomUUID();
       const taken = await subject.store.takeOver(lease.identity, lease.fencingToken, owner, LEASE_SECONDS);
-      expect(taken).toMatchObject({ identity: lease.identity, ownerToken: owner, attempt: 2, input: INPUT });
+      expect(taken).toMatchObject({
+        identity: lease.identity,
+        ownerToken: owner,
+        attempt: 2,
+        input: INPUT,
+        leaseSeconds: LEASE_SECONDS,
+      });
       expect(taken?.fencingToken).toBeGreaterThan(lease.fencingToken);
       expect(await subject.store.read(lease.identity)).toMatchObject({
         state: 'in_progress',
@@ -150,10 +156,10 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
         ran = true;
         return Promise.resolve('written');
       };
-      expect(await subject.store.renew(stale, LEASE_SECONDS)).toBe(false);
-      expect(await subject.store.startStep(stale, 'charge', LEASE_SECONDS)).toBe(false);
-      expect(await subject.store.checkpoint(stale, 'charge', { id: 'ch_stale' }, LEASE_SECONDS)).toBe(false);
-      expect(await subject.store.checkpointWith(stale, 'record', LEASE_SECONDS, work)).toEqual({ owned: false });
+      expect(await subject.store.renew(stale)).toBe(false);
+      expect(await subject.store.startStep(stale, 'charge')).toBe(false);
+      expect(await subject.store.checkpoint(stale, 'charge', { id: 'ch_stale' })).toBe(false);
+      expect(await subject.store.checkpointWith(stale, 'record', work)).toEqual({ owned: false });
       expect(ran).toBe(false);
       expect(await subject.store.completeLease(stale, completion())).toBe(false);
       expect(await subject.store.release(stale, { delaySeconds: 0, counted: true })).toBe(false);
@@ -169,12 +175,13 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
 
     it("accepts the current owner's writes and returns its recovery points by step name", async () => {
       const { current } = await takenOver();
-      expect(await subject.store.renew(current, LEASE_SECONDS)).toBe(true);
-      expect(await subject.store.checkpoint(current, 'charge', { id: 'ch_1', amount: 1299 }, LEASE_SECONDS)).toBe(true);
-      expect(await subject.store.checkpoint(current, 'notify', null, LEASE_SECONDS)).toBe(true);
-      expect(
-        await subject.store.checkpointWith(current, 'record', LEASE_SECONDS, () => Promise.resolve(['payment', 7])),
-      ).toEqual({ owned: true, value: ['payment', 7] });
+      expect(await subject.store.renew(current)).toBe(true);
+      expect(await subject.store.checkpoint(current, 'charge', { id: 'ch_1', amount: 1299 })).toBe(true);
+      expect(await subject.store.checkpoint(current, 'notify', null)).toBe(true);
+      expect(await subject.store.checkpointWith(current, 'record', () => Promise.resolve(['payment', 7]))).toEqual({
+        owned: true,
+        value: ['payment', 7],
+      });
       expect(await subject.store.steps(current)).toEqual(
         new Map<string, StepProgress>([
           ['charge', { state: 'finished', result: { id: 'ch_1', amount: 1299 } }],
@@ -184,14 +191,14 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
       );
       expect(await subject.store.completeLease(current, completion())).toBe(true);
       expect(expectCompleted(await subject.store.read(current.identity), completion()).mode).toBe('leased');
-      expect(await subject.store.renew(current, LEASE_SECONDS)).toBe(false);
+      expect(await subject.store.renew(current)).toBe(false);
     });
 
     it('records a step as started before its call, for every later attempt to see, until its result is checkpointed', async () => {
       const { stale, current } = await takenOver();
-      expect(await subject.store.startStep(current, 'charge', LEASE_SECONDS)).toBe(true);
-      expect(await subject.store.startStep(current, 'notify', LEASE_SECONDS)).toBe(true);
-      expect(await subject.store.checkpoint(current, 'notify', null, LEASE_SECONDS)).toBe(true);
+      expect(await subject.store.startStep(current, 'charge')).toBe(true);
+      expect(await subject.store.startStep(current, 'notify')).toBe(true);
+      expect(await subject.store.checkpoint(current, 'notify', null)).toBe(true);
       await subject.expire(current.identity);
       const third = await subject.store.takeOver(current.identity, current.fencingToken, randomUUID(), LEASE_SECONDS);
       if (third === undefined) throw new Error('The take-over of an expired lease failed.');
@@ -202,12 +209,12 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
         ]),
       );
       // A later attempt starts the step again and finishes it; a finished step is not started again.
-      expect(await subject.store.startStep(third, 'charge', LEASE_SECONDS)).toBe(true);
-      expect(await subject.store.checkpoint(third, 'charge', { id: 'ch_3' }, LEASE_SECONDS)).toBe(true);
-      expect(await subject.store.startStep(third, 'notify', LEASE_SECONDS)).toBe(false);
-      expect(await subject.store.checkpoint(third, 'charge', { id: 'ch_other' }, LEASE_SECONDS)).toBe(false);
+      expect(await subject.store.startStep(third, 'charge')).toBe(true);
+      expect(await subject.store.checkpoint(third, 'charge', { id: 'ch_3' })).toBe(true);
+      expect(await subject.store.startStep(third, 'notify')).toBe(false);
+      expect(await subject.store.checkpoint(third, 'charge', { id: 'ch_other' })).toBe(false);
       expect((await subject.store.steps(third)).get('charge')).toEqual({ state: 'finished', result: { id: 'ch_3' } });
-      expect(await subject.store.startStep(stale, 'refund', LEASE_SECONDS)).toBe(false);
+      expect(await subject.store.startStep(stale, 'refund')).toBe(false);
     });
 
     it('deletes an abandoned operation, so that the next claim starts afresh', async () => {
@@ -219,7 +226,7 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
 
     it('shortens a released lease, so that it can be taken over at once, and counts the failures that count', async () => {
       const lease = await claim(identity());
-      expect(lease).toMatchObject({ failures: 0, ageSeconds: 0 });
+      expect(lease).toMatchObject({ failures: 0, ageSeconds: 0, leaseSeconds: LEASE_SECONDS });
       expect(await subject.store.release(lease, { delaySeconds: 0, counted: true })).toBe(true);
       const taken = await subject.store.takeOver(lease.identity, lease.fencingToken, randomUUID(), LEASE_SECONDS);
       expect(taken).toMatchObject({ attempt: 2, failures: 1 });
@@ -261,7 +268,7 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
 
     it('puts an unknown leased operation back into recovery, with its steps, only while it is unknown', async () => {
       const lease = await claim(identity());
-      expect(await subject.store.checkpoint(lease, 'charge', { id: 'ch_1' }, LEASE_SECONDS)).toBe(true);
+      expect(await subject.store.checkpoint(lease, 'charge', { id: 'ch_1' })).toBe(true);
       expect(await subject.store.retryUnknown(lease.identity, randomUUID(), 'too early')).toBe(false);
       expect(await subject.store.release(lease, { delaySeconds: 0, counted: true })).toBe(true);
       const second = await subject.store.takeOver(lease.identity, lease.fencingToken, randomUUID(), LEASE_SECONDS);

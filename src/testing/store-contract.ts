@@ -14,7 +14,7 @@ export interface StoreContractOptions {
 
 /**
  * Registers vitest tests that prove a store keeps the `OperationStore`
- * contract, without HTTP: the atomic claim and its outcome, and leased mode
+ * contract, without HTTP: the atomic claim and its completion, and leased mode
  * with its fenced writes. `open` is called once, before the tests; every test
  * uses identities of its own under one tenant, so a store may be shared.
  * This module imports `vitest`, which the caller's test run provides.

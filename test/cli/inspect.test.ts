@@ -45,8 +45,8 @@ describe('retrysafe inspect', () => {
       return claimed.lease;
     };
     const lease = await claim(finished);
-    await store.checkpoint(lease, 'charge', { id: 'ch_1' }, 300);
-    await store.checkpoint(lease, 'record-payment', { order: 'o-1' }, 300);
+    await store.checkpoint(lease, 'charge', { id: 'ch_1' });
+    await store.checkpoint(lease, 'record-payment', { order: 'o-1' });
     await store.completeLease(lease, {
       state: 'completed',
       reply: {
@@ -58,8 +58,8 @@ describe('retrysafe inspect', () => {
     });
     runningLease = await claim(running);
     const startedLease = await claim(started);
-    await store.checkpoint(startedLease, 'charge', { id: 'ch_2' }, 300);
-    await store.startStep(startedLease, 'record-payment', 300);
+    await store.checkpoint(startedLease, 'charge', { id: 'ch_2' });
+    await store.startStep(startedLease, 'record-payment');
   });
   afterAll(() => db.close());
 

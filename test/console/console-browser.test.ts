@@ -57,8 +57,8 @@ describe.skipIf(!present)('the operations console in Chromium', () => {
       leaseSeconds: 60,
     });
     if (claim.kind !== 'claimed') throw new Error('expected a new lease');
-    await store.checkpoint(claim.lease, 'reserve', { ok: true }, 60);
-    await store.startStep(claim.lease, 'charge', 60);
+    await store.checkpoint(claim.lease, 'reserve', { ok: true });
+    await store.startStep(claim.lease, 'charge');
     await store.markUnknown(claim.lease, 'the provider did not answer the charge, and its lookup failed');
     return { identity, lease: claim.lease };
   }

@@ -28,7 +28,7 @@ describe.each(engines)('the maintenance store on $name', (factory) => {
       leaseSeconds: 60,
     });
     if (claim.kind !== 'claimed') throw new Error('not claimed');
-    await store.checkpoint(claim.lease, 'charge', { id: 'ch_1' }, 60);
+    await store.checkpoint(claim.lease, 'charge', { id: 'ch_1' });
     await store.completeLease(claim.lease, {
       state: 'completed',
       reply: { status: 201, headers: { location: '/payments/ch_1' }, body: Buffer.from('paid') },

@@ -42,6 +42,7 @@ import {
   type Reply,
   type RouteRunner,
   specificationReply,
+  type TransparentAttempt,
   type TransparentStart,
 } from 'retrysafe/adapter';
 import {
@@ -387,6 +388,9 @@ describe('the adapter building blocks', () => {
     expectTypeOf(run).parameter(0).toEqualTypeOf<IncomingRequest<{ token: string }>>();
     expectTypeOf(run).returns.resolves.toEqualTypeOf<Reply>();
     expectTypeOf(beginTransparent<{ token: string }, unknown>).returns.resolves.toEqualTypeOf<TransparentStart>();
+    // A claimed attempt ends once: finished with the route's answer, or failed when the route threw.
+    expectTypeOf<TransparentAttempt['finish']>().parameters.toEqualTypeOf<[Reply]>();
+    expectTypeOf<TransparentAttempt['fail']>().parameters.toEqualTypeOf<[]>();
   });
 });
 
@@ -398,7 +402,7 @@ describe('the atomic store seam', () => {
     const committed: Settlement<number> = { commit: true, value: 1 };
     const rolledBack: Settlement<number> = { commit: false, value: 1 };
     expectTypeOf([committed, rolledBack]).not.toBeNever();
-    // The outcome travels in the settlement: the transaction hands the work only the claim and the handle.
+    // The completion travels in the settlement: the transaction hands the work only the claim and the handle.
     expectTypeOf<keyof AtomicTransaction<pg.PoolClient>>().toEqualTypeOf<'claim' | 'tx'>();
   });
 });

@@ -5,10 +5,12 @@ import { expectTypeOf } from 'vitest';
 import {
   type ExpiredLeases,
   idempotency,
+  type Lease,
   type LeaseClaims,
   type LeasedOperation,
   type LeasedWrites,
   type LeaseRenewal,
+  type LeaseStore,
   type SqlDatabase,
   type UnknownActions,
 } from 'retrysafe';
@@ -79,10 +81,19 @@ if (firstStep !== undefined) {
   expectTypeOf(firstStep.finishedAt).toEqualTypeOf<Date | undefined>();
 }
 
-// The store handed out serves each of LeaseStore's parts, so a caller typed by the part it uses takes it.
+// The store handed out serves each of LeaseStore's parts and the operators' actions on unknown operations,
+// so a caller typed by the part it uses takes it; the actions are no part of the lease seam.
 expectTypeOf(config.store).toMatchTypeOf<LeaseClaims>();
 expectTypeOf(config.store).toMatchTypeOf<LeaseRenewal>();
 expectTypeOf(config.store).toMatchTypeOf<LeasedWrites<pg.PoolClient>>();
 expectTypeOf(config.store).toMatchTypeOf<ExpiredLeases>();
 expectTypeOf(config.store).toMatchTypeOf<UnknownActions>();
 expectTypeOf<LeaseRenewal>().not.toMatchTypeOf<UnknownActions>();
+expectTypeOf<LeaseStore<pg.PoolClient>>().not.toMatchTypeOf<Pick<UnknownActions, 'retryUnknown'>>();
+expectTypeOf<LeaseStore<pg.PoolClient>>().not.toMatchTypeOf<Pick<UnknownActions, 'resolveUnknown'>>();
+
+// A lease carries the length it was taken with: renewing writes take the lease alone, not a length per call.
+expectTypeOf<Lease['leaseSeconds']>().toEqualTypeOf<number>();
+expectTypeOf<LeaseRenewal['renew']>().parameters.toEqualTypeOf<[Lease]>();
+expectTypeOf<LeasedWrites<pg.PoolClient>['startStep']>().parameters.toEqualTypeOf<[Lease, string]>();
+expectTypeOf<LeasedWrites<pg.PoolClient>['checkpoint']>().parameters.toEqualTypeOf<[Lease, string, unknown]>();

@@ -108,7 +108,7 @@ function runHeldBack(
   let over = false;
   const held = holdBack(res, (body) => {
     over = true;
-    void attempt.settle(capturedReply(res.statusCode, res.getHeaders(), body)).then(() => held.release(body));
+    void attempt.finish(capturedReply(res.statusCode, res.getHeaders(), body)).then(() => held.release(body));
   });
   invoke(handler, req, res, (error?: unknown) => {
     // `next()`, `next('route')` and `next('router')` hand the request on; the response is still held back.

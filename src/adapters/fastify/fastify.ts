@@ -73,7 +73,7 @@ export function transparent<Input>(
 ): TransparentHooks {
   publishRoute(config, route, 'transparent');
   const attempts = new WeakMap<FastifyRequest, TransparentAttempt>();
-  // Taken out of the map once settled, so an error handler's or retrysafe's own answer is never stored.
+  // Taken out of the map once finished or failed, so an error handler's or retrysafe's own answer is never stored.
   const take = (request: FastifyRequest): TransparentAttempt | undefined => {
     const attempt = attempts.get(request);
     attempts.delete(request);

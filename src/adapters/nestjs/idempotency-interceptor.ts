@@ -76,7 +76,7 @@ Inject(RETRYSAFE_OPTIONS)(IdempotencyInterceptor, undefined, 0);
 Inject(Reflector)(IdempotencyInterceptor, undefined, 1);
 
 function answer(reply: Promise<Reply>, response: NestHttpResponse): Observable<Response> {
-  return from(reply.then((settled) => respond(settled, response)));
+  return from(reply.then((ready) => respond(ready, response)));
 }
 
 /**

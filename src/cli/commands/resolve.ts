@@ -20,7 +20,7 @@ interface ResolveFlags extends DatabaseFlags {
   readonly module?: string;
 }
 
-/** `retrysafe resolve <tenant> <operation> <key>`: an operator settles an unknown outcome. */
+/** `retrysafe resolve <tenant> <operation> <key>`: an operator resolves an operation whose outcome is unknown. */
 export function registerResolve(program: Command): Command {
   return databaseCommand(program, 'resolve')
     .description(

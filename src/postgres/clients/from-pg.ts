@@ -116,7 +116,7 @@ export function fromPg<Client extends PgClientLike>(
         }
         throw error;
       } finally {
-        wire?.settle();
+        wire?.endPipeline();
         client.release(lost.get(client) ?? rollbackFailed ?? false);
       }
     },
@@ -185,7 +185,7 @@ async function begin(
   );
   const [, opened] = await Promise.all([begun, first]);
   // The handler's statements are not pipelined: it may use what pipeline mode refuses (cursors, `rows`).
-  wire.settle();
+  wire.endPipeline();
   return opened;
 }
 
@@ -202,7 +202,7 @@ interface Wire {
   /** Set once COMMIT or ROLLBACK is sent: the statement in flight then goes with it, and pipelining stays on until it is answered. */
   committing: boolean;
   /** Back to one statement at a time, once nothing is in flight. */
-  settle(): void;
+  endPipeline(): void;
 }
 
 interface Pipelinable {
@@ -235,7 +235,7 @@ function pipelineOf(client: PgClientLike): Wire | undefined {
       }
     },
     committing: false,
-    settle() {
+    endPipeline() {
       pipelinable.pipeline = always;
     },
   };
@@ -254,7 +254,7 @@ function endingSql(client: PgClientLike, naming: Naming, wire: Wire): SqlClient 
       try {
         return { rows: (await answer).rows as Row[] };
       } finally {
-        if (!wire.committing) wire.settle();
+        if (!wire.committing) wire.endPipeline();
       }
     },
     async exec(script: string) {

@@ -1,8 +1,8 @@
 import type { Completion } from '../../core/completion.js';
 import { jsonText } from './statement.js';
 
-/** Each outcome column with the expression that stores its value from a parameter, in `completionValues`' order. */
-const OUTCOME: readonly (readonly [column: string, value: (param: `$${number}`) => string])[] = [
+/** Each completion column with the expression that stores its value from a parameter, in `completionValues`' order. */
+const COMPLETION_COLUMNS: readonly (readonly [column: string, value: (param: `$${number}`) => string])[] = [
   ['state', (p) => p],
   ['response_status', (p) => p],
   ['response_headers', jsonText],
@@ -17,21 +17,21 @@ const OUTCOME: readonly (readonly [column: string, value: (param: `$${number}`) 
 const param = (first: number, offset: number): `$${number}` => `$${first + offset}`;
 
 /**
- * The assignments that store a completed operation's outcome, taking their
+ * The assignments that store an operation's completion, taking their
  * values from parameter $first on, in the order `completionValues` gives them.
  */
 export function completionAssignments(first: number): string {
   return [
-    ...OUTCOME.map(([column, value], offset) => `${column} = ${value(param(first, offset))}`),
+    ...COMPLETION_COLUMNS.map(([column, value], offset) => `${column} = ${value(param(first, offset))}`),
     'finished_at = now()',
   ].join(',\n    ');
 }
 
-/** The same outcome as the columns and values of an INSERT, from parameter $first on. */
+/** The same completion as the columns and values of an INSERT, from parameter $first on. */
 export function completionInsert(first: number): { readonly columns: string; readonly values: string } {
   return {
-    columns: [...OUTCOME.map(([column]) => column), 'finished_at'].join(', '),
-    values: [...OUTCOME.map(([, value], offset) => value(param(first, offset))), 'now()'].join(', '),
+    columns: [...COMPLETION_COLUMNS.map(([column]) => column), 'finished_at'].join(', '),
+    values: [...COMPLETION_COLUMNS.map(([, value], offset) => value(param(first, offset))), 'now()'].join(', '),
   };
 }
 

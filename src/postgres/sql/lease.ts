@@ -112,8 +112,8 @@ RETURNING lease_expires_at`,
 );
 
 /** The values of `RENEW`. */
-export function renewValues(lease: Lease, leaseSeconds: number): unknown[] {
-  return [...ownedValues(lease), leaseSeconds];
+export function renewValues(lease: Lease): unknown[] {
+  return [...ownedValues(lease), lease.leaseSeconds];
 }
 
 /**
@@ -163,8 +163,8 @@ RETURNING step`,
 );
 
 /** The values of `START_STEP`. */
-export function startStepValues(lease: Lease, step: string, leaseSeconds: number): unknown[] {
-  return [...ownedValues(lease), leaseSeconds, step];
+export function startStepValues(lease: Lease, step: string): unknown[] {
+  return [...ownedValues(lease), lease.leaseSeconds, step];
 }
 
 /**
@@ -185,8 +185,8 @@ RETURNING step`,
 );
 
 /** The values of `CHECKPOINT`; the result is stored as JSON. */
-export function checkpointValues(lease: Lease, step: string, result: unknown, leaseSeconds: number): unknown[] {
-  return [...ownedValues(lease), leaseSeconds, step, JSON.stringify(result ?? null)];
+export function checkpointValues(lease: Lease, step: string, result: unknown): unknown[] {
+  return [...ownedValues(lease), lease.leaseSeconds, step, JSON.stringify(result ?? null)];
 }
 
 /** Every step started or finished so far; a step without `finished_at` may have reached the outside world. */
@@ -298,60 +298,4 @@ LIMIT $1`,
 /** The values of `EXPIRED_LEASES`: every operation's when none are named. */
 export function expiredLeasesValues(limit: number, operations: readonly string[] | undefined): unknown[] {
   return [limit, operations === undefined ? null : [...operations]];
-}
-
-/**
- * An operator's decision on an unknown operation; the reason is kept for audit.
- * $4 state, $5 status, $6 headers, $7 body, $8 resource, $9 response seconds,
- * $10 tombstone seconds, $11 body omitted, $12 reason, $13 the fencing token
- * the operator saw, or null.
- */
-export const RESOLVE_UNKNOWN = statement(
-  'retrysafe_resolve_unknown',
-  `
-UPDATE retrysafe_operations
-SET ${completionAssignments(4)},
-    reason = $12,
-    input = NULL
-WHERE tenant = $1 AND operation = $2 AND key = $3 AND state = 'unknown'
-  AND ($13::int IS NULL OR fencing_token = $13)
-RETURNING 1`,
-);
-
-/** The values of `RESOLVE_UNKNOWN`. */
-export function resolveUnknownValues(
-  identity: OperationIdentity,
-  completion: Completion,
-  reason: string,
-  fencingToken?: number,
-): unknown[] {
-  return [...ids(identity), ...completionValues(completion), reason, fencingToken ?? null];
-}
-
-/**
- * Puts an unknown leased operation back into recovery once an operator has
- * fixed the cause: its lease is expired at once, its failures and give-up
- * horizon start again, its steps and their recovery points stay.
- * $4 owner token nobody holds, $5 reason, $6 the fencing token the operator saw, or null.
- */
-export const RETRY_UNKNOWN = statement(
-  'retrysafe_retry_unknown',
-  `
-UPDATE retrysafe_operations
-SET state = 'in_progress', owner_token = $4, lease_expires_at = now(), not_before = NULL,
-    failures = 0, retried_at = now(), reason = $5
-WHERE tenant = $1 AND operation = $2 AND key = $3
-  AND state = 'unknown' AND mode = 'leased' AND input IS NOT NULL
-  AND ($6::int IS NULL OR fencing_token = $6)
-RETURNING 1`,
-);
-
-/** The values of `RETRY_UNKNOWN`. */
-export function retryUnknownValues(
-  identity: OperationIdentity,
-  ownerToken: string,
-  reason: string,
-  fencingToken?: number,
-): unknown[] {
-  return [...ids(identity), ownerToken, reason, fencingToken ?? null];
 }

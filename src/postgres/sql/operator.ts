@@ -3,9 +3,15 @@
  * OFFSET, and actions that change a record only if it is still what the
  * operator saw, recording who acted and why in the same statement.
  * Null parameters switch a filter off; the statements are sent unnamed, so
- * PostgreSQL plans each with its values and drops the filters that are off.
+ * PostgreSQL plans each with its values and drops the filters that are off
+ * (all but the two actions on an unknown operation, at the end).
  */
+import type { Completion } from '../../core/completion.js';
+import type { OperationIdentity } from '../../core/identity.js';
+import { completionAssignments, completionValues } from './completion.js';
 import { NOTIFY } from './outbox.js';
+import { ids } from './record-row.js';
+import { statement } from './statement.js';
 
 /** Microsecond-exact text of a time, so that a cursor or a version read back names exactly the same instant. */
 const exact = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
@@ -223,3 +229,65 @@ export const REQUEUE_EVENT = requeue(
 export const RECORD = `
 ${RECORD_ACTION}
 VALUES ($1, $2, $3, $4, $5, NULL, NULL, NULL, $6, $7::text::jsonb, $8::text::jsonb)`;
+
+/*
+ * The actions on an unknown operation (`UnknownActions`), which the
+ * application's store sends: named statements, prepared once like the rest
+ * of its statements. $1 tenant, $2 operation, $3 key.
+ */
+
+/**
+ * An operator's decision on an unknown operation; the reason is kept for audit.
+ * $4 state, $5 status, $6 headers, $7 body, $8 resource, $9 response seconds,
+ * $10 tombstone seconds, $11 body omitted, $12 reason, $13 the fencing token
+ * the operator saw, or null.
+ */
+export const RESOLVE_UNKNOWN = statement(
+  'retrysafe_resolve_unknown',
+  `
+UPDATE retrysafe_operations
+SET ${completionAssignments(4)},
+    reason = $12,
+    input = NULL
+WHERE tenant = $1 AND operation = $2 AND key = $3 AND state = 'unknown'
+  AND ($13::int IS NULL OR fencing_token = $13)
+RETURNING 1`,
+);
+
+/** The values of `RESOLVE_UNKNOWN`. */
+export function resolveUnknownValues(
+  identity: OperationIdentity,
+  completion: Completion,
+  reason: string,
+  fencingToken?: number,
+): unknown[] {
+  return [...ids(identity), ...completionValues(completion), reason, fencingToken ?? null];
+}
+
+/**
+ * Puts an unknown leased operation back into recovery once an operator has
+ * fixed the cause: its lease is expired at once, its failures and give-up
+ * horizon start again, its steps and their recovery points stay.
+ * $4 owner token nobody holds, $5 reason, $6 the fencing token the operator saw, or null.
+ */
+export const RETRY_UNKNOWN = statement(
+  'retrysafe_retry_unknown',
+  `
+UPDATE retrysafe_operations
+SET state = 'in_progress', owner_token = $4, lease_expires_at = now(), not_before = NULL,
+    failures = 0, retried_at = now(), reason = $5
+WHERE tenant = $1 AND operation = $2 AND key = $3
+  AND state = 'unknown' AND mode = 'leased' AND input IS NOT NULL
+  AND ($6::int IS NULL OR fencing_token = $6)
+RETURNING 1`,
+);
+
+/** The values of `RETRY_UNKNOWN`. */
+export function retryUnknownValues(
+  identity: OperationIdentity,
+  ownerToken: string,
+  reason: string,
+  fencingToken?: number,
+): unknown[] {
+  return [...ids(identity), ownerToken, reason, fencingToken ?? null];
+}

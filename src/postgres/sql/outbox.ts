@@ -51,7 +51,7 @@ WHERE o.id = due.id
 RETURNING o.id, o.topic, o.headers, o.payload, o.attempts, o.created_at`;
 
 /**
- * Parks messages that used up their attempts without ever being settled:
+ * Parks messages that used up their attempts without ever being marked published or failed:
  * their relay died while holding them, every time.
  * $1 most attempts, $2 batch size, $3 topics or null for all.
  */
