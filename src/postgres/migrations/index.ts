@@ -9,6 +9,7 @@ import { principal } from './0008_principal.js';
 import { oneSweepIndex } from './0009_one_sweep_index.js';
 import { operatorActions } from './0010_operator_actions.js';
 import { parkedWebhookEvents } from './0011_parked_webhook_events.js';
+import { activity } from './0013_activity.js';
 import type { Migration } from './migration.js';
 
 export { latestVersion, type Migration } from './migration.js';
@@ -29,4 +30,5 @@ export const migrations: readonly Migration[] = [
   oneSweepIndex,
   operatorActions,
   parkedWebhookEvents,
+  activity,
 ];
