@@ -68,11 +68,11 @@ function activity(context: PageContext, data: OverviewData): Html {
     (b) =>
       html`<tr><th scope="row">${label(b.start)}</th>${ACTIVITY_KINDS.map((kind) => html`<td>${b.counts[kind]}</td>`)}</tr>`,
   );
-  const periods = ACTIVITY_PERIODS.map((period) =>
+  const periodLink = (period: number) =>
     period === data.hours
       ? html`<strong aria-current="page">${periodName(period)}</strong>`
-      : html`<a href="${context.base}/?hours=${period}">${periodName(period)}</a>`,
-  );
+      : html`<a href="${context.base}/?hours=${period}">${periodName(period)}</a>`;
+  const periods = ACTIVITY_PERIODS.map((period, i) => html`${i === 0 ? '' : ' · '}${periodLink(period)}`);
   return html`<p class="periods">Show: ${periods}</p>
 <div class="charts">
 ${barChart('New operations and replays per hour', labels, [series('new'), series('replay')])}
