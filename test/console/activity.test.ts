@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { idempotency, type Idempotency, type IdempotencyOptions } from '../../src/index.js';
+import { fingerprint } from '../../src/core/fingerprint.js';
+import { RecoveryWorker } from '../../src/leases/recovery-worker.js';
 import { operatorStore } from '../../src/postgres/operator-store.js';
 import { postgresStore } from '../../src/postgres/postgres-store.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
@@ -155,6 +157,31 @@ describe.each(engines)('the hourly activity counts on $name', (factory) => {
     expect(failures).toHaveLength(1);
     expect(await counted()).toEqual({ new: 6, replay: 6 });
     expect(seen).toEqual({ new: 6, replay: 6, mismatch: 0, conflict: 0 });
+  });
+
+  it('counts the unknown outcomes the recovery worker marks', async () => {
+    const config = idempotency({ store: postgresStore(engine.database), activity: { flushIntervalMs: 3_600_000 } });
+    for (const key of ['lost-1', 'lost-2']) {
+      const claim = await config.store.claimLease({
+        identity: { tenant: 'tenant-a', operation: 'imports.transparent@1', key },
+        fingerprint: fingerprint({ key }),
+        input: undefined,
+        mode: 'transparent',
+        ownerToken: randomUUID(),
+        leaseSeconds: 60,
+      });
+      expect(claim.kind).toBe('claimed');
+    }
+    // Their process died: the leases ran out.
+    await engine.database.query(`UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second'`);
+    expect(await new RecoveryWorker({ config, operations: [] }).runOnce()).toMatchObject({ unknown: 2 });
+    await config.close();
+    const { rows } = await engine.database.query<{ operation: string; kind: string; n: number }>(
+      'SELECT operation, kind, sum(n)::int AS n FROM retrysafe_activity GROUP BY operation, kind',
+    );
+    expect(rows).toEqual([{ operation: 'imports.transparent@1', kind: 'unknown', n: 2 }]);
+    const buckets = await operatorStore(engine.database).activity(24);
+    expect(buckets.reduce((total, bucket) => total + bucket.counts.unknown, 0)).toBe(2);
   });
 
   it('writes nothing when turned off', async () => {
