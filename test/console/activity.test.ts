@@ -3,6 +3,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { idempotency, type Idempotency, type IdempotencyOptions } from '../../src/index.js';
 import { fingerprint } from '../../src/core/fingerprint.js';
 import { RecoveryWorker } from '../../src/leases/recovery-worker.js';
+import { ActivityRecorder } from '../../src/background/activity-recorder.js';
+import { activityStore } from '../../src/postgres/activity-store.js';
 import { operatorStore } from '../../src/postgres/operator-store.js';
 import { postgresStore } from '../../src/postgres/postgres-store.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
@@ -182,6 +184,27 @@ describe.each(engines)('the hourly activity counts on $name', (factory) => {
     expect(rows).toEqual([{ operation: 'imports.transparent@1', kind: 'unknown', n: 2 }]);
     const buckets = await operatorStore(engine.database).activity(24);
     expect(buckets.reduce((total, bucket) => total + bucket.counts.unknown, 0)).toBe(2);
+  });
+
+  it('keeps at most maxBuckets buckets while flushes fail', async () => {
+    const failures: unknown[] = [];
+    const recorder = new ActivityRecorder(activityStore(engine.database), {
+      flushIntervalMs: 3_600_000,
+      maxBuckets: 2,
+      onError: (error) => failures.push(error),
+    });
+    for (const operation of ['a.one@1', 'b.two@1', 'c.three@1', 'd.four@1'])
+      recorder.observer({ type: 'claimed', identity: { tenant: 't', operation, key: 'k' }, mode: 'atomic' });
+    await engine.database.query('ALTER TABLE retrysafe_activity RENAME TO retrysafe_activity_away');
+    try {
+      await recorder.flush();
+    } finally {
+      await engine.database.query('ALTER TABLE retrysafe_activity_away RENAME TO retrysafe_activity');
+    }
+    expect(failures).toHaveLength(1);
+    await recorder.close();
+    const { rows } = await engine.database.query<{ n: number }>('SELECT n::int AS n FROM retrysafe_activity');
+    expect(rows).toEqual([{ n: 1 }, { n: 1 }]);
   });
 
   it('writes nothing when turned off', async () => {
