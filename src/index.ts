@@ -43,6 +43,7 @@ export type { RetentionSetting, RouteSettings } from './core/route-settings.js';
 export type { BackoffOptions } from './client/backoff.js';
 export type { BoundStatement, Opened, SqlClient, SqlDatabase, Statement } from './store/sql-client.js';
 export type { ReplayCacheOptions } from './store/replay-cache.js';
+export type { ActivityOptions } from './background/activity-recorder.js';
 export {
   downstreamKey,
   RecoveryWorker,

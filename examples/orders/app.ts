@@ -65,14 +65,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
   cartRoutes(app, { database, tokens });
   const store = postgresStore(database);
-  orderRoutes(app, { database, tokens, idempotency: idempotency({ ...options.idempotency, store }) });
+  const orders = idempotency({ ...options.idempotency, store });
+  orderRoutes(app, { database, tokens, idempotency: orders });
+  // Closing the server adds the console's last activity counts, before the database closes.
+  app.addHook('onClose', () => orders.close());
   if (options.provider !== undefined) {
-    paymentRoutes(app, {
-      database,
-      tokens,
-      provider: options.provider,
-      idempotency: paymentIdempotency(store, options.idempotency),
-    });
+    const payments = paymentIdempotency(store, options.idempotency);
+    paymentRoutes(app, { database, tokens, provider: options.provider, idempotency: payments });
+    app.addHook('onClose', () => payments.close());
   }
   if (options.webhookSecrets !== undefined) providerWebhookRoute(app, { database, secrets: options.webhookSecrets });
   return app;

@@ -15,7 +15,7 @@ import { operationHref, type PageContext } from './pages/layout.js';
 import { deadLettersPage, parkedEventsPage } from './pages/messages.js';
 import { operationPage } from './pages/operation.js';
 import { type ListFilters, operationsPage, STATES } from './pages/operations.js';
-import { overviewPage } from './pages/overview.js';
+import { ACTIVITY_PERIODS, overviewPage } from './pages/overview.js';
 
 /** What the application's own authentication decided about one request. */
 export interface ConsoleAccess {
@@ -138,7 +138,9 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
     const page = (p: Html, status = 200): ConsoleResponse => ({ status, headers: HTML_HEADERS, body: p.text });
     switch (request.path) {
       case '/': {
-        const hours = 24;
+        const hours = Number(q.get('hours') ?? '24');
+        if (!ACTIVITY_PERIODS.includes(hours))
+          throw new BadInput(`The overview charts ${ACTIVITY_PERIODS.join(' or ')} hours.`);
         const [stats, stuck, activity, outbox] = await Promise.all([
           maintenance.stats(),
           maintenance.stuck({ olderThanSeconds: 0, limit: 50 }),

@@ -39,6 +39,13 @@ export function assertWait(name: string, ms: number): number {
   return ms;
 }
 
+/** A setting that must be a positive number. */
+export function positive(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0)
+    throw new RetrysafeError('misuse', `${name} must be a positive number, got ${value}.`);
+  return value;
+}
+
 /** The retention of one operation under `setting`, over `base`. */
 export function resolveRetention(
   setting: RetentionSetting | undefined,

@@ -15,15 +15,17 @@ import {
   assertDescribedBy,
   assertWait,
   checkRetention,
+  positive,
   resolveRetention,
   type RetentionSetting,
 } from '../core/route-settings.js';
 import type { Tracing } from '../core/tracing.js';
 import { tracedStore } from '../store/traced-store.js';
-import { budgetedStore } from '../store/budgeted-store.js';
 import { defaultStoreTimeoutMs } from '../store/store-clock.js';
 import { replayCached, type ReplayCacheOptions } from '../store/replay-cache.js';
 import { extend } from '../core/extend.js';
+import { type ActivityOptions, ActivityRecorder } from '../background/activity-recorder.js';
+import { budgeted, budgetedStore } from '../store/budgeted-store.js';
 import { type SpecificationRegistry, specificationRegistry } from './published-specification.js';
 
 export interface IdempotencyOptions<Tx> {
@@ -103,6 +105,15 @@ export interface IdempotencyOptions<Tx> {
    * record deleted by hand would still be replayed for up to `maxAgeSeconds`.
    */
   readonly replayCache?: boolean | ReplayCacheOptions;
+  /**
+   * The console's hourly counts of new operations, replays, mismatches,
+   * conflicts and unknown outcomes: counted in this process and added to the
+   * store's activity table every `flushIntervalMs` (default 10 s) in one
+   * statement, never on the request path; a crash loses at most one interval.
+   * On by default when the store keeps them (`postgresStore`); `false` turns
+   * it off. Call `close()` on shutdown to add the last counts.
+   */
+  readonly activity?: false | ActivityOptions;
 }
 
 /**
@@ -139,6 +150,13 @@ export interface Idempotency<Tx, S = OperationStore<Tx>> {
   readFirst(this: void, operation: string): ReadFirst;
   /** Announces an event to the observers. */
   emit(this: void, event: RetrysafeEvent): void;
+  /**
+   * Adds the activity counted so far to the store and stops its timer: call
+   * it on a clean shutdown. Counting goes on if requests still come, and a
+   * later call adds those too. Never rejects: a failed flush goes to
+   * `activity.onError`.
+   */
+  close(this: void): Promise<void>;
 }
 
 export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx> {
@@ -153,6 +171,12 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     replayCache === false ? undefined : replayCached(options.store, replayCache === true ? {} : replayCache);
   const store = cache?.store ?? options.store;
   const specification = specificationRegistry(options.specificationPath, typeof options.retention === 'function');
+  const { activityCounts } = options.store;
+  const activity =
+    options.activity === false || activityCounts === undefined
+      ? undefined
+      : new ActivityRecorder(budgeted(activityCounts, storeTimeoutMs), options.activity);
+  if (activity !== undefined) observers.push(activity.observer);
   return {
     // The budget outermost: every call a mode or worker makes has it, and a call past it is let go at once.
     store: budgetedStore(tracing === undefined ? store : tracedStore(store, tracing), storeTimeoutMs),
@@ -181,6 +205,7 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
       oneOf('readBeforeClaim', options.readBeforeClaim ?? 'auto', ['auto', 'always', 'never']),
     ),
     emit: announcer(observers),
+    close: async () => activity?.close(),
   };
 }
 
@@ -248,10 +273,4 @@ function keyLimits(limits: KeyLimits): KeyLimits {
     );
   }
   return limits;
-}
-
-function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0)
-    throw new RetrysafeError('misuse', `${name} must be a positive number, got ${value}.`);
-  return value;
 }

@@ -10,6 +10,8 @@ export { migrate, type MigrationResult } from './migrate.js';
 export type { Migration } from './migrations/index.js';
 export { schemaSql } from './schema.js';
 export { maintenanceStore } from './maintenance-store.js';
+export { activityStore } from './activity-store.js';
+export type { ActivityCount, ActivityKind, ActivityStore } from '../store/activity-store.js';
 export type {
   MaintenanceStore,
   OperationDetails,

@@ -7,6 +7,7 @@ import { ids } from './sql/record-row.js';
 import { INSPECT_OPERATION, INSPECT_STEPS, STORE_STATS, STUCK_OPERATIONS, UNHANDLED_LEASES } from './sql/inspect.js';
 import { DELETE_EXPIRED_TOMBSTONES, TOMBSTONE_EXPIRED } from './sql/sweep.js';
 import { storeRows } from './store-rows.js';
+import { activityStore } from './activity-store.js';
 
 interface DetailsRow {
   readonly state: RecordState;
@@ -57,6 +58,7 @@ interface StatsRow {
 
 /** Retention and operator statements on PostgreSQL; each call is one statement outside any transaction. */
 export function maintenanceStore<Tx>(database: SqlDatabase<Tx>): MaintenanceStore {
+  const activity = activityStore(database);
   const run = <Row>(text: string, values: readonly unknown[]): Promise<Row[]> => storeRows<Row>(database, text, values);
   const count = async (text: string, limit: number): Promise<number> =>
     (await run<{ n: number }>(text, [limit]))[0]?.n ?? 0;
@@ -64,6 +66,7 @@ export function maintenanceStore<Tx>(database: SqlDatabase<Tx>): MaintenanceStor
   return {
     tombstoneExpired: (limit) => count(TOMBSTONE_EXPIRED, batchLimit(limit)),
     deleteExpiredTombstones: (limit) => count(DELETE_EXPIRED_TOMBSTONES, batchLimit(limit)),
+    pruneActivity: (olderThanSeconds, limit) => activity.pruneActivity(olderThanSeconds, batchLimit(limit)),
     async stats() {
       const [row] = await run<StatsRow>(STORE_STATS, []);
       return {

@@ -11,8 +11,9 @@ import type {
   UnknownActions,
 } from '../store/operator-store.js';
 import type { SqlDatabase, Statement } from '../store/sql-client.js';
+import type { ActivityKind } from '../store/activity-store.js';
+import { activityStore } from './activity-store.js';
 import {
-  ACTIVITY,
   BYTE_ORDERED,
   DEAD_LETTER_PAGE,
   LIST_BY_IDENTITY,
@@ -90,6 +91,7 @@ export function unknownActions<Tx>(database: SqlDatabase<Tx>): UnknownActions {
 /** The operators' statements on PostgreSQL; each read is one statement, each action one conditional statement. */
 export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
   const run = <Row>(text: string, values: readonly unknown[]): Promise<Row[]> => storeRows<Row>(database, text, values);
+  const activities = activityStore(database);
   let byteOrdered: Promise<boolean> | undefined;
   const bytewise = async () => {
     byteOrdered ??= run<{ byte_ordered: boolean }>(BYTE_ORDERED, []).then(([row]) => row?.byte_ordered === true);
@@ -173,24 +175,14 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
     },
 
     async activity(hours) {
-      const rows = await run<{
-        start: Date;
-        claimed: number;
-        completed: number;
-        failed: number;
-        unknown: number;
-        in_progress: number;
-        tombstone: number;
-      }>(ACTIVITY, [pageLimit(hours)]);
-      return rows.map((row) => ({
-        start: row.start,
-        claimed: row.claimed,
-        completed: row.completed,
-        failed: row.failed,
-        unknown: row.unknown,
-        inProgress: row.in_progress,
-        tombstone: row.tombstone,
-      }));
+      const byHour = new Map<number, Record<ActivityKind, number>>();
+      for (const count of await activities.activity(hours)) {
+        const start = count.hour.getTime();
+        const counts = byHour.get(start) ?? { new: 0, replay: 0, mismatch: 0, conflict: 0, unknown: 0 };
+        counts[count.kind] += count.n;
+        byHour.set(start, counts);
+      }
+      return [...byHour].map(([start, counts]) => ({ start: new Date(start), counts }));
     },
 
     async deadLetters(query) {

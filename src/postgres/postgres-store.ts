@@ -3,6 +3,7 @@ import type { OperationRecord } from '../core/record.js';
 import type { AtomicClaim, AtomicTransaction, ClaimRequest, Settlement } from '../store/atomic-store.js';
 import type { OperationStore } from '../store/operation-store.js';
 import type { Opened, SqlClient, SqlDatabase } from '../store/sql-client.js';
+import { activityStore } from './activity-store.js';
 import { leaseStore } from './lease-store.js';
 import { unknownActions } from './operator-store.js';
 import { recordReader } from './record-reader.js';
@@ -22,6 +23,7 @@ export function postgresStore<Tx>(database: SqlDatabase<Tx>): OperationStore<Tx>
     ...leaseStore(database),
     ...recordReader(database),
     ...unknownActions(database),
+    activityCounts: activityStore(database),
   };
 }
 

@@ -1,4 +1,5 @@
 import { pollLoop } from '../background/poll-loop.js';
+import { pruneInBatches } from '../background/prune-in-batches.js';
 import type { MaintenanceStore } from '../store/maintenance-store.js';
 import { extend } from '../core/extend.js';
 import { budgeted } from '../store/budgeted-store.js';
@@ -23,12 +24,14 @@ export interface SweepProgress {
   readonly tombstoned: number;
   /** Expired tombstones deleted: their keys are new again. */
   readonly deleted: number;
-  /** Statements run, each over at most one batch of rows. */
+  /** Statements run over the operation records, each over at most one batch of rows. */
   readonly batches: number;
 }
 
 /** What one pass did. */
 export interface SweepReport extends SweepProgress {
+  /** Hourly activity buckets deleted past `activityRetentionSeconds`. */
+  readonly activityPruned: number;
   readonly tasks: readonly PruneOutcome[];
 }
 
@@ -38,6 +41,8 @@ export interface SweeperOptions {
   readonly storeTimeoutMs?: number;
   /** Rows per statement. Default 500: short enough that no request waits behind a batch. */
   readonly batchSize?: number;
+  /** How long the console's hourly activity counts are kept, in seconds. Default 14 days. */
+  readonly activityRetentionSeconds?: number;
   /** Run after the operation records are swept, in order. */
   readonly tasks?: readonly PruneTask[];
   /** Pause between passes of `run`, in ms. Default 60000. */
@@ -52,8 +57,9 @@ type Tally = { -readonly [K in keyof SweepProgress]: SweepProgress[K] };
 
 /**
  * Applies retention: turns expired responses into tombstones, then deletes
- * expired tombstones, batch by batch until none is left, then runs the prune
- * tasks. Expiry is decided here, never when a request reads a record.
+ * expired tombstones and the hourly activity counts past their retention,
+ * batch by batch until none is left, then runs the prune tasks. Expiry is
+ * decided here, never when a request reads a record.
  */
 export class Sweeper {
   private readonly batchSize: number;
@@ -70,6 +76,10 @@ export class Sweeper {
     const tally: Tally = { tombstoned: 0, deleted: 0, batches: 0 };
     await this.drain(tally, 'tombstoned', (limit) => store.tombstoneExpired(limit));
     await this.drain(tally, 'deleted', (limit) => store.deleteExpiredTombstones(limit));
+    const activityPruned = await pruneInBatches((older, limit) => store.pruneActivity(older, limit), {
+      olderThanSeconds: this.options.activityRetentionSeconds ?? 14 * 86_400,
+      batchSize: this.batchSize,
+    });
     const tasks: PruneOutcome[] = [];
     for (const task of this.options.tasks ?? []) {
       tasks.push(
@@ -79,7 +89,7 @@ export class Sweeper {
         ),
       );
     }
-    return extend(tally, { tasks });
+    return extend(tally, { activityPruned, tasks });
   }
 
   /** Passes until `signal` aborts, resting `idleMs` after each. */

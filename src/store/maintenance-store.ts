@@ -1,6 +1,7 @@
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode, RecordState } from '../core/record.js';
 import type { HeaderValue } from '../core/answer/reply.js';
+import type { ActivityStore } from './activity-store.js';
 
 /** What the gauges read on every scrape: cheap counts through the partial indexes. */
 export interface StoreStats {
@@ -74,7 +75,7 @@ export interface StuckQuery {
  * Every sweep step is one short statement over at most `limit` rows, so it
  * never holds locks for long; unfinished operations are never swept.
  */
-export interface MaintenanceStore {
+export interface MaintenanceStore extends Pick<ActivityStore, 'pruneActivity'> {
   /** Turns up to `limit` completed records whose response expired into tombstones; resolves to how many. */
   tombstoneExpired(limit: number): Promise<number>;
   /** Deletes up to `limit` tombstones that expired; resolves to how many. */

@@ -1,3 +1,4 @@
+import type { ActivityStore } from './activity-store.js';
 import type { AtomicStore } from './atomic-store.js';
 import type { LeaseStore } from './lease-store.js';
 import type { UnknownActions } from './operator-store.js';
@@ -13,4 +14,11 @@ import type { RecordReader } from './record-reader.js';
  * the application's work pass through unchanged after the transaction is
  * rolled back.
  */
-export interface OperationStore<Tx> extends AtomicStore<Tx>, LeaseStore<Tx>, RecordReader, UnknownActions {}
+export interface OperationStore<Tx> extends AtomicStore<Tx>, LeaseStore<Tx>, RecordReader, UnknownActions {
+  /**
+   * Where the hourly activity counts of the console go, when the store keeps
+   * them: `idempotency()` then counts in memory and adds them every few
+   * seconds, never on the request path.
+   */
+  readonly activityCounts?: ActivityStore;
+}

@@ -2,6 +2,7 @@ import type { HeaderValue } from '../core/answer/reply.js';
 import type { Completion } from '../core/completion.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode, RecordState } from '../core/record.js';
+import type { ActivityKind } from './activity-store.js';
 
 /**
  * What an operator saw of a record when deciding: an action is refused when
@@ -104,15 +105,14 @@ export interface OperationView extends OperationSummary {
   readonly actions: readonly OperatorActionRecord[];
 }
 
-/** Operations claimed in one hour, by the state they are in now. */
+/**
+ * What happened in one hour, summed over the operations: the counts every
+ * process added to the activity table (migration 0013), not a count of records.
+ */
 export interface ActivityBucket {
   readonly start: Date;
-  readonly claimed: number;
-  readonly completed: number;
-  readonly failed: number;
-  readonly unknown: number;
-  readonly inProgress: number;
-  readonly tombstone: number;
+  /** How many new operations, replays, mismatches, conflicts and unknown outcomes. */
+  readonly counts: Readonly<Record<ActivityKind, number>>;
 }
 
 /** A dead letter of the outbox, without its payload. */
@@ -196,7 +196,7 @@ export interface UnknownActions {
 export interface OperatorStore {
   list(query: OperationQuery): Promise<Page<OperationSummary>>;
   operation(identity: OperationIdentity, options?: { readonly body?: boolean }): Promise<OperationView | undefined>;
-  /** Operations claimed in each of the last `hours` hours, oldest first; hours without any are left out. */
+  /** The activity of each of the last `hours` hours, the current one included, oldest first; hours without any are left out. */
   activity(hours: number): Promise<readonly ActivityBucket[]>;
   deadLetters(query: { readonly limit: number; readonly after?: string }): Promise<Page<DeadLetterSummary>>;
   parkedEvents(query: { readonly limit: number; readonly after?: string }): Promise<Page<ParkedEvent>>;

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { activityStore } from '../../src/postgres/activity-store.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprint } from '../../src/core/fingerprint.js';
 import type { OperationIdentity } from '../../src/core/identity.js';
@@ -94,6 +95,21 @@ describe.skipIf(!present)('the operations console in Chromium', () => {
       `INSERT INTO retrysafe_webhook_events (receiver, id, payload, sent_at, state, attempts, last_error, parked_at)
        VALUES ('payments', 'evt_2xGk9', '{}', now(), 'dead', 8, 'Error: the ledger is closed', now())`,
     );
+    // What application processes added over the last day: some hours of new keys and their replays, a few refusals.
+    const now = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    await activityStore(db.database).addActivity(
+      Array.from({ length: 24 }, (_, ago) => {
+        const hour = new Date(now - ago * 3_600_000);
+        const counts = [
+          { hour, operation: 'orders.create@1', kind: 'new', n: 40 + ((ago * 7) % 25) },
+          { hour, operation: 'orders.create@1', kind: 'replay', n: 5 + ((ago * 3) % 11) },
+          { hour, operation: 'orders.create@1', kind: 'mismatch', n: ago % 4 },
+          { hour, operation: 'orders.create@1', kind: 'conflict', n: ago % 3 },
+          { hour, operation: OPERATION, kind: 'unknown', n: ago === 5 ? 2 : 0 },
+        ] as const;
+        return counts.filter((count) => count.n > 0);
+      }).flat(),
+    );
     [acting, readOnly] = await Promise.all([
       serve(['--allow-actions', '--show-bodies', '--actor', 'ops@example.com']),
       serve([]),
@@ -183,6 +199,31 @@ describe.skipIf(!present)('the operations console in Chromium', () => {
       'SELECT actor, action FROM retrysafe_operator_actions',
     );
     expect(actions.rows).toEqual([{ actor: 'ops@example.com', action: 'resolve' }]);
+  });
+
+  it('charts the activity the processes counted, per hour over the last day and week, with the numbers as a table', async () => {
+    const page = await open(`${readOnly}/`);
+    expect(await page.getByRole('heading', { name: 'Activity over the last 24 hours' }).count()).toBe(1);
+    const chart = page.getByRole('img', { name: /^New operations and replays per hour: highest \d+ per hour$/ });
+    expect(await chart.count()).toBe(1);
+    expect(await page.getByRole('img', { name: /^Mismatches, conflicts and unknown outcomes per hour/ }).count()).toBe(
+      1,
+    );
+    // The hour five hours ago, as its bar's title and its row of the table say it.
+    const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 5 * 3_600_000);
+    const label = `${hour.toISOString().slice(0, 13).replace('T', ' ')}:00Z`;
+    expect(await page.locator('svg g title', { hasText: label }).first().textContent()).toBe(
+      `${label}: new operations ${40 + (35 % 25)}, replays ${5 + (15 % 11)}`,
+    );
+    await page.getByText('The same numbers as a table').click();
+    expect(await page.getByRole('row', { name: label }).textContent()).toBe(
+      `${label}${40 + (35 % 25)}${5 + (15 % 11)}122`,
+    );
+    await shot(page, 'activity');
+
+    await page.getByRole('link', { name: 'the last 7 days' }).click();
+    expect(await page.getByRole('heading', { name: 'Activity over the last 7 days' }).count()).toBe(1);
+    expect(await chart.locator('g').count()).toBe(168);
   });
 
   it('refuses an action drawn on a page from before the operation ran again', async () => {

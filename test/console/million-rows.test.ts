@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outboxBacklog } from '../../src/outbox/backlog.js';
 import { fromPg, migrate } from '../../src/postgres/index.js';
+import { activityStore } from '../../src/postgres/activity-store.js';
 import { maintenanceStore } from '../../src/postgres/maintenance-store.js';
 import { operatorStore } from '../../src/postgres/operator-store.js';
 import type { OperationQuery, OperatorStore } from '../../src/store/operator-store.js';
@@ -68,6 +69,18 @@ FROM generate_series(1, 200000) AS i,
   LATERAL (SELECT CASE WHEN i % 1000 = 0 THEN 'dead' ELSE 'processed' END AS state) AS s,
   LATERAL (SELECT now() - make_interval(secs => (200000 - i) * 10) AS created) AS t`;
 
+/**
+ * The hourly activity counts of 14 days (the sweeper's default retention) of
+ * 50 operations, every kind in every hour: 84,000 buckets, the most this
+ * table holds for as many operations.
+ */
+const ACTIVITY_OPERATIONS = 50;
+const FILL_ACTIVITY = `
+INSERT INTO retrysafe_activity (hour, operation, kind, n)
+SELECT date_trunc('hour', now(), 'UTC') - make_interval(hours => h), 'orders.op' || o || '@1', kind, 1 + (h * o) % 50
+FROM generate_series(0, 14 * 24 - 1) AS h, generate_series(1, ${ACTIVITY_OPERATIONS}) AS o,
+  unnest(ARRAY['new', 'replay', 'mismatch', 'conflict', 'unknown']) AS kind`;
+
 interface PlanNode {
   readonly 'Node Type': string;
   readonly 'Relation Name'?: string;
@@ -101,8 +114,11 @@ describe('the console on a million operations (PostgreSQL)', () => {
     await pool.query(FILL_OPERATIONS);
     await pool.query(FILL_OUTBOX);
     await pool.query(FILL_WEBHOOK_EVENTS);
+    await pool.query(FILL_ACTIVITY);
     // VACUUM sets the visibility map, as autovacuum does on a table this size, so that index-only walks stay so.
-    await pool.query('VACUUM ANALYZE retrysafe_operations, retrysafe_outbox, retrysafe_webhook_events');
+    await pool.query(
+      'VACUUM ANALYZE retrysafe_operations, retrysafe_outbox, retrysafe_webhook_events, retrysafe_activity',
+    );
     recording = {
       ...database,
       query: (text: string | Statement, values: readonly unknown[] = []) => {
@@ -242,5 +258,32 @@ describe('the console on a million operations (PostgreSQL)', () => {
         expect(buffers).toBeLessThanOrEqual(80);
       }
     }
+  });
+
+  it('charts the last day and week from the activity counts alone, on their primary key, and the sweeper prunes them on it too', async () => {
+    const activities = activityStore(recording);
+    for (const hours of [24, 168]) {
+      const buckets = await operators.activity(hours);
+      expect(buckets).toHaveLength(hours);
+      const statements = await explained(() => operators.activity(hours));
+      expect(statements).toHaveLength(1);
+      for (const { plans, buffers } of statements) {
+        // The operation table is never read: the charts come from the counts the processes added, found on their key.
+        const read = plans.filter((node) => node['Relation Name'] !== undefined);
+        expect(read.map((node) => node['Relation Name'])).toEqual(['retrysafe_activity']);
+        expect(read.map((node) => node['Node Type'])).not.toContain('Seq Scan');
+        expect(plans.map((node) => node['Index Name']).filter((name) => name !== undefined)).toEqual([
+          'retrysafe_activity_pkey',
+        ]);
+        // Buckets are in hour order: the walk reads the period's buckets (a buffer each at most) and the key's inner
+        // pages, never the 84,000 of the table.
+        expect(buffers, `${hours} hours`).toBeLessThanOrEqual(hours * ACTIVITY_OPERATIONS * 5 + 50);
+      }
+    }
+    // A batch of the oldest hour past a retention of 13 days (EXPLAIN ANALYZE deletes it).
+    const [prune] = await explained(() => activities.pruneActivity(13 * 86_400, 500));
+    const read = (prune?.plans ?? []).filter((node) => node['Relation Name'] !== undefined);
+    expect(read.map((node) => node['Relation Name'])).not.toContain('retrysafe_operations');
+    expect(read.map((node) => node['Node Type'])).not.toContain('Seq Scan');
   });
 });

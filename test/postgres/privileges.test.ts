@@ -113,7 +113,19 @@ describe('the documented database roles, on the PostgreSQL server', () => {
         return { status: 201, body: { id: rows[0]?.id } };
       },
     };
-    await createdThenReplayed(atomic(idempotency({ store: postgresStore(app) }), route), '/orders', { sku: 'W-1' });
+    const failures: unknown[] = [];
+    const config = idempotency({ store: postgresStore(app), activity: { onError: (error) => failures.push(error) } });
+    await createdThenReplayed(atomic(config, route), '/orders', { sku: 'W-1' });
+    // Its activity counts too, added as the application's role.
+    await config.close();
+    expect(failures).toEqual([]);
+    const { rows } = await admin.query<{ kind: string; n: string }>(
+      `SELECT kind, sum(n)::text AS n FROM retrysafe_activity WHERE operation = 'orders.create@1' GROUP BY kind ORDER BY kind`,
+    );
+    expect(rows).toEqual([
+      { kind: 'new', n: '1' },
+      { kind: 'replay', n: '1' },
+    ]);
   });
 
   it('lets the application run a leased route with a step, and replay it', async () => {

@@ -338,4 +338,35 @@ describe('upgrading to the domain checks', () => {
       { id: 'evt_1', state: 'dead', parked_at: null },
     ]);
   });
+
+  it('then creates the hourly activity counts (0013) without touching another table, refusing a bucket that is not a whole hour', async () => {
+    const tables = async () =>
+      (
+        await database.query<{ relname: string; relfilenode: number }>(
+          `SELECT relname, relfilenode FROM pg_class WHERE relname LIKE 'retrysafe\\_%' AND relkind = 'r' ORDER BY relname`,
+        )
+      ).rows;
+    const before = await tables();
+    const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
+
+    expect(await migrate(database, migrations)).toEqual({ applied: [13], version: 13 });
+    expect((await tables()).filter((table) => table.relname !== 'retrysafe_activity')).toEqual(before);
+    expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
+    await database.query(
+      `INSERT INTO retrysafe_activity (hour, operation, kind, n) VALUES ('2026-01-01T10:00:00Z', 'orders.create@1', 'new', 3)`,
+    );
+    for (const [hour, kind, n] of [
+      ['2026-01-01T10:30:00Z', 'new', 1],
+      ['2026-01-01T11:00:00Z', 'retried', 1],
+      ['2026-01-01T11:00:00Z', 'new', 0],
+    ] as const) {
+      await expect(
+        database.query(
+          `INSERT INTO retrysafe_activity (hour, operation, kind, n) VALUES ($1, 'orders.create@1', $2, $3)`,
+          [hour, kind, n],
+        ),
+        `${hour} ${kind} ${n}`,
+      ).rejects.toThrow(/check constraint/);
+    }
+  });
 });

@@ -179,4 +179,31 @@ describe.each(engines)('sweeper on $name', (factory) => {
     controller.abort();
     await running;
   });
+
+  it('deletes the activity counts of hours past their retention, 14 days by default, in batches', async () => {
+    await engine.database.query('DELETE FROM retrysafe_activity');
+    // Five buckets of each hour, 20 and 15 days ago (gone), 13 days and an hour ago (kept).
+    await engine.database.query(
+      `INSERT INTO retrysafe_activity (hour, operation, kind, n)
+       SELECT date_trunc('hour', now(), 'UTC') - make_interval(hours => h), 'orders.create@1', kind, 7
+       FROM unnest(ARRAY[480, 360, 312, 1]) AS h, unnest(ARRAY['new', 'replay', 'mismatch', 'conflict', 'unknown']) AS kind`,
+    );
+    const hoursLeft = async () =>
+      (
+        await engine.database.query<{ h: number }>(
+          `SELECT DISTINCT round(extract(epoch FROM date_trunc('hour', now(), 'UTC') - hour) / 3600)::int AS h FROM retrysafe_activity ORDER BY 1`,
+        )
+      ).rows.map((row) => row.h);
+
+    const report = await sweeper({ batchSize: 3 }).runOnce();
+    expect(report.activityPruned).toBe(10);
+    expect(await hoursLeft()).toEqual([1, 312]);
+
+    const shorter = await new Sweeper({
+      store: maintenanceStore(engine.database),
+      activityRetentionSeconds: 86_400,
+    }).runOnce();
+    expect(shorter.activityPruned).toBe(5);
+    expect(await hoursLeft()).toEqual([1]);
+  });
 });

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { describe, expectTypeOf, it } from 'vitest';
 import {
   type ActionResult,
+  type ActivityBucket,
   type ConsoleAccess,
   consoleFastify,
   consoleFetch,
@@ -16,7 +17,8 @@ import {
   runOperatorAction,
 } from 'retrysafe/console';
 import { idempotency } from 'retrysafe';
-import { fromPg, postgresStore } from 'retrysafe/postgres';
+import { type ActivityCount, type ActivityStore, activityStore, fromPg, postgresStore } from 'retrysafe/postgres';
+import { ActivityRecorder } from 'retrysafe/observe';
 
 describe('retrysafe/console', () => {
   const database = fromPg(new pg.Pool());
@@ -45,9 +47,26 @@ describe('retrysafe/console', () => {
       identity: { tenant: 't', operation: 'orders.create@1', key: 'k' },
       seen: { state: 'completed', fencingToken: 1 },
     };
-    const config = idempotency({ store: postgresStore(database) });
+    expectTypeOf(await operators.activity(24)).toEqualTypeOf<readonly ActivityBucket[]>();
+    expectTypeOf<ActivityBucket['counts']>().toEqualTypeOf<
+      Readonly<Record<'new' | 'replay' | 'mismatch' | 'conflict' | 'unknown', number>>
+    >();
+    const config = idempotency({ store: postgresStore(database), activity: { flushIntervalMs: 5000 } });
+    expectTypeOf(config.close()).toEqualTypeOf<Promise<void>>();
+    idempotency({ store: postgresStore(database), activity: false });
+    // @ts-expect-error: on by default; only false turns it off.
+    idempotency({ store: postgresStore(database), activity: true });
     expectTypeOf(
       runOperatorAction({ config, operators }, action, { actor: 'ops', reason: 'why' }),
     ).resolves.toEqualTypeOf<ActionResult>();
+  });
+
+  it('counts activity into any ActivityStore, as an observer', async () => {
+    const store: ActivityStore = activityStore(database);
+    expectTypeOf(store.activity(24)).resolves.toEqualTypeOf<readonly ActivityCount[]>();
+    const recorder = new ActivityRecorder(store, { flushIntervalMs: 1000, onError: (error: unknown) => void error });
+    idempotency({ store: postgresStore(database), activity: false, observers: [recorder.observer] });
+    expectTypeOf(recorder.flush()).toEqualTypeOf<Promise<void>>();
+    await recorder.close();
   });
 });

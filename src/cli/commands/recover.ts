@@ -27,8 +27,9 @@ export function registerRecover(program: Command): Command {
     .action(async (flags: RecoverFlags, command: Command) => {
       const loaded = await loadOperationsModule(command, flags.module);
       await withDatabase(command, flags, async (database) => {
+        const config = await loaded.config(database);
         const worker = new RecoveryWorker({
-          config: await loaded.config(database),
+          config,
           operations: loaded.operations,
           batchSize: flags.batchSize,
           idleMs: flags.idleMs,
@@ -40,11 +41,16 @@ export function registerRecover(program: Command): Command {
           loaded.operations.map((operation) => operation.operation),
         );
         const text = `${describeReport(first)}${describeSkipped(skipped)}`;
-        if (flags.once === true) return output(flags, { ...first, skipped }, text);
+        if (flags.once === true) {
+          // The unknown outcomes it marked, for the console's activity.
+          await config.close();
+          return output(flags, { ...first, skipped }, text);
+        }
         process.stderr.write(
           `retrysafe recover: first pass: ${text.replaceAll('\n', ' ')} Running until SIGTERM or SIGINT.\n`,
         );
         await untilStopped((signal) => worker.run(signal));
+        await config.close();
         process.stderr.write('retrysafe recover: stopped.\n');
       });
     });

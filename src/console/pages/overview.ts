@@ -2,6 +2,7 @@ import { barChart } from '../charts.js';
 import { html, type Html } from '../../core/html.js';
 import type { StoreStats, StuckOperation } from '../../store/maintenance-store.js';
 import type { ActivityBucket } from '../../store/operator-store.js';
+import { ACTIVITY_KINDS, type ActivityKind } from '../../store/activity-store.js';
 import { age, layout, operationHref, type PageContext } from './layout.js';
 
 export interface OverviewData {
@@ -40,39 +41,62 @@ ${
     ? html`<p>No expired leases and no unknown operations.</p>`
     : html`<table aria-labelledby="attention"><thead><tr><th scope="col">Kind</th><th scope="col">Age</th><th scope="col">Tenant</th><th scope="col">Operation</th><th scope="col">Key</th><th scope="col">Mode</th><th scope="col">Attempt</th><th scope="col">Reason</th></tr></thead><tbody>${rows}</tbody></table>`
 }
-<h2>The last ${data.hours} hours</h2>
-${activity(data)}`,
+<h2>Activity over ${periodName(data.hours)}</h2>
+${activity(context, data)}`,
   );
 }
 
-function activity(data: OverviewData): Html {
+/** The periods the overview charts, in hours: the last day and the last week. */
+export const ACTIVITY_PERIODS: readonly number[] = [24, 168];
+
+function activity(context: PageContext, data: OverviewData): Html {
   const end = new Date();
   end.setUTCMinutes(0, 0, 0);
   const hours = Array.from(
     { length: data.hours },
     (_, i) => new Date(end.getTime() - (data.hours - 1 - i) * 3_600_000),
   );
-  const byHour = new Map(data.activity.map((bucket) => [bucket.start.getTime(), bucket]));
-  const buckets = hours.map((hour) => byHour.get(hour.getTime()));
-  const labels = hours.map((hour) => `${hour.toISOString().slice(11, 16)}Z`);
-  const values = (pick: (b: ActivityBucket) => number) => buckets.map((b) => (b === undefined ? 0 : pick(b)));
+  const byHour = new Map(data.activity.map((bucket) => [bucket.start.getTime(), bucket.counts]));
+  const label = (hour: Date) => `${hour.toISOString().slice(0, 13).replace('T', ' ')}:00Z`;
+  const labels = hours.map(label);
+  const series = (kind: ActivityKind) => ({
+    name: KIND_NAMES[kind],
+    values: hours.map((hour) => byHour.get(hour.getTime())?.[kind] ?? 0),
+    tone: `activity-${kind}`,
+  });
   const table = data.activity.map(
     (b) =>
-      html`<tr><th scope="row">${b.start.toISOString().slice(0, 16).replace('T', ' ')}Z</th><td>${b.claimed}</td><td>${b.completed}</td><td>${b.failed}</td><td>${b.unknown}</td><td>${b.inProgress}</td><td>${b.tombstone}</td></tr>`,
+      html`<tr><th scope="row">${label(b.start)}</th>${ACTIVITY_KINDS.map((kind) => html`<td>${b.counts[kind]}</td>`)}</tr>`,
   );
-  return html`<div class="charts">
-${barChart('New operations per hour, by state now', labels, [
-  { name: 'completed', values: values((b) => b.completed), tone: 'completed' },
-  { name: 'failed', values: values((b) => b.failed), tone: 'failed' },
-  { name: 'tombstone', values: values((b) => b.tombstone), tone: 'tombstone' },
-  { name: 'in progress', values: values((b) => b.inProgress), tone: 'in_progress' },
-  { name: 'unknown', values: values((b) => b.unknown), tone: 'unknown' },
+  const periodLink = (period: number) =>
+    period === data.hours
+      ? html`<strong aria-current="page">${periodName(period)}</strong>`
+      : html`<a href="${context.base}/?hours=${period}">${periodName(period)}</a>`;
+  const periods = ACTIVITY_PERIODS.map((period, i) => html`${i === 0 ? '' : ' · '}${periodLink(period)}`);
+  return html`<p class="periods">Show: ${periods}</p>
+<div class="charts">
+${barChart('New operations and replays per hour', labels, [series('new'), series('replay')])}
+${barChart('Mismatches, conflicts and unknown outcomes per hour', labels, [
+  series('mismatch'),
+  series('conflict'),
+  series('unknown'),
 ])}
-${barChart('Unknown outcomes per hour of claim', labels, [{ name: 'unknown', values: values((b) => b.unknown), tone: 'unknown' }])}
 </div>
-<p class="muted">Replays, fingerprint mismatches and conflicts leave no row in the database (recording them would add a write to every retry):
-their counters are the metrics <code>retrysafe_replays_total</code>, <code>retrysafe_fingerprint_mismatches_total</code> and <code>retrysafe_conflicts_total</code>.</p>
+<p class="muted">Counted by each application process as it answers and added to the database every few seconds
+(<code>retrysafe_activity</code>), so a process that crashed loses at most its last interval.</p>
 <details><summary>The same numbers as a table</summary>
-<table><thead><tr><th scope="col">Hour</th><th scope="col">New</th><th scope="col">Completed</th><th scope="col">Failed</th><th scope="col">Unknown</th><th scope="col">In progress</th><th scope="col">Tombstone</th></tr></thead><tbody>${table}</tbody></table>
+<table><thead><tr><th scope="col">Hour</th>${ACTIVITY_KINDS.map((kind) => html`<th scope="col">${KIND_NAMES[kind]}</th>`)}</tr></thead><tbody>${table}</tbody></table>
 </details>`;
+}
+
+const KIND_NAMES: Readonly<Record<ActivityKind, string>> = {
+  new: 'new operations',
+  replay: 'replays',
+  mismatch: 'fingerprint mismatches',
+  conflict: 'conflicts',
+  unknown: 'unknown outcomes',
+};
+
+function periodName(hours: number): string {
+  return hours % 24 === 0 && hours > 24 ? `the last ${hours / 24} days` : `the last ${hours} hours`;
 }

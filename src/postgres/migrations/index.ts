@@ -10,6 +10,7 @@ import { oneSweepIndex } from './0009_one_sweep_index.js';
 import { operatorActions } from './0010_operator_actions.js';
 import { parkedWebhookEvents } from './0011_parked_webhook_events.js';
 import { claimReadAfterLock } from './0012_claim_read_after_lock.js';
+import { activity } from './0013_activity.js';
 import type { Migration } from './migration.js';
 
 export { latestVersion, type Migration } from './migration.js';
@@ -31,4 +32,5 @@ export const migrations: readonly Migration[] = [
   operatorActions,
   parkedWebhookEvents,
   claimReadAfterLock,
+  activity,
 ];

@@ -128,20 +128,6 @@ FROM retrysafe_operator_actions
 WHERE tenant = $1 AND operation = $2 AND key = $3 AND message_id IS NULL
 ORDER BY at, id`;
 
-/** Operations claimed per hour over the last $1 hours, by their state now: a scan of the table, as no index on claim time taxes every new key. */
-export const ACTIVITY = `
-SELECT date_trunc('hour', created_at) AS start,
-  count(*)::int AS claimed,
-  count(*) FILTER (WHERE state = 'completed')::int AS completed,
-  count(*) FILTER (WHERE state = 'failed')::int AS failed,
-  count(*) FILTER (WHERE state = 'unknown')::int AS unknown,
-  count(*) FILTER (WHERE state = 'in_progress')::int AS in_progress,
-  count(*) FILTER (WHERE state = 'tombstone')::int AS tombstone
-FROM retrysafe_operations
-WHERE created_at >= date_trunc('hour', now()) - make_interval(hours => $1 - 1)
-GROUP BY 1
-ORDER BY 1`;
-
 /** Dead letters, most recently parked first, on the dead-letter index. $1 limit, after $2 (exact time), $3 id. */
 export const DEAD_LETTER_PAGE = `
 SELECT id, topic, attempts, last_error, created_at, parked_at, ${exact('parked_at')} AS position

@@ -9,6 +9,7 @@ export function crashConfig(database: SqlDatabase<SqlClient>): Idempotency<SqlCl
     store: postgresStore(database),
     leaseSeconds: Number(process.env.LEASE_SECONDS ?? 2),
     maxAttempts: Number(process.env.MAX_ATTEMPTS ?? 20),
+    activity: { flushIntervalMs: Number(process.env.ACTIVITY_FLUSH_MS ?? 10_000) },
   });
 }
 

@@ -1,0 +1,113 @@
+import type { Observer, RetrysafeEvent } from '../core/events.js';
+import { extend } from '../core/extend.js';
+import { positive } from '../core/route-settings.js';
+import type { ActivityCount, ActivityKind, ActivityStore } from '../store/activity-store.js';
+
+export interface ActivityOptions {
+  /** How often a process adds what it counted to the activity table, in ms; a crash loses at most this much. Default 10000. */
+  readonly flushIntervalMs?: number;
+  /** Most buckets kept while the store refuses them; past it the oldest hours are dropped. Default 10000. */
+  readonly maxBuckets?: number;
+  /** Told about every failed flush; its counts are kept for the next. */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** The kind each event counts as, if it counts: the console's charts. */
+const KINDS: Partial<Record<RetrysafeEvent['type'], ActivityKind>> = {
+  claimed: 'new',
+  replayed: 'replay',
+  'fingerprint-mismatch': 'mismatch',
+  conflict: 'conflict',
+  unknown: 'unknown',
+};
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * Counts answers per hour, operation and kind in this process, as an observer
+ * of the events the requests already announce, and adds them to the store
+ * every `flushIntervalMs` in one statement: a request never waits for it and
+ * writes nothing more. A failed flush keeps its counts for the next one.
+ */
+export class ActivityRecorder {
+  /** Counts not yet added, by `hour|operation|kind`. */
+  private pending = new Map<string, ActivityCount>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private flushing: Promise<void> | undefined;
+  private readonly intervalMs: number;
+  private readonly maxBuckets: number;
+
+  constructor(
+    private readonly store: Pick<ActivityStore, 'addActivity'>,
+    private readonly options: ActivityOptions = {},
+  ) {
+    this.intervalMs = positive('flushIntervalMs', options.flushIntervalMs ?? 10_000);
+    this.maxBuckets = positive('maxBuckets', options.maxBuckets ?? 10_000);
+  }
+
+  /** The observer to give `idempotency({ observers })`: counts, and schedules a flush. */
+  readonly observer: Observer = (event) => {
+    const kind = KINDS[event.type];
+    if (kind === undefined || event.identity === undefined) return;
+    const hour = new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS);
+    this.add({ hour, operation: event.identity.operation, kind, n: 1 });
+    this.schedule();
+  };
+
+  /** Adds what was counted so far; resolves when it is stored or kept again after a failure (never rejects). */
+  flush(): Promise<void> {
+    this.flushing ??= this.send().finally(() => {
+      this.flushing = undefined;
+      this.schedule();
+    });
+    return this.flushing;
+  }
+
+  /** Stops the timer and adds everything counted; for a clean shutdown. Counts announced later are flushed by a later call. */
+  async close(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.flushing;
+    await this.flush();
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private async send(): Promise<void> {
+    const batch = this.pending;
+    if (batch.size === 0) return;
+    this.pending = new Map();
+    try {
+      await this.store.addActivity([...batch.values()]);
+    } catch (error) {
+      for (const count of batch.values()) this.add(count);
+      this.bound();
+      this.options.onError?.(error);
+    }
+  }
+
+  private add(count: ActivityCount): void {
+    const key = `${count.hour.getTime()}|${count.operation}|${count.kind}`;
+    const held = this.pending.get(key);
+    this.pending.set(key, held === undefined ? count : extend(held, { n: held.n + count.n }));
+  }
+
+  /** Keeps the newest `maxBuckets` buckets: memory stays bounded however long the store is down. */
+  private bound(): void {
+    if (this.pending.size <= this.maxBuckets) return;
+    const kept = [...this.pending]
+      .sort(([, a], [, b]) => b.hour.getTime() - a.hour.getTime())
+      .slice(0, this.maxBuckets);
+    this.pending = new Map(kept);
+  }
+
+  private schedule(): void {
+    if (this.timer !== undefined || this.flushing !== undefined || this.pending.size === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, this.intervalMs);
+    // Counting never keeps a process alive: a clean shutdown calls close().
+    this.timer.unref();
+  }
+}
