@@ -339,6 +339,40 @@ describe('upgrading to the domain checks', () => {
     ]);
   });
 
+  it("then creates the claim's read after the lock (0012) without touching a table: it finds a record that exists, and only that one", async () => {
+    const tables = async () =>
+      (
+        await database.query<{ relname: string; relfilenode: number }>(
+          `SELECT relname, relfilenode FROM pg_class WHERE relname LIKE 'retrysafe\\_%' ORDER BY relname`,
+        )
+      ).rows;
+    const before = await tables();
+    const [record] = (
+      await database.query<{ tenant: string; operation: string; key: string }>(
+        'SELECT tenant, operation, key FROM retrysafe_operations ORDER BY key LIMIT 1',
+      )
+    ).rows;
+    if (record === undefined) throw new Error('The upgraded table holds no record.');
+
+    expect(
+      await migrate(
+        database,
+        migrations.filter((m) => m.version <= 12),
+      ),
+    ).toEqual({ applied: [12], version: 12 });
+    expect(await tables()).toEqual(before);
+    const exists = async (key: string) =>
+      (
+        await database.query<{ found: boolean }>('SELECT retrysafe_operation_exists($1, $2, $3) AS found', [
+          record.tenant,
+          record.operation,
+          key,
+        ])
+      ).rows[0]?.found;
+    expect(await exists(record.key)).toBe(true);
+    expect(await exists(`${record.key}-not-stored`)).toBe(false);
+  });
+
   it('then creates the hourly activity counts (0013) without touching another table, refusing a bucket that is not a whole hour', async () => {
     const tables = async () =>
       (
