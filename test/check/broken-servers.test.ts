@@ -1,9 +1,9 @@
 import { createServer } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { check, type ProbeName } from '../../src/check/index.js';
 import { failuresOf, ordersTarget, probe, resultsOf } from './support/check-target.js';
 import { listen } from './support/listen.js';
-import { expiredOrder, type Flaw, startToyServer, type ToyServer } from './support/toy-server.js';
+import { expiredOrder, type Flaw, startToyServer, type ToyOptions, type ToyServer } from './support/toy-server.js';
 
 const allPass = {
   concurrency: 'pass',
@@ -20,31 +20,39 @@ const allPass = {
   'published-specification': 'pass',
 } as const;
 
-describe('check against small servers with one deliberate flaw', () => {
-  let server: ToyServer | undefined;
-  afterEach(async () => {
-    await server?.close();
-    server = undefined;
-  });
+/**
+ * A toy server of the test's own, closed when it ends. A check spends most of its time waiting on the toy's work
+ * and Retry-After, so the checks of a suite run side by side, each against its own server.
+ */
+async function toyServer(context: TestContext, options?: ToyOptions): Promise<ToyServer> {
+  const server = await startToyServer(options);
+  context.onTestFinished(() => server.close());
+  return server;
+}
 
-  it('passes every probe on the same server without a flaw', { timeout: 120_000 }, async () => {
-    server = await startToyServer();
+describe('check against small servers with one deliberate flaw', { concurrent: true }, () => {
+  it('passes every probe on the same server without a flaw', { timeout: 120_000 }, async (context) => {
+    const server = await toyServer(context);
     const report = await check(ordersTarget(server.origin));
     expect(resultsOf(report)).toEqual(allPass);
     expect(report.outcome).toBe('pass');
     expect(probe(report, 'concurrency').evidence.resources).toEqual({ before: 0, after: 1 });
   });
 
-  it('fails concurrency when the server checks the key, awaits, then inserts', { timeout: 120_000 }, async () => {
-    server = await startToyServer({ flaw: 'check-then-insert' });
-    const report = await check(ordersTarget(server.origin));
-    const concurrency = probe(report, 'concurrency');
-    expect(concurrency.result).toBe('fail');
-    const resources = concurrency.evidence.resources;
-    expect(resources !== undefined && resources.after - resources.before).toBeGreaterThan(1);
-    expect(failuresOf(concurrency).join('\n')).toMatch(/expected 1 new resource, counted \d+/);
-    expect(report.outcome).toBe('fail');
-  });
+  it(
+    'fails concurrency when the server checks the key, awaits, then inserts',
+    { timeout: 120_000 },
+    async (context) => {
+      const server = await toyServer(context, { flaw: 'check-then-insert' });
+      const report = await check(ordersTarget(server.origin));
+      const concurrency = probe(report, 'concurrency');
+      expect(concurrency.result).toBe('fail');
+      const resources = concurrency.evidence.resources;
+      expect(resources !== undefined && resources.after - resources.before).toBeGreaterThan(1);
+      expect(failuresOf(concurrency).join('\n')).toMatch(/expected 1 new resource, counted \d+/);
+      expect(report.outcome).toBe('fail');
+    },
+  );
 
   // Each of these flaws shows in its own probe, and only there (keys shared across tenants are shared across users too).
   const exclusive: readonly (readonly [Flaw, ProbeName, RegExp, readonly ProbeName[]])[] = [
@@ -58,11 +66,11 @@ describe('check against small servers with one deliberate flaw', () => {
     ['dead-spec-link', 'published-specification', /the specification answered 404, not 200/, []],
   ];
 
-  it.each(exclusive)(
+  it.for(exclusive)(
     'a server with the %s flaw fails the %s probe only',
     { timeout: 120_000 },
-    async (flaw, failing, failure, alsoFailing) => {
-      server = await startToyServer({ flaw });
+    async ([flaw, failing, failure, alsoFailing], context) => {
+      const server = await toyServer(context, { flaw });
       const report = await check(ordersTarget(server.origin));
       expect(resultsOf(report)).toEqual({
         ...allPass,
@@ -76,8 +84,8 @@ describe('check against small servers with one deliberate flaw', () => {
   it(
     'fails concurrency when the race opens only for some keys, so one burst misses it',
     { timeout: 120_000 },
-    async () => {
-      server = await startToyServer({ flaw: 'cold-race' });
+    async (context) => {
+      const server = await toyServer(context, { flaw: 'cold-race' });
       const report = await check(ordersTarget(server.origin));
       const concurrency = probe(report, 'concurrency');
       expect(concurrency.result).toBe('fail');
@@ -86,33 +94,22 @@ describe('check against small servers with one deliberate flaw', () => {
   );
 
   it(
-    'fails lost-response when the server forgets the key of a client that hung up, even when its work takes 5 ms',
+    'fails replay when the server replays a re-encoded body without Location',
     { timeout: 120_000 },
-    async () => {
-      server = await startToyServer({ flaw: 'forgets-on-hang-up', workMs: 5 });
+    async (context) => {
+      const server = await toyServer(context, { flaw: 'lossy-replay' });
       const report = await check(ordersTarget(server.origin));
-      // The slow client gives up after 20 ms, once the answer is already there.
-      expect(probe(report, 'slow-client').result).toBe('pass');
-      const lost = probe(report, 'lost-response');
-      expect(lost.result).toBe('fail');
-      expect(failuresOf(lost).join('\n')).toMatch(/expected 1 new resource, counted 2/);
-      expect(lost.evidence.notes.join('\n')).toMatch(/the first attempt's work landed/);
+      const failures = failuresOf(probe(report, 'replay')).join('\n');
+      expect(failures).toMatch(/body bytes differ/);
+      expect(failures).toMatch(/location changed from "\/orders\/\d+" to absent/);
     },
   );
-
-  it('fails replay when the server replays a re-encoded body without Location', { timeout: 120_000 }, async () => {
-    server = await startToyServer({ flaw: 'lossy-replay' });
-    const report = await check(ordersTarget(server.origin));
-    const failures = failuresOf(probe(report, 'replay')).join('\n');
-    expect(failures).toMatch(/body bytes differ/);
-    expect(failures).toMatch(/location changed from "\/orders\/\d+" to absent/);
-  });
 
   it(
     "reports tenant isolation as not applicable, not failed, when the second tenant's credentials are refused",
     { timeout: 120_000 },
-    async () => {
-      server = await startToyServer();
+    async (context) => {
+      const server = await toyServer(context);
       // Without a count URL: reading it with refused credentials stops the whole check (count-unreadable).
       const report = await check(
         ordersTarget(server.origin, { otherHeaders: { authorization: 'Bearer expired' }, countUrl: undefined }),
@@ -127,8 +124,8 @@ describe('check against small servers with one deliberate flaw', () => {
     },
   );
 
-  it('reports a reused business input as not applicable, not as a failure', { timeout: 180_000 }, async () => {
-    server = await startToyServer({ uniqueSku: true });
+  it('reports a reused business input as not applicable, not as a failure', { timeout: 180_000 }, async (context) => {
+    const server = await toyServer(context, { uniqueSku: true });
     const fixed = ordersTarget(server.origin, {
       body: '{"sku":"fixed","qty":1}',
       countUrl: `${server.origin}/orders?sku=fixed`,
@@ -161,17 +158,30 @@ describe('check against small servers with one deliberate flaw', () => {
   });
 });
 
-describe('the expired-key probe against small servers', () => {
-  let server: ToyServer | undefined;
-  afterEach(async () => {
-    await server?.close();
-    server = undefined;
-  });
+// Alone, not beside the other checks: its server answers within 5 ms, before the slow client's 20 ms run out, and
+// a busy event loop could let those 20 ms pass first.
+describe('check against a small server that forgets a key when its client hangs up', () => {
+  it(
+    'fails lost-response when the server forgets the key of a client that hung up, even when its work takes 5 ms',
+    { timeout: 120_000 },
+    async (context) => {
+      const server = await toyServer(context, { flaw: 'forgets-on-hang-up', workMs: 5 });
+      const report = await check(ordersTarget(server.origin));
+      // The slow client gives up after 20 ms, once the answer is already there.
+      expect(probe(report, 'slow-client').result).toBe('pass');
+      const lost = probe(report, 'lost-response');
+      expect(lost.result).toBe('fail');
+      expect(failuresOf(lost).join('\n')).toMatch(/expected 1 new resource, counted 2/);
+      expect(lost.evidence.notes.join('\n')).toMatch(/the first attempt's work landed/);
+    },
+  );
+});
 
+describe('the expired-key probe against small servers', { concurrent: true }, () => {
   const body = '{"sku":"expired-sku","qty":1}';
 
-  it('passes when an expired key gets the documented 410 twice', { timeout: 120_000 }, async () => {
-    const toy = (server = await startToyServer());
+  it('passes when an expired key gets the documented 410 twice', { timeout: 120_000 }, async (context) => {
+    const toy = await toyServer(context);
     await expiredOrder(toy, 'expired-1', body);
     const report = await check(ordersTarget(toy.origin, { expiredKey: 'expired-1', expiredBody: body }));
     expect(resultsOf(report)).toEqual({ ...allPass, 'expired-key': 'pass' });
@@ -180,8 +190,8 @@ describe('the expired-key probe against small servers', () => {
     expect(clause?.result).toBe('pass');
   });
 
-  it('fails when the server runs an expired key again as a new operation', { timeout: 120_000 }, async () => {
-    const toy = (server = await startToyServer({ flaw: 'reruns-expired' }));
+  it('fails when the server runs an expired key again as a new operation', { timeout: 120_000 }, async (context) => {
+    const toy = await toyServer(context, { flaw: 'reruns-expired' });
     await expiredOrder(toy, 'expired-2', body);
     const report = await check(ordersTarget(toy.origin, { expiredKey: 'expired-2', expiredBody: body }));
     expect(resultsOf(report)).toEqual({ ...allPass, 'expired-key': 'fail' });
@@ -191,18 +201,22 @@ describe('the expired-key probe against small servers', () => {
     expect(report.clauses.find((c) => c.section === '2.3')?.result).toBe('fail');
   });
 
-  it('passes where expiry is documented as a new operation, replayed to its retry', { timeout: 120_000 }, async () => {
-    const toy = (server = await startToyServer({ flaw: 'reruns-expired' }));
-    await expiredOrder(toy, 'expired-3', body);
-    const report = await check(
-      ordersTarget(toy.origin, { expiredKey: 'expired-3', expiredBody: body, expiredStatus: 201 }),
-    );
-    expect(probe(report, 'expired-key').result).toBe('pass');
-    expect(probe(report, 'expired-key').evidence.answers).toEqual({ 'first: 201': 1, 'again: 201 replayed': 1 });
-  });
+  it(
+    'passes where expiry is documented as a new operation, replayed to its retry',
+    { timeout: 120_000 },
+    async (context) => {
+      const toy = await toyServer(context, { flaw: 'reruns-expired' });
+      await expiredOrder(toy, 'expired-3', body);
+      const report = await check(
+        ordersTarget(toy.origin, { expiredKey: 'expired-3', expiredBody: body, expiredStatus: 201 }),
+      );
+      expect(probe(report, 'expired-key').result).toBe('pass');
+      expect(probe(report, 'expired-key').evidence.answers).toEqual({ 'first: 201': 1, 'again: 201 replayed': 1 });
+    },
+  );
 
-  it('is not applicable, never a pass, when the key is still replayed', { timeout: 120_000 }, async () => {
-    const toy = (server = await startToyServer());
+  it('is not applicable, never a pass, when the key is still replayed', { timeout: 120_000 }, async (context) => {
+    const toy = await toyServer(context);
     await fetch(`${toy.origin}/orders`, {
       method: 'POST',
       headers: { authorization: 'Bearer demo-a', 'content-type': 'application/json', 'idempotency-key': 'kept' },
@@ -215,15 +229,19 @@ describe('the expired-key probe against small servers', () => {
     expect(report.clauses.find((c) => c.section === '2.3')?.result).toBe('inconclusive');
   });
 
-  it('is not applicable when the body is not the one the key was first sent with', { timeout: 120_000 }, async () => {
-    const toy = (server = await startToyServer());
-    await expiredOrder(toy, 'expired-5', body);
-    const report = await check(
-      ordersTarget(toy.origin, { expiredKey: 'expired-5', expiredBody: '{"sku":"other","qty":1}' }),
-    );
-    const expired = probe(report, 'expired-key');
-    expect(expired.result === 'not-applicable' && expired.reason).toMatch(/--expired-body/);
-  });
+  it(
+    'is not applicable when the body is not the one the key was first sent with',
+    { timeout: 120_000 },
+    async (context) => {
+      const toy = await toyServer(context);
+      await expiredOrder(toy, 'expired-5', body);
+      const report = await check(
+        ordersTarget(toy.origin, { expiredKey: 'expired-5', expiredBody: '{"sku":"other","qty":1}' }),
+      );
+      const expired = probe(report, 'expired-key');
+      expect(expired.result === 'not-applicable' && expired.reason).toMatch(/--expired-body/);
+    },
+  );
 });
 
 describe('check against a server that never answers', () => {

@@ -34,7 +34,9 @@ function retrysafe(args: readonly string[]): Promise<Run> {
 
 const EXPIRED_BODY = '{"sku":"cli-expired","qty":1}';
 
-describe('retrysafe check, run as a command', () => {
+// The commands run side by side (five at a time, Vitest's default): each spends its time starting Node and waiting on
+// the toy servers, and each check sends keys and bodies of its own.
+describe('retrysafe check, run as a command', { concurrent: true }, () => {
   let sound: ToyServer;
   let bodyBlind: ToyServer;
   let dir: string;

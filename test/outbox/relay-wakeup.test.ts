@@ -1,10 +1,10 @@
-import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueue, type Listener, pgListener, pgliteListener, Relay, webhookTransport } from '../../src/outbox/index.js';
 import { fromPg, fromPGlite, migrate, portable } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { createTestDatabase } from '../support/database.js';
+import { migratedPGlite } from '../support/engines.js';
 import { until } from './support/until.js';
 import { startWebhookSink, type WebhookSink } from './support/webhook-sink.js';
 
@@ -42,7 +42,8 @@ const setups: readonly { readonly name: string; open(): Promise<Listening> }[] =
   {
     name: 'PGlite',
     async open() {
-      const lite = await PGlite.create();
+      // The run's migrated template: a new PGlite of its own would run every migration again.
+      const lite = await migratedPGlite();
       const database = portable(fromPGlite(lite));
       await migrate(database);
       return { database, listen: pgliteListener(lite), close: () => lite.close() };

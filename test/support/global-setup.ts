@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmod, cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { access, chmod, cp, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { arch, platform, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -25,7 +26,7 @@ declare module 'vitest' {
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const scratch = await mkdtemp(join(tmpdir(), 'retrysafe-test-'));
-  project.provide('pgliteTemplate', await pgliteTemplate(scratch));
+  project.provide('pgliteTemplate', await cachedPGliteTemplate(scratch));
   const stopServer = await startServer(project).catch(async (error: unknown) => {
     await rm(scratch, { recursive: true, force: true });
     throw error;
@@ -34,6 +35,41 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await stopServer();
     await rm(scratch, { recursive: true, force: true });
   };
+}
+
+/** What the template is made of: migrate() and its migrations on this PGlite; a change to any makes a new one. */
+const templateSources = ['src/postgres/migrate.ts', 'src/postgres/schema.ts', 'src/postgres/clients/from-pglite.ts'];
+const migrationsDir = 'src/postgres/migrations';
+
+/**
+ * The PGlite template, kept under node_modules/.cache/retrysafe/ by a digest of what it is made of: every Vitest
+ * run of a checkout (`npm test`, each pass of `.ci/run`, the runs test/support/exit-status.test.ts starts) needs
+ * it, and making one takes seconds. `directory` holds a new one until it is in place.
+ */
+async function cachedPGliteTemplate(directory: string): Promise<string> {
+  const root = new URL('../../', import.meta.url).pathname;
+  const pglite = dirname(dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')));
+  const digest = createHash('sha256').update(await readFile(join(pglite, 'package.json')));
+  const migrations = (await readdir(join(root, migrationsDir))).sort().map((file) => join(migrationsDir, file));
+  for (const source of [...templateSources, ...migrations])
+    digest.update(`\0${source}\0`).update(await readFile(join(root, source)));
+  const cache = join(root, 'node_modules', '.cache', 'retrysafe');
+  const name = `pglite-template-${digest.digest('hex').slice(0, 16)}.tar`;
+  const cached = join(cache, name);
+  const kept = await access(cached).then(
+    () => true,
+    () => false,
+  );
+  if (kept) return cached;
+  const made = await pgliteTemplate(directory);
+  await mkdir(cache, { recursive: true });
+  // Runs side by side may each make one: a rename puts a whole file in place, never half of one.
+  await cp(made, join(cache, `${name}.${process.pid}`));
+  await rename(join(cache, `${name}.${process.pid}`), cached);
+  for (const stale of await readdir(cache))
+    if (stale.startsWith('pglite-template-') && stale.endsWith('.tar') && stale !== name)
+      await rm(join(cache, stale), { force: true });
+  return cached;
 }
 
 async function pgliteTemplate(directory: string): Promise<string> {
