@@ -17,5 +17,5 @@ export {
   type FastifyConsoleReply,
   type FastifyConsoleRequest,
 } from './mount/fastify.js';
-export { operatorStore } from '../postgres/operator-store.js';
+export { operatorStore } from '../postgres/postgres-operator-store.js';
 export type * from '../store/operator-store.js';

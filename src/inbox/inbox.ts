@@ -1,6 +1,6 @@
 import { pruneInBatches, type PruneOptions } from '../background/prune-in-batches.js';
 import { RetrysafeError } from '../core/errors.js';
-import { inboxStore } from '../postgres/inbox-store.js';
+import { inboxStore } from '../postgres/postgres-inbox-store.js';
 import type { InboxKey, InboxStore } from '../store/inbox-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 

@@ -1,4 +1,4 @@
-import { outboxStore } from '../postgres/outbox-store.js';
+import { outboxStore } from '../postgres/postgres-outbox-store.js';
 import type { DeadLetter } from '../store/outbox-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import { isOutboxId } from './outbox.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { RetrysafeError } from '../core/errors.js';
-import { outboxStore, queryableOutbox } from '../postgres/outbox-store.js';
+import { outboxStore, queryableOutbox } from '../postgres/postgres-outbox-store.js';
 import type { OutboxMessage } from '../store/outbox-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 

@@ -1,5 +1,5 @@
 import { pruneInBatches, type PruneOptions } from '../background/prune-in-batches.js';
-import { outboxStore } from '../postgres/outbox-store.js';
+import { outboxStore } from '../postgres/postgres-outbox-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 
 export type { PruneOptions } from '../background/prune-in-batches.js';

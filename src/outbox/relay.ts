@@ -3,7 +3,7 @@ import { crashPoint } from '../core/crash-point.js';
 import { RetrysafeError } from '../core/errors.js';
 import { type Listener, pollLoop } from '../background/poll-loop.js';
 import { afterFailure, errorText, resolveRetryPolicy, type RetryPolicy } from '../background/worker-retry.js';
-import { outboxStore } from '../postgres/outbox-store.js';
+import { outboxStore } from '../postgres/postgres-outbox-store.js';
 import type { ClaimedMessage, OutboxClaim, OutboxStore } from '../store/outbox-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import type { Transport } from './transport.js';

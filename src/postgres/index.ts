@@ -9,8 +9,8 @@ export { fromPGlite, type PGliteLike } from './clients/from-pglite.js';
 export { migrate, type MigrationResult } from './migrate.js';
 export type { Migration } from './migrations/index.js';
 export { schemaSql } from './schema.js';
-export { maintenanceStore } from './maintenance-store.js';
-export { activityStore } from './activity-store.js';
+export { maintenanceStore } from './postgres-maintenance-store.js';
+export { activityStore } from './postgres-activity-store.js';
 export type { ActivityCount, ActivityKind, ActivityStore } from '../store/activity-store.js';
 export type {
   MaintenanceStore,

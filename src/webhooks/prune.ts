@@ -1,5 +1,5 @@
 import { pruneInBatches, type PruneOptions } from '../background/prune-in-batches.js';
-import { webhookStore } from '../postgres/webhook-store.js';
+import { webhookStore } from '../postgres/postgres-webhook-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 
 /**

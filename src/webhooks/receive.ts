@@ -1,7 +1,7 @@
 import { problem, type ProblemCode } from '../core/answer/problems.js';
 import { problemReply, type Reply } from '../core/answer/reply.js';
 import { readJsonPayload } from '../inbox/json-payload.js';
-import { webhookStore } from '../postgres/webhook-store.js';
+import { webhookStore } from '../postgres/postgres-webhook-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import { type VerificationFailure, verifyWebhook, type VerifyOptions, type WebhookHeaders } from './verify.js';
 

@@ -1,8 +1,8 @@
 import { pollLoop } from '../background/poll-loop.js';
 import { afterFailure, errorText, resolveRetryPolicy, type RetryPolicy } from '../background/worker-retry.js';
 import { consumeIn, inboxKey, type InboxResult } from '../inbox/inbox.js';
-import { inboxStore } from '../postgres/inbox-store.js';
-import { webhookStore } from '../postgres/webhook-store.js';
+import { inboxStore } from '../postgres/postgres-inbox-store.js';
+import { webhookStore } from '../postgres/postgres-webhook-store.js';
 import type { InboxStore } from '../store/inbox-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import type { StoredWebhookEvent, WebhookStore } from '../store/webhook-store.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Relay, webhookTransport } from '../../src/outbox/index.js';
-import { maintenanceStore } from '../../src/postgres/maintenance-store.js';
+import { maintenanceStore } from '../../src/postgres/postgres-maintenance-store.js';
 import { Sweeper } from '../../src/retention/sweeper.js';
 import { WebhookWorker } from '../../src/webhooks/index.js';
 import { type Engine, engines } from '../support/engines.js';

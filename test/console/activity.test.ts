@@ -4,8 +4,8 @@ import { idempotency, type Idempotency, type IdempotencyOptions } from '../../sr
 import { fingerprint } from '../../src/core/fingerprint.js';
 import { RecoveryWorker } from '../../src/leases/recovery-worker.js';
 import { ActivityRecorder } from '../../src/background/activity-recorder.js';
-import { activityStore } from '../../src/postgres/activity-store.js';
-import { operatorStore } from '../../src/postgres/operator-store.js';
+import { activityStore } from '../../src/postgres/postgres-activity-store.js';
+import { operatorStore } from '../../src/postgres/postgres-operator-store.js';
 import { postgresStore } from '../../src/postgres/postgres-store.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { type AppState, fastifyAdapter, ORDERS_TABLE } from '../support/apps.js';

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { activityStore } from '../../src/postgres/activity-store.js';
+import { activityStore } from '../../src/postgres/postgres-activity-store.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprint } from '../../src/core/fingerprint.js';
 import type { OperationIdentity } from '../../src/core/identity.js';

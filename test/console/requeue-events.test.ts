@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runOperatorAction } from '../../src/console/actions.js';
 import { idempotency } from '../../src/modes/idempotency.js';
-import { operatorStore } from '../../src/postgres/operator-store.js';
+import { operatorStore } from '../../src/postgres/postgres-operator-store.js';
 import { postgresStore } from '../../src/postgres/postgres-store.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { type ReceivedWebhook, receiveWebhook, signWebhook, WebhookWorker } from '../../src/webhooks/index.js';

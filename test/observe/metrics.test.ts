@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { maintenanceStore } from '../../src/postgres/maintenance-store.js';
+import { maintenanceStore } from '../../src/postgres/postgres-maintenance-store.js';
 import { collectStoreGauges } from '../../src/observe/store-gauges.js';
 import { metricsObserver } from '../../src/observe/metrics.js';
 import { storeTimer } from '../../src/observe/timed-store.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fingerprint } from '../../src/core/fingerprint.js';
 import { RetrysafeError } from '../../src/core/errors.js';
-import { maintenanceStore } from '../../src/postgres/maintenance-store.js';
+import { maintenanceStore } from '../../src/postgres/postgres-maintenance-store.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import { defaultRetention } from '../../src/core/retention.js';
 import { type Engine, engines } from '../support/engines.js';

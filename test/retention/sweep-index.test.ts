@@ -2,7 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromPg, fromPGlite, migrate, portable } from '../../src/postgres/index.js';
-import { maintenanceStore } from '../../src/postgres/maintenance-store.js';
+import { maintenanceStore } from '../../src/postgres/postgres-maintenance-store.js';
 import { migrations } from '../../src/postgres/migrations/index.js';
 import { DELETE_EXPIRED_TOMBSTONES, TOMBSTONE_EXPIRED } from '../../src/postgres/sql/sweep.js';
 import { Sweeper } from '../../src/retention/sweeper.js';

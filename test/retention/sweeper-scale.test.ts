@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { atomic, type FetchRequest } from '../../src/adapters/fetch/index.js';
 import { idempotency } from '../../src/modes/idempotency.js';
 import type { AtomicRoute } from '../../src/core/route.js';
-import { maintenanceStore } from '../../src/postgres/maintenance-store.js';
+import { maintenanceStore } from '../../src/postgres/postgres-maintenance-store.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import { Sweeper } from '../../src/retention/sweeper.js';
 import type { SqlClient } from '../../src/store/sql-client.js';

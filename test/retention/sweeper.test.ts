@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { maintenanceStore } from '../../src/postgres/maintenance-store.js';
+import { maintenanceStore } from '../../src/postgres/postgres-maintenance-store.js';
 import { Sweeper, type SweepProgress } from '../../src/retention/sweeper.js';
 import { type Engine, engines } from '../support/engines.js';
 import { waitFor } from './wait-for.js';

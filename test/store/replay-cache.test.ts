@@ -4,7 +4,7 @@ import { atomic, type FetchRequest } from '../../src/adapters/fetch/index.js';
 import { fingerprint } from '../../src/core/fingerprint.js';
 import { idempotency, type IdempotencyOptions } from '../../src/modes/idempotency.js';
 import type { AtomicRoute } from '../../src/core/route.js';
-import { maintenanceStore } from '../../src/postgres/maintenance-store.js';
+import { maintenanceStore } from '../../src/postgres/postgres-maintenance-store.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import { Sweeper } from '../../src/retention/sweeper.js';
 import { decorate } from '../../src/store/decorate.js';

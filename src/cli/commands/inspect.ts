@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { maintenanceStore } from '../../postgres/maintenance-store.js';
+import { maintenanceStore } from '../../postgres/postgres-maintenance-store.js';
 import type { OperationDetails } from '../../store/maintenance-store.js';
 import {
   CommandFailure,

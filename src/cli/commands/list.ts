@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import type { RecordState } from '../../core/record.js';
-import { operatorStore } from '../../postgres/operator-store.js';
+import { operatorStore } from '../../postgres/postgres-operator-store.js';
 import type { KeyMatch, OperationQuery, OperationSummary, Page } from '../../store/operator-store.js';
 import {
   databaseCommand,

@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
-import { operatorStore } from '../../postgres/operator-store.js';
+import { operatorStore } from '../../postgres/postgres-operator-store.js';
 import {
   CommandFailure,
   databaseCommand,

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { RecoveryWorker, type RecoveryReport } from '../../leases/recovery-worker.js';
-import { maintenanceStore } from '../../postgres/maintenance-store.js';
+import { maintenanceStore } from '../../postgres/postgres-maintenance-store.js';
 import { databaseCommand, type DatabaseFlags, output, wholeNumber, withDatabase } from '../database-command.js';
 import { loadOperationsModule } from '../operations-module.js';
 

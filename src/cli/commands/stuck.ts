@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ageText } from '../../core/age.js';
-import { maintenanceStore } from '../../postgres/maintenance-store.js';
+import { maintenanceStore } from '../../postgres/postgres-maintenance-store.js';
 import type { StuckOperation } from '../../store/maintenance-store.js';
 import { databaseCommand, type DatabaseFlags, output, wholeNumber, withDatabase } from '../database-command.js';
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { pruneInbox } from '../../inbox/inbox.js';
 import { pruneOutbox } from '../../outbox/prune.js';
-import { maintenanceStore } from '../../postgres/maintenance-store.js';
+import { maintenanceStore } from '../../postgres/postgres-maintenance-store.js';
 import { type PruneOutcome, type PruneTask, type SweepProgress, Sweeper } from '../../retention/sweeper.js';
 import type { SqlClient, SqlDatabase } from '../../store/sql-client.js';
 import { pruneWebhookEvents } from '../../webhooks/prune.js';

@@ -12,7 +12,7 @@ import type {
 } from '../store/operator-store.js';
 import type { SqlDatabase, Statement } from '../store/sql-client.js';
 import type { ActivityKind } from '../store/activity-store.js';
-import { activityStore } from './activity-store.js';
+import { activityStore } from './postgres-activity-store.js';
 import {
   BYTE_ORDERED,
   DEAD_LETTER_PAGE,

@@ -31,7 +31,7 @@ import {
   takeOverValues,
 } from './sql/lease.js';
 import { type RecordRow, toRecord } from './sql/record-row.js';
-import { recordReader } from './record-reader.js';
+import { recordReader } from './postgres-record-reader.js';
 import { storeChanged, storeRows } from './store-rows.js';
 
 interface LeaseRow {

@@ -7,7 +7,7 @@ import { ids } from './sql/record-row.js';
 import { INSPECT_OPERATION, INSPECT_STEPS, STORE_STATS, STUCK_OPERATIONS, UNHANDLED_LEASES } from './sql/inspect.js';
 import { DELETE_EXPIRED_TOMBSTONES, TOMBSTONE_EXPIRED } from './sql/sweep.js';
 import { storeRows } from './store-rows.js';
-import { activityStore } from './activity-store.js';
+import { activityStore } from './postgres-activity-store.js';
 
 interface DetailsRow {
   readonly state: RecordState;
