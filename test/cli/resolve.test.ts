@@ -29,14 +29,14 @@ describe('retrysafe resolve', () => {
       )
     ).rows[0];
 
-  it('settles an unknown operation with the given state, status, body, location and reason, once', async () => {
+  it('resolves an unknown operation with the given state, status, body, location and reason, once', async () => {
     await insertRecord(db.database, {
       operation: 'payments.create@1',
       key: 'charged',
       state: 'unknown',
       mode: 'leased',
     });
-    const settle = [
+    const resolve = [
       'resolve',
       ...identity('charged'),
       '--state',
@@ -49,7 +49,7 @@ describe('retrysafe resolve', () => {
       '/payments/ch_9',
     ];
 
-    const run = await retrysafe([...settle, '--reason', 'found ch_9 in the provider dashboard'], {
+    const run = await retrysafe([...resolve, '--reason', 'found ch_9 in the provider dashboard'], {
       DATABASE_URL: db.url,
     });
 
@@ -64,7 +64,7 @@ describe('retrysafe resolve', () => {
       response_seconds: 24 * 3600,
     });
 
-    const twice = await retrysafe([...settle, '--reason', 'again'], { DATABASE_URL: db.url });
+    const twice = await retrysafe([...resolve, '--reason', 'again'], { DATABASE_URL: db.url });
     expect(twice.code).toBe(1);
     expect(expectOneLineError(twice)).toBe(
       'retrysafe resolve: tenant-a / payments.create@1 / charged is completed, not unknown; nothing was changed.',

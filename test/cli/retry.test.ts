@@ -116,7 +116,7 @@ describe('retrysafe retry', () => {
       "error: required option '--reason <text>' not specified",
       "error: missing required argument 'key'",
       'retrysafe retry: no operation tenant-a / payments.create@1 / whatever.',
-      `retrysafe retry: tenant-a / payments.create@1 / ${transparent} cannot run again (a transparent route, or its input is gone); settle it with "retrysafe resolve".`,
+      `retrysafe retry: tenant-a / payments.create@1 / ${transparent} cannot run again (a transparent route, or its input is gone); resolve it with "retrysafe resolve".`,
       'retrysafe retry: tenant-a / payments.create@1 / done is completed, not unknown; nothing was changed.',
       expect.stringMatching(/^retrysafe retry: The operation store failed: connect ECONNREFUSED/),
     ]);

@@ -24,7 +24,7 @@ interface ResolveFlags extends DatabaseFlags {
 export function registerResolve(program: Command): Command {
   return databaseCommand(program, 'resolve')
     .description(
-      'Settle an operation whose outcome is unknown, after checking by hand what happened. Retries of the key get this answer from then on.',
+      'Resolve an operation whose outcome is unknown, after checking by hand what happened. Retries of the key get this answer from then on.',
     )
     .argument('<tenant>', 'the tenant the key belongs to')
     .argument('<operation>', 'the operation name with its version, like payments.create@1')

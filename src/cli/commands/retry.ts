@@ -40,7 +40,7 @@ export function registerRetry(program: Command): Command {
           if (record === undefined) throw new CommandFailure(`no operation ${identityLabel(identity)}.`);
           throw new CommandFailure(
             result.why === 'not-resumable'
-              ? `${identityLabel(identity)} cannot run again (a transparent route, or its input is gone); settle it with "retrysafe resolve".`
+              ? `${identityLabel(identity)} cannot run again (a transparent route, or its input is gone); resolve it with "retrysafe resolve".`
               : `${identityLabel(identity)} is ${record.state}, not unknown; nothing was changed.`,
           );
         }
