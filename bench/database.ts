@@ -1,6 +1,5 @@
 import pg from 'pg';
 import { fromPg, migrate, portable } from '../src/postgres/index.js';
-import { prepareDatabase } from '../examples/orders/data/schema.js';
 import { ORDERS_TABLE } from './server/orders.js';
 import { INSERT_CARTS, SERVICE_TENANT } from './server/service.js';
 
@@ -49,6 +48,9 @@ export async function freshDatabase(adminUrl: string, name: string): Promise<Ben
   // An idle connection the database drops when it is removed (DROP DATABASE … WITH (FORCE)) is no failure of a run.
   pool.on('error', () => {});
   await migrate(fromPg(pool));
+  // Imported here, not at the top: the service's schema module loads retrysafe's compiled package, which run.ts builds
+  // from the sources only after every static import has loaded (a static import gave the build before, and its schema).
+  const { prepareDatabase } = await import('../examples/orders/data/schema.js');
   await prepareDatabase(portable(fromPg(pool)));
   await pool.query(ORDERS_TABLE);
   const tables = (

@@ -121,7 +121,7 @@ async function measureShape(shape: PhysicalShape, round: number, target: ShapeTa
   ).rows;
   const per = (count: number): number => count / target.transactions;
   const walBytes = wal?.bytes ?? Number.NaN;
-  const parts = await windowParts(target.walDirectory, start?.lsn, end?.lsn, walBytes);
+  const parts = await windowParts(admin, target.walDirectory, start?.lsn, end?.lsn, walBytes);
   return {
     shape: shape.id,
     round,
@@ -140,11 +140,17 @@ interface WalSample {
   readonly fpi: number;
 }
 
+/**
+ * The insert position, not the write position (`pg_current_wal_lsn()`): it is where the next record begins, so
+ * pg_waldump can start reading there. A write position can fall inside a record that spans two pages, and pg_waldump
+ * then finds no record in a window of a few bytes (the replay shape's).
+ */
 const WAL_SAMPLE =
-  'SELECT pg_current_wal_lsn()::text AS lsn, wal_records::float8 AS records, wal_fpi::float8 AS fpi FROM pg_stat_wal';
+  'SELECT pg_current_wal_insert_lsn()::text AS lsn, wal_records::float8 AS records, wal_fpi::float8 AS fpi FROM pg_stat_wal';
 
 /** What the WAL between `start` and `end` is made of (`wal-parts.ts`); nothing when nothing was written. */
 async function windowParts(
+  admin: ShapeTarget['admin'],
   walDirectory: string,
   start: string | undefined,
   end: string | undefined,
@@ -152,6 +158,15 @@ async function windowParts(
 ): Promise<WalParts> {
   if (bytes === 0) return walParts('', 0);
   if (start === undefined || end === undefined) throw new Error('no WAL position was read');
+  // What was inserted last may still be in the server's WAL buffers: pg_waldump reads files. The WAL writer flushes
+  // within wal_writer_delay (200 ms by default).
+  for (const deadline = Date.now() + 5_000; ; await sleep(20)) {
+    const [flush] = (
+      await admin.query<{ flushed: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS flushed', [end])
+    ).rows;
+    if (flush?.flushed === true) break;
+    if (Date.now() > deadline) throw new Error(`the WAL was not flushed to ${end} within 5 s`);
+  }
   const stats = await asPostgres(join(PG_BIN, 'pg_waldump'), [
     '--path',
     walDirectory,
