@@ -1,5 +1,4 @@
 import type { Observer, RetrysafeEvent } from '../core/events.js';
-import { extend } from '../core/extend.js';
 import { positive } from '../core/route-settings.js';
 import type { ActivityCount, ActivityKind, ActivityStore } from '../store/activity-store.js';
 
@@ -23,6 +22,9 @@ const KINDS: Partial<Record<RetrysafeEvent['type'], ActivityKind>> = {
 
 const HOUR_MS = 3_600_000;
 
+/** A count while this process holds it. */
+type Bucket = { -readonly [K in keyof ActivityCount]: ActivityCount[K] };
+
 /**
  * Counts answers per hour, operation and kind in this process, as an observer
  * of the events the requests already announce, and adds them to the store
@@ -30,8 +32,8 @@ const HOUR_MS = 3_600_000;
  * writes nothing more. A failed flush keeps its counts for the next one.
  */
 export class ActivityRecorder {
-  /** Counts not yet added, by `hour|operation|kind`. */
-  private pending = new Map<string, ActivityCount>();
+  /** Counts not yet added, by `hour|operation|kind`; each bucket's `n` grows in place, so a counted answer allocates nothing once its bucket exists. */
+  private pending = new Map<string, Bucket>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private flushing: Promise<void> | undefined;
   private readonly intervalMs: number;
@@ -49,8 +51,7 @@ export class ActivityRecorder {
   readonly observer: Observer = (event) => {
     const kind = KINDS[event.type];
     if (kind === undefined || event.identity === undefined) return;
-    const hour = new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS);
-    this.add({ hour, operation: event.identity.operation, kind, n: 1 });
+    this.add(Math.floor(Date.now() / HOUR_MS) * HOUR_MS, event.identity.operation, kind, 1);
     this.schedule();
   };
 
@@ -80,16 +81,17 @@ export class ActivityRecorder {
     try {
       await this.store.addActivity([...batch.values()]);
     } catch (error) {
-      for (const count of batch.values()) this.add(count);
+      for (const count of batch.values()) this.add(count.hour.getTime(), count.operation, count.kind, count.n);
       this.bound();
       this.options.onError?.(error);
     }
   }
 
-  private add(count: ActivityCount): void {
-    const key = `${count.hour.getTime()}|${count.operation}|${count.kind}`;
+  private add(hourMs: number, operation: string, kind: ActivityKind, n: number): void {
+    const key = `${hourMs}|${operation}|${kind}`;
     const held = this.pending.get(key);
-    this.pending.set(key, held === undefined ? count : extend(held, { n: held.n + count.n }));
+    if (held === undefined) this.pending.set(key, { hour: new Date(hourMs), operation, kind, n });
+    else held.n += n;
   }
 
   /** Keeps the newest `maxBuckets` buckets: memory stays bounded however long the store is down. */
