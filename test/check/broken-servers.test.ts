@@ -124,6 +124,32 @@ describe('check against small servers with one deliberate flaw', { concurrent: t
     },
   );
 
+  it(
+    'hangs up again with a fresh key when the server dropped the request whose client hung up',
+    { timeout: 180_000 },
+    async (context) => {
+      const server = await toyServer(context, { dropsHungUp: 2 });
+      const report = await check(ordersTarget(server.origin));
+      expect(resultsOf(report)).toEqual(allPass);
+      const lost = probe(report, 'lost-response');
+      expect(lost.evidence.notes.join('\n')).toMatch(/the endpoint did not run 2 requests whose client hung up/);
+      expect(lost.evidence.notes.join('\n')).toMatch(/the first attempt's work landed/);
+    },
+  );
+
+  it(
+    'reports lost-response as not applicable when the server never runs a request whose client hung up',
+    { timeout: 180_000 },
+    async (context) => {
+      const server = await toyServer(context, { dropsHungUp: 3 });
+      const report = await check(ordersTarget(server.origin));
+      expect(resultsOf(report)).toEqual({ ...allPass, 'lost-response': 'not-applicable' });
+      const lost = probe(report, 'lost-response');
+      expect(lost.result === 'not-applicable' && lost.reason).toMatch(/did not run a request whose client hung up/);
+      expect(report.outcome).toBe('pass');
+    },
+  );
+
   it('reports a reused business input as not applicable, not as a failure', { timeout: 180_000 }, async (context) => {
     const server = await toyServer(context, { uniqueSku: true });
     const fixed = ordersTarget(server.origin, {

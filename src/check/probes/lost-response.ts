@@ -16,6 +16,19 @@ const POLL_CAP_MS = 400;
 const LANDING_CAP_MS = 10_000;
 
 /**
+ * Hang-ups tried, each with a fresh key, before the lost answer counts as not
+ * exercised: a busy server may read a body only after the client's close, and
+ * then drop the request unrun, a race that one try can lose.
+ */
+const HANG_UPS = 3;
+
+/** What one hang-up and its retries came to. */
+type HangUp =
+  | { readonly kind: 'judged'; readonly result: ProbeResult }
+  /** The request was never run, or whether it ran cannot be told. */
+  | { readonly kind: 'unexercised'; readonly reason: string };
+
+/**
  * The answer lost on the way back: the request is written in full, the
  * connection closed before any answer, and the work confirmed to have landed
  * (the count URL, polled for a bounded time) before the client retries with
@@ -23,6 +36,18 @@ const LANDING_CAP_MS = 10_000;
  */
 export async function lostResponseProbe(ctx: ProbeContext): Promise<ProbeResult> {
   const findings = new Findings('lost-response');
+  for (let tried = 1; ; tried += 1) {
+    const hangUp = await hangUpAndRetry(ctx, findings);
+    if (hangUp.kind === 'judged') return hangUp.result;
+    if (tried === HANG_UPS) return findings.notApplicable(hangUp.reason);
+    findings.within(`hang-up ${tried + 1}`);
+    findings.note(
+      `the endpoint did not run ${tried === 1 ? 'a request' : `${tried} requests`} whose client hung up: hanging up again with a fresh key`,
+    );
+  }
+}
+
+async function hangUpAndRetry(ctx: ProbeContext, findings: Findings): Promise<HangUp> {
   const uuid = ctx.uuid();
   const key = ctx.uuid();
   const body = fillTemplate(ctx.plan.body, uuid);
@@ -31,7 +56,7 @@ export async function lostResponseProbe(ctx: ProbeContext): Promise<ProbeResult>
   findings.saw(`first attempt: ${exchangeLabel(first)}`);
   if (first.kind === 'failed') {
     findings.fail(`the first attempt could not be written: ${exchangeLabel(first)}`);
-    return findings.result();
+    return judged(findings);
   }
   const landed = before?.ok === true ? await awaitLanding(ctx, uuid, before.count) : undefined;
   if (landed !== undefined)
@@ -45,9 +70,10 @@ export async function lostResponseProbe(ctx: ProbeContext): Promise<ProbeResult>
   if (final === undefined) {
     findings.fail(`no final answer after ${retries} retries`);
     findings.resources(before, await ctx.count('first', uuid), undefined);
-    return findings.result();
+    return judged(findings);
   }
-  if (isBusinessDuplicate(final)) return businessDuplicate(findings, before, await ctx.count('first', uuid));
+  if (isBusinessDuplicate(final))
+    return { kind: 'judged', result: businessDuplicate(findings, before, await ctx.count('first', uuid)) };
   if (!isSuccess(final)) findings.fail(`the final answer was ${answerLabel(final)}`);
   // The original answer never arrived: the stored one is what every later retry gets.
   const again = await ctx.attempt({ keys: [key], body });
@@ -58,17 +84,24 @@ export async function lostResponseProbe(ctx: ProbeContext): Promise<ProbeResult>
   findings.resources(before, after, 1);
   if (isReplayed(final))
     findings.note("the retry's answer is a replay: the first attempt's work landed and its answer was kept");
-  if (findings.failed) return findings.result();
+  if (findings.failed) return judged(findings);
   if (landed === false)
-    return findings.notApplicable(
-      'the endpoint did not run a request whose client hung up once it was written, so no lost answer was exercised',
-    );
+    return {
+      kind: 'unexercised',
+      reason: `the endpoint did not run a request whose client hung up once it was written (${HANG_UPS} tried, each with a fresh key), so no lost answer was exercised`,
+    };
   if (landed === undefined && !isReplayed(final)) {
-    return findings.notApplicable(
-      "cannot tell whether the first attempt's work landed: give --count-url, or mark replays with Idempotent-Replayed: true",
-    );
+    return {
+      kind: 'unexercised',
+      reason:
+        "cannot tell whether the first attempt's work landed: give --count-url, or mark replays with Idempotent-Replayed: true",
+    };
   }
-  return findings.result();
+  return judged(findings);
+}
+
+function judged(findings: Findings): HangUp {
+  return { kind: 'judged', result: findings.result() };
 }
 
 /** Reads the count with growing pauses until it rises above `before` or the wait is over. */

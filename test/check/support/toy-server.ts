@@ -52,6 +52,13 @@ export interface ToyOptions {
   readonly workMs?: number;
   /** One order per (tenant, sku): a second key for the same sku gets 409 without Retry-After. */
   readonly uniqueSku?: boolean;
+  /**
+   * How many requests whose client hung up it drops unrun, as a busy server does that reads a body only after the
+   * client's close: while any are left to drop, it waits 20 ms before reading the body of a request that asks to
+   * close its connection (as the checker's raw requests do; the slow client's does not, so its own give-up is not
+   * one of them).
+   */
+  readonly dropsHungUp?: number;
 }
 
 interface Order {
@@ -89,6 +96,7 @@ export async function startToyServer(options: ToyOptions = {}): Promise<ToyServe
   const orders: Order[] = [];
   const records = new Map<string, KeyRecord>();
   const seen = new Map<string, number>();
+  let hungUpToDrop = options.dropsHungUp ?? 0;
 
   async function create(
     req: IncomingMessage,
@@ -96,6 +104,13 @@ export async function startToyServer(options: ToyOptions = {}): Promise<ToyServe
     principal: (typeof principals)[string],
   ): Promise<void> {
     const { tenant, user } = principal;
+    if (hungUpToDrop > 0 && req.headers.connection === 'close') {
+      await sleep(20);
+      if (req.destroyed) {
+        hungUpToDrop -= 1;
+        return void res.destroy();
+      }
+    }
     const input = parseOrder(await readBody(req));
     if (input === undefined) return send(res, { status: 400, headers: json, body: '{"error":"bad order"}' });
     const parsed = parseIdempotencyKey(req.headersDistinct['idempotency-key']);
