@@ -92,11 +92,12 @@ export async function freshDatabase(adminUrl: string, name: string): Promise<Ben
   };
 }
 
-async function withClient(url: string, work: (client: pg.Client) => Promise<void>): Promise<void> {
+/** `work` on a client of its own, connected to `url`, ended after it. */
+export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await work(client);
+    return await work(client);
   } finally {
     await client.end();
   }

@@ -5,9 +5,9 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { asPostgres, PG_BIN } from '../test/faults/support/as-postgres.js';
 import { COMPLETE_ATOMIC } from '../src/postgres/sql/complete-atomic.js';
-import { completeValues, KEY_ROWS_TABLE } from './ceiling/statements.js';
+import { completeValues, KEY_ROWS_TABLE, UNRULE_RECORDS } from './ceiling/statements.js';
 import { clusterTicks, readProcStats } from './cluster-cpu.js';
-import { freshDatabase } from './database.js';
+import { freshDatabase, withClient } from './database.js';
 import { measure, type RunContext } from './measure.js';
 import type { Measurement } from './measurement.js';
 import { NODE_SCENARIOS, PHYSICAL_SHAPES, type PhysicalRun, type PhysicalShape, type ShapeRound } from './physical.js';
@@ -35,11 +35,13 @@ export async function measurePhysical(context: RunContext, transactions: number)
   const cluster = await startPrivateCluster();
   try {
     const database = await freshDatabase(cluster.adminUrl, options.databaseName);
+    const unruled = await freshDatabase(cluster.adminUrl, `${options.databaseName}_unruled`);
     // Its own backend lives through every window, idle between the samples it takes.
     const admin = new pg.Client({ connectionString: database.url });
     await admin.connect();
     try {
       await admin.query(KEY_ROWS_TABLE);
+      await withClient(unruled.url, (client) => client.query(UNRULE_RECORDS));
       const [setting] = (await admin.query<{ data_directory: string }>('SHOW data_directory')).rows;
       if (setting === undefined) throw new Error('the cluster named no data directory');
       const walDirectory = join(setting.data_directory, 'pg_wal');
@@ -48,11 +50,12 @@ export async function measurePhysical(context: RunContext, transactions: number)
       const node: Measurement[] = [];
       for (let round = 1; round <= options.rounds; round += 1) {
         for (const shape of PHYSICAL_SHAPES) {
-          await database.reset();
+          const target = shape.unruled === true ? unruled : database;
+          await target.reset();
           await admin.query('TRUNCATE bench_keys');
           const measured = await measureShape(shape, round, {
             admin,
-            url: database.url,
+            url: target.url,
             postmaster: cluster.postmasterPid,
             walDirectory,
             hz,
@@ -85,6 +88,7 @@ export async function measurePhysical(context: RunContext, transactions: number)
     } finally {
       await admin.end();
       await database.close();
+      await unruled.close();
     }
   } finally {
     await cluster.dispose();

@@ -9,7 +9,7 @@ import { WAL_PARTS, type WalParts } from './wal-parts.js';
  * writes per transaction, which no other process on this machine can add to,
  * unlike a rate. The goals compare the bare transaction's cost with retrysafe's.
  */
-export type ShapeId = 'bare' | 'key-row' | 'lock-key-row' | 'retrysafe' | 'replay';
+export type ShapeId = 'bare' | 'key-row' | 'lock-key-row' | 'retrysafe' | 'unruled' | 'replay';
 
 export interface PhysicalShape {
   readonly id: ShapeId;
@@ -17,6 +17,8 @@ export interface PhysicalShape {
   readonly plan: PgbenchShape;
   /** A new key's transaction, compared with the bare one; a replay is shown beside them only. */
   readonly newKey: boolean;
+  /** Run on a copy of the schema whose record table has no rules (`UNRULE_RECORDS`), not on retrysafe's own. */
+  readonly unruled?: true;
 }
 
 /** In the order a round runs them. */
@@ -41,6 +43,14 @@ export const PHYSICAL_SHAPES: readonly PhysicalShape[] = [
       "B's, as retrysafe sends it on node-postgres: its claim with `BEGIN`, the order `INSERT`, its record with `COMMIT`",
     plan: 'pipelined-claim-insert-complete',
     newKey: true,
+  },
+  {
+    id: 'unruled',
+    label:
+      "B's again, on a copy of the schema whose record table keeps no rules (its columns' domains replaced by their base types, its CHECK dropped): what the rules cost, which retrysafe keeps",
+    plan: 'pipelined-claim-insert-complete',
+    newKey: true,
+    unruled: true,
   },
   {
     id: 'replay',

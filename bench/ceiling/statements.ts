@@ -91,3 +91,22 @@ export const KEY_ROW = 'INSERT INTO bench_keys (tenant, operation, key) VALUES (
 /** The identity's transaction-scoped advisory lock alone, as plain SQL, on the hash the claim takes. $1 tenant, $2 operation, $3 key. */
 export const PLAIN_LOCK =
   'SELECT pg_advisory_xact_lock(hashtextextended($3, hashtextextended($2, hashtextextended($1, 0))))';
+
+/**
+ * Takes the rules off a migrated schema's record table, for the physical
+ * bench's `unruled` shape only: every column typed by one of retrysafe's
+ * domains gets the domain's base type, and the CHECK on each state's columns
+ * goes. Indexes, defaults and NOT NULL stay. What is left is the same row,
+ * written without the checks PostgreSQL runs on every INSERT.
+ */
+export const UNRULE_RECORDS = `
+ALTER TABLE retrysafe_operations DROP CONSTRAINT retrysafe_operations_state_shape;
+DO $$
+DECLARE typed record;
+BEGIN
+  FOR typed IN SELECT column_name, data_type FROM information_schema.columns
+               WHERE table_schema = current_schema() AND table_name = 'retrysafe_operations' AND domain_name IS NOT NULL
+  LOOP
+    EXECUTE format('ALTER TABLE retrysafe_operations ALTER COLUMN %I TYPE %s', typed.column_name, typed.data_type);
+  END LOOP;
+END $$`;

@@ -4,12 +4,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { claimValues, completeValues, KEY_ROWS_TABLE } from '../../bench/ceiling/statements.js';
+import { claimValues, completeValues, KEY_ROWS_TABLE, UNRULE_RECORDS } from '../../bench/ceiling/statements.js';
 import { clusterTicks, parseProcStat, readProcStats } from '../../bench/cluster-cpu.js';
-import { freshDatabase, type BenchDatabase } from '../../bench/database.js';
+import { freshDatabase, type BenchDatabase, withClient } from '../../bench/database.js';
 import type { Measurement } from '../../bench/measurement.js';
 import {
   goalResults,
@@ -83,7 +82,7 @@ describe('the physical goals', () => {
       walParts: { rows: wal[shape.id] / 2, entries: wal[shape.id] / 4, splits: 0, commits: wal[shape.id] / 4, rest: 0 },
       tps: 1000,
     }));
-  const wal = { bare: 221, 'key-row': 461, 'lock-key-row': 458, retrysafe: 826, replay: 0 };
+  const wal = { bare: 221, 'key-row': 461, 'lock-key-row': 458, retrysafe: 826, unruled: 826, replay: 0 };
   const node = (scenario: string, round: number, cpuMicros: number): Measurement => ({
     scenario,
     round,
@@ -99,9 +98,9 @@ describe('the physical goals', () => {
     warmupTransactions: 500,
     nodeSeconds: 5,
     shapes: [
-      ...shapes(1, { bare: 150, 'key-row': 220, 'lock-key-row': 240, retrysafe: 300, replay: 20 }, wal),
-      ...shapes(2, { bare: 160, 'key-row': 230, 'lock-key-row': 250, retrysafe: 200, replay: 20 }, wal),
-      ...shapes(3, { bare: 140, 'key-row': 200, 'lock-key-row': 230, retrysafe: 280, replay: 20 }, wal),
+      ...shapes(1, { bare: 150, 'key-row': 220, 'lock-key-row': 240, retrysafe: 300, unruled: 250, replay: 20 }, wal),
+      ...shapes(2, { bare: 160, 'key-row': 230, 'lock-key-row': 250, retrysafe: 200, unruled: 180, replay: 20 }, wal),
+      ...shapes(3, { bare: 140, 'key-row': 200, 'lock-key-row': 230, retrysafe: 280, unruled: 240, replay: 20 }, wal),
     ],
     node: [
       node('A@200', 1, 200),
@@ -227,19 +226,27 @@ describe("the physical shapes' pgbench scripts", () => {
     console.warn('pgbench is not on PATH: skipping the pgbench runs of the physical shapes.');
   describe.runIf(pgbenchFound || process.env.CI === 'true')('on PostgreSQL', () => {
     let database: BenchDatabase;
+    let unruled: BenchDatabase;
     const name = `retrysafe_test_${randomBytes(6).toString('hex')}`;
     beforeAll(async () => {
       database = await freshDatabase(inject('adminDatabaseUrl'), name);
-      const client = new pg.Client({ connectionString: database.url });
-      await client.connect();
-      await client.query(KEY_ROWS_TABLE).finally(() => client.end());
+      unruled = await freshDatabase(inject('adminDatabaseUrl'), `${name}_unruled`);
+      await withClient(database.url, (client) => client.query(KEY_ROWS_TABLE));
+      await withClient(unruled.url, (client) => client.query(UNRULE_RECORDS));
     });
     afterAll(async () => {
       await database.close();
-      const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => admin.end());
+      await unruled.close();
+      await withClient(inject('adminDatabaseUrl'), async (admin) => {
+        for (const dropped of [name, `${name}_unruled`])
+          await admin.query(`DROP DATABASE IF EXISTS ${dropped} WITH (FORCE)`);
+      });
     });
+
+    const count = (target: BenchDatabase, table: string): Promise<number> =>
+      withClient(target.url, async (client) =>
+        Number((await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]?.n),
+      );
 
     it('each run without an error, and each new key writes its rows', async () => {
       const dir = await mkdtemp(join(tmpdir(), 'retrysafe-physical-test-'));
@@ -248,6 +255,7 @@ describe("the physical shapes' pgbench scripts", () => {
           const { script, variables } = pgbenchScript(shape.plan);
           const file = join(dir, `${shape.id}.sql`);
           await writeFile(file, script);
+          const target = shape.unruled === true ? unruled : database;
           const { stdout } = await run('pgbench', [
             '-n',
             '-M',
@@ -259,7 +267,7 @@ describe("the physical shapes' pgbench scripts", () => {
             '-f',
             file,
             ...variables,
-            database.url,
+            target.url,
           ]);
           expect(stdout, shape.id).toMatch(/number of transactions actually processed: 3\/3/);
           expect(stdout, shape.id).toMatch(/number of failed transactions: 0/);
@@ -267,18 +275,38 @@ describe("the physical shapes' pgbench scripts", () => {
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
-      const count = async (table: string): Promise<number> => {
-        const client = new pg.Client({ connectionString: database.url });
-        await client.connect();
-        return Number(
-          (await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`).finally(() => client.end()))
-            .rows[0]?.n,
-        );
-      };
       // bare, key-row, lock-key-row and retrysafe each insert an order; key-row and lock-key-row a key row; retrysafe a record.
-      expect(await count('bench_orders')).toBe(12);
-      expect(await count('bench_keys')).toBe(6);
-      expect(await count('retrysafe_operations')).toBe(3);
+      expect(await count(database, 'bench_orders')).toBe(12);
+      expect(await count(database, 'bench_keys')).toBe(6);
+      expect(await count(database, 'retrysafe_operations')).toBe(3);
+      // unruled, on its own database: an order and a record.
+      expect(await count(unruled, 'bench_orders')).toBe(3);
+      expect(await count(unruled, 'retrysafe_operations')).toBe(3);
+    });
+
+    it("takes the record table's domains and CHECK away for the unruled shape, and keeps its indexes", async () => {
+      const rulesOf = (target: BenchDatabase) =>
+        withClient(target.url, async (client) => {
+          const one = async (sql: string): Promise<number | undefined> =>
+            (await client.query<{ n: number }>(sql)).rows[0]?.n;
+          return {
+            domains: await one(
+              "SELECT count(*)::int AS n FROM information_schema.columns WHERE table_name = 'retrysafe_operations' AND domain_name IS NOT NULL",
+            ),
+            checks: await one(
+              "SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = 'retrysafe_operations'::regclass AND contype = 'c'",
+            ),
+            indexes: (
+              await client.query<{ name: string }>(
+                "SELECT indexname AS name FROM pg_indexes WHERE tablename = 'retrysafe_operations' ORDER BY 1",
+              )
+            ).rows.map((r) => r.name),
+          };
+        });
+      const ruled = await rulesOf(database);
+      expect(ruled.domains).toBeGreaterThan(0);
+      expect(ruled.checks).toBe(1);
+      expect(await rulesOf(unruled)).toEqual({ domains: 0, checks: 0, indexes: ruled.indexes });
     });
   });
 });
