@@ -1,6 +1,6 @@
 import { crashPoint } from '../core/crash-point.js';
 import type { SqlDatabase } from '../store/sql-client.js';
-import { consume, type InboxConsumer } from './inbox.js';
+import { consume, type ConsumeOptions, type InboxConsumer } from './inbox.js';
 import { readJsonPayload } from './json-payload.js';
 
 /** A message as a consumer's handler sees it. */
@@ -27,7 +27,8 @@ export type DeliveryOutcome =
   /** It can never be processed: no usable message id, or a body that is not JSON. Rejected without redelivery. */
   | { readonly kind: 'rejected'; readonly reason: 'missing-id' | 'payload-invalid' };
 
-export interface InboxConsumerOptions<Tx> {
+/** `storeTimeoutMs` bounds each delivery's inbox statements, as for `consume`. */
+export interface InboxConsumerOptions<Tx> extends ConsumeOptions {
   readonly database: SqlDatabase<Tx>;
   /** Whose inbox records the messages; see `consume`. */
   readonly consumer: InboxConsumer;
@@ -73,7 +74,7 @@ export async function processDelivery<Tx>(
     redelivered: raw.redelivered,
   };
   try {
-    const result = await consume(options.database, options.consumer, id, (tx) => options.handler(message, tx));
+    const result = await consume(options.database, options.consumer, id, (tx) => options.handler(message, tx), options);
     crashPoint('consumer-after-commit');
     return { kind: result.kind, id };
   } catch (error) {

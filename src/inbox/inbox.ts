@@ -1,8 +1,10 @@
 import { pruneInBatches, type PruneOptions } from '../background/prune-in-batches.js';
 import { RetrysafeError } from '../core/errors.js';
 import { inboxStore } from '../postgres/postgres-inbox-store.js';
+import { budgeted, budgetedTransaction } from '../store/budgeted-store.js';
 import type { InboxKey, InboxStore } from '../store/inbox-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
+import { defaultStoreTimeoutMs } from '../store/store-clock.js';
 
 /**
  * Who processes a message: a name, or a name with a generation. A consumer
@@ -14,24 +16,44 @@ export type InboxConsumer = string | { readonly name: string; readonly generatio
 /** What `consume` did: ran the handler and committed, or found the message already processed. */
 export type InboxResult<T> = { readonly kind: 'processed'; readonly value: T } | { readonly kind: 'duplicate' };
 
+/** How long `consume` waits on the database. */
+export interface ConsumeOptions {
+  /**
+   * The budget of each of the inbox's own statements (BEGIN, the record,
+   * COMMIT or ROLLBACK), 5000 ms by default: past it `consume` rejects with
+   * `store-unavailable` and the handler, if it has not started, never runs.
+   * The handler's own work is not bounded.
+   */
+  readonly storeTimeoutMs?: number;
+}
+
 /**
  * Processes a message at most once per consumer: records `(consumer,
  * messageId)` and runs `handler` in ONE transaction, so a redelivered message
  * finds the record and the handler does not run. Acknowledge the message to
  * the broker only after this resolves. If the handler throws, nothing is
  * recorded and the error is rethrown; store failures throw
- * `RetrysafeError('store-unavailable')`. The handler gets the data layer's own
- * transaction (`Tx`), like an atomic route's.
+ * `RetrysafeError('store-unavailable')`, a stalled database too, within
+ * `storeTimeoutMs`. The handler gets the data layer's own transaction (`Tx`),
+ * like an atomic route's.
  */
 export async function consume<Tx, T>(
   database: SqlDatabase<Tx>,
   consumer: InboxConsumer,
   messageId: string,
   handler: (tx: Tx) => Promise<T>,
+  options: ConsumeOptions = {},
 ): Promise<InboxResult<T>> {
   const key = inboxKey(consumer, messageId);
-  const store = inboxStore(database);
+  const store = budgetedInbox(inboxStore(database), options.storeTimeoutMs ?? defaultStoreTimeoutMs);
   return store.transaction((tx) => consumeIn(store, tx, key, handler));
+}
+
+/** An inbox store whose every statement has the store budget; the work inside its transaction has none. */
+export function budgetedInbox<Tx>(inbox: InboxStore<Tx>, budgetMs: number): InboxStore<Tx> {
+  return budgeted(inbox, budgetMs, {
+    transaction: (work) => budgetedTransaction(budgetMs, (inner) => inbox.transaction(inner), work),
+  });
 }
 
 /**

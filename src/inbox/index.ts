@@ -1,4 +1,4 @@
-export { consume, pruneInbox, type InboxConsumer, type InboxResult } from './inbox.js';
+export { consume, pruneInbox, type ConsumeOptions, type InboxConsumer, type InboxResult } from './inbox.js';
 export type { DeliveryOutcome, InboxConsumerOptions, InboxMessage } from './delivery.js';
 export type { InboxSubscription } from './subscription.js';
 export {

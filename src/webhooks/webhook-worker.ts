@@ -1,12 +1,12 @@
 import { pollLoop } from '../background/poll-loop.js';
 import { afterFailure, errorText, resolveRetryPolicy, type RetryPolicy } from '../background/worker-retry.js';
-import { consumeIn, inboxKey, type InboxResult } from '../inbox/inbox.js';
+import { budgetedInbox, consumeIn, inboxKey, type InboxResult } from '../inbox/inbox.js';
 import { inboxStore } from '../postgres/postgres-inbox-store.js';
 import { webhookStore } from '../postgres/postgres-webhook-store.js';
 import type { InboxStore } from '../store/inbox-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import type { StoredWebhookEvent, WebhookStore } from '../store/webhook-store.js';
-import { budgeted, budgetedTransaction } from '../store/budgeted-store.js';
+import { budgeted } from '../store/budgeted-store.js';
 import { defaultStoreTimeoutMs } from '../store/store-clock.js';
 
 /** A recorded webhook, as the handler sees it. */
@@ -77,10 +77,7 @@ export class WebhookWorker<Tx> {
     this.retry = resolveRetryPolicy(options.retry);
     const budgetMs = options.storeTimeoutMs ?? defaultStoreTimeoutMs;
     const inbox = inboxStore(options.database);
-    // The transaction's BEGIN and COMMIT are bounded, the handler inside it is not.
-    this.inbox = budgeted(inbox, budgetMs, {
-      transaction: (work) => budgetedTransaction(budgetMs, (inner) => inbox.transaction(inner), work),
-    });
+    this.inbox = budgetedInbox(inbox, budgetMs);
     this.events = budgeted(webhookStore(options.database), budgetMs);
   }
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consume } from '../../src/inbox/index.js';
 import { Relay, webhookTransport } from '../../src/outbox/index.js';
 import { maintenanceStore } from '../../src/postgres/postgres-maintenance-store.js';
 import { Sweeper } from '../../src/retention/sweeper.js';
@@ -9,7 +10,8 @@ import { hold } from '../support/hold.js';
 /**
  * The background workers against a stalled store: a table locked by another
  * transaction holds every statement on it, and each worker's pass fails with
- * `store-unavailable` within its store budget instead of waiting for the lock.
+ * `store-unavailable` within its store budget instead of waiting for the lock;
+ * so does the inbox's `consume`, which a message consumer calls.
  */
 describe.each(engines)('the background workers when the store stalls, on $name', (factory) => {
   let engine: Engine;
@@ -49,5 +51,13 @@ describe.each(engines)('the background workers when the store stalls, on $name',
       storeTimeoutMs: 200,
     });
     await stalled('retrysafe_webhook_events', () => worker.runOnce());
+  });
+
+  it('gives up a consume stuck behind a lock within its store budget, and runs no handler', async () => {
+    let ran = 0;
+    await stalled('retrysafe_inbox', () =>
+      consume(engine.database, 'budgets', 'message-1', () => Promise.resolve(ran++), { storeTimeoutMs: 200 }),
+    );
+    expect(ran).toBe(0);
   });
 });
