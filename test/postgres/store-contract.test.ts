@@ -5,6 +5,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { storeTimer } from '../../src/observe/index.js';
 import { openTelemetryTracing } from '../../src/otel/index.js';
 import { postgresStore } from '../../src/postgres/index.js';
+import { budgetedStore } from '../../src/store/budgeted-store.js';
 import type { OperationStore } from '../../src/store/operation-store.js';
 import { replayCached } from '../../src/store/replay-cache.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
@@ -26,6 +27,8 @@ const variants: readonly {
   { name: 'storeTimer(postgresStore)', wrap: (store) => storeTimer(new Registry())(store) },
   { name: 'tracedStore(postgresStore)', wrap: (store) => tracedStore(store, openTelemetryTracing({ tracer })) },
   { name: 'replayCached(postgresStore)', wrap: (store) => replayCached(store).store },
+  // The outermost layer of the store idempotency() hands out, with the default budget.
+  { name: 'budgetedStore(postgresStore)', wrap: (store) => budgetedStore(store, 5000) },
 ];
 
 for (const factory of engines) {
