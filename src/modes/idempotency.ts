@@ -1,4 +1,5 @@
 import type { BackoffOptions } from '../client/backoff.js';
+import { defaultRetryDelay } from './retry-delay.js';
 import { publishDiagnostics } from '../core/diagnostics.js';
 import { RetrysafeError } from '../core/errors.js';
 import { notify, type Observer, type RetrysafeEvent } from '../core/events.js';
@@ -226,9 +227,6 @@ function oneOf<T extends string>(name: string, value: T, allowed: readonly T[]):
     throw new RetrysafeError('misuse', `${name} must be one of ${allowed.join(', ')}, got ${String(value)}.`);
   return value;
 }
-
-/** The rest after a failed leased attempt: up to 1 s after the first, doubling, at most 5 minutes. */
-export const defaultRetryDelay: BackoffOptions = { baseDelayMs: 1000, maxDelayMs: 300_000 };
 
 function backoff(options: BackoffOptions): BackoffOptions {
   if (!(options.baseDelayMs > 0) || !(options.maxDelayMs >= options.baseDelayMs)) {

@@ -1,5 +1,8 @@
 import { backoffCeiling, backoffDelay, type BackoffOptions } from '../client/backoff.js';
 
+/** The rest after a failed leased attempt: up to 1 s after the first, doubling, at most 5 minutes. */
+export const defaultRetryDelay: BackoffOptions = { baseDelayMs: 1000, maxDelayMs: 300_000 };
+
 /**
  * Seconds a leased operation rests after failed attempt number `attempt` (1
  * for the first): half the exponential ceiling, plus a random share of the

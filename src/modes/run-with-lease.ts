@@ -5,13 +5,13 @@ import { type Reply, toReply } from '../core/answer/reply.js';
 import { crashPoint } from '../core/crash-point.js';
 import { forRoute } from './route-attempt.js';
 import type { Lease, LeasedWrites, LeaseRenewal, StepProgress } from '../store/lease-store.js';
-
-/** What a run under a held lease uses of the store: its writes and the lease keeper's renewals. */
-export type LeasedRunStore<Tx> = LeasedWrites<Tx> & LeaseRenewal;
 import { LeaseKeeper } from './lease-keeper.js';
 import { type HandlerEnd, LeaseSteps } from './lease-steps.js';
 import { retryDelaySeconds } from './retry-delay.js';
 import type { LeasedOperation } from './leased-route.js';
+
+/** What a run under a held lease uses of the store: its writes and the lease keeper's renewals. */
+export type LeasedRunStore<Tx> = LeasedWrites<Tx> & LeaseRenewal;
 
 /** How one run of a leased handler ended. */
 export type LeaseRun =
