@@ -3,10 +3,12 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerCheck } from './commands/check.js';
 import { registerConsole } from './commands/console.js';
+import { registerDeadLetters, registerRequeue } from './commands/dead-letters.js';
 import { registerInspect } from './commands/inspect.js';
 import { registerList, registerSearch } from './commands/list.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerParkedEvents, registerRequeueEvent } from './commands/parked-events.js';
+import { registerPurge } from './commands/purge.js';
 import { registerRecover } from './commands/recover.js';
 import { registerResolve } from './commands/resolve.js';
 import { registerRetry } from './commands/retry.js';
@@ -26,6 +28,9 @@ const commands: readonly ((program: Command) => Command)[] = [
   registerRecover,
   registerResolve,
   registerRetry,
+  registerPurge,
+  registerDeadLetters,
+  registerRequeue,
   registerParkedEvents,
   registerRequeueEvent,
   registerConsole,
@@ -41,6 +46,8 @@ function createProgram(): Command {
     .version(packageVersion());
   // Throw instead of exiting, so usage errors get their own exit code.
   program.exitOverride();
+  // The program's own options (--version) only before a command: after it, `requeue --version` is the command's.
+  program.enablePositionalOptions();
   for (const register of commands) register(program);
   return program;
 }

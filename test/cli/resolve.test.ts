@@ -1,7 +1,9 @@
+import { userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertRecord } from '../retention/records.js';
 import { unreachableDatabaseUrl } from '../observe/unreachable-database.js';
 import { type CliDatabase, openCliDatabase } from './cli-database.js';
+import { actionsOn, fencingTokenOf } from './operator-actions.js';
 import { expectOneLineError, retrysafe } from './run-cli.js';
 
 describe('retrysafe resolve', () => {
@@ -120,5 +122,59 @@ describe('retrysafe resolve', () => {
       'retrysafe resolve: no operation tenant-a / payments.create@1 / whatever.',
       expect.stringMatching(/^retrysafe resolve: The operation store failed: connect ECONNREFUSED/),
     ]);
+  });
+
+  const unknown = (key: string) =>
+    insertRecord(db.database, { operation: 'payments.create@1', key, state: 'unknown', mode: 'leased' });
+  const resolveAs = (key: string, ...flags: string[]) =>
+    retrysafe([
+      'resolve',
+      ...identity(key),
+      '--state',
+      'failed',
+      '--status',
+      '402',
+      ...flags,
+      '--database-url',
+      db.url,
+    ]);
+
+  it('records who resolved it and why, with the version it acted on, through the operator actions', async () => {
+    await unknown('audited');
+    const token = await fencingTokenOf(db, 'audited');
+
+    const run = await resolveAs('audited', '--reason', 'no charge (OPS-9)', '--fencing-token', String(token));
+
+    expect(run.code).toBe(0);
+    expect(await actionsOn(db, 'audited')).toEqual([
+      {
+        actor: userInfo().username,
+        action: 'resolve',
+        tenant: 'tenant-a',
+        operation: 'payments.create@1',
+        key: 'audited',
+        message_id: null,
+        reason: 'no charge (OPS-9)',
+        seen: { state: 'unknown', fencingToken: token },
+        detail: { state: 'failed', status: 402 },
+      },
+    ]);
+
+    await unknown('by-name');
+    const named = await resolveAs('by-name', '--reason', 'checked', '--actor', 'ops@example.com');
+    expect(named.code).toBe(0);
+    expect(await actionsOn(db, 'by-name')).toMatchObject([{ actor: 'ops@example.com', reason: 'checked' }]);
+  });
+
+  it('refuses a stale --fencing-token (exit 1), changing and recording nothing', async () => {
+    await unknown('taken-over');
+    const seen = (await fencingTokenOf(db, 'taken-over')) - 1;
+    const run = await resolveAs('taken-over', '--reason', 'no charge', '--fencing-token', String(seen));
+    expect(run.code).toBe(1);
+    expect(expectOneLineError(run)).toBe(
+      `retrysafe resolve: tenant-a / payments.create@1 / taken-over changed since it was inspected: its fencing token is ${seen + 1}, not ${seen}; nothing was changed.`,
+    );
+    expect(await record('taken-over')).toMatchObject({ state: 'unknown', reason: 'the provider did not answer' });
+    expect(await actionsOn(db, 'taken-over')).toEqual([]);
   });
 });

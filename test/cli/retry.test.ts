@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprint } from '../../src/core/fingerprint.js';
 import type { OperationMode } from '../../src/core/record.js';
@@ -6,6 +7,7 @@ import { postgresStore } from '../../src/postgres/index.js';
 import { unreachableDatabaseUrl } from '../observe/unreachable-database.js';
 import { insertRecord } from '../retention/records.js';
 import { type CliDatabase, openCliDatabase } from './cli-database.js';
+import { actionsOn, fencingTokenOf } from './operator-actions.js';
 import { expectOneLineError, retrysafe } from './run-cli.js';
 
 describe('retrysafe retry', () => {
@@ -121,5 +123,48 @@ describe('retrysafe retry', () => {
       expect.stringMatching(/^retrysafe retry: The operation store failed: connect ECONNREFUSED/),
     ]);
     expect(await record(transparent)).toMatchObject({ state: 'unknown' });
+  });
+
+  const retryAs = (key: string, ...flags: string[]) =>
+    retrysafe(['retry', ...identity(key), ...flags, '--database-url', db.url]);
+
+  it('records who retried it and why, with the version it acted on, through the operator actions', async () => {
+    const key = await unknown('leased');
+    const token = await fencingTokenOf(db, key);
+    const run = await retryAs(key, '--reason', 'provider back (OPS-43)', '--fencing-token', String(token));
+    expect(run.code).toBe(0);
+    expect(await actionsOn(db, key)).toEqual([
+      {
+        actor: userInfo().username,
+        action: 'retry',
+        tenant: 'tenant-a',
+        operation: 'payments.create@1',
+        key,
+        message_id: null,
+        reason: 'provider back (OPS-43)',
+        seen: { state: 'unknown', fencingToken: token },
+        detail: {},
+      },
+    ]);
+  });
+
+  it('refuses a stale --fencing-token (exit 1), changing and recording nothing', async () => {
+    const key = await unknown('leased');
+    const token = await fencingTokenOf(db, key);
+    const run = await retryAs(
+      key,
+      '--reason',
+      'fixed',
+      '--actor',
+      'ops@example.com',
+      '--fencing-token',
+      String(token + 1),
+    );
+    expect(run.code).toBe(1);
+    expect(expectOneLineError(run)).toBe(
+      `retrysafe retry: tenant-a / payments.create@1 / ${key} changed since it was inspected: its fencing token is ${token}, not ${token + 1}; nothing was changed.`,
+    );
+    expect(await record(key)).toEqual({ state: 'unknown', attempt: 1, reason: 'the provider lookup failed' });
+    expect(await actionsOn(db, key)).toEqual([]);
   });
 });

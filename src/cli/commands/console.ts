@@ -1,9 +1,9 @@
 import { createServer } from 'node:http';
-import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { consoleNode } from '../../console/mount/node.js';
 import { databaseCommand, type DatabaseFlags, wholeNumber, withDatabase } from '../database-command.js';
 import { loadOperationsModule } from '../operations-module.js';
+import { actorName } from '../operator-action.js';
 
 interface ConsoleFlags extends DatabaseFlags {
   readonly port: number;
@@ -35,7 +35,7 @@ export function registerConsole(program: Command): Command {
     .action(async (flags: ConsoleFlags, command: Command) => {
       const loaded = await loadOperationsModule(command, flags.module);
       await withDatabase(command, flags, async (database) => {
-        const actor = flags.actor ?? userInfo().username;
+        const actor = actorName(flags.actor);
         const handler = consoleNode({
           database,
           config: await loaded.config(database),
