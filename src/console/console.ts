@@ -5,7 +5,7 @@ import type { RecordState } from '../core/record.js';
 import { idempotency } from '../modes/idempotency.js';
 import { outboxBacklog } from '../outbox/backlog.js';
 import { maintenanceStore } from '../postgres/postgres-maintenance-store.js';
-import { operatorStore } from '../postgres/postgres-operator-store.js';
+import { oldestUnfinished, operatorStore } from '../postgres/postgres-operator-store.js';
 import { postgresStore } from '../postgres/postgres-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import { type ActionContext, type OperatorAction, runOperatorAction } from './actions.js';
@@ -141,13 +141,14 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
         const hours = Number(q.get('hours') ?? '24');
         if (!ACTIVITY_PERIODS.includes(hours))
           throw new BadInput(`The overview charts ${ACTIVITY_PERIODS.join(' or ')} hours.`);
-        const [stats, stuck, activity, outbox] = await Promise.all([
+        const [stats, oldest, stuck, activity, outbox] = await Promise.all([
           maintenance.stats(),
+          oldestUnfinished(options.database),
           maintenance.stuck({ olderThanSeconds: 0, limit: 50 }),
           operators.activity(hours),
           outboxBacklog(options.database),
         ]);
-        return page(overviewPage(context, { stats, stuck, activity, outbox, hours }));
+        return page(overviewPage(context, { stats, oldestUnfinishedSeconds: oldest, stuck, activity, outbox, hours }));
       }
       case '/operations': {
         const filters = listFilters(q);

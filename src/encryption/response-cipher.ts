@@ -1,15 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { OperationIdentity } from '../core/identity.js';
+import { readSealedHeader, SEALED_IV_BYTES, SEALED_MAGIC, SEALED_TAG_BYTES } from '../core/sealed-body.js';
 import type { Keyring } from './keyring.js';
-
-/**
- * An encrypted body is self-describing, so that keys can rotate and the format
- * can change: `RSE1`, the key id's length (1 byte), the key id, a 12-byte IV,
- * the 16-byte GCM tag, then the ciphertext.
- */
-const MAGIC = Buffer.from('RSE1', 'latin1');
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 
 /** Why a stored body cannot be replayed. */
 export type Unreadable =
@@ -27,9 +19,9 @@ export type OpenedBody = { readonly ok: true; readonly body: Uint8Array } | ({ r
 /** Encrypts `body` with the keyring's current key, bound to `identity`. */
 export function sealBody(body: Uint8Array, identity: OperationIdentity, keys: Keyring): Uint8Array {
   const { id, key } = keys.current;
-  const header = Buffer.concat([MAGIC, Buffer.of(Buffer.byteLength(id, 'latin1')), Buffer.from(id, 'latin1')]);
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
+  const header = Buffer.concat([SEALED_MAGIC, Buffer.of(Buffer.byteLength(id, 'latin1')), Buffer.from(id, 'latin1')]);
+  const iv = randomBytes(SEALED_IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: SEALED_TAG_BYTES });
   cipher.setAAD(associatedData(header, identity));
   const ciphertext = Buffer.concat([cipher.update(body), cipher.final()]);
   return Buffer.concat([header, iv, cipher.getAuthTag(), ciphertext]);
@@ -45,19 +37,17 @@ export function openBody(
   keys: Keyring,
   requireEncryption: boolean,
 ): OpenedBody {
-  const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
-  if (!bytes.subarray(0, MAGIC.length).equals(MAGIC)) {
+  const header = readSealedHeader(stored);
+  if (header.kind === 'plain')
     return requireEncryption ? { ok: false, reason: 'plaintext' } : { ok: true, body: stored };
-  }
-  const idLength = bytes[MAGIC.length] ?? 0;
-  const ivAt = MAGIC.length + 1 + idLength;
-  const tagAt = ivAt + IV_BYTES;
-  const dataAt = tagAt + TAG_BYTES;
-  if (idLength === 0 || bytes.length < dataAt) return { ok: false, reason: 'malformed' };
-  const keyId = bytes.toString('latin1', MAGIC.length + 1, ivAt);
+  if (header.kind === 'malformed') return { ok: false, reason: 'malformed' };
+  const { keyId, ivAt, tagAt, dataAt } = header;
+  const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
   const key = keys.key(keyId);
   if (key === undefined) return { ok: false, reason: 'unknown-key', keyId };
-  const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(ivAt, tagAt), { authTagLength: TAG_BYTES });
+  const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(ivAt, tagAt), {
+    authTagLength: SEALED_TAG_BYTES,
+  });
   decipher.setAAD(associatedData(bytes.subarray(0, ivAt), identity));
   decipher.setAuthTag(bytes.subarray(tagAt, dataAt));
   try {

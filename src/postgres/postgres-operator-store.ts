@@ -34,7 +34,7 @@ import {
 } from './sql/operator.js';
 import { ids } from './sql/record-row.js';
 import { storeChanged, storeRows } from './store-rows.js';
-import { INSPECT_STEPS } from './sql/inspect.js';
+import { INSPECT_STEPS, OLDEST_UNFINISHED } from './sql/inspect.js';
 
 interface SummaryRow {
   readonly tenant: string;
@@ -69,6 +69,9 @@ interface ViewRow extends SummaryRow {
   readonly expires_at: Date | null;
 }
 
+/** A version as the statements write it: a time to the microsecond, in UTC. */
+const EXACT_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+
 /** Where a walk stands: the sort columns of the last row of the page before. */
 type Cursor = readonly string[];
 
@@ -86,6 +89,17 @@ export function unknownActions<Tx>(database: SqlDatabase<Tx>): UnknownActions {
     resolveUnknown: (identity, completion, reason, fencingToken) =>
       changed(RESOLVE_UNKNOWN, resolveUnknownValues(identity, completion, reason, fencingToken)),
   };
+}
+
+/**
+ * Seconds since the oldest operation without an outcome was claimed: in
+ * progress in any mode, or unknown; undefined when there is none. The
+ * overview's "oldest unfinished". (The store's gauge of the oldest
+ * `in_progress` operation leaves unknown outcomes out.)
+ */
+export async function oldestUnfinished<Tx>(database: SqlDatabase<Tx>): Promise<number | undefined> {
+  const [row] = await storeRows<{ oldest_unfinished_seconds: number | null }>(database, OLDEST_UNFINISHED, []);
+  return row?.oldest_unfinished_seconds ?? undefined;
 }
 
 /** The operators' statements on PostgreSQL; each read is one statement, each action one conditional statement. */
@@ -249,6 +263,8 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
 
     async requeue(id, seenVersion, by) {
       if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return false;
+      // Only a version this store wrote: anything else names no dead letter.
+      if (!EXACT_TIME.test(seenVersion)) return false;
       return (await run(REQUEUE, [id, seenVersion, by.actor, by.reason])).length > 0;
     },
 
@@ -268,7 +284,7 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
 
     async requeueEvent(event, seenVersion, by) {
       // Only a version this store wrote: anything else names no parked event.
-      if (seenVersion !== '' && !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(seenVersion)) return false;
+      if (seenVersion !== '' && !EXACT_TIME.test(seenVersion)) return false;
       return (await run(REQUEUE_EVENT, [event.receiver, event.id, seenVersion, by.actor, by.reason])).length > 0;
     },
   };

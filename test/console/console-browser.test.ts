@@ -8,13 +8,12 @@ import { leased } from '../../src/adapters/fastify/index.js';
 import { idempotency } from '../../src/modes/idempotency.js';
 import { activityStore } from '../../src/postgres/postgres-activity-store.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fingerprint } from '../../src/core/fingerprint.js';
 import type { OperationIdentity } from '../../src/core/identity.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { Lease } from '../../src/store/lease-store.js';
 import { type CliDatabase, openCliDatabase } from '../cli/cli-database.js';
 import { root, type Running, startRetrysafe } from '../cli/run-cli.js';
-import { insertRecord } from '../retention/records.js';
+import { insertRecord, unknownPayment as unknownPaymentRecord } from '../retention/records.js';
 
 /**
  * The console in a real browser: Debian's Chromium, driven by playwright-core,
@@ -52,21 +51,13 @@ describe.skipIf(!present)('the operations console in Chromium', () => {
 
   /** A leased payment whose attempt started its charge and gave up: nobody knows whether money moved. */
   async function unknownPayment(key: string): Promise<{ identity: OperationIdentity; lease: Lease }> {
-    const store = postgresStore(db.database);
     const identity = { tenant: 'tenant-a', operation: OPERATION, key };
-    const claim = await store.claimLease({
+    const lease = await unknownPaymentRecord(
+      db.database,
       identity,
-      fingerprint: fingerprint({ amount: 900 }),
-      input: { amount: 900 },
-      mode: 'leased',
-      ownerToken: randomUUID(),
-      leaseSeconds: 60,
-    });
-    if (claim.kind !== 'claimed') throw new Error('expected a new lease');
-    await store.checkpoint(claim.lease, 'reserve', { ok: true });
-    await store.startStep(claim.lease, 'charge');
-    await store.markUnknown(claim.lease, 'the provider did not answer the charge, and its lookup failed');
-    return { identity, lease: claim.lease };
+      'the provider did not answer the charge, and its lookup failed',
+    );
+    return { identity, lease };
   }
 
   beforeAll(async () => {

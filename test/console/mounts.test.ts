@@ -1,30 +1,27 @@
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { getRequestListener } from '@hono/node-server';
+import { bodyParser } from '@koa/bodyparser';
 import express from 'express';
 import fastify from 'fastify';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleAccess, consoleFastify, consoleFetch, consoleKoa, consoleNode } from '../../src/console/index.js';
+import { consoleFastify, consoleFetch, consoleKoa, consoleNode } from '../../src/console/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { useEngine } from '../adapters/harness.js';
 import { insertRecord } from '../retention/records.js';
 import { engines } from '../support/engines.js';
 import { send } from '../support/http.js';
 import { type Listening, listen } from '../support/listen.js';
+import { access, act, actionForm, OPERATOR, postForms, submit, VIEWER } from './console-http.js';
 
 /**
  * The console mounted in each framework the package offers a mount for, over
- * each engine: the application's own hook decides who reads and who acts, and
- * a form not drawn by the console is refused whoever posts it.
+ * each engine, behind the body parsing an application of that framework has:
+ * the application's own hook decides who reads and who acts, an action posted
+ * from the console's own form runs, and a form not drawn by the console is
+ * refused whoever posts it.
  */
-const OPERATOR = { 'x-user': 'ops' };
-
-/** The application's own decision: its operator reads and acts, anyone else sees nothing. */
-function access(user: string | string[] | undefined): ConsoleAccess {
-  return user === 'ops' ? { read: true, act: true, actor: 'ops@example.com' } : { read: false, act: false };
-}
-
 interface Mount {
   readonly name: string;
   start(database: SqlDatabase<SqlClient>): Promise<Listening>;
@@ -35,6 +32,8 @@ const mounts: readonly Mount[] = [
     name: 'Express (consoleNode)',
     start(database) {
       const app = express();
+      // The application's own form parsing, before the console: the console reads what it parsed.
+      app.use(express.urlencoded({ extended: false }));
       app.use('/ops', consoleNode({ database, allowActions: true, authorize: (req) => access(req.headers['x-user']) }));
       return listen(createServer(app));
     },
@@ -42,6 +41,7 @@ const mounts: readonly Mount[] = [
   {
     name: 'Fastify (consoleFastify)',
     async start(database) {
+      // Fastify parses bodies itself: the plugin adds the urlencoded type to its parsers, in its own scope.
       const app = fastify();
       await app.register(
         consoleFastify({ database, allowActions: true, authorize: (request) => access(request.headers['x-user']) }),
@@ -57,6 +57,8 @@ const mounts: readonly Mount[] = [
     name: 'Koa (consoleKoa)',
     start(database) {
       const app = new Koa();
+      // The application's own body parser, before the console: the console reads what it parsed.
+      app.use(bodyParser());
       app.use(
         consoleKoa({
           database,
@@ -72,6 +74,7 @@ const mounts: readonly Mount[] = [
   {
     name: 'fetch (consoleFetch)',
     start(database) {
+      // The web-standard Request of a Node server (Hono's adapter): the console reads its text.
       const handler = consoleFetch({
         database,
         allowActions: true,
@@ -90,23 +93,34 @@ describe.each(engines)('the console mounted in an application, on $name', (engin
   describe.each(mounts)('through $name', (mount) => {
     let app: Listening;
     const key = `mounted-${randomUUID()}`;
+    const resolved = `mounted-${randomUUID()}`;
     beforeAll(async () => {
-      await insertRecord(ref.engine.database, {
-        key,
-        state: 'unknown',
-        mode: 'leased',
-        reason: 'the provider did not answer',
-      });
+      for (const one of [key, resolved])
+        await insertRecord(ref.engine.database, {
+          key: one,
+          state: 'unknown',
+          mode: 'leased',
+          reason: 'the provider did not answer',
+        });
       app = await mount.start(ref.engine.database);
     });
     afterAll(() => app.close());
 
-    const stateOf = async (): Promise<string | undefined> =>
+    const stateOf = async (of = key): Promise<string | undefined> =>
       (
         await ref.engine.database.query<{ state: string }>('SELECT state FROM retrysafe_operations WHERE key = $1', [
-          key,
+          of,
         ])
       ).rows[0]?.state;
+    const pageOf = (of: string) =>
+      `${app.url}/ops/operation?${new URLSearchParams({ tenant: 'tenant-a', operation: 'orders.create@1', key: of }).toString()}`;
+    const actionsOn = async (of: string) =>
+      (
+        await ref.engine.database.query(
+          'SELECT actor, action, reason, seen, detail FROM retrysafe_operator_actions WHERE key = $1 ORDER BY id',
+          [of],
+        )
+      ).rows;
 
     it('shows the operator the overview and the unknown operation, found by its key', async () => {
       const overview = await send('GET', `${app.url}/ops/`, { headers: OPERATOR });
@@ -157,6 +171,74 @@ describe.each(engines)('the console mounted in an application, on $name', (engin
       });
       expect(crossSite.status).toBe(403);
       expect(await stateOf()).toBe('unknown');
+    });
+
+    it('resolves an operation from its page and the confirmation, each form read by the framework’s own body parsing', async () => {
+      // A reason and a body with characters a urlencoded form escapes.
+      const reason = 'ch_9 found: 50% + fees & tax = €12 (OPS-42) <ok>';
+      const done = await act(
+        pageOf(resolved),
+        'resolve',
+        { reason, status: '201', location: '/payments/ch_9?x=1&y=2', body: '{"charge": "ch_9", "note": "a+b&c"}' },
+        OPERATOR,
+      );
+      expect(done.status, done.bodyBytes.toString()).toBe(303);
+      expect(done.headers.location).toMatch(/^\/ops\/operation\?.*&done=Resolved/);
+      const { rows } = await ref.engine.database.query<{
+        state: string;
+        response_status: number;
+        response_headers: unknown;
+        body: string;
+        reason: string;
+      }>(
+        `SELECT state, response_status, response_headers, convert_from(response_body, 'UTF8') AS body, reason
+         FROM retrysafe_operations WHERE key = $1`,
+        [resolved],
+      );
+      expect(rows).toEqual([
+        {
+          state: 'completed',
+          response_status: 201,
+          response_headers: expect.objectContaining({ location: '/payments/ch_9?x=1&y=2' }) as unknown,
+          body: '{"charge":"ch_9","note":"a+b&c"}',
+          reason,
+        },
+      ]);
+      expect(await actionsOn(resolved)).toEqual([
+        {
+          actor: 'ops@example.com',
+          action: 'resolve',
+          reason,
+          seen: { state: 'unknown', fencingToken: 1 },
+          detail: { state: 'completed', status: 201 },
+        },
+      ]);
+    });
+
+    it('lets a user the application allows to read, not act, read everything and do nothing', async () => {
+      const overview = await send('GET', `${app.url}/ops/`, { headers: VIEWER });
+      expect(overview.status).toBe(200);
+      expect(overview.bodyBytes.toString()).toContain(key);
+      expect(overview.bodyBytes.toString()).toContain('<span class="who">read-only</span>');
+      const page = await send('GET', pageOf(key), { headers: VIEWER });
+      expect(page.status).toBe(200);
+      expect(page.bodyBytes.toString()).toContain('the provider did not answer');
+      // No form to act with, and no token that would let one through.
+      expect(postForms(page.bodyBytes.toString(), pageOf(key))).toEqual([]);
+      expect(page.bodyBytes.toString()).not.toContain('name="csrf"');
+      // The operator's own form, posted by the viewer, step by step: refused before it is read.
+      const form = await actionForm(pageOf(key), 'resolve', OPERATOR);
+      const steps: readonly Record<string, string>[] = [
+        { reason: 'not mine to do' },
+        { reason: 'not mine to do', confirmed: 'yes' },
+      ];
+      for (const filled of steps) {
+        const refused = await submit(form, filled, VIEWER);
+        expect(refused.status).toBe(403);
+        expect(refused.bodyBytes.toString()).toContain('You may read this console, not act.');
+      }
+      expect(await stateOf()).toBe('unknown');
+      expect(await actionsOn(key)).toEqual([]);
     });
   });
 });

@@ -1,4 +1,9 @@
+import { randomUUID } from 'node:crypto';
+import { fingerprint } from '../../src/core/fingerprint.js';
+import type { OperationIdentity } from '../../src/core/identity.js';
 import type { RecordState, OperationMode } from '../../src/core/record.js';
+import { postgresStore } from '../../src/postgres/index.js';
+import type { Lease } from '../../src/store/lease-store.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 
 /** A record written straight into the table, with its times relative to the database's clock. */
@@ -71,4 +76,30 @@ export async function recordsByKey(database: SqlDatabase<SqlClient>): Promise<Ma
     'SELECT key, state, response_status, response_headers, response_body, resource_ref FROM retrysafe_operations',
   );
   return new Map(rows.map((row) => [row.key, row]));
+}
+
+/**
+ * A leased payment of `{ amount: 900 }` whose attempt recorded its `reserve`
+ * step, started its `charge` and gave up with `reason`: unknown, resumable,
+ * nobody knows whether money moved. Written through the store, as a worker does.
+ */
+export async function unknownPayment(
+  database: SqlDatabase<SqlClient>,
+  identity: OperationIdentity,
+  reason: string,
+): Promise<Lease> {
+  const store = postgresStore(database);
+  const claim = await store.claimLease({
+    identity,
+    fingerprint: fingerprint({ amount: 900 }),
+    input: { amount: 900 },
+    mode: 'leased',
+    ownerToken: randomUUID(),
+    leaseSeconds: 60,
+  });
+  if (claim.kind !== 'claimed') throw new Error('expected a new lease');
+  await store.checkpoint(claim.lease, 'reserve', { ok: true });
+  await store.startStep(claim.lease, 'charge');
+  await store.markUnknown(claim.lease, reason);
+  return claim.lease;
 }

@@ -13,7 +13,7 @@ export function deadLettersPage(
       ? ''
       : html`<form method="post" action="${context.base}/actions/requeue">${tokenField(context)}
 <input type="hidden" name="id" value="${letter.id}"><input type="hidden" name="seen" value="${letter.version}">
-<label>Reason<input name="reason" required></label><button type="submit">Requeue…</button></form>`;
+${reasonField(`Reason for requeueing message ${letter.id}`)}<button type="submit">Requeue…</button></form>`;
   const rows = found.items.map(
     (
       letter,
@@ -40,7 +40,7 @@ export function parkedEventsPage(context: PageContext, found: Page<ParkedEvent>,
       : html`<form method="post" action="${context.base}/actions/requeue-event">${tokenField(context)}
 <input type="hidden" name="receiver" value="${event.receiver}"><input type="hidden" name="id" value="${event.id}">
 <input type="hidden" name="seen" value="${event.version}">
-<label>Reason<input name="reason" required></label><button type="submit">Requeue…</button></form>`;
+${reasonField(`Reason for requeueing event ${event.id} of ${event.receiver}`)}<button type="submit">Requeue…</button></form>`;
   const rows = found.items.map(
     (event) =>
       html`<tr><td>${event.receiver}</td><td class="key">${event.id}</td><td>${event.attempts}</td><td>${event.lastError ?? ''}</td><td>${when(event.receivedAt)}</td><td>${requeue(event)}</td></tr>`,
@@ -55,6 +55,15 @@ export function parkedEventsPage(context: PageContext, found: Page<ParkedEvent>,
 <thead><tr><th scope="col">Receiver</th><th scope="col">Event id</th><th scope="col">Attempts</th><th scope="col">Last error</th><th scope="col">Received</th><th scope="col">Action</th></tr></thead>
 <tbody>${rows}</tbody></table>${next(context, '/webhook-events', found)}`,
   );
+}
+
+/**
+ * A row's reason: labelled "Reason" on the page, and named after its row for
+ * a screen reader, which otherwise hears the same "Reason" on every row. The
+ * name starts with the visible label, so speaking "Reason" still finds it.
+ */
+function reasonField(name: string): Html {
+  return html`<label>Reason<input name="reason" required aria-label="${name}"></label>`;
 }
 
 function next(context: PageContext, path: string, found: Page<unknown>): Html {

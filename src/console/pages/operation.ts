@@ -1,4 +1,5 @@
 import { html, type Html } from '../../core/html.js';
+import { readSealedHeader } from '../../core/sealed-body.js';
 import type { OperationView } from '../../store/operator-store.js';
 import { layout, operationHref, type PageContext, stateBadge, tokenField, when } from './layout.js';
 
@@ -54,6 +55,9 @@ function body(context: PageContext, view: OperationView, asked: boolean): Html {
   if (!context.showBodies || view.bodyBytes === undefined) return html``;
   if (!asked || view.body === undefined)
     return html`<p><a href="${operationHref(context.base, view.identity, { body: 'show' })}">Show the stored body</a> <span class="muted">(it may hold personal data)</span></p>`;
+  const sealed = readSealedHeader(view.body);
+  if (sealed.kind === 'sealed')
+    return html`<h2>Stored body</h2><p class="muted" role="note">Encrypted at rest (<code>encryptedStore</code>, key <code>${sealed.keyId}</code>): the console does not decrypt it, and shows no ciphertext. A retry of the key replays it decrypted.</p>`;
   const text = Buffer.from(view.body).toString('utf8');
   const readable = Buffer.from(text, 'utf8').equals(Buffer.from(view.body));
   return html`<h2>Stored body</h2><pre>${readable ? text : `base64: ${Buffer.from(view.body).toString('base64')}`}</pre>`;

@@ -7,6 +7,8 @@ import { age, layout, operationHref, type PageContext } from './layout.js';
 
 export interface OverviewData {
   readonly stats: StoreStats;
+  /** The oldest operation without an outcome: in progress in any mode, or unknown. */
+  readonly oldestUnfinishedSeconds: number | undefined;
   readonly stuck: readonly StuckOperation[];
   readonly activity: readonly ActivityBucket[];
   readonly outbox: { readonly pending: number; readonly dead: number };
@@ -31,7 +33,7 @@ export function overviewPage(context: PageContext, data: OverviewData): Html {
     html`<section aria-label="Counts" class="cards">
 ${card('unknown operations', stats.unknownOperations, stats.unknownOperations > 0)}
 ${card('expired leases', stats.expiredLeases, stats.expiredLeases > 0)}
-${card('oldest unfinished', age(stats.oldestInProgressSeconds), false)}
+${card('oldest unfinished', age(data.oldestUnfinishedSeconds), false)}
 ${card('outbox dead letters', data.outbox.dead, data.outbox.dead > 0)}
 ${card('outbox pending', data.outbox.pending, false)}
 </section>
@@ -85,7 +87,7 @@ ${barChart('Mismatches, conflicts and unknown outcomes per hour', labels, [
 <p class="muted">Counted by each application process as it answers and added to the database every few seconds
 (<code>retrysafe_activity</code>), so a process that crashed loses at most its last interval.</p>
 <details><summary>The same numbers as a table</summary>
-<table><thead><tr><th scope="col">Hour</th>${ACTIVITY_KINDS.map((kind) => html`<th scope="col">${KIND_NAMES[kind]}</th>`)}</tr></thead><tbody>${table}</tbody></table>
+<table><caption>Activity per hour over ${periodName(data.hours)} (hours without any are left out)</caption><thead><tr><th scope="col">Hour</th>${ACTIVITY_KINDS.map((kind) => html`<th scope="col">${KIND_NAMES[kind]}</th>`)}</tr></thead><tbody>${table}</tbody></table>
 </details>`;
 }
 

@@ -30,6 +30,20 @@ SELECT
   (SELECT count(*)::int FROM retrysafe_operations
      WHERE state = 'in_progress' AND lease_expires_at <= now()) AS expired_leases`;
 
+/**
+ * How long the oldest unfinished operation has waited: in progress in any
+ * mode, or unknown. Finished records keep a response expiry and tombstones an
+ * expiry (the table's checks say so), so the unfinished ones are exactly
+ * those without a time in the sweeper's index, whose NULL entries sort
+ * together after every time: the walk reads those entries and no others, and
+ * a new key writes no index entry for it beyond the sweeper's own. Same
+ * expression as the sweeper's, word for word.
+ */
+export const OLDEST_UNFINISHED = `
+SELECT extract(epoch FROM now() - min(created_at))::float8 AS oldest_unfinished_seconds
+FROM retrysafe_operations
+WHERE (CASE WHEN state = 'tombstone' THEN expires_at ELSE response_expires_at END) IS NULL`;
+
 /** Expired leases, then unknown outcomes, each oldest first. $1 minimum age in seconds, $2 limit of each kind. */
 export const STUCK_OPERATIONS = `
 (SELECT tenant, operation, key, 'expired-lease' AS kind, mode, attempt, created_at,

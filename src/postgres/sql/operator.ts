@@ -183,12 +183,16 @@ FROM requeued
 RETURNING 1`;
 }
 
-/** Sends a dead letter parked at $2 (exact time) again, recording who ($3) and why ($4). $1 id. */
+/**
+ * Sends a dead letter parked at $2 (exact time) again, recording who ($3) and
+ * why ($4). $1 id. $2 is text, so that the version recorded is the one the
+ * operator saw, not the time as the session's settings print it.
+ */
 export const REQUEUE = requeue(
   `
   UPDATE retrysafe_outbox
   SET state = 'pending', parked_at = NULL, attempts = 0, next_attempt_at = now()
-  WHERE id = $1 AND state = 'dead' AND parked_at = $2::timestamptz
+  WHERE id = $1 AND state = 'dead' AND parked_at = $2::text::timestamptz
   RETURNING id AS message_id, NULL::text AS receiver, NULL::text AS event_id, ${NOTIFY}`,
   '$3',
   '$4',
