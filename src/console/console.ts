@@ -37,8 +37,13 @@ export interface ConsoleOptions<Tx> {
   readonly config?: ActionContext<Tx>['config'];
   /** Whether anyone may act through this console; default false: read-only. */
   readonly allowActions?: boolean;
-  /** Whether an operator may ask to see a stored response body; default false: they may hold personal data. */
-  readonly showBodies?: boolean;
+  /**
+   * Whether an operator may ask to see a stored response body; default false:
+   * they may hold personal data. A function decides per operation (by its
+   * operation name, the route, or its tenant); the body is read only when it
+   * says yes and the operator asks.
+   */
+  readonly showBodies?: boolean | ((identity: OperationIdentity) => boolean);
   /**
    * Signs the forms' anti-forgery tokens. Default: random per process, so a
    * form drawn by another process of a load-balanced console is refused; give
@@ -78,6 +83,8 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
   const maintenance = maintenanceStore(options.database);
   const config = options.config ?? idempotency({ store: postgresStore(options.database) });
   const secret = options.secret ?? randomBytes(32).toString('base64url');
+  const shown = options.showBodies ?? false;
+  const bodiesShown = typeof shown === 'function' ? shown : () => shown;
   const token = (actor: string) =>
     createHmac('sha256', secret).update(`retrysafe-console:${actor}`).digest('base64url');
 
@@ -87,7 +94,7 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
     const context: PageContext = {
       base: request.base,
       act: canAct ? { token: token(actor), actor } : false,
-      showBodies: options.showBodies === true,
+      showBodies: bodiesShown,
     };
     const answer = (status: number, page: Html): ConsoleResponse => ({
       status,
@@ -172,7 +179,7 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
       }
       case '/operation': {
         const identity = identityOf(q);
-        const body = context.showBodies && q.get('body') === 'show';
+        const body = context.showBodies(identity) && q.get('body') === 'show';
         const view = await operators.operation(identity, { body });
         if (view === undefined)
           return page(

@@ -101,6 +101,21 @@ describe.each(engines)('the console’s pages on $name', (factory) => {
       );
     });
 
+    it('show only for the operations the console’s function allows, and only when asked', async () => {
+      await insertRecord(db(), { key, state: 'completed' });
+      const other = { ...identity, operation: 'payments.create@1' };
+      await insertRecord(db(), { ...other, state: 'completed' });
+      const base = await serve({ showBodies: ({ operation }) => operation === 'orders.create@1' });
+      expect(await drawPage(pageOf(base, { body: 'show' }), OPERATOR)).toContain('<h2>Stored body</h2><pre>');
+      const hidden = await drawPage(
+        `${base}/operation?${new URLSearchParams({ ...other, body: 'show' }).toString()}`,
+        OPERATOR,
+      );
+      expect(hidden).not.toContain('Show the stored body');
+      expect(hidden).not.toContain('<h2>Stored body</h2>');
+      expect(hidden).not.toContain('order-with-body&quot;}');
+    });
+
     it('say a body an encrypting store sealed is encrypted, rather than show its ciphertext', async () => {
       const keys = keyring({ current: '2026-12', keys: { '2026-12': randomBytes(32) } });
       const config = idempotency({ store: encryptedStore(postgresStore(db()), keys) });

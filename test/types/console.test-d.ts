@@ -36,6 +36,15 @@ describe('retrysafe/console', () => {
     ).returns.resolves.toEqualTypeOf<Response>();
     // @ts-expect-error: without an authorize hook nobody decides who may read.
     consoleFetch({ database });
+    // Stored bodies for every operation, or per operation by its identity.
+    consoleFetch({ database, authorize: () => access, showBodies: true });
+    consoleFetch({
+      database,
+      authorize: () => access,
+      showBodies: ({ operation }) => operation !== 'payments.create@1',
+    });
+    // @ts-expect-error: the function says yes or no, nothing else.
+    consoleFetch({ database, authorize: () => access, showBodies: () => 'yes' });
   });
 
   it('gives the same reads and actions as a typed API', async () => {

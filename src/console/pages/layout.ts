@@ -1,4 +1,5 @@
 import { ageText } from '../../core/age.js';
+import type { OperationIdentity } from '../../core/identity.js';
 import { html, type Html, type Part, raw } from '../../core/html.js';
 
 /** What every page knows of the request it answers. */
@@ -7,7 +8,8 @@ export interface PageContext {
   readonly base: string;
   /** The operator may act, and this token goes into every action's form. */
   readonly act: false | { readonly token: string; readonly actor: string };
-  readonly showBodies: boolean;
+  /** Whether an operator may ask for this operation's stored body. */
+  readonly showBodies: (identity: OperationIdentity) => boolean;
 }
 
 const STYLE = raw(`

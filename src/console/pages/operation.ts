@@ -52,7 +52,7 @@ ${actions(context, view)}`,
 }
 
 function body(context: PageContext, view: OperationView, asked: boolean): Html {
-  if (!context.showBodies || view.bodyBytes === undefined) return html``;
+  if (!context.showBodies(view.identity) || view.bodyBytes === undefined) return html``;
   if (!asked || view.body === undefined)
     return html`<p><a href="${operationHref(context.base, view.identity, { body: 'show' })}">Show the stored body</a> <span class="muted">(it may hold personal data)</span></p>`;
   const sealed = readSealedHeader(view.body);
