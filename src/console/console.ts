@@ -5,7 +5,7 @@ import type { RecordState } from '../core/record.js';
 import { idempotency } from '../modes/idempotency.js';
 import { outboxBacklog } from '../outbox/backlog.js';
 import { maintenanceStore } from '../postgres/postgres-maintenance-store.js';
-import { oldestUnfinished, operatorStore } from '../postgres/postgres-operator-store.js';
+import { operatorStore } from '../postgres/postgres-operator-store.js';
 import { postgresStore } from '../postgres/postgres-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import { type ActionContext, type OperatorAction, runOperatorAction } from './actions.js';
@@ -150,7 +150,7 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
           throw new BadInput(`The overview charts ${ACTIVITY_PERIODS.join(' or ')} hours.`);
         const [stats, oldest, stuck, activity, outbox] = await Promise.all([
           maintenance.stats(),
-          oldestUnfinished(options.database),
+          operators.oldestUnfinished(),
           maintenance.stuck({ olderThanSeconds: 0, limit: 50 }),
           operators.activity(hours),
           outboxBacklog(options.database),

@@ -91,17 +91,6 @@ export function unknownActions<Tx>(database: SqlDatabase<Tx>): UnknownActions {
   };
 }
 
-/**
- * Seconds since the oldest operation without an outcome was claimed: in
- * progress in any mode, or unknown; undefined when there is none. The
- * overview's "oldest unfinished". (The store's gauge of the oldest
- * `in_progress` operation leaves unknown outcomes out.)
- */
-export async function oldestUnfinished<Tx>(database: SqlDatabase<Tx>): Promise<number | undefined> {
-  const [row] = await storeRows<{ oldest_unfinished_seconds: number | null }>(database, OLDEST_UNFINISHED, []);
-  return row?.oldest_unfinished_seconds ?? undefined;
-}
-
 /** The operators' statements on PostgreSQL; each read is one statement, each action one conditional statement. */
 export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
   const run = <Row>(text: string, values: readonly unknown[]): Promise<Row[]> => storeRows<Row>(database, text, values);
@@ -197,6 +186,11 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
         byHour.set(start, counts);
       }
       return [...byHour].map(([start, counts]) => ({ start: new Date(start), counts }));
+    },
+
+    async oldestUnfinished() {
+      const [row] = await run<{ oldest_unfinished_seconds: number | null }>(OLDEST_UNFINISHED, []);
+      return row?.oldest_unfinished_seconds ?? undefined;
     },
 
     async deadLetters(query) {

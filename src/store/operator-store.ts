@@ -198,6 +198,13 @@ export interface OperatorStore {
   operation(identity: OperationIdentity, options?: { readonly body?: boolean }): Promise<OperationView | undefined>;
   /** The activity of each of the last `hours` hours, the current one included, oldest first; hours without any are left out. */
   activity(hours: number): Promise<readonly ActivityBucket[]>;
+  /**
+   * Seconds since the oldest operation without an outcome was claimed: in
+   * progress in any mode, or unknown; undefined when there is none. (The
+   * store's gauge of the oldest `in_progress` operation leaves unknown
+   * outcomes out.)
+   */
+  oldestUnfinished(): Promise<number | undefined>;
   deadLetters(query: { readonly limit: number; readonly after?: string }): Promise<Page<DeadLetterSummary>>;
   parkedEvents(query: { readonly limit: number; readonly after?: string }): Promise<Page<ParkedEvent>>;
   /** Deletes the record and its steps, and records who did it, in one statement. */

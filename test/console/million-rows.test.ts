@@ -4,7 +4,7 @@ import { outboxBacklog } from '../../src/outbox/backlog.js';
 import { fromPg, migrate } from '../../src/postgres/index.js';
 import { activityStore } from '../../src/postgres/postgres-activity-store.js';
 import { maintenanceStore } from '../../src/postgres/postgres-maintenance-store.js';
-import { oldestUnfinished, operatorStore } from '../../src/postgres/postgres-operator-store.js';
+import { operatorStore } from '../../src/postgres/postgres-operator-store.js';
 import type { OperationQuery, OperatorStore } from '../../src/store/operator-store.js';
 import type { SqlDatabase, Statement } from '../../src/store/sql-client.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -246,14 +246,14 @@ describe('the console on a million operations (PostgreSQL)', () => {
     await indexed(() => maintenance.stats());
     // Unknown outcomes included, on the sweeper's index, whose unfinished rows are its NULL entries: no index of its own,
     // so a new key writes nothing more for it. A walk reads at most those rows (1.5% of the table), never the table.
-    const unfinished = await oldestUnfinished(recording);
+    const unfinished = await operatorStore(recording).oldestUnfinished();
     const { rows: truth } = await pool.query<{ n: number; oldest: number }>(
       `SELECT count(*)::int AS n, extract(epoch FROM now() - min(created_at))::float8 AS oldest
        FROM retrysafe_operations WHERE state IN ('in_progress', 'unknown')`,
     );
     expect(unfinished).toBeGreaterThanOrEqual(stats.oldestInProgressSeconds ?? Infinity);
     expect(unfinished).toBeCloseTo(truth[0]?.oldest ?? 0, -1);
-    const [oldest] = await explained(() => oldestUnfinished(recording));
+    const [oldest] = await explained(() => operatorStore(recording).oldestUnfinished());
     expect(oldest?.plans.map((node) => node['Index Name']).filter((name) => name !== undefined)).toEqual([
       'retrysafe_operations_sweep',
     ]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { oldestUnfinished } from '../../src/postgres/postgres-operator-store.js';
+import { operatorStore } from '../../src/postgres/postgres-operator-store.js';
 import { insertRecord, type RecordSpec } from '../retention/records.js';
 import { engines } from '../support/engines.js';
 import { drawPage, OPERATOR, useConsole } from './console-http.js';
@@ -29,7 +29,7 @@ describe.each(engines)('the oldest unfinished operation on $name', (factory) => 
   /** The card as the overview shows it. */
   const card = async () =>
     /<b>([^<]*)<\/b>oldest unfinished<\/div>/.exec(await drawPage(`${ref.base}/`, OPERATOR))?.[1];
-  const oldest = () => oldestUnfinished(ref.engine.database);
+  const oldest = () => operatorStore(ref.engine.database).oldestUnfinished();
 
   it('is none when every operation is finished', async () => {
     await finished();
