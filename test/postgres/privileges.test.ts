@@ -14,6 +14,7 @@ import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { retrysafe } from '../cli/run-cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { codeBlocks } from '../support/markdown-blocks.js';
+import { insertRecord } from '../retention/records.js';
 
 /**
  * The roles and grants of docs/operations.md, run as written there (its `sql privileges=…` blocks), on the
@@ -183,6 +184,52 @@ describe('the documented database roles, on the PostgreSQL server', () => {
       expect(run.stderr).not.toMatch(/permission denied/);
       expect(run.code === 0 || args[0] === 'inspect').toBe(true);
     }
+  }, 60_000);
+
+  it('lets the operator act through the command line, each action recorded, and keeps that record append-only', async () => {
+    const records = portable(fromPg(admin));
+    const [unknown, finished] = [randomUUID(), randomUUID()];
+    await insertRecord(records, { tenant: 'tenant-a', key: unknown, state: 'unknown', mode: 'leased' });
+    await insertRecord(records, { tenant: 'tenant-a', key: finished, state: 'completed' });
+    const letter = randomUUID();
+    await admin.query(
+      `INSERT INTO retrysafe_outbox (id, topic, payload, state, attempts, last_error, parked_at)
+       VALUES ($1, 'orders.created', '{}', 'dead', 8, 'broker refused: 503', now())`,
+      [letter],
+    );
+    const asOperator = (args: readonly string[]) => retrysafe(args, { DATABASE_URL: urlAs('operator') });
+    const done = async (args: readonly string[]) => {
+      const run = await asOperator(args);
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      return run.stdout;
+    };
+    await done([
+      'resolve',
+      'tenant-a',
+      'orders.create@1',
+      unknown,
+      '--state',
+      'failed',
+      '--status',
+      '409',
+      '--reason',
+      'no charge',
+    ]);
+    await done(['purge', 'tenant-a', 'orders.create@1', finished, '--reason', 'test data', '--yes']);
+    const listed = JSON.parse(await done(['dead-letters', '--json'])) as { items: { id: string; version: string }[] };
+    const version = listed.items.find((item) => item.id === letter)?.version ?? '';
+    await done(['requeue', letter, '--version', version, '--reason', 'broker back']);
+    expect(
+      (await admin.query<{ action: string }>('SELECT action FROM retrysafe_operator_actions ORDER BY action')).rows,
+    ).toEqual([{ action: 'purge' }, { action: 'requeue' }, { action: 'resolve' }]);
+    // Who did what stays as it was written: neither the application nor an operator rewrites or deletes it.
+    for (const pool of [operatorPool, connect(urlAs('app'))])
+      for (const statement of [
+        "UPDATE retrysafe_operator_actions SET reason = 'nothing'",
+        'DELETE FROM retrysafe_operator_actions',
+      ])
+        await expect(pool.query(statement)).rejects.toMatchObject({ code: INSUFFICIENT_PRIVILEGE });
   }, 60_000);
 
   it.each([
