@@ -186,6 +186,17 @@ describe('the documented database roles, on the PostgreSQL server', () => {
     }
   }, 60_000);
 
+  it('names every table and function of the schema in the documented grants, so that a new one is not left out', async () => {
+    const grants = documented('grants');
+    const { rows } = await admin.query<{ name: string }>(
+      `SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'retrysafe%'
+       UNION ALL
+       SELECT proname FROM pg_proc WHERE pronamespace = 'public'::regnamespace AND proname LIKE 'retrysafe%'`,
+    );
+    expect(rows.length).toBeGreaterThan(8);
+    for (const { name } of rows) expect(grants, name).toMatch(new RegExp(`\\b${name}\\b`));
+  });
+
   it('lets the operator act through the command line, each action recorded, and keeps that record append-only', async () => {
     const records = portable(fromPg(admin));
     const [unknown, finished] = [randomUUID(), randomUUID()];
