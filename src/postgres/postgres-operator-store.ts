@@ -69,8 +69,10 @@ interface ViewRow extends SummaryRow {
   readonly expires_at: Date | null;
 }
 
-/** A version as the statements write it: a time to the microsecond, in UTC. */
-const EXACT_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+/** Whether `version` is one the statements write for a parked message: a time to the microsecond, in UTC. */
+export function isParkedVersion(version: string): boolean {
+  return /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(version);
+}
 
 /** Where a walk stands: the sort columns of the last row of the page before. */
 type Cursor = readonly string[];
@@ -258,7 +260,7 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
     async requeue(id, seenVersion, by) {
       if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return false;
       // Only a version this store wrote: anything else names no dead letter.
-      if (!EXACT_TIME.test(seenVersion)) return false;
+      if (!isParkedVersion(seenVersion)) return false;
       return (await run(REQUEUE, [id, seenVersion, by.actor, by.reason])).length > 0;
     },
 
@@ -278,7 +280,7 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
 
     async requeueEvent(event, seenVersion, by) {
       // Only a version this store wrote: anything else names no parked event.
-      if (seenVersion !== '' && !EXACT_TIME.test(seenVersion)) return false;
+      if (seenVersion !== '' && !isParkedVersion(seenVersion)) return false;
       return (await run(REQUEUE_EVENT, [event.receiver, event.id, seenVersion, by.actor, by.reason])).length > 0;
     },
   };

@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
+import { isParkedVersion } from '../../postgres/postgres-operator-store.js';
 import { databaseCommand } from '../database-command.js';
 import { actOnMessage, actorOptions, type ActorFlags } from '../operator-action.js';
 import { pageCommand } from '../page-command.js';
@@ -56,7 +57,7 @@ export function registerRequeue(program: Command): Command {
 
 /** A commander parser for a version as the operator store prints it: a UTC time to the microsecond. */
 function parkedVersion(value: string): string {
-  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(value))
+  if (!isParkedVersion(value))
     throw new InvalidArgumentError(
       'expected a version as "retrysafe dead-letters" prints it, like 2026-12-03T15:13:06.512337Z.',
     );

@@ -1,3 +1,5 @@
+import { SWEEP_AT } from './sweep.js';
+
 /** Statements for operators and for the gauges: reads only, never on the request path. */
 
 /** One record, with the body only when $4 is true. $1 tenant, $2 operation, $3 key, $4 with body. */
@@ -36,13 +38,12 @@ SELECT
  * expiry (the table's checks say so), so the unfinished ones are exactly
  * those without a time in the sweeper's index, whose NULL entries sort
  * together after every time: the walk reads those entries and no others, and
- * a new key writes no index entry for it beyond the sweeper's own. Same
- * expression as the sweeper's, word for word.
+ * a new key writes no index entry for it beyond the sweeper's own.
  */
 export const OLDEST_UNFINISHED = `
 SELECT extract(epoch FROM now() - min(created_at))::float8 AS oldest_unfinished_seconds
 FROM retrysafe_operations
-WHERE (CASE WHEN state = 'tombstone' THEN expires_at ELSE response_expires_at END) IS NULL`;
+WHERE ${SWEEP_AT} IS NULL`;
 
 /** Expired leases, then unknown outcomes, each oldest first. $1 minimum age in seconds, $2 limit of each kind. */
 export const STUCK_OPERATIONS = `

@@ -11,7 +11,7 @@
  */
 
 /** The indexed time at which a record next needs the sweeper, exactly as the index is defined. */
-const SWEEP_AT = `(CASE WHEN state = 'tombstone' THEN expires_at ELSE response_expires_at END)`;
+export const SWEEP_AT = `(CASE WHEN state = 'tombstone' THEN expires_at ELSE response_expires_at END)`;
 
 /**
  * Turns completed records whose response expired into tombstones: the body,
