@@ -3,7 +3,14 @@ import { describe, expect, it, type TestContext } from 'vitest';
 import { check, type ProbeName } from '../../src/check/index.js';
 import { failuresOf, ordersTarget, probe, resultsOf } from './support/check-target.js';
 import { listen } from './support/listen.js';
-import { expiredOrder, type Flaw, startToyServer, type ToyOptions, type ToyServer } from './support/toy-server.js';
+import {
+  expiredOrder,
+  type Flaw,
+  HANG_UP_WAIT_MS,
+  startToyServer,
+  type ToyOptions,
+  type ToyServer,
+} from './support/toy-server.js';
 
 const allPass = {
   concurrency: 'pass',
@@ -19,6 +26,9 @@ const allPass = {
   'expired-key': 'not-applicable',
   'published-specification': 'pass',
 } as const;
+
+/** Against a toy that drops hang-ups: the slow client gives up after the toy's wait for a hang-up, not within it. */
+const droppingHangUps = { abandonAfterMs: 3 * HANG_UP_WAIT_MS };
 
 /**
  * A toy server of the test's own, closed when it ends. A check spends most of its time waiting on the toy's work
@@ -129,7 +139,7 @@ describe('check against small servers with one deliberate flaw', { concurrent: t
     { timeout: 180_000 },
     async (context) => {
       const server = await toyServer(context, { dropsHungUp: 2 });
-      const report = await check(ordersTarget(server.origin));
+      const report = await check(ordersTarget(server.origin, droppingHangUps));
       expect(resultsOf(report)).toEqual(allPass);
       const lost = probe(report, 'lost-response');
       expect(lost.evidence.notes.join('\n')).toMatch(/the endpoint did not run 2 requests whose client hung up/);
@@ -142,7 +152,7 @@ describe('check against small servers with one deliberate flaw', { concurrent: t
     { timeout: 180_000 },
     async (context) => {
       const server = await toyServer(context, { dropsHungUp: 3 });
-      const report = await check(ordersTarget(server.origin));
+      const report = await check(ordersTarget(server.origin, droppingHangUps));
       expect(resultsOf(report)).toEqual({ ...allPass, 'lost-response': 'not-applicable' });
       const lost = probe(report, 'lost-response');
       expect(lost.result === 'not-applicable' && lost.reason).toMatch(/did not run a request whose client hung up/);

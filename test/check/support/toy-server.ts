@@ -54,9 +54,9 @@ export interface ToyOptions {
   readonly uniqueSku?: boolean;
   /**
    * How many requests whose client hung up it drops unrun, as a busy server does that reads a body only after the
-   * client's close: while any are left to drop, it waits 20 ms before reading the body of a request that asks to
-   * close its connection (as the checker's raw requests do; the slow client's does not, so its own give-up is not
-   * one of them).
+   * client's close: while any are left to drop, it waits up to `HANG_UP_WAIT_MS` for the client of each request to
+   * hang up before reading its body. The slow client gives up too: a check against such a toy sets `abandonAfterMs`
+   * above that wait, so that only the lost-response probe's hang-ups are dropped.
    */
   readonly dropsHungUp?: number;
 }
@@ -86,6 +86,13 @@ export interface ToyServer extends Listening {
   expire(key: string): void;
 }
 
+/**
+ * How long a request waits for its client to hang up while the toy has hang-ups to drop. It waits for the close
+ * itself, not a fixed pause after which it looks: with a pause of 20 ms, on a loaded machine a hang-up's close came
+ * later and its request ran, or the slow client's give-up after its own 20 ms came first and was dropped in its place.
+ */
+export const HANG_UP_WAIT_MS = 1_000;
+
 /** The page the toy's refusals link to. */
 const SPEC_PATH = '/idempotency';
 
@@ -104,12 +111,9 @@ export async function startToyServer(options: ToyOptions = {}): Promise<ToyServe
     principal: (typeof principals)[string],
   ): Promise<void> {
     const { tenant, user } = principal;
-    if (hungUpToDrop > 0 && req.headers.connection === 'close') {
-      await sleep(20);
-      if (req.destroyed) {
-        hungUpToDrop -= 1;
-        return void res.destroy();
-      }
+    if (hungUpToDrop > 0 && (await hungUpWithin(req, HANG_UP_WAIT_MS))) {
+      hungUpToDrop -= 1;
+      return void res.destroy();
     }
     const input = parseOrder(await readBody(req));
     if (input === undefined) return send(res, { status: 400, headers: json, body: '{"error":"bad order"}' });
@@ -235,6 +239,22 @@ const unauthenticated: Stored = { status: 401, headers: json, body: '{"error":"u
 
 function send(res: ServerResponse, reply: Stored): void {
   res.writeHead(reply.status, reply.headers).end(reply.body);
+}
+
+/** Whether the client hung up within `ms`, resolved as soon as it does. */
+function hungUpWithin(req: IncomingMessage, ms: number): Promise<boolean> {
+  if (req.destroyed) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const closed = (): void => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    const timer = setTimeout(() => {
+      req.off('close', closed);
+      resolve(req.destroyed);
+    }, ms);
+    req.once('close', closed);
+  });
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
