@@ -38,7 +38,9 @@ dl.fields dt{font-weight:600}dl.fields dd{margin:0}
 .actions form{background:#fff;border:1px solid #dde1e6;border-radius:6px;padding:10px 14px;display:flex;flex-direction:column;gap:8px}
 .notice{background:#dcf3e3;border:1px solid #1c5e33;padding:8px 12px;border-radius:6px}.warning{background:#fff1c2;border:1px solid #6b4e00;padding:8px 12px;border-radius:6px}
 .refused{background:#fde2e1;border:1px solid #8c1d18;padding:8px 12px;border-radius:6px}
-figure.chart{background:#fff;border:1px solid #dde1e6;border-radius:6px;padding:8px;margin:0}figure.chart svg{display:block;width:100%;height:120px;background:#fbfcfd}
+figure.chart{background:#fff;border:1px solid #dde1e6;border-radius:6px;padding:8px;margin:0}figure.chart svg{display:block;flex:1;min-width:0;height:120px;background:#fbfcfd}
+.plot{display:flex;gap:4px}.scale{display:flex;flex-direction:column;justify-content:space-between;min-width:3ch;text-align:right}
+.scale,.axis{font-size:11px;color:#5b6570}.axis{display:flex;justify-content:space-between;padding:2px 0 0 calc(3ch + 4px)}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(360px,1fr));gap:12px}
 figcaption{font-size:13px;padding-top:4px}.swatch{display:inline-block;width:10px;height:10px;margin:0 3px 0 8px}
 rect.completed,.swatch.completed{fill:#3b8f5a;background:#3b8f5a}rect.failed,.swatch.failed{fill:#7b52a8;background:#7b52a8}
