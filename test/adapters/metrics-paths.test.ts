@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { metricsObserver } from '../../src/observe/metrics.js';
 import { expressAdapter } from '../support/apps.js';
 import { engines } from '../support/engines.js';
-import { newKey, useApp, useEngine } from './harness.js';
+import { newKey, until, useApp, useEngine } from './harness.js';
 
 /** Every answer retrysafe gives itself is counted, those given before the store included; only real waits are lock waits. */
 describe.each(engines)('metrics of the request paths on $name', (factory) => {
@@ -69,7 +69,8 @@ describe.each(engines)('metrics of the request paths on $name', (factory) => {
     const waits = await value('retrysafe_lock_wait_seconds_count');
     const key = newKey();
     const first = h.post({ key, body: { sku: 'SLOW', delayMs: 800 } });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The first attempt holds the claim once its handler runs; a fixed pause may end before that on a busy machine.
+    await until(() => h.calls() === 1);
     const duplicate = await h.post({ key, body: { sku: 'SLOW', delayMs: 800 } });
     expect((await first).status).toBe(201);
     expect(duplicate.headers['idempotent-replayed']).toBe('true');

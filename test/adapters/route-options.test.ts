@@ -71,7 +71,7 @@ describe.each(engines)('route options on $name', (engine) => {
       if (!t.concurrent) return;
       const importRef = newKey();
       const slow = post({ ref: importRef, sku: 'SLOW', delayMs: 4000 });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await until(() => t.calls('imports.create@1') === 1);
       const duplicate = await post({ ref: importRef, sku: 'SLOW', delayMs: 4000 });
       expectProblem(duplicate, 'operation-in-progress', 409);
       expect(duplicate.headers.link).toBe(LINK);

@@ -57,7 +57,7 @@ describe('the retry limit', () => {
     );
     const result = await idempotentFetch(`${server.url}/orders`, {
       ...post,
-      retry: { ...quick, attemptTimeoutMs: 500 },
+      retry: { ...quick, attemptTimeoutMs: 2_000 },
     });
 
     expect(result.attempts).toBe(2);
