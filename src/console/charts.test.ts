@@ -23,6 +23,12 @@ describe('barChart', () => {
     );
   });
 
+  it('keeps each legend entry whole, its colour beside its name', () => {
+    expect(chart()).toContain(
+      '<span class="legend"> <span class="entry"><span class="swatch activity-new"></span>new operations</span> <span class="entry"><span class="swatch activity-replay"></span>replays</span></span>',
+    );
+  });
+
   it('draws nothing for a zero and scales to 1 when every bucket is empty', () => {
     const empty = String(barChart('Nothing', hours, [{ name: 'new', values: [0, 0, 0], tone: 'activity-new' }]));
     expect(empty).not.toContain('<rect');

@@ -35,7 +35,7 @@ export function barChart(title: string, labels: readonly string[], series: reado
 <div class="plot"><div class="scale" aria-hidden="true"><span>${top}</span><span>0</span></div><svg role="img" aria-labelledby="chart-${slug(title)}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" preserveAspectRatio="none">
 <title id="chart-${slug(title)}">${title}: highest ${top} per hour</title>${bars}</svg></div>
 <div class="axis" aria-hidden="true"><span>${labels[0] ?? ''}</span><span>${labels.at(-1) ?? ''}</span></div>
-<figcaption>${title} <span class="legend">${series.map((s) => html`<span class="swatch ${s.tone}"></span>${s.name} `)}</span></figcaption>
+<figcaption>${title} <span class="legend">${series.map((s) => html` <span class="entry"><span class="swatch ${s.tone}"></span>${s.name}</span>`)}</span></figcaption>
 </figure>`;
 }
 
