@@ -1,6 +1,7 @@
 import { ageText } from '../../core/age.js';
 import type { OperationIdentity } from '../../core/identity.js';
 import { html, type Html, type Part, raw } from '../../core/html.js';
+import type { Page } from '../../store/operator-store.js';
 
 /** What every page knows of the request it answers. */
 export interface PageContext {
@@ -42,7 +43,7 @@ figure.chart{background:#fff;border:1px solid #dde1e6;border-radius:6px;padding:
 .plot{display:flex;gap:4px}.scale{display:flex;flex-direction:column;justify-content:space-between;min-width:3ch;text-align:right}
 .scale,.axis{font-size:11px;color:#5b6570}.axis{display:flex;justify-content:space-between;padding:2px 0 0 calc(3ch + 4px)}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(360px,1fr));gap:12px}
-figcaption{font-size:13px;padding-top:4px}.swatch{display:inline-block;width:10px;height:10px;margin:0 3px 0 8px}
+figcaption{font-size:13px;padding-top:4px}.swatch{display:inline-block;width:10px;height:10px;margin:0 3px 0 8px}.legend .entry{white-space:nowrap}
 rect.completed,.swatch.completed{fill:#3b8f5a;background:#3b8f5a}rect.failed,.swatch.failed{fill:#7b52a8;background:#7b52a8}
 rect.unknown,.swatch.unknown{fill:#c8413a;background:#c8413a}rect.in_progress,.swatch.in_progress{fill:#d9a400;background:#d9a400}
 rect.tombstone,.swatch.tombstone{fill:#8a949e;background:#8a949e}
@@ -72,6 +73,22 @@ export function layout(context: PageContext, current: string, title: string, con
 <body><a class="skip" href="#main">Skip to content</a>
 <header><strong>retrysafe console</strong><nav aria-label="Sections">${nav}</nav><span class="who">${who}</span></header>
 <main id="main"><h1>${title}</h1>${content}</main></body></html>`;
+}
+
+/** What a list's caption calls its items, and the order they come in. */
+export interface ListWords {
+  readonly none: string;
+  readonly one: string;
+  readonly many: string;
+  readonly order?: string;
+}
+
+/** The caption of a page of a list: how many, whether more pages follow, and in what order. */
+export function listCaption(found: Page<unknown>, words: ListWords): string {
+  const count = found.items.length;
+  if (count === 0) return words.none;
+  const more = found.next === undefined ? '' : ' on this page';
+  return `${count} ${count === 1 ? words.one : words.many}${more}${words.order === undefined ? '' : `, ${words.order}`}`;
 }
 
 /** The coloured name of a state. */

@@ -1,6 +1,6 @@
 import { html, type Html } from '../../core/html.js';
 import type { DeadLetterSummary, Page, ParkedEvent } from '../../store/operator-store.js';
-import { layout, type PageContext, tokenField, when } from './layout.js';
+import { layout, listCaption, type PageContext, tokenField, when } from './layout.js';
 
 /** The outbox's dead letters, with a requeue form on each when the operator may act. */
 export function deadLettersPage(
@@ -26,7 +26,7 @@ ${reasonField(`Reason for requeueing message ${letter.id}`)}<button type="submit
     'Outbox dead letters',
     html`${notice === undefined ? '' : html`<p class="notice" role="status">${notice}</p>`}
 <p class="muted">Messages the relay gave up on. A requeued message is sent again under the same id, with a fresh count of attempts.</p>
-<table><caption>${found.items.length === 0 ? 'No dead letters.' : `${found.items.length} dead letters, most recently parked first`}</caption>
+<table><caption>${listCaption(found, { none: 'No dead letters.', one: 'dead letter', many: 'dead letters', order: 'most recently parked first' })}</caption>
 <thead><tr><th scope="col">Id</th><th scope="col">Topic</th><th scope="col">Attempts</th><th scope="col">Last error</th><th scope="col">Written</th><th scope="col">Parked</th><th scope="col">Action</th></tr></thead>
 <tbody>${rows}</tbody></table>${next(context, '/dead-letters', found)}`,
   );
@@ -51,7 +51,7 @@ ${reasonField(`Reason for requeueing event ${event.id} of ${event.receiver}`)}<b
     'Parked webhook events',
     html`${notice === undefined ? '' : html`<p class="notice" role="status">${notice}</p>`}
 <p class="muted">Events the webhook worker gave up on. A requeued event is processed again, with a fresh count of attempts.</p>
-<table><caption>${found.items.length === 0 ? 'No parked webhook events.' : `${found.items.length} parked events, most recent first`}</caption>
+<table><caption>${listCaption(found, { none: 'No parked webhook events.', one: 'parked event', many: 'parked events', order: 'most recent first' })}</caption>
 <thead><tr><th scope="col">Receiver</th><th scope="col">Event id</th><th scope="col">Attempts</th><th scope="col">Last error</th><th scope="col">Received</th><th scope="col">Action</th></tr></thead>
 <tbody>${rows}</tbody></table>${next(context, '/webhook-events', found)}`,
   );

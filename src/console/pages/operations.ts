@@ -1,7 +1,7 @@
 import { html, type Html, raw } from '../../core/html.js';
 import type { RecordState } from '../../core/record.js';
 import type { OperationSummary, Page } from '../../store/operator-store.js';
-import { layout, operationHref, type PageContext, stateBadge, when } from './layout.js';
+import { layout, listCaption, operationHref, type PageContext, stateBadge, when } from './layout.js';
 
 /** The list's filters as the form and the links carry them. */
 export interface ListFilters {
@@ -46,7 +46,7 @@ export function operationsPage(
 <label>Per page<input name="limit" value="${filters.limit}" inputmode="numeric" size="4"></label>
 <button type="submit">Search</button>
 </form>
-<table><caption>${found.items.length === 0 ? 'No operations match.' : `${found.items.length} operations${found.next === undefined ? '' : ' on this page'}`}</caption>
+<table><caption>${listCaption(found, { none: 'No operations match.', one: 'operation', many: 'operations' })}</caption>
 <thead><tr><th scope="col">State</th><th scope="col">Tenant</th><th scope="col">Operation</th><th scope="col">Key</th><th scope="col">Mode</th><th scope="col">Attempt</th><th scope="col">Status</th><th scope="col">Claimed</th><th scope="col">Reason</th></tr></thead>
 <tbody>${rows}</tbody></table>
 ${found.next === undefined ? '' : html`<p><a rel="next" href="${context.base}/operations?${query(found.next)}">Next page</a></p>`}`,
