@@ -142,7 +142,8 @@ describe('fake payment provider', () => {
     });
 
     it('refuses a request that was overtaken in flight by a newer token holder', async () => {
-      await admin.control({ mode: 'delay', ms: 300, reference: 'slow' });
+      // Long enough that the newer charge lands while the old one is still delayed, however busy the machine.
+      await admin.control({ mode: 'delay', ms: 3_000, reference: 'slow' });
       const old = client.charge(chargeOf(key, { fencingToken: 1, reference: 'slow' }));
       await new Promise((resolve) => setTimeout(resolve, 50));
       const newer = await client.charge(chargeOf(key, { fencingToken: 2 }));
@@ -167,9 +168,8 @@ describe('fake payment provider', () => {
       const started = performance.now();
       expect(await client.charge(chargeOf(key))).toMatchObject({ kind: 'charged' });
       expect(performance.now() - started).toBeGreaterThanOrEqual(290);
-      const fast = performance.now();
-      await client.charge(chargeOf(randomUUID()));
-      expect(performance.now() - fast).toBeLessThan(250);
+      // Only the next: the fault is used up, so no later charge is delayed by it.
+      expect(await (await fetch(`${provider.url}/control`)).json()).toEqual({ faults: [] });
     });
 
     it('targets faults by reference and applies them `times` times', async () => {
@@ -347,7 +347,8 @@ describe('provider webhooks', () => {
       provider = await startProvider({ webhookUrl: url, webhookSecret: secret });
       const started = performance.now();
       expect(await providerClient(provider.url).charge(chargeOf(randomUUID()))).toMatchObject({ kind: 'charged' });
-      expect(performance.now() - started).toBeLessThan(1_000);
+      // A charge that waited for the receiver would take its whole delivery time-out (5 s).
+      expect(performance.now() - started).toBeLessThan(4_000);
     } finally {
       await provider?.close();
       slow.closeAllConnections();

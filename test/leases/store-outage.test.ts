@@ -79,7 +79,8 @@ describe('leased mode when the store fails (postgres, node-postgres)', () => {
         idempotency({ store: postgresStore(portable(fromPg(proxied))), storeTimeoutMs: 500 }),
         paymentRoute(provider.url, calls),
       );
-      await admin.control({ mode: 'delay', ms: 500, reference: body.order });
+      // Long enough that the proxy stalls while the charge is still inside the provider, however busy the machine.
+      await admin.control({ mode: 'delay', ms: 3_000, reference: body.order });
       const before = (await admin.stats()).requests;
       const answer = pay(request(key, body), undefined);
       // The charge is inside the provider: the store goes silent before its checkpoint can be written.
