@@ -426,19 +426,20 @@ describe('Prisma: the interactive transaction timeout', () => {
     const server = await createTestDatabase();
     const timed = new PrismaClient({ adapter: new PrismaPg({ connectionString: server.url, max: 2 }) });
     try {
-      const database = fromPrisma(timed, { timeout: 1000 });
+      // Budgets wide enough that the claim meets none of them on a busy machine: only Prisma's time-out ends the run.
+      const database = fromPrisma(timed, { timeout: 3000 });
       await migrate(database);
       await database.query(ORDERS_TABLE);
       const storeErrors: unknown[] = [];
       const observers = [(event: RetrysafeEvent) => event.type === 'store-error' && storeErrors.push(event.error)];
       const create = atomic(
-        idempotency({ store: postgresStore(database), lockTimeoutMs: 100, storeTimeoutMs: 300, observers }),
+        idempotency({ store: postgresStore(database), lockTimeoutMs: 100, storeTimeoutMs: 1000, observers }),
         {
           operation: 'orders.create@1',
           tenant: () => 'tenant-a',
           async handler({ tx }) {
             await tx.order.create({ data: { tenant: 'tenant-a', sku: 'SKU-1', qty: 1 } });
-            await new Promise((resolve) => setTimeout(resolve, 1500));
+            await new Promise((resolve) => setTimeout(resolve, 4000));
             return { status: 201, body: {} };
           },
         },
