@@ -12,6 +12,7 @@ import { fromPg, portable, postgresStore } from '../../src/postgres/index.js';
 import type { OperationStore } from '../../src/store/operation-store.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { waitFor } from '../retention/wait-for.js';
+import { countingHeldClaims } from '../support/held-claims.js';
 import { unreachableDatabaseUrl } from './unreachable-database.js';
 
 export const NOTES = 'notes.create@1';
@@ -67,11 +68,17 @@ export async function runScenarios(
       body: JSON.stringify(body),
     });
 
+  const watched = countingHeldClaims(database);
   const notes: AtomicRoute<FetchRequest, Note, SqlClient> = {
     operation: NOTES,
     tenant: ({ request: r }) => r.headers.get('x-tenant') ?? undefined,
     async handler({ input }) {
-      if (input.pause === true) await new Promise((resolve) => setTimeout(resolve, 300));
+      // Until the duplicate finds the identity held, so that it waits on this attempt whatever the machine's load.
+      // PGlite runs one transaction at a time: no duplicate reaches it meanwhile, and the pause runs out.
+      if (input.pause === true) {
+        const until = Date.now() + 2_000;
+        while (watched.held() === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
+      }
       return { status: 201, headers: { location: `/notes/${randomUUID()}` }, body: { echo: input.note } };
     },
   };
@@ -92,7 +99,7 @@ export async function runScenarios(
       return { status: 201, body: charge };
     },
   };
-  const createNote = atomic(config(), notes);
+  const createNote = atomic(config({ database: watched.database }), notes);
   const pay = leased(config(), payments);
 
   // New and a duplicate sent at the same time: one runs, the other waits behind it (on a server
