@@ -4,6 +4,7 @@ import type { Rule } from './rules.js';
 export const probeNames = [
   'concurrency',
   'replay',
+  'equivalent-body',
   'mismatch',
   'tenant-isolation',
   'bad-keys',

@@ -7,6 +7,7 @@ import { credentialWatch } from './credential-watch.js';
 import { type ProbeContext, probeContext, type Tenant } from './probe-context.js';
 import { badKeysProbe } from './probes/bad-keys.js';
 import { concurrencyProbe } from './probes/concurrency.js';
+import { equivalentBodyProbe } from './probes/equivalent-body.js';
 import { expiredKeyProbe } from './probes/expired-key.js';
 import { lostResponseProbe } from './probes/lost-response.js';
 import { mismatchProbe } from './probes/mismatch.js';
@@ -42,6 +43,7 @@ export async function check(options: CheckOptions): Promise<CheckReport> {
   const probes: ProbeResult[] = [watch.judge(concurrency.result)];
   const rest: readonly ((ctx: ProbeContext) => Promise<ProbeResult>)[] = [
     (c) => replayProbe(c, concurrency.start),
+    (c) => equivalentBodyProbe(c, concurrency.start),
     (c) => mismatchProbe(c, concurrency.start),
     (c) => tenantIsolationProbe(c, concurrency.start),
     badKeysProbe,

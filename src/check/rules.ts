@@ -22,6 +22,11 @@ export const rules: Readonly<Record<ProbeName, Rule>> = {
       'A retry after completion gets the stored status, body and headers such as Location; Stripe marks it Idempotent-Replayed: true.',
     sources: [STRIPE, DESIGN_ARTICLE],
   },
+  'equivalent-body': {
+    statement:
+      'The same input written otherwise (object members in another order, other white space) is the same operation: its original answer, nothing run again, no 422.',
+    sources: [DESIGN_ARTICLE],
+  },
   mismatch: {
     statement: 'A key reused with a different request body is refused with 422 and runs nothing.',
     sources: [IETF, KEYS_ARTICLE],

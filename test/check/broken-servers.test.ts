@@ -15,6 +15,7 @@ import {
 const allPass = {
   concurrency: 'pass',
   replay: 'pass',
+  'equivalent-body': 'pass',
   mismatch: 'pass',
   'tenant-isolation': 'pass',
   'bad-keys': 'pass',
@@ -68,6 +69,7 @@ describe('check against small servers with one deliberate flaw', { concurrent: t
   const exclusive: readonly (readonly [Flaw, ProbeName, RegExp, readonly ProbeName[]])[] = [
     ['global-keys', 'tenant-isolation', /replayed answer for a key it never used/, ['other-principal']],
     ['body-blind', 'mismatch', /was replayed for a different body/, []],
+    ['byte-fingerprint', 'equivalent-body', /refused with 422 as a different payload/, []],
     ['any-key', 'bad-keys', /missing key: expected 400, got 201/, []],
     ['replays-cookie', 'replay', /the replay carries Set-Cookie/, []],
     ['principal-blind', 'other-principal', /another principal got the first principal's answer/, []],
@@ -177,6 +179,7 @@ describe('check against small servers with one deliberate flaw', { concurrent: t
     expect(resultsOf(again)).toEqual({
       concurrency: 'not-applicable',
       replay: 'not-applicable',
+      'equivalent-body': 'not-applicable',
       mismatch: 'not-applicable',
       'tenant-isolation': 'not-applicable',
       'bad-keys': 'pass',
@@ -187,7 +190,7 @@ describe('check against small servers with one deliberate flaw', { concurrent: t
       'expired-key': 'not-applicable',
       'published-specification': 'pass',
     });
-    // Eight of nine probes could not run: no verdict on the endpoint either way.
+    // All probes but two could not run: no verdict on the endpoint either way.
     expect(again.outcome).toBe('inconclusive');
     const concurrency = probe(again, 'concurrency');
     expect(concurrency.result === 'not-applicable' && concurrency.reason).toMatch(/business duplicate/);

@@ -85,7 +85,7 @@ describe('retrysafe check, run as a command', { concurrent: true }, () => {
       /^ {2}§2\.7 +SHOULD +pass +a key reused with a different payload gets 422 \(passed: mismatch\)$/m,
     );
     expect(run.stdout).toMatch(/^ {2}§2\.5 +MUST +pass +the resource publishes its idempotency specification/m);
-    expect(run.stdout).toMatch(/^pass: 11 passed, 0 failed, 0 not applicable/m);
+    expect(run.stdout).toMatch(/^pass: 12 passed, 0 failed, 0 not applicable/m);
   });
 
   it('prints a JSON report and exits 1 when a probe fails', { timeout: 120_000 }, async () => {
@@ -96,6 +96,7 @@ describe('retrysafe check, run as a command', { concurrent: true }, () => {
     expect(report.probes.map((p) => [p.probe, p.result])).toEqual([
       ['concurrency', 'pass'],
       ['replay', 'pass'],
+      ['equivalent-body', 'pass'],
       ['mismatch', 'fail'],
       ['tenant-isolation', 'pass'],
       ['bad-keys', 'pass'],
@@ -106,7 +107,7 @@ describe('retrysafe check, run as a command', { concurrent: true }, () => {
       ['expired-key', 'not-applicable'],
       ['published-specification', 'pass'],
     ]);
-    expect(report.probes[2]?.rule.sources.join(' ')).toMatch(/IETF draft/);
+    expect(report.probes[3]?.rule.sources.join(' ')).toMatch(/IETF draft/);
     expect(report.draft).toEqual({ name: 'draft-ietf-httpapi-idempotency-key-header', revision: '06' });
     const reuse = report.clauses.find(
       (clause) => clause.requirement === 'a key reused with a different payload gets 422',
@@ -131,10 +132,10 @@ describe('retrysafe check, run as a command', { concurrent: true }, () => {
       );
       const denied = 'the endpoint answered 401 to the credentials given; pass valid credentials with --header';
       expect(reasons).toMatchObject({ concurrency: denied, 'bad-keys': denied, 'slow-client': denied });
-      expect(run.stdout).toMatch(/^inconclusive: 0 passed, 0 failed, 11 not applicable/m);
+      expect(run.stdout).toMatch(/^inconclusive: 0 passed, 0 failed, 12 not applicable/m);
       expect(run.code).toBe(3);
       expect(run.stderr.trim().split('\n')).toEqual([
-        'retrysafe check: inconclusive: 11 of 11 probes were not applicable, so the check says nothing about the endpoint: the endpoint answered 401 to the credentials given; pass valid credentials with --header.',
+        'retrysafe check: inconclusive: 12 of 12 probes were not applicable, so the check says nothing about the endpoint: the endpoint answered 401 to the credentials given; pass valid credentials with --header.',
       ]);
     },
   );

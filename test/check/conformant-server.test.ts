@@ -52,6 +52,7 @@ describe.each(engines)('check against an Express endpoint on retrysafe atomic ro
     expect(resultsOf(report)).toEqual({
       concurrency: 'pass',
       replay: 'pass',
+      'equivalent-body': 'pass',
       mismatch: 'pass',
       'tenant-isolation': 'pass',
       'bad-keys': 'pass',

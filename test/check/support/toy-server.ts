@@ -9,6 +9,7 @@ import { type Listening, listen } from './listen.js';
  * - `check-then-insert`: looks the key up, awaits, then records it, so concurrent duplicates all run;
  * - `global-keys`: records keys without the tenant, so another tenant's same key replays the first's answer;
  * - `body-blind`: replays whatever body a reused key comes with;
+ * - `byte-fingerprint`: takes the fingerprint over the body's bytes, so the same JSON written otherwise is refused 422;
  * - `any-key`: accepts missing, empty, long, non-ASCII and repeated keys;
  * - `lossy-replay`: replays a re-encoded body without the stored Location;
  * - `cold-race`: checks, awaits, then records only for every other new key (a cold cache, say), so one burst may miss it;
@@ -25,6 +26,7 @@ export type Flaw =
   | 'check-then-insert'
   | 'global-keys'
   | 'body-blind'
+  | 'byte-fingerprint'
   | 'any-key'
   | 'lossy-replay'
   | 'cold-race'
@@ -115,7 +117,8 @@ export async function startToyServer(options: ToyOptions = {}): Promise<ToyServe
       hungUpToDrop -= 1;
       return void res.destroy();
     }
-    const input = parseOrder(await readBody(req));
+    const text = await readBody(req);
+    const input = parseOrder(text);
     if (input === undefined) return send(res, { status: 400, headers: json, body: '{"error":"bad order"}' });
     const parsed = parseIdempotencyKey(req.headersDistinct['idempotency-key']);
     if (!parsed.ok && flaw !== 'any-key')
@@ -123,7 +126,7 @@ export async function startToyServer(options: ToyOptions = {}): Promise<ToyServe
     const key = parsed.ok ? parsed.key : String(req.headersDistinct['idempotency-key'] ?? '');
     const scope =
       flaw === 'global-keys' ? key : flaw === 'principal-blind' ? `${tenant}\n${key}` : `${tenant}\n${user}\n${key}`;
-    const print = fingerprint(input);
+    const print = fingerprint(flaw === 'byte-fingerprint' ? text : input);
     const existing = records.get(scope);
     if (principal.revoked === true && (flaw !== 'replays-to-revoked' || existing?.state !== 'completed'))
       return send(res, unauthenticated);
