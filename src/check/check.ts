@@ -20,7 +20,7 @@ import { assertReachable } from './reachability.js';
 import { RequestBudget } from './request-budget.js';
 
 /** Requests beyond the concurrency bursts and their count reads: the other probes, their retries and count reads, with room to spare. */
-const REQUESTS_BEYOND_BURSTS = 120;
+const REQUESTS_BEYOND_BURSTS = 130;
 
 /**
  * Checks an HTTP endpoint's idempotency from outside, with every probe in

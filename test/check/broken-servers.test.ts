@@ -70,6 +70,7 @@ describe('check against small servers with one deliberate flaw', { concurrent: t
     ['global-keys', 'tenant-isolation', /replayed answer for a key it never used/, ['other-principal']],
     ['body-blind', 'mismatch', /was replayed for a different body/, []],
     ['byte-fingerprint', 'equivalent-body', /refused with 422 as a different payload/, []],
+    ['stores-refusal', 'mismatch', /the original body then got 422, not its original answer/, []],
     ['any-key', 'bad-keys', /missing key: expected 400, got 201/, []],
     ['replays-cookie', 'replay', /the replay carries Set-Cookie/, []],
     ['principal-blind', 'other-principal', /another principal got the first principal's answer/, []],
@@ -102,6 +103,18 @@ describe('check against small servers with one deliberate flaw', { concurrent: t
       const concurrency = probe(report, 'concurrency');
       expect(concurrency.result).toBe('fail');
       expect(failuresOf(concurrency).join('\n')).toMatch(/burst 2: expected 1 new resource, counted \d+/);
+    },
+  );
+
+  it(
+    'fails replay when the server runs the operation again after sending the replay',
+    { timeout: 120_000 },
+    async (context) => {
+      const server = await toyServer(context, { flaw: 'runs-on-replay' });
+      const report = await check(ordersTarget(server.origin));
+      const replay = probe(report, 'replay');
+      expect(replay.result).toBe('fail');
+      expect(failuresOf(replay).join('\n')).toMatch(/expected 0 new resources, counted 1/);
     },
   );
 

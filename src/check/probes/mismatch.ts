@@ -22,7 +22,11 @@ type OtherBody =
     }
   | { readonly kind: 'underivable'; readonly reason: string };
 
-/** Reuses the concurrency probe's key with a different body: 422 expected, and nothing created. */
+/**
+ * Reuses the concurrency probe's key with a different body: 422 expected, and
+ * nothing created; then the original body once more, which still gets its
+ * original answer.
+ */
 export async function mismatchProbe(ctx: ProbeContext, start: Start): Promise<ProbeResult> {
   const findings = new Findings('mismatch');
   if (start.kind !== 'started') return withoutOperation(findings, start);
@@ -53,7 +57,20 @@ export async function mismatchProbe(ctx: ProbeContext, start: Start): Promise<Pr
     if (ctx.plan.otherBody === undefined && (replayed || answer.status === 400)) findings.note(OTHER_BODY_HINT);
   }
   findings.resources(before, after, 0);
+  if (exchange.kind === 'answered' && exchange.answer.status === 422)
+    await originalStillAnswered(ctx, findings, operation);
   return findings.result();
+}
+
+/** After the refusal, the key still answers its own body with the original: the 422 was not stored in its place. */
+async function originalStillAnswered(ctx: ProbeContext, findings: Findings, operation: Operation): Promise<void> {
+  const again = await ctx.attempt({ keys: [operation.key], body: operation.body });
+  findings.saw(`the original body again: ${exchangeLabel(again)}`);
+  if (again.kind !== 'answered') findings.fail('the original body again got no answer');
+  else if (!sameAnswer(again.answer, operation.original))
+    findings.fail(
+      `the original body then got ${answerLabel(again.answer)}, not its original answer (${answerLabel(operation.original)}): the refusal was stored in its place`,
+    );
 }
 
 /**

@@ -10,6 +10,8 @@ import { type Listening, listen } from './listen.js';
  * - `global-keys`: records keys without the tenant, so another tenant's same key replays the first's answer;
  * - `body-blind`: replays whatever body a reused key comes with;
  * - `byte-fingerprint`: takes the fingerprint over the body's bytes, so the same JSON written otherwise is refused 422;
+ * - `stores-refusal`: stores its 422 for a reused key in the original's place, so the original body is refused from then on;
+ * - `runs-on-replay`: replays a completed key's answer, then creates another order all the same;
  * - `any-key`: accepts missing, empty, long, non-ASCII and repeated keys;
  * - `lossy-replay`: replays a re-encoded body without the stored Location;
  * - `cold-race`: checks, awaits, then records only for every other new key (a cold cache, say), so one burst may miss it;
@@ -27,6 +29,8 @@ export type Flaw =
   | 'global-keys'
   | 'body-blind'
   | 'byte-fingerprint'
+  | 'stores-refusal'
+  | 'runs-on-replay'
   | 'any-key'
   | 'lossy-replay'
   | 'cold-race'
@@ -134,15 +138,22 @@ export async function startToyServer(options: ToyOptions = {}): Promise<ToyServe
     if (existing === undefined && (flaw === 'check-then-insert' || (flaw === 'cold-race' && ordinal(scope) % 2 === 0)))
       await sleep(workMs);
     if (existing !== undefined) {
-      if (flaw !== 'body-blind' && !sameFingerprint(existing.fingerprint, print))
-        return send(res, { status: 422, headers: refusal, body: '{"error":"key reused"}' });
+      if (flaw !== 'body-blind' && !sameFingerprint(existing.fingerprint, print)) {
+        const reused: Stored = { status: 422, headers: refusal, body: '{"error":"key reused"}' };
+        if (flaw === 'stores-refusal') records.set(scope, { fingerprint: print, state: 'completed', reply: reused });
+        return send(res, reused);
+      }
       if (existing.state === 'in_progress')
         return send(res, {
           status: 409,
           headers: { ...refusal, 'retry-after': '1' },
           body: '{"error":"in progress"}',
         });
-      if (existing.state === 'completed') return send(res, replay(existing.reply));
+      if (existing.state === 'completed') {
+        send(res, replay(existing.reply));
+        if (flaw === 'runs-on-replay') orders.push({ id: orders.length + 1, tenant, sku: input.sku, qty: input.qty });
+        return;
+      }
       if (flaw !== 'reruns-expired') {
         const headers: Record<string, string> = { ...json };
         if (existing.location !== undefined) headers.location = existing.location;
