@@ -1,5 +1,3 @@
-import type { Rule } from './rules.js';
-
 /** The probes, in the order they run. */
 export const probeNames = [
   'concurrency',
@@ -17,6 +15,12 @@ export const probeNames = [
 ] as const;
 
 export type ProbeName = (typeof probeNames)[number];
+
+/** Where a probe's expectation comes from. */
+export interface Rule {
+  readonly statement: string;
+  readonly sources: readonly string[];
+}
 
 /** What a probe saw. */
 export interface Evidence {

@@ -74,6 +74,7 @@ function countReordered(value: Value): number {
   }
 }
 
+const SPACE = /[ \t\n\r]*/y;
 const LITERAL = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
 // A string is copied as written, control characters and all: the server reads it as it read the original.
 const STRING = /"(?:[^"\\]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
@@ -158,6 +159,8 @@ class Reader {
   }
 
   private space(): void {
-    while (this.at < this.text.length && ' \t\n\r'.includes(this.text[this.at] ?? '')) this.at += 1;
+    SPACE.lastIndex = this.at;
+    SPACE.exec(this.text);
+    this.at = SPACE.lastIndex;
   }
 }

@@ -1,6 +1,12 @@
 export { check } from './check.js';
 export { CheckError, isCheckError, type CheckErrorCode } from './check-error.js';
 export type { CheckOptions } from './check-options.js';
-export { probeNames, type CheckReport, type Evidence, type ProbeName, type ProbeResult } from './check-report.js';
+export {
+  probeNames,
+  type CheckReport,
+  type Evidence,
+  type ProbeName,
+  type ProbeResult,
+  type Rule,
+} from './check-report.js';
 export { formatReport } from './report-table.js';
-export type { Rule } from './rules.js';

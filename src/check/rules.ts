@@ -1,10 +1,4 @@
-import type { ProbeName } from './check-report.js';
-
-/** Where a probe's expectation comes from. */
-export interface Rule {
-  readonly statement: string;
-  readonly sources: readonly string[];
-}
+import type { ProbeName, Rule } from './check-report.js';
 
 const IETF = 'IETF draft "The Idempotency-Key HTTP Header Field"';
 const STRIPE = 'Stripe API reference, idempotent requests';
