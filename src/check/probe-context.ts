@@ -92,6 +92,21 @@ export function probeContext(plan: CheckPlan, budget: RequestBudget): ProbeConte
   };
 }
 
+/** What an attempt created: the count under the attempt's credentials, read before it and after it. */
+export interface CountedExchange {
+  readonly exchange: Exchange;
+  readonly before: Reading | undefined;
+  readonly after: Reading | undefined;
+}
+
+/** One attempt between two reads of the count URL for `uuid`, with the attempt's credentials. */
+export async function countedAttempt(ctx: ProbeContext, uuid: string, attempt: Attempt): Promise<CountedExchange> {
+  const tenant = attempt.tenant ?? 'first';
+  const before = await ctx.count(tenant, uuid);
+  const exchange = await ctx.attempt(attempt);
+  return { exchange, before, after: await ctx.count(tenant, uuid) };
+}
+
 function read(exchange: Exchange): Reading {
   if (exchange.kind !== 'answered')
     return { ok: false, detail: exchange.kind === 'failed' ? exchange.detail : 'no answer' };

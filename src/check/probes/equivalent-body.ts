@@ -4,7 +4,7 @@ import { equivalentJson } from '../equivalent-json.js';
 import { exchangeLabel } from '../exchange.js';
 import { Findings } from '../findings.js';
 import { type Start, withoutOperation } from '../operation.js';
-import type { ProbeContext } from '../probe-context.js';
+import { countedAttempt, type ProbeContext } from '../probe-context.js';
 
 /**
  * Retries the concurrency probe's completed operation with its body written
@@ -19,9 +19,10 @@ export async function equivalentBodyProbe(ctx: ProbeContext, start: Start): Prom
   const equivalent = equivalentJson(operation.body);
   if (equivalent.kind === 'not-rewritable') return findings.notApplicable(equivalent.reason);
   findings.note(equivalent.change);
-  const before = await ctx.count('first', operation.uuid);
-  const exchange = await ctx.attempt({ keys: [operation.key], body: equivalent.text });
-  const after = await ctx.count('first', operation.uuid);
+  const { exchange, before, after } = await countedAttempt(ctx, operation.uuid, {
+    keys: [operation.key],
+    body: equivalent.text,
+  });
   findings.saw(exchangeLabel(exchange));
   if (exchange.kind !== 'answered') findings.fail('the request got no answer');
   else {

@@ -4,7 +4,7 @@ import type { ProbeResult } from '../check-report.js';
 import { exchangeLabel } from '../exchange.js';
 import { Findings } from '../findings.js';
 import { type Operation, type Start, withoutOperation } from '../operation.js';
-import type { ProbeContext } from '../probe-context.js';
+import { countedAttempt, type ProbeContext } from '../probe-context.js';
 
 const OTHER_BODY_HINT =
   'if the server ignores this change or finds it invalid, give a different valid body with --other-body';
@@ -34,9 +34,10 @@ export async function mismatchProbe(ctx: ProbeContext, start: Start): Promise<Pr
   const other = otherBody(ctx, operation);
   if (other.kind === 'underivable') return findings.notApplicable(other.reason);
   findings.note(other.change);
-  const before = await ctx.count('first', other.uuid);
-  const exchange = await ctx.attempt({ keys: [operation.key], body: other.body });
-  const after = await ctx.count('first', other.uuid);
+  const { exchange, before, after } = await countedAttempt(ctx, other.uuid, {
+    keys: [operation.key],
+    body: other.body,
+  });
   findings.saw(exchangeLabel(exchange));
   if (exchange.kind !== 'answered') {
     findings.fail('the request got no answer');

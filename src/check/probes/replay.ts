@@ -3,26 +3,26 @@ import type { ProbeResult } from '../check-report.js';
 import { exchangeLabel } from '../exchange.js';
 import { Findings } from '../findings.js';
 import { type Start, withoutOperation } from '../operation.js';
-import type { ProbeContext } from '../probe-context.js';
+import { countedAttempt, type ProbeContext } from '../probe-context.js';
 
 /** Headers a replay must carry unchanged. */
 const REPLAYED_HEADERS = ['location', 'content-type'] as const;
 
 /**
  * Retries the concurrency probe's completed operation once more, same key and
- * body: its stored answer, and no new resource. A missing `Idempotent-Replayed: true` is only a warning: the IETF
- * draft does not require the marker, Stripe sends it.
+ * body: its stored answer, and no new resource. A missing
+ * `Idempotent-Replayed: true` is only a warning: the IETF draft does not
+ * require the marker, Stripe sends it.
  */
 export async function replayProbe(ctx: ProbeContext, start: Start): Promise<ProbeResult> {
   const findings = new Findings('replay');
   if (start.kind !== 'started') return withoutOperation(findings, start);
   const { key, body, uuid, original } = start.operation;
   findings.saw(`original: ${answerLabel(original)}`);
-  const before = await ctx.count('first', uuid);
-  const exchange = await ctx.attempt({ keys: [key], body });
+  const { exchange, before, after } = await countedAttempt(ctx, uuid, { keys: [key], body });
   findings.saw(`retry: ${exchangeLabel(exchange)}`);
   // A replay sent while the operation runs again is still a second effect.
-  findings.resources(before, await ctx.count('first', uuid), 0);
+  findings.resources(before, after, 0);
   findings.note(
     'compared with the original: status, body bytes, Location, Content-Type; Set-Cookie must not be replayed',
   );

@@ -3,7 +3,7 @@ import type { ProbeResult } from '../check-report.js';
 import { exchangeLabel } from '../exchange.js';
 import { Findings } from '../findings.js';
 import { type Start, withoutOperation } from '../operation.js';
-import type { ProbeContext } from '../probe-context.js';
+import { countedAttempt, type ProbeContext } from '../probe-context.js';
 
 /**
  * Sends the concurrency probe's key and body again under the second tenant's
@@ -16,9 +16,7 @@ export async function tenantIsolationProbe(ctx: ProbeContext, start: Start): Pro
     return findings.notApplicable("needs a second tenant's credentials (--other-header)");
   if (start.kind !== 'started') return withoutOperation(findings, start);
   const { key, body, uuid, original } = start.operation;
-  const before = await ctx.count('second', uuid);
-  const exchange = await ctx.attempt({ tenant: 'second', keys: [key], body });
-  const after = await ctx.count('second', uuid);
+  const { exchange, before, after } = await countedAttempt(ctx, uuid, { tenant: 'second', keys: [key], body });
   findings.saw(`first tenant: ${answerLabel(original)}`);
   findings.saw(`second tenant: ${exchangeLabel(exchange)}`);
   if (exchange.kind !== 'answered') {
