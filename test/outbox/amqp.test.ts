@@ -101,6 +101,23 @@ describe.skipIf(!rabbit.reachable)('the outbox over RabbitMQ', { timeout: 120_00
     });
   });
 
+  it("puts one 'return' listener on a channel however many transports publish through it", async () => {
+    const channel = await route.connection.createConfirmChannel();
+    try {
+      const transports = Array.from({ length: 12 }, () => amqpTransport(channel, { exchange: route.exchange }));
+      expect(channel.listenerCount('return')).toBe(1);
+      // Each transport still tells a returned message from a delivered one.
+      const id = await add('invoices.created', 'nobody@example.test');
+      const relay = new Relay({ database: shared.database, transport: transports.at(-1)! });
+      expect(await relay.runOnce()).toMatchObject({ claimed: 1, delivered: 0, failed: 1 });
+      expect(await row(id)).toMatchObject({
+        last_error: expect.stringContaining('No queue is bound to routing key "invoices.created"') as unknown,
+      });
+    } finally {
+      await channel.close();
+    }
+  });
+
   it('relay killed after publishing, before marking delivered: the message goes out twice under one id, and one email is sent', async () => {
     const id = await add('emails.welcome', 'ada@example.test');
     await runProgram(RELAY, relayEnv({ RETRYSAFE_CRASH_AT: 'relay-after-publish', LEASE_SECONDS: '1' }), 'SIGKILL');

@@ -46,13 +46,7 @@ export interface AmqpTransportOptions {
  */
 export function amqpTransport(channel: AmqpConfirmChannelLike, options: AmqpTransportOptions): Transport {
   const mandatory = options.mandatory ?? true;
-  // RabbitMQ returns an unroutable mandatory message before it confirms it, on the same channel.
-  const returned = new Set<string>();
-  if (mandatory) {
-    channel.on('return', (message) => {
-      if (typeof message.properties.messageId === 'string') returned.add(message.properties.messageId);
-    });
-  }
+  const returned = returnedOn(channel);
   return {
     publish(message: OutboxMessage) {
       const content = Buffer.from(JSON.stringify(message.payload), 'utf8');
@@ -77,4 +71,22 @@ export function amqpTransport(channel: AmqpConfirmChannelLike, options: AmqpTran
       });
     },
   };
+}
+
+/**
+ * RabbitMQ returns an unroutable mandatory message before it confirms it, on the same channel. One listener
+ * per channel, whichever transport saw it first, collects the returned ids for all of them (an outbox id is
+ * one message): a listener per transport would pile up on a channel shared by many.
+ */
+const returnedIds = new WeakMap<AmqpConfirmChannelLike, Set<string>>();
+
+function returnedOn(channel: AmqpConfirmChannelLike): Set<string> {
+  const known = returnedIds.get(channel);
+  if (known !== undefined) return known;
+  const returned = new Set<string>();
+  returnedIds.set(channel, returned);
+  channel.on('return', (message) => {
+    if (typeof message.properties.messageId === 'string') returned.add(message.properties.messageId);
+  });
+  return returned;
 }

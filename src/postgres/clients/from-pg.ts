@@ -74,20 +74,10 @@ export function fromPg<Client extends PgClientLike>(
   options: FromPgOptions = {},
 ): SqlDatabase<Client> {
   const naming: Naming = { on: options.preparedStatements ?? true };
-  // node-postgres takes the pool's own 'error' listener off a client it hands out: a backend that goes away
-  // meanwhile (failover, restart, terminated) would emit an unhandled 'error' and end the process. The guard
-  // goes on as the pool hands the client out, since the error can come in the same socket read as the
-  // connection's readiness, before `connect()` resolves; it stays, and only marks the client as lost.
-  const lost = new WeakMap<Client, Error>();
-  const guarded = new WeakSet<Client>();
-  const guard = (client: Client): void => {
-    if (guarded.has(client)) return;
-    guarded.add(client);
-    client.on('error', (error) => {
-      if (!lost.has(client)) lost.set(client, error);
-    });
-  };
-  pool.on?.('acquire', guard);
+  if (!guardedPools.has(pool)) {
+    guardedPools.add(pool);
+    pool.on?.('acquire', guard);
+  }
   return {
     async transaction(work, opening) {
       const client = await pool.connect();
@@ -123,6 +113,26 @@ export function fromPg<Client extends PgClientLike>(
     runner: (client) => pgSql(client, naming),
     query: pgSql(pool, naming, true).query,
   };
+}
+
+/*
+ * node-postgres takes the pool's own 'error' listener off a client it hands out: a backend that goes away
+ * meanwhile (failover, restart, terminated) would emit an unhandled 'error' and end the process. The guard
+ * goes on as the pool hands the client out, since the error can come in the same socket read as the
+ * connection's readiness, before `connect()` resolves; it stays, and only marks the client as lost.
+ * Pool and clients are guarded once, whichever `fromPg` call saw them first: an application may wrap
+ * one pool many times, and a listener per call would pile up on the pool and on every connection.
+ */
+const guardedPools = new WeakSet<object>();
+const guardedClients = new WeakSet<PgClientLike>();
+const lost = new WeakMap<PgClientLike, Error>();
+
+function guard(client: PgClientLike): void {
+  if (guardedClients.has(client)) return;
+  guardedClients.add(client);
+  client.on('error', (error) => {
+    if (!lost.has(client)) lost.set(client, error);
+  });
 }
 
 /** Whether retrysafe's statements go out by name on a pool; turned off for good once a pooler is found between it and PostgreSQL. */
