@@ -82,13 +82,21 @@ async function main(): Promise<void> {
   });
 }
 
+/** Generous: requests and a background pass finish first. A stop that hangs still ends, and says so. */
+const STOP_CAP_MS = 30_000;
+
 function stopOnSignal(closeAll: () => Promise<void>): void {
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
-    // A second signal means "now": the first one's clean stop is taking too long.
-    if (stopping) process.exit(1);
+    // Ctrl-C reaches the service twice, from the terminal and again through npm, and a supervisor may repeat
+    // its signal: the stop under way goes on.
+    if (stopping) return;
     stopping = true;
     console.log(`orders: ${signal}, stopping`);
+    setTimeout(() => {
+      console.error(`orders: not stopped within ${STOP_CAP_MS / 1000} s, exiting`);
+      process.exit(1);
+    }, STOP_CAP_MS).unref();
     closeAll().then(
       // The last line, so a supervisor's log shows the stop was clean.
       () => console.log('orders: stopped'),
