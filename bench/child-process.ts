@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -15,12 +16,14 @@ export interface ChildOptions {
 export function forkTs(entry: string, options: ChildOptions): ChildProcess {
   const log = openSync(options.logFile, 'a');
   try {
-    return fork(fileURLToPath(new URL(entry, import.meta.url)), [], {
-      cwd: repoRoot,
-      execArgv: ['--import', 'tsx'],
-      env: { ...process.env, ...options.env },
-      stdio: ['ignore', log, log, 'ipc'],
-    });
+    return supervise(
+      fork(fileURLToPath(new URL(entry, import.meta.url)), [], {
+        cwd: repoRoot,
+        execArgv: ['--import', 'tsx'],
+        env: { ...process.env, ...options.env },
+        stdio: ['ignore', log, log, 'ipc'],
+      }),
+    );
   } finally {
     closeSync(log);
   }
@@ -79,4 +82,31 @@ function tail(file: string): string {
   } catch {
     return '(no log)';
   }
+}
+
+const supervised = new Set<ChildProcess>();
+
+/**
+ * Ends `child` with the bench: on its exit, and on a SIGINT or SIGTERM sent
+ * to the bench alone (by a supervisor, or by npm passing on Ctrl-C), which
+ * then exits with 128 + the signal's number. A provider or a server left
+ * running would hold its port and load the machine the next run measures.
+ */
+export function supervise<Child extends ChildProcess>(child: Child): Child {
+  watchTheBench();
+  supervised.add(child);
+  child.once('exit', () => supervised.delete(child));
+  return child;
+}
+
+let watching = false;
+
+function watchTheBench(): void {
+  if (watching) return;
+  watching = true;
+  process.once('exit', () => {
+    for (const child of supervised) child.kill('SIGTERM');
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => process.exit(128 + constants.signals[signal]));
 }

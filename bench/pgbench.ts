@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, type PromiseWithChild } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { READ_RECORD } from '../src/postgres/sql/read-record.js';
 import { ENQUEUE } from '../src/postgres/sql/outbox.js';
 import { COMPLETE_ATOMIC } from '../src/postgres/sql/complete-atomic.js';
 import type { CeilingPlan } from './ceiling/result.js';
+import { supervise } from './child-process.js';
 import {
   claimValues,
   completeValues,
@@ -24,7 +25,14 @@ import { ORDER_BODY, TENANT } from './request.js';
 import { INSERT_ORDER, type OrderInput } from './server/orders.js';
 import { SERVICE_TENANT } from './server/service.js';
 
-const run = promisify(execFile);
+const execFileAsync = promisify(execFile);
+
+/** pgbench under the bench's supervision: a run cut short does not leave it loading the database. */
+function run(file: string, args: readonly string[]): PromiseWithChild<{ stdout: string; stderr: string }> {
+  const running = execFileAsync(file, args);
+  supervise(running.child);
+  return running;
+}
 
 export interface PgbenchResult {
   readonly transactions: number;

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { repoRoot } from './child-process.js';
+import { repoRoot, supervise } from './child-process.js';
 
 /** The fake payment provider in its own process, so its CPU is neither the client's nor the server's. */
 export interface ProviderProcess {
@@ -10,14 +10,12 @@ export interface ProviderProcess {
 }
 
 export async function startProvider(): Promise<ProviderProcess> {
-  const child = spawn(
-    process.execPath,
-    ['--conditions=retrysafe-source', '--import', 'tsx', 'examples/provider/main.ts'],
-    {
+  const child = supervise(
+    spawn(process.execPath, ['--conditions=retrysafe-source', '--import', 'tsx', 'examples/provider/main.ts'], {
       cwd: repoRoot,
       env: { ...process.env, PORT: '0' },
       stdio: ['ignore', 'pipe', 'inherit'],
-    },
+    }),
   );
   const lines = createInterface({ input: child.stdout });
   const exit = once(child, 'exit').then(() => {
