@@ -10,8 +10,8 @@ import { ids } from './record-row.js';
  * finished, by `COMPLETE_ATOMIC` with the commit. A duplicate never waits
  * here, holding a connection: when the lock is held and no record exists, the
  * attempt rolls back and waits outside the database (`postgres-store.ts`).
- * The lock's hash is the one `retrysafe_lock_operation` (migration 0007)
- * takes, so attempts of an earlier version still exclude these.
+ * The lock's key is a digest of the identity, `retrysafe_lock_key`
+ * (migration 0014), which `retrysafe_lock_operation` takes too.
  *
  * The record is looked for by `retrysafe_operation_exists` (migration 0012),
  * after the lock: a subquery here would read with the statement's snapshot,
@@ -27,7 +27,7 @@ export const CLAIM_ATOMIC = statement(
   `
 SELECT claim.locked, retrysafe_operation_exists($1, $2, $3) AS found
 FROM (
-  SELECT pg_try_advisory_xact_lock(hashtextextended($3, hashtextextended($2, hashtextextended($1, 0)))) AS locked
+  SELECT pg_try_advisory_xact_lock(retrysafe_lock_key($1, $2, $3)) AS locked
   FROM (SELECT set_config('statement_timeout', coalesce($4, current_setting('statement_timeout')), true)) AS timeout
   OFFSET 0
 ) AS claim`,
