@@ -411,14 +411,16 @@ describe('upgrading to the domain checks', () => {
     }
   });
 
-  it("then takes the claim's lock on a digest of the identity (0014) without touching a table, in the earlier versions' lock function too", async () => {
+  it("then takes the claim's lock on a digest of the identity and keeps a session's tighter statement_timeout (0014) without touching a table, in the earlier versions' lock function too", async () => {
     const before = await relations();
 
     expect(await migrate(database, migrations)).toEqual({ applied: [14], version: 14 });
     expect(await relations()).toEqual(before);
     const identity = ['tenant-a', 'orders.create@1', 'k-0014'];
     const held = await database.transaction(async (sql) => {
-      await sql.query("SELECT waited FROM retrysafe_lock_operation($1, $2, $3, '1s', null)", identity);
+      await sql.query("SET LOCAL statement_timeout = '2s'");
+      await sql.query("SELECT waited FROM retrysafe_lock_operation($1, $2, $3, '1s', '30000ms')", identity);
+      expect((await sql.query("SELECT current_setting('statement_timeout') AS value")).rows).toEqual([{ value: '2s' }]);
       const { rows } = await sql.query<{ key: string; jenkins: string; locked: string }>(
         `SELECT retrysafe_lock_key($1, $2, $3)::text AS key,
                 hashtextextended($3, hashtextextended($2, hashtextextended($1, 0)))::text AS jenkins,

@@ -6,7 +6,9 @@ import { ids } from './record-row.js';
  * The first statement of an atomic transaction, sent with BEGIN: tries the
  * identity's transaction-scoped advisory lock without waiting, then asks
  * whether a record holds the identity, and sets `statement_timeout` for the
- * rest of the transaction. Writes nothing: the record is written once,
+ * rest of the transaction to the smaller of `statementTimeoutMs` and the
+ * session's (`retrysafe_limit_statement_timeout`, migration 0014), so a
+ * DBA's tighter limit on the role still applies. Writes nothing: the record is written once,
  * finished, by `COMPLETE_ATOMIC` with the commit. A duplicate never waits
  * here, holding a connection: when the lock is held and no record exists, the
  * attempt rolls back and waits outside the database (`postgres-store.ts`).
@@ -20,7 +22,7 @@ import { ids } from './record-row.js';
  * is tried before the outer row asks. One row of two booleans, `locked` and
  * `found`; a found record is read by `READ_RECORD`.
  * $1 tenant, $2 operation, $3 key,
- * $4 statement_timeout for the rest of the transaction (e.g. '30000ms', or null for the session's).
+ * $4 the most statement_timeout for the rest of the transaction may be (e.g. '30000ms', or null for the session's).
  */
 export const CLAIM_ATOMIC = statement(
   'retrysafe_claim_atomic',
@@ -28,7 +30,7 @@ export const CLAIM_ATOMIC = statement(
 SELECT claim.locked, retrysafe_operation_exists($1, $2, $3) AS found
 FROM (
   SELECT pg_try_advisory_xact_lock(retrysafe_lock_key($1, $2, $3)) AS locked
-  FROM (SELECT set_config('statement_timeout', coalesce($4, current_setting('statement_timeout')), true)) AS timeout
+  FROM (SELECT retrysafe_limit_statement_timeout($4)) AS timeout
   OFFSET 0
 ) AS claim`,
 );
