@@ -535,22 +535,25 @@ RETURNS bigint LANGUAGE sql STABLE PARALLEL SAFE AS $$
         || octet_length(p_key)::text || ':' || p_key, 'UTF8')) FROM 1 FOR 8), 'hex'))::bit(64)::bigint
 $$;
 
--- The statement_timeout of the rest of a claim's transaction: the smaller of
--- p_limit (statementTimeoutMs) and the session's, which a DBA may have set
--- for the role or the connection; 0 is no limit, never the smaller. Raising
--- it to p_limit would lift the DBA's limit off the handler's statements.
--- Both are compared as intervals: the setting reads back with a unit
--- ('200ms', '1min'). No FROM, so PostgreSQL inlines it into the claim.
-CREATE FUNCTION retrysafe_limit_statement_timeout(p_limit text)
-RETURNS text LANGUAGE sql VOLATILE AS $$
-    SELECT set_config('statement_timeout',
-        CASE WHEN p_limit IS NULL OR p_limit::interval = interval '0'
+-- Atomic mode's claim: sets the rest of the transaction's statement_timeout,
+-- then tries the identity's lock without waiting. The timeout is the smaller
+-- of p_statement_timeout (statementTimeoutMs) and the session's, which a DBA
+-- may have set on the role or the connection: raising it would lift their
+-- limit off the handler's statements. 0 is no limit, never the smaller. Both
+-- are compared as intervals, since the setting reads back with a unit
+-- ('200ms', '1min'). A CASE orders the two calls (set_config never returns
+-- null); one SELECT without FROM, so PostgreSQL inlines it into the claim.
+CREATE FUNCTION retrysafe_claim_lock(p_tenant text, p_operation text, p_key text, p_statement_timeout text)
+RETURNS boolean LANGUAGE sql VOLATILE AS $$
+    SELECT CASE WHEN set_config('statement_timeout',
+        CASE WHEN p_statement_timeout IS NULL OR p_statement_timeout::interval = interval '0'
              THEN current_setting('statement_timeout')
              WHEN current_setting('statement_timeout')::interval = interval '0'
-                  OR p_limit::interval < current_setting('statement_timeout')::interval
-             THEN p_limit
+                  OR p_statement_timeout::interval < current_setting('statement_timeout')::interval
+             THEN p_statement_timeout
              ELSE current_setting('statement_timeout') END,
-        true)
+        true) IS NOT NULL
+    THEN pg_try_advisory_xact_lock(retrysafe_lock_key(p_tenant, p_operation, p_key)) END
 $$;
 
 -- Versions before the claim was plain SQL call this function: they lock the
@@ -563,8 +566,7 @@ DECLARE
     identity_hash bigint := retrysafe_lock_key(p_tenant, p_operation, p_key);
     session_lock_timeout text := current_setting('lock_timeout');
 BEGIN
-    PERFORM retrysafe_limit_statement_timeout(p_statement_timeout);
-    waited := NOT pg_try_advisory_xact_lock(identity_hash);
+    waited := NOT retrysafe_claim_lock(p_tenant, p_operation, p_key, p_statement_timeout);
     IF waited THEN
         PERFORM set_config('lock_timeout', p_lock_timeout, true);
         PERFORM pg_advisory_xact_lock(identity_hash);
