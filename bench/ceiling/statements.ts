@@ -88,9 +88,8 @@ export const KEY_ROWS_TABLE = `CREATE TABLE IF NOT EXISTS bench_keys (
 /** $1 tenant, $2 operation, $3 key: the values of `lockValues`. */
 export const KEY_ROW = 'INSERT INTO bench_keys (tenant, operation, key) VALUES ($1, $2, $3)';
 
-/** The identity's transaction-scoped advisory lock alone, as plain SQL, on the hash the claim takes. $1 tenant, $2 operation, $3 key. */
-export const PLAIN_LOCK =
-  'SELECT pg_advisory_xact_lock(hashtextextended($3, hashtextextended($2, hashtextextended($1, 0))))';
+/** The identity's transaction-scoped advisory lock alone, as plain SQL, on the key the claim takes. $1 tenant, $2 operation, $3 key. */
+export const PLAIN_LOCK = 'SELECT pg_advisory_xact_lock(retrysafe_lock_key($1, $2, $3))';
 
 /**
  * Takes the rules off a migrated schema's record table, for the physical

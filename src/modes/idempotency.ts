@@ -43,8 +43,10 @@ export interface IdempotencyOptions<Tx> {
   /**
    * Atomic mode: the server-side bound on every statement after the claim in
    * its transaction, the handler's included (a transaction-local
-   * `statement_timeout`). A handler statement cut by it answers 503
-   * `statement-timeout`. Default 30000 ms.
+   * `statement_timeout`). It never raises a tighter `statement_timeout` the
+   * session starts with (set on the role or the connection): the smaller of
+   * the two applies, 0 counting as no limit. A handler statement cut by
+   * either answers 503 `statement-timeout`. Default 30000 ms.
    */
   readonly statementTimeoutMs?: number;
   /** Seconds for `Retry-After` on 503 and on a lock wait that ran out. Default 1. */

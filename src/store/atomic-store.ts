@@ -11,7 +11,7 @@ export interface ClaimRequest {
   readonly principal?: PrincipalDigest | undefined;
   /** How long a duplicate waits for a running first attempt before giving up; the claim alone, not the handler. */
   readonly lockTimeoutMs: number;
-  /** The server-side bound (`statement_timeout`) on every later statement of the transaction. Unset: the session's. */
+  /** The server-side bound (`statement_timeout`) on every later statement of the transaction, unless the session's is tighter. Unset: the session's. */
   readonly statementTimeoutMs?: number;
 }
 

@@ -98,3 +98,64 @@ describe.each(adapters)('bounds on the handler’s statements, through $name', (
     expect(seen).toEqual({ statement_timeout: '3s', lock_timeout: '0' });
   });
 });
+
+/**
+ * A tighter `statement_timeout` given to the application's role or connection
+ * by its DBA still applies: the claim sets the smaller of it and
+ * statementTimeoutMs for the rest of its transaction (0, no limit, is never
+ * the smaller), so neither lifts the other.
+ */
+describe('a statement_timeout the sessions start with', () => {
+  let db: TestDatabase;
+  const pools: pg.Pool[] = [];
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    pools.push(pool);
+    await migrate(portable(fromPg(pool)));
+  });
+  afterAll(async () => {
+    await Promise.all(pools.map((pool) => pool.end()));
+    await db.drop();
+  });
+
+  /** A store whose sessions start with `statement_timeout`, as `ALTER ROLE … SET` or the connection's options give it. */
+  function storeWithSessionTimeout(statementTimeout: string) {
+    const pool = new pg.Pool({ connectionString: db.url, max: 1, options: `-c statement_timeout=${statementTimeout}` });
+    pools.push(pool);
+    return postgresStore(portable(fromPg(pool)));
+  }
+
+  const claim = { fingerprint: new Uint8Array(32), lockTimeoutMs: 200 };
+  const identity = () => ({ tenant: 'tenant-a', operation: 'settings.read@1', key: newKey() });
+
+  it.each([
+    ['200ms', 3_000, '200ms'],
+    ['1min', 3_000, '3s'],
+    ['0', 3_000, '3s'],
+  ])('with %s, sets the smaller of it and statementTimeoutMs %d: %s', async (session, statementTimeoutMs, seen) => {
+    const store = storeWithSessionTimeout(session);
+    const setting = await store.atomic(
+      { ...claim, identity: identity(), statementTimeoutMs },
+      async ({ tx }) => {
+        const { rows } = await tx.query<{ value: string }>("SELECT current_setting('statement_timeout') AS value");
+        return { commit: false, value: rows[0]?.value };
+      },
+      () => undefined,
+    );
+    expect(setting).toBe(seen);
+  });
+
+  it('cancels a handler statement past the session’s limit though statementTimeoutMs would let it run', async () => {
+    const store = storeWithSessionTimeout('200ms');
+    const run = store.atomic(
+      { ...claim, identity: identity(), statementTimeoutMs: 60_000 },
+      async ({ tx }) => {
+        await tx.query('SELECT pg_sleep(1)');
+        return { commit: false, value: 'finished' };
+      },
+      () => 'taken',
+    );
+    await expect(run).rejects.toMatchObject({ code: 'statement-timeout' });
+  });
+});

@@ -339,14 +339,16 @@ describe('upgrading to the domain checks', () => {
     ]);
   });
 
+  /** Every table and index of retrysafe's, with the file it is stored in: a migration that touches none leaves these. */
+  const relations = async () =>
+    (
+      await database.query<{ relname: string; relfilenode: number }>(
+        `SELECT relname, relfilenode FROM pg_class WHERE relname LIKE 'retrysafe\\_%' ORDER BY relname`,
+      )
+    ).rows;
+
   it("then creates the claim's read after the lock (0012) without touching a table: it finds a record that exists, and only that one", async () => {
-    const tables = async () =>
-      (
-        await database.query<{ relname: string; relfilenode: number }>(
-          `SELECT relname, relfilenode FROM pg_class WHERE relname LIKE 'retrysafe\\_%' ORDER BY relname`,
-        )
-      ).rows;
-    const before = await tables();
+    const before = await relations();
     const [record] = (
       await database.query<{ tenant: string; operation: string; key: string }>(
         'SELECT tenant, operation, key FROM retrysafe_operations ORDER BY key LIMIT 1',
@@ -360,7 +362,7 @@ describe('upgrading to the domain checks', () => {
         migrations.filter((m) => m.version <= 12),
       ),
     ).toEqual({ applied: [12], version: 12 });
-    expect(await tables()).toEqual(before);
+    expect(await relations()).toEqual(before);
     const exists = async (key: string) =>
       (
         await database.query<{ found: boolean }>('SELECT retrysafe_operation_exists($1, $2, $3) AS found', [
@@ -383,7 +385,12 @@ describe('upgrading to the domain checks', () => {
     const before = await tables();
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
-    expect(await migrate(database, migrations)).toEqual({ applied: [13], version: 13 });
+    expect(
+      await migrate(
+        database,
+        migrations.filter((m) => m.version <= 13),
+      ),
+    ).toEqual({ applied: [13], version: 13 });
     expect((await tables()).filter((table) => table.relname !== 'retrysafe_activity')).toEqual(before);
     expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
     await database.query(
@@ -402,5 +409,29 @@ describe('upgrading to the domain checks', () => {
         `${hour} ${kind} ${n}`,
       ).rejects.toThrow(/check constraint/);
     }
+  });
+
+  it("then takes the claim's lock on a digest of the identity and keeps a session's tighter statement_timeout (0014) without touching a table, in the earlier versions' lock function too", async () => {
+    const before = await relations();
+
+    expect(await migrate(database, migrations)).toEqual({ applied: [14], version: 14 });
+    expect(await relations()).toEqual(before);
+    const identity = ['tenant-a', 'orders.create@1', 'k-0014'];
+    const held = await database.transaction(async (sql) => {
+      await sql.query("SET LOCAL statement_timeout = '2s'");
+      await sql.query("SELECT waited FROM retrysafe_lock_operation($1, $2, $3, '1s', '30000ms')", identity);
+      expect((await sql.query("SELECT current_setting('statement_timeout') AS value")).rows).toEqual([{ value: '2s' }]);
+      const { rows } = await sql.query<{ key: string; jenkins: string; locked: string }>(
+        `SELECT retrysafe_lock_key($1, $2, $3)::text AS key,
+                hashtextextended($3, hashtextextended($2, hashtextextended($1, 0)))::text AS jenkins,
+                ((classid::bigint << 32) | objid::bigint)::text AS locked
+         FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()`,
+        identity,
+      );
+      return rows;
+    });
+    expect(held).toHaveLength(1);
+    expect(held[0]?.locked).toBe(held[0]?.key);
+    expect(held[0]?.key).not.toBe(held[0]?.jenkins);
   });
 });

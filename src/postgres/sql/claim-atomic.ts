@@ -3,15 +3,17 @@ import { statement } from './statement.js';
 import { ids } from './record-row.js';
 
 /**
- * The first statement of an atomic transaction, sent with BEGIN: tries the
- * identity's transaction-scoped advisory lock without waiting, then asks
- * whether a record holds the identity, and sets `statement_timeout` for the
- * rest of the transaction. Writes nothing: the record is written once,
+ * The first statement of an atomic transaction, sent with BEGIN:
+ * `retrysafe_claim_lock` (migration 0014) sets `statement_timeout` for the
+ * rest of the transaction to the smaller of `statementTimeoutMs` and the
+ * session's, so a DBA's tighter limit on the role still applies, and tries
+ * the identity's transaction-scoped advisory lock without waiting; then the
+ * statement asks whether a record holds the identity. The lock's key is a
+ * digest of the identity (`retrysafe_lock_key`), so no tenant can choose keys
+ * that take another's lock. Writes nothing: the record is written once,
  * finished, by `COMPLETE_ATOMIC` with the commit. A duplicate never waits
  * here, holding a connection: when the lock is held and no record exists, the
  * attempt rolls back and waits outside the database (`postgres-store.ts`).
- * The lock's hash is the one `retrysafe_lock_operation` (migration 0007)
- * takes, so attempts of an earlier version still exclude these.
  *
  * The record is looked for by `retrysafe_operation_exists` (migration 0012),
  * after the lock: a subquery here would read with the statement's snapshot,
@@ -20,17 +22,13 @@ import { ids } from './record-row.js';
  * is tried before the outer row asks. One row of two booleans, `locked` and
  * `found`; a found record is read by `READ_RECORD`.
  * $1 tenant, $2 operation, $3 key,
- * $4 statement_timeout for the rest of the transaction (e.g. '30000ms', or null for the session's).
+ * $4 the most statement_timeout for the rest of the transaction may be (e.g. '30000ms', or null for the session's).
  */
 export const CLAIM_ATOMIC = statement(
   'retrysafe_claim_atomic',
   `
 SELECT claim.locked, retrysafe_operation_exists($1, $2, $3) AS found
-FROM (
-  SELECT pg_try_advisory_xact_lock(hashtextextended($3, hashtextextended($2, hashtextextended($1, 0)))) AS locked
-  FROM (SELECT set_config('statement_timeout', coalesce($4, current_setting('statement_timeout')), true)) AS timeout
-  OFFSET 0
-) AS claim`,
+FROM (SELECT retrysafe_claim_lock($1, $2, $3, $4) AS locked OFFSET 0) AS claim`,
 );
 
 /** The values of `CLAIM_ATOMIC` for one request. */
