@@ -20,6 +20,16 @@ const KINDS: Partial<Record<RetrysafeEvent['type'], ActivityKind>> = {
   unknown: 'unknown',
 };
 
+/** The operation and kind an event counts as, if it counts: an attempt that ended without its answer stored is `failed`. */
+function counted(event: RetrysafeEvent): { readonly operation: string; readonly kind: ActivityKind } | undefined {
+  if (event.type === 'attempt-ended')
+    return event.outcome === 'threw' || event.outcome === 'not-stored'
+      ? { operation: event.operation, kind: 'failed' }
+      : undefined;
+  const kind = KINDS[event.type];
+  return kind === undefined || event.identity === undefined ? undefined : { operation: event.identity.operation, kind };
+}
+
 const HOUR_MS = 3_600_000;
 
 /** A count while this process holds it. */
@@ -49,9 +59,9 @@ export class ActivityRecorder {
 
   /** The observer to give `idempotency({ observers })`: counts, and schedules a flush. */
   readonly observer: Observer = (event) => {
-    const kind = KINDS[event.type];
-    if (kind === undefined || event.identity === undefined) return;
-    this.add(Math.floor(Date.now() / HOUR_MS) * HOUR_MS, event.identity.operation, kind, 1);
+    const count = counted(event);
+    if (count === undefined) return;
+    this.add(Math.floor(Date.now() / HOUR_MS) * HOUR_MS, count.operation, count.kind, 1);
     this.schedule();
   };
 

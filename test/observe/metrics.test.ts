@@ -12,8 +12,8 @@ import { insertRecord } from '../retention/records.js';
 import { NOTES, PAYMENTS, runScenarios } from './scenarios.js';
 import { unreachableDatabaseUrl } from './unreachable-database.js';
 
-/** The only label names a retrysafe metric may carry; `le` is the histogram's own. */
-const ALLOWED_LABELS = new Set(['mode', 'code', 'operation', 'status_class', 'call', 'le']);
+/** The only label names a retrysafe metric may carry; `le` is the histogram's own; `outcome` is a fixed set. */
+const ALLOWED_LABELS = new Set(['mode', 'code', 'operation', 'status_class', 'call', 'outcome', 'le']);
 
 interface Series {
   readonly metric: string;

@@ -383,7 +383,12 @@ describe('upgrading to the domain checks', () => {
     const before = await tables();
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
-    expect(await migrate(database, migrations)).toEqual({ applied: [13], version: 13 });
+    expect(
+      await migrate(
+        database,
+        migrations.filter((m) => m.version <= 13),
+      ),
+    ).toEqual({ applied: [13], version: 13 });
     expect((await tables()).filter((table) => table.relname !== 'retrysafe_activity')).toEqual(before);
     expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
     await database.query(
@@ -402,5 +407,27 @@ describe('upgrading to the domain checks', () => {
         `${hour} ${kind} ${n}`,
       ).rejects.toThrow(/check constraint/);
     }
+  });
+
+  it('then lets the activity count failed attempts (0017), keeping every bucket and refusing any other kind', async () => {
+    const buckets = async () =>
+      (await database.query('SELECT hour, operation, kind, n FROM retrysafe_activity ORDER BY hour, kind')).rows;
+    const before = await buckets();
+    expect(before).toHaveLength(1);
+
+    expect(await migrate(database, migrations)).toEqual({ applied: [17], version: 17 });
+    expect(await buckets()).toEqual(before);
+    await database.query(
+      `INSERT INTO retrysafe_activity (hour, operation, kind, n) VALUES ('2026-01-01T10:00:00Z', 'orders.create@1', 'failed', 2)`,
+    );
+    const { rows } = await database.query<{ validated: boolean }>(
+      `SELECT convalidated AS validated FROM pg_constraint WHERE conname = 'retrysafe_activity_kind_check'`,
+    );
+    expect(rows).toEqual([{ validated: true }]);
+    await expect(
+      database.query(
+        `INSERT INTO retrysafe_activity (hour, operation, kind, n) VALUES ('2026-01-01T11:00:00Z', 'orders.create@1', 'retried', 1)`,
+      ),
+    ).rejects.toThrow(/check constraint/);
   });
 });
