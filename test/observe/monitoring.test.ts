@@ -59,6 +59,7 @@ describe('the shipped alert rules and dashboard', () => {
       'retrysafe_expired_leases',
       'retrysafe_outbox_oldest_pending_age_seconds',
       'retrysafe_outbox_dead',
+      'retrysafe_webhook_events_parked',
       'retrysafe_store_errors_total',
     ]) {
       expect(rules).toMatch(new RegExp(`expr: .*\\b${metric}\\b`));
