@@ -23,7 +23,7 @@ async function exportedSeries(): Promise<Set<string>> {
 }
 
 /** The label names retrysafe's metrics carry, and `le` of the histograms. */
-const LABELS = new Set(['operation', 'mode', 'status_class', 'code', 'call', 'le']);
+const LABELS = new Set(['operation', 'mode', 'status_class', 'code', 'call', 'outcome', 'le']);
 
 function checkExpression(expr: string, exported: ReadonlySet<string>): void {
   const metrics = [...expr.matchAll(/\bretrysafe_\w+/g)].map((m) => m[0]);
