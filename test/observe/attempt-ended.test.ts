@@ -136,7 +136,7 @@ describe.each(engines)('the end of every attempt on $name', (factory) => {
     expect(buckets.reduce((total, bucket) => total + bucket.counts.failed, 0)).toBe(1);
   });
 
-  it('ends every atomic attempt once, by how it ended: completed, replayed, mismatch, rolled back and thrown', async () => {
+  it('ends every atomic attempt once, by how it ended: completed, replayed, mismatch and thrown', async () => {
     const { config, registry, events } = watch();
     const operation = 'stock.count@1';
     const key = randomUUID();
@@ -156,6 +156,30 @@ describe.each(engines)('the end of every attempt on $name', (factory) => {
     expect(await attempts(registry, { operation, mode: 'atomic' })).toBe(4);
     await config.close();
     expect(await activity(operation)).toEqual({ new: 2, replay: 1, mismatch: 1, failed: 1 });
+  });
+
+  it('ends an atomic attempt whose statement the server cut as threw, with the problem it was answered with', async (context) => {
+    // PGlite runs no timer of its own: a statement there is never cut.
+    if (!engine.concurrent) context.skip();
+    const registry = new Registry();
+    const events: RetrysafeEvent[] = [];
+    const config = idempotency({
+      store: postgresStore(engine.database),
+      statementTimeoutMs: 100,
+      observers: [metricsObserver(registry), (event) => events.push(event)],
+      tracing: openTelemetryTracing({ tracer: otel.tracer }),
+      activity: false,
+    });
+    const operation = 'stock.audit@1';
+    const outcome = await idempotent(config, (tx) => tx.query('SELECT pg_sleep(30)'), { operation, key: randomUUID() });
+    expect(outcome).toMatchObject({ kind: 'refused', code: 'statement-timeout' });
+    expect(events.filter((event) => event.type === 'attempt-ended')).toMatchObject([
+      { operation, mode: 'atomic', outcome: 'threw', error: 'statement-timeout' },
+    ]);
+    expect(await attempts(registry, { operation, outcome: 'threw' })).toBe(1);
+    const [span] = otel.spans().filter((s) => s.name === 'retrysafe atomic');
+    expect(span?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(span?.attributes['error.type']).toBe('statement-timeout');
   });
 
   it('tells a leased handler that throws, and a transparent route that throws once its answer is stored', async () => {
