@@ -1,4 +1,4 @@
-import type { Observer, RetrysafeEvent } from '../core/events.js';
+import type { AttemptEnd, Observer, RetrysafeEvent } from '../core/events.js';
 import { positive } from '../core/route-settings.js';
 import type { ActivityCount, ActivityKind, ActivityStore } from '../store/activity-store.js';
 
@@ -20,12 +20,13 @@ const KINDS: Partial<Record<RetrysafeEvent['type'], ActivityKind>> = {
   unknown: 'unknown',
 };
 
-/** The operation and kind an event counts as, if it counts: an attempt that ended without its answer stored is `failed`. */
+/** How attempts end that the console counts as failed: their answer was not kept. */
+const FAILED: ReadonlySet<AttemptEnd> = new Set<AttemptEnd>(['threw', 'not-stored', 'released']);
+
+/** The operation and kind an event counts as, if it counts. */
 function counted(event: RetrysafeEvent): { readonly operation: string; readonly kind: ActivityKind } | undefined {
   if (event.type === 'attempt-ended')
-    return event.outcome === 'threw' || event.outcome === 'not-stored'
-      ? { operation: event.operation, kind: 'failed' }
-      : undefined;
+    return FAILED.has(event.outcome) ? { operation: event.operation, kind: 'failed' } : undefined;
   const kind = KINDS[event.type];
   return kind === undefined || event.identity === undefined ? undefined : { operation: event.identity.operation, kind };
 }

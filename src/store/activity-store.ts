@@ -1,7 +1,7 @@
 /**
  * What the console charts, each a count per hour and operation; `failed`
  * counts attempts whose handler threw or answered a status the policy does
- * not keep.
+ * not keep, those released for a later attempt included.
  */
 export type ActivityKind = 'new' | 'replay' | 'mismatch' | 'conflict' | 'unknown' | 'failed';
 
