@@ -577,3 +577,17 @@ BEGIN
 END
 $$;
 INSERT INTO retrysafe_migrations (version, name) VALUES (14, 'claim_lock_key_and_timeout') ON CONFLICT (version) DO NOTHING;
+
+-- retrysafe migration 15: failed_activity
+-- The console counts failed attempts too: those whose handler threw or
+-- answered a status the policy does not keep. The kind's rule gains
+-- 'failed'. The new rule is added NOT VALID, a catalogue change, and then
+-- validated, which reads the table's rows once; the table holds one row per
+-- hour, operation and kind, so the read is short, and no other table is
+-- touched.
+ALTER TABLE retrysafe_activity
+    DROP CONSTRAINT retrysafe_activity_kind_check,
+    ADD CONSTRAINT retrysafe_activity_kind_check
+        CHECK (kind IN ('new', 'replay', 'mismatch', 'conflict', 'unknown', 'failed')) NOT VALID;
+ALTER TABLE retrysafe_activity VALIDATE CONSTRAINT retrysafe_activity_kind_check;
+INSERT INTO retrysafe_migrations (version, name) VALUES (15, 'failed_activity') ON CONFLICT (version) DO NOTHING;

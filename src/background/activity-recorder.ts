@@ -1,4 +1,4 @@
-import type { Observer, RetrysafeEvent } from '../core/events.js';
+import type { AttemptEnd, Observer, RetrysafeEvent } from '../core/events.js';
 import { positive } from '../core/route-settings.js';
 import type { ActivityCount, ActivityKind, ActivityStore } from '../store/activity-store.js';
 
@@ -19,6 +19,17 @@ const KINDS: Partial<Record<RetrysafeEvent['type'], ActivityKind>> = {
   conflict: 'conflict',
   unknown: 'unknown',
 };
+
+/** How attempts end that the console counts as failed: their answer was not kept. */
+const FAILED: ReadonlySet<AttemptEnd> = new Set<AttemptEnd>(['threw', 'not-stored', 'released']);
+
+/** The operation and kind an event counts as, if it counts. */
+function counted(event: RetrysafeEvent): { readonly operation: string; readonly kind: ActivityKind } | undefined {
+  if (event.type === 'attempt-ended')
+    return FAILED.has(event.outcome) ? { operation: event.operation, kind: 'failed' } : undefined;
+  const kind = KINDS[event.type];
+  return kind === undefined || event.identity === undefined ? undefined : { operation: event.identity.operation, kind };
+}
 
 const HOUR_MS = 3_600_000;
 
@@ -49,9 +60,9 @@ export class ActivityRecorder {
 
   /** The observer to give `idempotency({ observers })`: counts, and schedules a flush. */
   readonly observer: Observer = (event) => {
-    const kind = KINDS[event.type];
-    if (kind === undefined || event.identity === undefined) return;
-    this.add(Math.floor(Date.now() / HOUR_MS) * HOUR_MS, event.identity.operation, kind, 1);
+    const count = counted(event);
+    if (count === undefined) return;
+    this.add(Math.floor(Date.now() / HOUR_MS) * HOUR_MS, count.operation, count.kind, 1);
     this.schedule();
   };
 

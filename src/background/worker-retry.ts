@@ -35,9 +35,3 @@ export function afterFailure(policy: RetryPolicy, attempt: number): AfterFailure
   if (attempt >= policy.maxAttempts) return { kind: 'park' };
   return { kind: 'retry', delaySeconds: backoffDelay(attempt - 1, policy, policy.random) / 1000 };
 }
-
-/** An error as the short text kept in `last_error`. */
-export function errorText(error: unknown): string {
-  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return text.slice(0, 1000);
-}

@@ -3,6 +3,30 @@ import type { ProblemCode } from './answer/problems.js';
 import type { OperationMode } from './record.js';
 
 /**
+ * How an attempt ended, told once for every attempt: `completed` (its answer
+ * is stored), `not-stored` (the handler answered a status the policy does not
+ * keep: rolled back, given up or left to resume), `threw` (the handler threw,
+ * or its statements failed and retrysafe answered), `released` (a leased
+ * attempt kept for a later one), `unknown`, `fenced`, `store-unavailable`;
+ * and for an attempt whose handler never ran, how it was answered:
+ * `replayed`, `conflict`, `mismatch`, `refused`, or `unclaimed` (no key
+ * where none is needed, or input the route found invalid).
+ */
+export type AttemptEnd =
+  | 'completed'
+  | 'not-stored'
+  | 'threw'
+  | 'released'
+  | 'unknown'
+  | 'fenced'
+  | 'store-unavailable'
+  | 'replayed'
+  | 'conflict'
+  | 'mismatch'
+  | 'refused'
+  | 'unclaimed';
+
+/**
  * What happened to a request, for metrics and logs. Events carry the identity
  * so an observer can hash it; they never carry bodies. Observers must not
  * throw and must not block: they run on the request path.
@@ -48,6 +72,20 @@ export type RetrysafeEvent =
       readonly reason: string;
     }
   | { readonly type: 'unknown'; readonly identity: OperationIdentity; readonly reason: string }
+  /**
+   * The last event of every attempt, in every mode, a recovery worker's
+   * included. `error` is the thrown error's code or class (never its
+   * message), or the problem code retrysafe answered with when the
+   * handler's statements failed; undefined when nothing failed.
+   */
+  | {
+      readonly type: 'attempt-ended';
+      readonly identity: OperationIdentity | undefined;
+      readonly operation: string;
+      readonly mode: OperationMode;
+      readonly outcome: AttemptEnd;
+      readonly error: string | undefined;
+    }
   /**
    * Every answer that retrysafe decided itself, by problem code, those given
    * before the store (key, authentication, input) included: they have an

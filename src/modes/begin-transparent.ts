@@ -15,6 +15,7 @@ import type { Lease, LeaseClaims, LeasedWrites, LeaseRenewal } from '../store/le
 type TransparentStore = LeaseClaims & LeaseRenewal & Pick<LeasedWrites<unknown>, 'completeLease' | 'markUnknown'>;
 import { routeAttempt } from './route-attempt.js';
 import { LeaseKeeper } from './lease-keeper.js';
+import type { AttemptEnding, Settled } from './traced-attempt.js';
 
 /**
  * How a request to a transparent route starts. Transparent mode is leased
@@ -37,13 +38,16 @@ export function beginTransparent<Req, Input>(
   incoming: IncomingRequest<Req>,
 ): Promise<TransparentStart> {
   // The span covers the claim: the route then runs in the framework's hands, and the answer's storing is a store span of its own.
-  return routeAttempt(config, route, incoming.raw, 'transparent', (own) => claimTransparent(own, route, incoming));
+  return routeAttempt(config, route, incoming.raw, 'transparent', (own, ending) =>
+    claimTransparent(own, route, incoming, ending),
+  );
 }
 
 async function claimTransparent<Req, Input>(
   config: Idempotency<unknown, TransparentStore>,
   route: TransparentRoute<Req, Input>,
   incoming: IncomingRequest<Req>,
+  ending: AttemptEnding,
 ): Promise<TransparentStart> {
   const prepared = await prepare(config, route, incoming);
   if (prepared.kind === 'answered') return prepared;
@@ -69,7 +73,9 @@ async function claimTransparent<Req, Input>(
     }
     config.emit({ type: 'claimed', identity, mode: 'transparent' });
     crashPoint('after-claim');
-    return { kind: 'claimed', attempt: new TransparentAttempt(config, claim.lease, route.onFailure ?? 'store') };
+    // The attempt ends when the route's answer is stored, after the claim returns.
+    const end = ending.handOff();
+    return { kind: 'claimed', attempt: new TransparentAttempt(config, claim.lease, route.onFailure ?? 'store', end) };
   } catch (error) {
     if (isRetrysafeError(error, 'store-unavailable'))
       return { kind: 'answered', reply: answerStoreUnavailable(config, identity, error) };
@@ -92,6 +98,7 @@ export class TransparentAttempt {
     private readonly config: Idempotency<unknown, TransparentStore>,
     private readonly lease: Lease,
     private readonly onFailure: TransparentFailure,
+    private readonly end: (settled: Settled) => void,
   ) {
     this.keeper = new LeaseKeeper(config.store, lease);
   }
@@ -111,6 +118,11 @@ export class TransparentAttempt {
    */
   async finish(reply: Reply): Promise<void> {
     if (!this.stop()) return;
+    await this.store(reply);
+    this.end({ kind: 'returned' });
+  }
+
+  private async store(reply: Reply): Promise<void> {
     const { config, lease } = this;
     const stored = isStoredStatus(reply.status, config.policy) || this.onFailure === 'store';
     config.emit({ type: 'finished', identity: lease.identity, mode: 'transparent', status: reply.status, stored });
@@ -133,7 +145,7 @@ export class TransparentAttempt {
     try {
       captured = await route();
     } catch (error) {
-      await this.fail();
+      await this.failed(error);
       throw error;
     }
     await this.finish(captured.reply);
@@ -145,8 +157,17 @@ export class TransparentAttempt {
    * for every retry, or keeps the operation `unknown`, as the route's
    * `onFailure` says, before the error goes on to the framework. Never throws.
    */
-  async fail(): Promise<void> {
+  fail(): Promise<void> {
+    return this.failed(undefined);
+  }
+
+  private async failed(error: unknown): Promise<void> {
     if (!this.stop()) return;
+    await this.storeFailure();
+    this.end({ kind: 'threw', error });
+  }
+
+  private async storeFailure(): Promise<void> {
     const { config } = this;
     if (this.onFailure === 'unknown')
       return this.markUnknown('The route threw after it may have had effects; whether they happened is not known.');

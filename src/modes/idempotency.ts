@@ -110,7 +110,7 @@ export interface IdempotencyOptions<Tx> {
   readonly replayCache?: boolean | ReplayCacheOptions;
   /**
    * The console's hourly counts of new operations, replays, mismatches,
-   * conflicts and unknown outcomes: counted in this process and added to the
+   * conflicts, unknown outcomes and failed attempts: counted in this process and added to the
    * store's activity table every `flushIntervalMs` (default 10 s) in one
    * statement, never on the request path; a crash loses at most one interval.
    * On by default when the store keeps them (`postgresStore`); `false` turns

@@ -4,7 +4,7 @@ import { problemCatalogue } from '../core/answer/problems.js';
 import type { OperationMode } from '../core/record.js';
 import type { RouteDefinition } from '../core/route.js';
 import { resolveRetention, type RouteSettings } from '../core/route-settings.js';
-import { traceAttempt } from './traced-attempt.js';
+import { type AttemptEnding, traceAttempt } from './traced-attempt.js';
 import { extend } from '../core/extend.js';
 import type { OperationIdentity } from '../core/identity.js';
 
@@ -22,7 +22,7 @@ export function routeAttempt<Req, C extends Idempotency<unknown, unknown>, T>(
   route: AttemptRoute<Req>,
   request: Req,
   mode: OperationMode,
-  work: (config: C) => Promise<T>,
+  work: (config: C, ending: AttemptEnding) => Promise<T>,
 ): Promise<T> {
   const own = forRoute(config, route);
   const withHooks = hasHooks(route)

@@ -1,4 +1,5 @@
 import { isRetrysafeError } from '../core/errors.js';
+import { bounded, ERROR_CHAIN_MAX_CHARS, errorChain } from '../core/error-chain.js';
 import type { Idempotency } from './idempotency.js';
 import { completionOf, isStoredStatus } from '../core/storage-policy.js';
 import { type Reply, toReply } from '../core/answer/reply.js';
@@ -79,7 +80,7 @@ async function conclude<Tx>(run: Run<Tx>, end: HandlerEnd): Promise<LeaseRun> {
       return stop(run, end.reason);
     case 'threw':
       return (
-        (await giveUp(run, end, end.error instanceof Error ? end.error.message : String(end.error), end.counted)) ?? {
+        (await giveUp(run, end, errorChain(end.error), end.counted)) ?? {
           kind: 'threw',
           error: end.error,
         }
@@ -148,8 +149,8 @@ async function giveUp<Tx>(
 /** Marks the operation `unknown`: an operator has to find out what happened. */
 async function stop<Tx>(run: Run<Tx>, reason: string): Promise<LeaseRun> {
   const { config, lease } = run;
-  // The stored reason is at most 4096 bytes; an error message can be longer.
-  const why = reason.length > 1000 ? `${reason.slice(0, 999)}…` : reason;
+  // The stored reason is at most 4096 bytes; an error chain can be longer.
+  const why = bounded(reason, ERROR_CHAIN_MAX_CHARS);
   if (!(await config.store.markUnknown(lease, why))) return fenced(run);
   config.emit({ type: 'unknown', identity: lease.identity, reason: why });
   return { kind: 'unknown', reason: why };

@@ -1,4 +1,6 @@
-import type { RetrysafeEvent } from '../core/events.js';
+import type { AttemptEnd, RetrysafeEvent } from '../core/events.js';
+import type { OperationIdentity } from '../core/identity.js';
+import { errorType } from '../core/tracing.js';
 import type { Idempotency } from './idempotency.js';
 import type { OperationMode } from '../core/record.js';
 import { extend } from '../core/extend.js';
@@ -51,6 +53,7 @@ function outcomeAfter(event: RetrysafeEvent, current: AttemptOutcome): AttemptOu
       return current === 'unclaimed' ? 'refused' : current;
     case 'finished':
     case 'lock-wait':
+    case 'attempt-ended':
     case 'raw-body-missing':
       return current;
     default:
@@ -63,9 +66,82 @@ function unchanged(_event: never, current: AttemptOutcome): AttemptOutcome {
   return current;
 }
 
+/** How an attempt's work settled. */
+export type Settled = { readonly kind: 'returned' } | { readonly kind: 'threw'; readonly error: unknown };
+
+/** What an attempt's work is given besides its configuration. */
+export interface AttemptEnding {
+  /**
+   * For an attempt that goes on after its work returns (a transparent route
+   * runs in the framework's hands): its end is told when the function this
+   * returns is called, once, instead of when the work returns.
+   */
+  handOff(this: void): (settled: Settled) => void;
+}
+
 /**
- * Runs one attempt in a span named `retrysafe <mode>`, when the application
- * gave a tracer. The span's outcome is derived from the events the attempt
+ * Follows one attempt's events and tells its end, `attempt-ended`, exactly
+ * once: when its work settles, or when a handed-off attempt says so.
+ */
+class AttemptTrack implements AttemptEnding {
+  outcome: AttemptOutcome = 'unclaimed';
+  end: { readonly outcome: AttemptEnd; readonly error: string | undefined } | undefined;
+  private identity: OperationIdentity | undefined;
+  private answered: { readonly stored: boolean } | undefined;
+  private problem: string | undefined;
+  private handedOff = false;
+
+  constructor(
+    private readonly next: (event: RetrysafeEvent) => void,
+    private readonly operation: string,
+    private readonly mode: OperationMode,
+  ) {}
+
+  readonly emit = (event: RetrysafeEvent): void => {
+    this.outcome = outcomeAfter(event, this.outcome);
+    this.identity ??= event.identity;
+    if (event.type === 'finished') this.answered = { stored: event.stored };
+    if (event.type === 'problem') this.problem = event.code;
+    this.next(event);
+  };
+
+  readonly handOff = (): ((settled: Settled) => void) => {
+    this.handedOff = true;
+    return (settled) => this.tell(settled);
+  };
+
+  /** The work settled: the attempt ends here unless it was handed off and goes on. */
+  settle(settled: Settled): void {
+    if (!this.handedOff || settled.kind === 'threw') this.tell(settled);
+  }
+
+  private tell(settled: Settled): void {
+    if (this.end !== undefined) return;
+    this.end = endOf(this.outcome, this.answered, this.problem, settled);
+    const { identity, operation, mode } = this;
+    this.next({ type: 'attempt-ended', identity, operation, mode, outcome: this.end.outcome, error: this.end.error });
+  }
+}
+
+/** How an attempt ended, from what it came to and how its work settled. */
+function endOf(
+  outcome: AttemptOutcome,
+  answered: { readonly stored: boolean } | undefined,
+  problem: string | undefined,
+  settled: Settled,
+): { readonly outcome: AttemptEnd; readonly error: string | undefined } {
+  if (settled.kind === 'threw') return { outcome: 'threw', error: errorType(settled.error) };
+  if (outcome !== 'new' && outcome !== 'resumed') return { outcome, error: undefined };
+  if (answered !== undefined) return { outcome: answered.stored ? 'completed' : 'not-stored', error: undefined };
+  // Claimed, and answered by retrysafe instead of the handler: its statements failed (a statement timeout, an aborted transaction).
+  return { outcome: 'threw', error: problem };
+}
+
+/**
+ * Runs one attempt, the one place every mode and the recovery worker start
+ * theirs: whatever way it ends, it ends with one `attempt-ended` event. When
+ * the application gave a tracer, the attempt runs in a span named
+ * `retrysafe <mode>`, whose outcome is derived from the events the attempt
  * emits; store calls and steps become its children through the tracer's
  * active context, and a lock wait becomes a child span dated back from its
  * event. `work` gets the configuration whose `emit` also feeds the span.
@@ -76,21 +152,19 @@ export function traceAttempt<C extends Idempotency<unknown, unknown>, T>(
   config: C,
   operation: string,
   mode: OperationMode,
-  work: (config: C) => Promise<T>,
+  work: (config: C, ending: AttemptEnding) => Promise<T>,
   origin: 'request' | 'recovery' = 'request',
 ): Promise<T> {
   const { tracing } = config;
-  if (tracing === undefined) return work(config);
+  if (tracing === undefined) return tracked(config, new AttemptTrack(config.emit, operation, mode), work);
   const base = {
     'retrysafe.operation': operation,
     'retrysafe.mode': mode,
     ...(origin === 'recovery' ? { 'retrysafe.recovery': true } : {}),
   };
   return tracing.active(`retrysafe ${mode}`, 'internal', base, async (span) => {
-    let outcome: AttemptOutcome = 'unclaimed';
     const details: Record<string, string | number | boolean> = {};
     const emit = (event: RetrysafeEvent): void => {
-      outcome = outcomeAfter(event, outcome);
       if (event.type === 'problem') details['retrysafe.problem'] = event.code;
       if (event.type === 'finished')
         Object.assign(details, { 'retrysafe.handler.status': event.status, 'retrysafe.stored': event.stored });
@@ -100,11 +174,35 @@ export function traceAttempt<C extends Idempotency<unknown, unknown>, T>(
       }
       config.emit(event);
     };
-    // A thrown error is marked on the span by the tracer.
+    const track = new AttemptTrack(emit, operation, mode);
     try {
-      return await work(extend(config, { emit }));
+      return await tracked(config, track, work);
     } finally {
-      span.setAttributes(extend(details, { 'retrysafe.outcome': outcome }));
+      const { end } = track;
+      span.setAttributes(
+        extend(details, {
+          'retrysafe.outcome': track.outcome,
+          ...(end === undefined ? {} : { 'retrysafe.end': end.outcome }),
+        }),
+      );
+      // The tracer marks a thrown error too; this also marks a failure retrysafe answered for.
+      if (end?.outcome === 'threw') span.fail({ code: end.error });
     }
   });
+}
+
+/** Runs `work` with `track` told every event and how the work settled. */
+async function tracked<C extends Idempotency<unknown, unknown>, T>(
+  config: C,
+  track: AttemptTrack,
+  work: (config: C, ending: AttemptEnding) => Promise<T>,
+): Promise<T> {
+  try {
+    const value = await work(extend(config, { emit: track.emit }), track);
+    track.settle({ kind: 'returned' });
+    return value;
+  } catch (error) {
+    track.settle({ kind: 'threw', error });
+    throw error;
+  }
 }

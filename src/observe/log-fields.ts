@@ -59,6 +59,13 @@ export function logFields(event: RetrysafeEvent, identitySecret: string | Uint8A
       });
     case 'unknown':
       return entry('error', 'outcome unknown: needs reconciliation');
+    case 'attempt-ended':
+      return entry(event.outcome === 'threw' ? 'warn' : 'info', 'attempt ended', {
+        operation: event.operation,
+        mode: event.mode,
+        outcome: event.outcome,
+        ...(event.error === undefined ? {} : { errorCode: event.error }),
+      });
     case 'problem':
       return LOGGED_ELSEWHERE.has(event.code)
         ? undefined

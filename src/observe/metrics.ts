@@ -15,7 +15,8 @@ export const defaultLockWaitBuckets: readonly number[] = [0.005, 0.01, 0.025, 0.
 /**
  * An observer that counts what happens to requests, on the application's
  * prom-client registry. Labels are bounded and carry no tenant and no key:
- * `operation` (the route's operation name), `mode`, `code` and `status_class`.
+ * `operation` (the route's operation name), `mode`, `code`, `status_class` and
+ * `outcome` (how an attempt ended, a fixed set).
  */
 export function metricsObserver(registry: RegistryLike, options: MetricsOptions = {}): Observer {
   const prefix = options.prefix ?? 'retrysafe_';
@@ -26,6 +27,10 @@ export function metricsObserver(registry: RegistryLike, options: MetricsOptions 
     'New operations: first attempts that claimed their key, by mode.',
   );
   const finished = counter('operations_finished_total', 'Attempts whose handler answered, by mode and status class.');
+  const attempts = counter(
+    'attempts_total',
+    'Attempts by how they ended, in every mode: completed, not-stored, threw, replayed, unknown and the rest.',
+  );
   const replays = counter('replays_total', 'Retries answered with the stored response.');
   const mismatches = counter('fingerprint_mismatches_total', 'Keys reused with a different request (422).');
   const conflicts = counter('conflicts_total', 'Duplicates that found the first attempt still running (409).');
@@ -55,6 +60,8 @@ export function metricsObserver(registry: RegistryLike, options: MetricsOptions 
             status_class: `${Math.floor(event.status / 100)}xx`,
           }),
         );
+      case 'attempt-ended':
+        return attempts.inc({ operation: event.operation, mode: event.mode, outcome: event.outcome });
       case 'replayed':
         return replays.inc(operationOf(event.identity));
       case 'fingerprint-mismatch':

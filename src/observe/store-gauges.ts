@@ -18,7 +18,8 @@ export interface StoreGaugesOptions {
 /**
  * Gauges read from the store on every scrape: the age of the oldest
  * unfinished operation, the unknown outcomes, the expired leases that wait
- * for a recovery worker, and the outbox backlog when asked for. Gauges of one
+ * for a recovery worker, the parked webhook events, and the outbox backlog
+ * when asked for. Gauges of one
  * source share one query per scrape. When a source cannot answer, its gauges
  * report no sample rather than failing the scrape.
  */
@@ -55,6 +56,11 @@ export function collectStoreGauges(
         (s) => s.unknownOperations,
       ],
       ['expired_leases', 'Unfinished operations whose lease expired: the recovery backlog.', (s) => s.expiredLeases],
+      [
+        'webhook_events_parked',
+        'Webhook events given up on (parked), waiting for an operator to requeue them.',
+        (s) => s.parkedWebhookEvents,
+      ],
     ],
   );
   const { outbox } = options;

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { crashPoint } from '../core/crash-point.js';
 import { RetrysafeError } from '../core/errors.js';
 import { type Listener, pollLoop } from '../background/poll-loop.js';
-import { afterFailure, errorText, resolveRetryPolicy, type RetryPolicy } from '../background/worker-retry.js';
+import { afterFailure, resolveRetryPolicy, type RetryPolicy } from '../background/worker-retry.js';
+import { errorChain } from '../core/error-chain.js';
 import { outboxStore } from '../postgres/postgres-outbox-store.js';
 import type { ClaimedMessage, OutboxClaim, OutboxStore } from '../store/outbox-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
@@ -107,8 +108,8 @@ export class Relay<Tx> {
       result = await this.options.transport.publish(message);
     } catch (error) {
       const next = afterFailure(this.retry, attempts);
-      if (next.kind === 'park') await this.store.park(message.id, token, errorText(error));
-      else await this.store.reschedule(message.id, token, next.delaySeconds, errorText(error));
+      if (next.kind === 'park') await this.store.park(message.id, token, errorChain(error));
+      else await this.store.reschedule(message.id, token, next.delaySeconds, errorChain(error));
       tally[next.kind === 'park' ? 'parked' : 'failed'] += 1;
       return;
     }

@@ -54,6 +54,7 @@ interface StatsRow {
   readonly oldest_in_progress_seconds: number | null;
   readonly unknown_operations: number;
   readonly expired_leases: number;
+  readonly parked_webhook_events: number;
 }
 
 /** Retention and operator statements on PostgreSQL; each call is one statement outside any transaction. */
@@ -73,6 +74,7 @@ export function maintenanceStore<Tx>(database: SqlDatabase<Tx>): MaintenanceStor
         oldestInProgressSeconds: row?.oldest_in_progress_seconds ?? undefined,
         unknownOperations: row?.unknown_operations ?? 0,
         expiredLeases: row?.expired_leases ?? 0,
+        parkedWebhookEvents: row?.parked_webhook_events ?? 0,
       };
     },
     async inspect(identity, options = {}) {

@@ -11,7 +11,7 @@ import type {
   UnknownActions,
 } from '../store/operator-store.js';
 import type { SqlDatabase, Statement } from '../store/sql-client.js';
-import type { ActivityKind } from '../store/activity-store.js';
+import { ACTIVITY_KINDS, type ActivityKind } from '../store/activity-store.js';
 import { activityStore } from './postgres-activity-store.js';
 import {
   BYTE_ORDERED,
@@ -183,7 +183,7 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
       const byHour = new Map<number, Record<ActivityKind, number>>();
       for (const count of await activities.activity(hours)) {
         const start = count.hour.getTime();
-        const counts = byHour.get(start) ?? { new: 0, replay: 0, mismatch: 0, conflict: 0, unknown: 0 };
+        const counts = byHour.get(start) ?? noActivity();
         counts[count.kind] += count.n;
         byHour.set(start, counts);
       }
@@ -344,4 +344,9 @@ function pageLimit(limit: number): number {
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
     throw new RetrysafeError('misuse', `A page holds 1 to 1000 rows, got ${limit}.`);
   return limit;
+}
+
+/** An hour's counts before any is added: every kind at 0. */
+function noActivity(): Record<ActivityKind, number> {
+  return Object.fromEntries(ACTIVITY_KINDS.map((kind) => [kind, 0])) as Record<ActivityKind, number>;
 }

@@ -1,8 +1,12 @@
-/** What the console charts, each a count per hour and operation. */
-export type ActivityKind = 'new' | 'replay' | 'mismatch' | 'conflict' | 'unknown';
+/**
+ * What the console charts, each a count per hour and operation; `failed`
+ * counts attempts whose handler threw or answered a status the policy does
+ * not keep, those released for a later attempt included.
+ */
+export type ActivityKind = 'new' | 'replay' | 'mismatch' | 'conflict' | 'unknown' | 'failed';
 
 /** Every kind, in the order the console draws them. */
-export const ACTIVITY_KINDS: readonly ActivityKind[] = ['new', 'replay', 'mismatch', 'conflict', 'unknown'];
+export const ACTIVITY_KINDS: readonly ActivityKind[] = ['new', 'replay', 'mismatch', 'conflict', 'unknown', 'failed'];
 
 /** How many times one kind of thing happened to one operation within one hour. */
 export interface ActivityCount {

@@ -11,6 +11,8 @@ export interface StoreStats {
   readonly unknownOperations: number;
   /** `in_progress` operations whose lease ran out: the recovery worker's backlog. */
   readonly expiredLeases: number;
+  /** Webhook events given up on (parked), waiting for an operator to requeue them. */
+  readonly parkedWebhookEvents: number;
 }
 
 /** A step of a leased operation, without its result. */

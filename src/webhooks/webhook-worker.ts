@@ -1,5 +1,6 @@
 import { pollLoop } from '../background/poll-loop.js';
-import { afterFailure, errorText, resolveRetryPolicy, type RetryPolicy } from '../background/worker-retry.js';
+import { afterFailure, resolveRetryPolicy, type RetryPolicy } from '../background/worker-retry.js';
+import { errorChain } from '../core/error-chain.js';
 import { budgetedInbox, consumeIn, inboxKey, type InboxResult } from '../inbox/inbox.js';
 import { inboxStore } from '../postgres/postgres-inbox-store.js';
 import { webhookStore } from '../postgres/postgres-webhook-store.js';
@@ -139,8 +140,8 @@ export class WebhookWorker<Tx> {
   private async recordFailure(event: StoredWebhookEvent, error: unknown): Promise<'failed' | 'parked'> {
     const { receiver } = this.options;
     const next = afterFailure(this.retry, event.attempts + 1);
-    if (next.kind === 'park') await this.events.park(receiver, event.id, errorText(error));
-    else await this.events.reschedule(receiver, event.id, next.delaySeconds, errorText(error));
+    if (next.kind === 'park') await this.events.park(receiver, event.id, errorChain(error));
+    else await this.events.reschedule(receiver, event.id, next.delaySeconds, errorChain(error));
     return next.kind === 'park' ? 'parked' : 'failed';
   }
 }

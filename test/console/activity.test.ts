@@ -207,6 +207,25 @@ describe.each(engines)('the hourly activity counts on $name', (factory) => {
     expect(rows).toEqual([{ n: 1 }, { n: 1 }]);
   });
 
+  it('counts as failed every attempt that ended without its answer kept: thrown, not stored, released', async () => {
+    const recorder = new ActivityRecorder(activityStore(engine.database), { flushIntervalMs: 3_600_000 });
+    const identity = { tenant: 't', operation: 'payments.create@1', key: 'k' };
+    for (const outcome of ['threw', 'not-stored', 'released', 'completed', 'replayed', 'unknown'] as const)
+      recorder.observer({
+        type: 'attempt-ended',
+        identity,
+        operation: identity.operation,
+        mode: 'leased',
+        outcome,
+        error: undefined,
+      });
+    await recorder.close();
+    const { rows } = await engine.database.query<{ kind: string; n: number }>(
+      'SELECT kind, sum(n)::int AS n FROM retrysafe_activity GROUP BY kind',
+    );
+    expect(rows).toEqual([{ kind: 'failed', n: 3 }]);
+  });
+
   it('writes nothing when turned off', async () => {
     const process = await start({ activity: false });
     await process.post(randomUUID(), { sku: 'A', qty: 1 });

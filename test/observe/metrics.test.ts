@@ -12,8 +12,8 @@ import { insertRecord } from '../retention/records.js';
 import { NOTES, PAYMENTS, runScenarios } from './scenarios.js';
 import { unreachableDatabaseUrl } from './unreachable-database.js';
 
-/** The only label names a retrysafe metric may carry; `le` is the histogram's own. */
-const ALLOWED_LABELS = new Set(['mode', 'code', 'operation', 'status_class', 'call', 'le']);
+/** The only label names a retrysafe metric may carry; `le` is the histogram's own; `outcome` is a fixed set. */
+const ALLOWED_LABELS = new Set(['mode', 'code', 'operation', 'status_class', 'call', 'outcome', 'le']);
 
 interface Series {
   readonly metric: string;
@@ -132,6 +132,27 @@ describe.each(engines)('metrics on $name', (factory) => {
 
     await engine.database.query('DELETE FROM retrysafe_operations');
     expect(valueOf(await allSeries(registry), 'retrysafe_oldest_in_progress_age_seconds')).toBe(0);
+  });
+
+  it('reads the parked webhook events on scrape: those given up on, waiting for an operator', async () => {
+    await engine.database.query('DELETE FROM retrysafe_webhook_events');
+    const registry = new Registry();
+    collectStoreGauges(registry, maintenanceStore(engine.database));
+    expect(valueOf(await allSeries(registry), 'retrysafe_webhook_events_parked')).toBe(0);
+    expect((await allSeries(registry)).filter((s) => s.metric === 'retrysafe_webhook_events_parked')).toHaveLength(1);
+
+    await engine.database.query(
+      `INSERT INTO retrysafe_webhook_events (receiver, id, payload, sent_at, state, attempts, last_error, parked_at) VALUES
+         ('payments', 'evt_1', '{}', now(), 'dead', 8, 'Error: the ledger is closed', now()),
+         ('payments', 'evt_2', '{}', now(), 'dead', 8, 'Error: the ledger is closed', now()),
+         ('shipping', 'evt_3', '{}', now(), 'dead', 8, 'Error: no such parcel', NULL)`,
+    );
+    await engine.database.query(
+      `INSERT INTO retrysafe_webhook_events (receiver, id, payload, sent_at) VALUES ('payments', 'evt_4', '{}', now())`,
+    );
+    // Events parked before migration 11 have no parking time, and count all the same.
+    expect(valueOf(await allSeries(registry), 'retrysafe_webhook_events_parked')).toBe(3);
+    await engine.database.query('DELETE FROM retrysafe_webhook_events');
   });
 
   it('leaves the gauges out of a scrape when the store cannot answer, rather than failing the scrape', async () => {

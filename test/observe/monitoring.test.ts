@@ -23,7 +23,7 @@ async function exportedSeries(): Promise<Set<string>> {
 }
 
 /** The label names retrysafe's metrics carry, and `le` of the histograms. */
-const LABELS = new Set(['operation', 'mode', 'status_class', 'code', 'call', 'le']);
+const LABELS = new Set(['operation', 'mode', 'status_class', 'code', 'call', 'outcome', 'le']);
 
 function checkExpression(expr: string, exported: ReadonlySet<string>): void {
   const metrics = [...expr.matchAll(/\bretrysafe_\w+/g)].map((m) => m[0]);
@@ -59,6 +59,7 @@ describe('the shipped alert rules and dashboard', () => {
       'retrysafe_expired_leases',
       'retrysafe_outbox_oldest_pending_age_seconds',
       'retrysafe_outbox_dead',
+      'retrysafe_webhook_events_parked',
       'retrysafe_store_errors_total',
     ]) {
       expect(rules).toMatch(new RegExp(`expr: .*\\b${metric}\\b`));

@@ -414,7 +414,12 @@ describe('upgrading to the domain checks', () => {
   it("then takes the claim's lock on a digest of the identity and keeps a session's tighter statement_timeout (0014) without touching a table, in the earlier versions' lock function too", async () => {
     const before = await relations();
 
-    expect(await migrate(database, migrations)).toEqual({ applied: [14], version: 14 });
+    expect(
+      await migrate(
+        database,
+        migrations.filter((m) => m.version <= 14),
+      ),
+    ).toEqual({ applied: [14], version: 14 });
     expect(await relations()).toEqual(before);
     const identity = ['tenant-a', 'orders.create@1', 'k-0014'];
     const held = await database.transaction(async (sql) => {
@@ -433,5 +438,27 @@ describe('upgrading to the domain checks', () => {
     expect(held).toHaveLength(1);
     expect(held[0]?.locked).toBe(held[0]?.key);
     expect(held[0]?.key).not.toBe(held[0]?.jenkins);
+  });
+
+  it('then lets the activity count failed attempts (0015), keeping every bucket and refusing any other kind', async () => {
+    const buckets = async () =>
+      (await database.query('SELECT hour, operation, kind, n FROM retrysafe_activity ORDER BY hour, kind')).rows;
+    const before = await buckets();
+    expect(before).toHaveLength(1);
+
+    expect(await migrate(database, migrations)).toEqual({ applied: [15], version: 15 });
+    expect(await buckets()).toEqual(before);
+    await database.query(
+      `INSERT INTO retrysafe_activity (hour, operation, kind, n) VALUES ('2026-01-01T10:00:00Z', 'orders.create@1', 'failed', 2)`,
+    );
+    const { rows } = await database.query<{ validated: boolean }>(
+      `SELECT convalidated AS validated FROM pg_constraint WHERE conname = 'retrysafe_activity_kind_check'`,
+    );
+    expect(rows).toEqual([{ validated: true }]);
+    await expect(
+      database.query(
+        `INSERT INTO retrysafe_activity (hour, operation, kind, n) VALUES ('2026-01-01T11:00:00Z', 'orders.create@1', 'retried', 1)`,
+      ),
+    ).rejects.toThrow(/check constraint/);
   });
 });

@@ -58,7 +58,7 @@ describe('retrysafe/console', () => {
     };
     expectTypeOf(await operators.activity(24)).toEqualTypeOf<readonly ActivityBucket[]>();
     expectTypeOf<ActivityBucket['counts']>().toEqualTypeOf<
-      Readonly<Record<'new' | 'replay' | 'mismatch' | 'conflict' | 'unknown', number>>
+      Readonly<Record<'new' | 'replay' | 'mismatch' | 'conflict' | 'unknown' | 'failed', number>>
     >();
     const config = idempotency({ store: postgresStore(database), activity: { flushIntervalMs: 5000 } });
     expectTypeOf(config.close()).toEqualTypeOf<Promise<void>>();

@@ -49,7 +49,7 @@ rect.unknown,.swatch.unknown{fill:#c8413a;background:#c8413a}rect.in_progress,.s
 rect.tombstone,.swatch.tombstone{fill:#8a949e;background:#8a949e}
 rect.activity-new,.swatch.activity-new{fill:#2f6fb0;background:#2f6fb0}rect.activity-replay,.swatch.activity-replay{fill:#3b8f5a;background:#3b8f5a}
 rect.activity-mismatch,.swatch.activity-mismatch{fill:#7b52a8;background:#7b52a8}rect.activity-conflict,.swatch.activity-conflict{fill:#d9a400;background:#d9a400}
-rect.activity-unknown,.swatch.activity-unknown{fill:#c8413a;background:#c8413a}
+rect.activity-unknown,.swatch.activity-unknown{fill:#c8413a;background:#c8413a}rect.activity-failed,.swatch.activity-failed{fill:#e07a2e;background:#e07a2e}
 .muted{color:#5b6570;font-size:13px}pre{background:#fff;border:1px solid #dde1e6;padding:8px;overflow:auto}
 `);
 

@@ -83,6 +83,7 @@ ${barChart('Mismatches, conflicts and unknown outcomes per hour', labels, [
   series('conflict'),
   series('unknown'),
 ])}
+${barChart('Failed attempts per hour', labels, [series('failed')])}
 </div>
 <p class="muted">Counted by each application process as it answers and added to the database every few seconds
 (<code>retrysafe_activity</code>), so a process that crashed loses at most its last interval.</p>
@@ -97,6 +98,7 @@ const KIND_NAMES: Readonly<Record<ActivityKind, string>> = {
   mismatch: 'fingerprint mismatches',
   conflict: 'conflicts',
   unknown: 'unknown outcomes',
+  failed: 'failed attempts',
 };
 
 function periodName(hours: number): string {

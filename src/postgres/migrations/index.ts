@@ -12,6 +12,7 @@ import { parkedWebhookEvents } from './0011_parked_webhook_events.js';
 import { claimReadAfterLock } from './0012_claim_read_after_lock.js';
 import { activity } from './0013_activity.js';
 import { claimLockKeyAndTimeout } from './0014_claim_lock_key_and_timeout.js';
+import { failedActivity } from './0015_failed_activity.js';
 import type { Migration } from './migration.js';
 
 export { latestVersion, type Migration } from './migration.js';
@@ -35,4 +36,5 @@ export const migrations: readonly Migration[] = [
   claimReadAfterLock,
   activity,
   claimLockKeyAndTimeout,
+  failedActivity,
 ];

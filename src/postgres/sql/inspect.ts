@@ -30,7 +30,9 @@ SELECT
      FROM retrysafe_operations WHERE state = 'in_progress' AND lease_expires_at IS NOT NULL) AS oldest_in_progress_seconds,
   (SELECT count(*)::int FROM retrysafe_operations WHERE state = 'unknown' AND reason IS NOT NULL) AS unknown_operations,
   (SELECT count(*)::int FROM retrysafe_operations
-     WHERE state = 'in_progress' AND lease_expires_at <= now()) AS expired_leases`;
+     WHERE state = 'in_progress' AND lease_expires_at <= now()) AS expired_leases,
+  -- Read from the partial index of parked events (migration 11), which live traffic never writes.
+  (SELECT count(*)::int FROM retrysafe_webhook_events WHERE state = 'dead') AS parked_webhook_events`;
 
 /**
  * How long the oldest unfinished operation has waited: in progress in any
