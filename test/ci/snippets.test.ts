@@ -342,7 +342,10 @@ describe.each(runProjects)('the %s project, run against PostgreSQL', (project) =
       ).toBe(true);
     }
     const firstAnswers = await expectDocumentedAnswers(requests, ports, servers);
-    if (recipes.has(project)) await expectOneOrderPerKey(database.url, firstAnswers);
+    if (recipes.has(project)) {
+      await expectBadOrdersRefused(ports);
+      await expectOneOrderPerKey(database.url, firstAnswers);
+    }
     const programs: string[] = [];
     for (const block of snippets.filter((snippet) => projectsOf(snippet).includes(project) && snippet.flags.has('run')))
       programs.push(
@@ -438,6 +441,21 @@ async function expectPrinted(block: CodeBlock, printed: () => string): Promise<v
     firstMissingLine(expected, printed()),
     `${block.source}:${block.line}, printed:\n${printed()}`,
   ).toBeUndefined();
+}
+
+/** Bodies that name no `sku` string: a recipe refuses each before its SQL sees it. */
+const BAD_ORDERS = ['{"qty":1}', '{"sku":1}', '{"sku":null}', '{"sku":""}', '[]', '"WIDGET-1"'];
+
+/** Each bad body gets a problem+json 4xx that shows neither SQL nor the tenant, never a framework's 500 with the database's error. */
+async function expectBadOrdersRefused(ports: ReadonlyMap<number, number>): Promise<void> {
+  for (const [index, body] of BAD_ORDERS.entries()) {
+    const command = `curl -i localhost:3000/orders -H 'X-Tenant: tenant-a' -H 'Idempotency-Key: bad-order-${index}' -H 'Content-Type: application/json' -d '${body}'`;
+    const answer = await send(command, ports, {});
+    const shown = `${command}\n${answer.headers}\n\n${answer.body}`;
+    expect(answer.status >= 400 && answer.status < 500, shown).toBe(true);
+    expect(answer.headers, shown).toMatch(/^content-type: application\/problem\+json/im);
+    expect(answer.body, shown).not.toMatch(/insert|select|violates|null value|tenant-a/i);
+  }
 }
 
 /** What a recipe's transactions left: one order per key answered, none for its replays and refusals, and each order's one outbox message. */
