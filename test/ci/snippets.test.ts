@@ -131,6 +131,9 @@ const SETUP_ENV: Record<string, Record<string, string>> = { prisma: { PRISMA_SCH
 // libraries' own declarations need no second check in every recipe (it halves a project's compile time).
 const libraries = { skipLibCheck: true };
 const OPTIONS: Record<string, Readonly<Record<string, unknown>>> = {
+  // What `tsc --init` adds to the strict checks: declarations, for which each exported value's type must be nameable
+  // (TS4023 otherwise), as in the module that exports the operations to `retrysafe recover --module`.
+  leased: { declaration: true, declarationMap: true, sourceMap: true, ...libraries },
   'postgres-js': libraries,
   kysely: libraries,
   drizzle: libraries,
@@ -359,6 +362,77 @@ describe.each(runProjects)('the %s project, run against PostgreSQL', (project) =
       await expectPrinted(block, printed);
   });
 });
+
+describe.each(runProjects.filter((project) => project === 'leased'))(
+  'the %s quick start, its provider down and restarted',
+  (project) => {
+    const servers = new Map<string, Server>();
+    let database: TestDatabase | undefined;
+    const directory = () => join(scratch, project);
+
+    afterAll(async () => {
+      for (const server of servers.values()) await server.stop();
+      await database?.drop();
+    });
+
+    it('answers a provider failure with problem+json 503 and Retry-After, and retrysafe recover --module finishes it', async () => {
+      expect(await compileOnce(project)).toBeUndefined();
+      database = await createTestDatabase();
+      const ports = new Map([
+        [3000, await freePort()],
+        [4000, await freePort()],
+      ]);
+      const env = { DATABASE_URL: database.url, PROVIDER_URL: `http://localhost:${ports.get(4000) ?? 0}` };
+      const start = async (file: string, port: number) =>
+        servers.set(file, await startSnippet(directory(), file, ports.get(port) ?? 0, env));
+      const stop = async (file: string) => {
+        await servers.get(file)?.stop();
+        servers.delete(file);
+      };
+      const pay = (key: string) =>
+        send(
+          `curl -i localhost:3000/payments -H 'X-Tenant: tenant-a' -H 'Idempotency-Key: ${key}' -H 'Content-Type: application/json' -d '{"amount":1299}'`,
+          ports,
+          {},
+        );
+      const output = () => [...servers.values()].map((server) => server.output()).join('\n');
+      await start('provider.ts', 4000);
+      await start('server.ts', 3000);
+
+      const first = await pay('pay-1');
+      expect(first.status, `${first.headers}\n${first.body}\n${output()}`).toBe(201);
+
+      await stop('provider.ts');
+      const failed = await pay('pay-2');
+      const shown = `${failed.headers}\n\n${failed.body}\n${output()}`;
+      expect(failed.status, shown).toBe(503);
+      expect(failed.headers, shown).toMatch(/^content-type: application\/problem\+json/im);
+      expect(failed.headers, shown).toMatch(/^retry-after: \d+/im);
+
+      // The service's own recovery worker stops with it, so the command's worker is the one that finishes pay-2,
+      // through a provider restarted with none of its earlier charges in memory.
+      await stop('server.ts');
+      await start('provider.ts', 4000);
+      const reports: string[] = [];
+      while (!reports.some((report) => /\b1 completed/.test(report))) {
+        const { stdout, stderr } = await exec(
+          join(directory(), 'node_modules/.bin/retrysafe'),
+          ['recover', '--once', '--module', 'build/payment.js'],
+          { cwd: directory(), env: { PATH: process.env.PATH ?? '', ...env } },
+        );
+        reports.push(`${stdout}${stderr}`);
+        expect(reports.at(-1), reports.join('\n')).not.toMatch(/[1-9]\d* marked unknown|[1-9]\d* incomplete/);
+      }
+
+      await start('server.ts', 3000);
+      const replayed = await pay('pay-2');
+      expect(replayed.status, `${replayed.headers}\n${replayed.body}\n${output()}`).toBe(201);
+      expect(replayed.headers).toMatch(/^idempotent-replayed: true/im);
+      const charges = [first, replayed].map((answer) => (JSON.parse(answer.body) as { charge: string }).charge);
+      expect(new Set(charges).size, 'the restarted provider issued a charge id it had issued before').toBe(2);
+    });
+  },
+);
 
 describe('the five-minute path, against the reference service', () => {
   let server: Server | undefined;
