@@ -437,6 +437,7 @@ describe.each(runProjects.filter((project) => project === 'leased'))(
 describe('the five-minute path, against the reference service', () => {
   let server: Server | undefined;
   let database: TestDatabase | undefined;
+  let port = 0;
 
   afterAll(async () => {
     await server?.stop();
@@ -445,7 +446,7 @@ describe('the five-minute path, against the reference service', () => {
 
   it('answers the documented requests with the documented answers', async () => {
     database = await createTestDatabase();
-    const port = await freePort();
+    port = await freePort();
     const dataDir = join(scratch, 'orders-data');
     await mkdir(dataDir, { recursive: true });
     server = await startServer(
@@ -462,6 +463,27 @@ describe('the five-minute path, against the reference service', () => {
     const requests = shellRequests('service', 'orders');
     expect(requests.length).toBeGreaterThan(0);
     await expectDocumentedAnswers(requests, new Map([[3000, port]]), [server]);
+  });
+
+  it('passes every probe of the documented retrysafe check, each of them run', async () => {
+    const commands = blocks.filter((block) => block.language === 'sh' && block.attributes.get('check') === 'orders');
+    expect(commands.length).toBeGreaterThan(0);
+    for (const block of commands) {
+      // The command as documented, through this checkout's command line rather than an installed one.
+      const command = `${block.code.trim().replace(/^npx retrysafe /, 'node --conditions=retrysafe-source --import tsx src/cli/main.ts ')} --json`;
+      // It exits 1 when a probe fails; the report says which.
+      const report = JSON.parse(await run(`cd ${root} && ${command} || true`, new Map([[3000, port]]), {})) as {
+        probes: { probe: string; result: string; reason?: string }[];
+      };
+      const results = Object.fromEntries(report.probes.map((probe) => [probe.probe, probe.result]));
+      // A fresh service holds no key whose retention has passed: the README says so, and the probe needs one.
+      const unexercised = new Set(['expired-key']);
+      expect(
+        report.probes.filter((probe) => !unexercised.has(probe.probe) && probe.result !== 'pass'),
+        `${block.source}:${block.line}`,
+      ).toEqual([]);
+      expect(Object.keys(results).length).toBeGreaterThan(unexercised.size);
+    }
   });
 });
 
