@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { defaultPolicy, type Idempotency, idempotency, type IdempotencyOptions } from 'retrysafe';
+import { specification } from 'retrysafe/fastify';
 import { type OperationStore, postgresStore, type SqlClient, type SqlDatabase } from 'retrysafe/postgres';
 import type { ProviderClient } from '../provider/client.js';
 import { schemaReady, type SchemaReadiness } from './data/schema-readiness.js';
@@ -65,13 +66,19 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
   cartRoutes(app, { database, tokens });
   const store = postgresStore(database);
-  const orders = idempotency({ ...options.idempotency, store });
+  // Each configuration publishes its routes' idempotency specification, expiry included, which its refusals link to.
+  const orders = idempotency({ specificationPath: '/v1/idempotency', ...options.idempotency, store });
   orderRoutes(app, { database, tokens, idempotency: orders });
+  void app.register(specification(orders));
   // Closing the server adds the console's last activity counts, before the database closes.
   app.addHook('onClose', () => orders.close());
   if (options.provider !== undefined) {
-    const payments = paymentIdempotency(store, options.idempotency);
+    const payments = paymentIdempotency(store, {
+      specificationPath: '/v1/idempotency/payments',
+      ...options.idempotency,
+    });
     paymentRoutes(app, { database, tokens, provider: options.provider, idempotency: payments });
+    void app.register(specification(payments));
     app.addHook('onClose', () => payments.close());
   }
   if (options.webhookSecrets !== undefined) providerWebhookRoute(app, { database, secrets: options.webhookSecrets });

@@ -131,6 +131,9 @@ const SETUP_ENV: Record<string, Record<string, string>> = { prisma: { PRISMA_SCH
 // libraries' own declarations need no second check in every recipe (it halves a project's compile time).
 const libraries = { skipLibCheck: true };
 const OPTIONS: Record<string, Readonly<Record<string, unknown>>> = {
+  // What `tsc --init` adds to the strict checks: declarations, for which each exported value's type must be nameable
+  // (TS4023 otherwise), as in the module that exports the operations to `retrysafe recover --module`.
+  leased: { declaration: true, declarationMap: true, sourceMap: true, ...libraries },
   'postgres-js': libraries,
   kysely: libraries,
   drizzle: libraries,
@@ -301,6 +304,8 @@ const recipes = new Set(
     .filter((block) => ['docs/data-layers.md', 'docs/faq.md'].includes(block.source) && block.attributes.has('server'))
     .flatMap(projectsOf),
 );
+/** Servers whose order input is validated by the route: the recipes, and the telemetry page's server like them. */
+const validated = new Set([...recipes, 'telemetry']);
 
 describe.each(runProjects)('the %s project, run against PostgreSQL', (project) => {
   const servers: Server[] = [];
@@ -342,6 +347,7 @@ describe.each(runProjects)('the %s project, run against PostgreSQL', (project) =
       ).toBe(true);
     }
     const firstAnswers = await expectDocumentedAnswers(requests, ports, servers);
+    if (validated.has(project)) await expectBadOrdersRefused(ports);
     if (recipes.has(project)) await expectOneOrderPerKey(database.url, firstAnswers);
     const programs: string[] = [];
     for (const block of snippets.filter((snippet) => projectsOf(snippet).includes(project) && snippet.flags.has('run')))
@@ -357,9 +363,81 @@ describe.each(runProjects)('the %s project, run against PostgreSQL', (project) =
   });
 });
 
+describe.each(runProjects.filter((project) => project === 'leased'))(
+  'the %s quick start, its provider down and restarted',
+  (project) => {
+    const servers = new Map<string, Server>();
+    let database: TestDatabase | undefined;
+    const directory = () => join(scratch, project);
+
+    afterAll(async () => {
+      for (const server of servers.values()) await server.stop();
+      await database?.drop();
+    });
+
+    it('answers a provider failure with problem+json 503 and Retry-After, and retrysafe recover --module finishes it', async () => {
+      expect(await compileOnce(project)).toBeUndefined();
+      database = await createTestDatabase();
+      const ports = new Map([
+        [3000, await freePort()],
+        [4000, await freePort()],
+      ]);
+      const env = { DATABASE_URL: database.url, PROVIDER_URL: `http://localhost:${ports.get(4000) ?? 0}` };
+      const start = async (file: string, port: number) =>
+        servers.set(file, await startSnippet(directory(), file, ports.get(port) ?? 0, env));
+      const stop = async (file: string) => {
+        await servers.get(file)?.stop();
+        servers.delete(file);
+      };
+      const pay = (key: string) =>
+        send(
+          `curl -i localhost:3000/payments -H 'X-Tenant: tenant-a' -H 'Idempotency-Key: ${key}' -H 'Content-Type: application/json' -d '{"amount":1299}'`,
+          ports,
+          {},
+        );
+      const output = () => [...servers.values()].map((server) => server.output()).join('\n');
+      await start('provider.ts', 4000);
+      await start('server.ts', 3000);
+
+      const first = await pay('pay-1');
+      expect(first.status, `${first.headers}\n${first.body}\n${output()}`).toBe(201);
+
+      await stop('provider.ts');
+      const failed = await pay('pay-2');
+      const shown = `${failed.headers}\n\n${failed.body}\n${output()}`;
+      expect(failed.status, shown).toBe(503);
+      expect(failed.headers, shown).toMatch(/^content-type: application\/problem\+json/im);
+      expect(failed.headers, shown).toMatch(/^retry-after: \d+/im);
+
+      // The service's own recovery worker stops with it, so the command's worker is the one that finishes pay-2,
+      // through a provider restarted with none of its earlier charges in memory.
+      await stop('server.ts');
+      await start('provider.ts', 4000);
+      const reports: string[] = [];
+      while (!reports.some((report) => /\b1 completed/.test(report))) {
+        const { stdout, stderr } = await exec(
+          join(directory(), 'node_modules/.bin/retrysafe'),
+          ['recover', '--once', '--module', 'build/payment.js'],
+          { cwd: directory(), env: { PATH: process.env.PATH ?? '', ...env } },
+        );
+        reports.push(`${stdout}${stderr}`);
+        expect(reports.at(-1), reports.join('\n')).not.toMatch(/[1-9]\d* marked unknown|[1-9]\d* incomplete/);
+      }
+
+      await start('server.ts', 3000);
+      const replayed = await pay('pay-2');
+      expect(replayed.status, `${replayed.headers}\n${replayed.body}\n${output()}`).toBe(201);
+      expect(replayed.headers).toMatch(/^idempotent-replayed: true/im);
+      const charges = [first, replayed].map((answer) => (JSON.parse(answer.body) as { charge: string }).charge);
+      expect(new Set(charges).size, 'the restarted provider issued a charge id it had issued before').toBe(2);
+    });
+  },
+);
+
 describe('the five-minute path, against the reference service', () => {
   let server: Server | undefined;
   let database: TestDatabase | undefined;
+  let port = 0;
 
   afterAll(async () => {
     await server?.stop();
@@ -368,7 +446,7 @@ describe('the five-minute path, against the reference service', () => {
 
   it('answers the documented requests with the documented answers', async () => {
     database = await createTestDatabase();
-    const port = await freePort();
+    port = await freePort();
     const dataDir = join(scratch, 'orders-data');
     await mkdir(dataDir, { recursive: true });
     server = await startServer(
@@ -385,6 +463,27 @@ describe('the five-minute path, against the reference service', () => {
     const requests = shellRequests('service', 'orders');
     expect(requests.length).toBeGreaterThan(0);
     await expectDocumentedAnswers(requests, new Map([[3000, port]]), [server]);
+  });
+
+  it('passes every probe of the documented retrysafe check, each of them run', async () => {
+    const commands = blocks.filter((block) => block.language === 'sh' && block.attributes.get('check') === 'orders');
+    expect(commands.length).toBeGreaterThan(0);
+    for (const block of commands) {
+      // The command as documented, through this checkout's command line rather than an installed one.
+      const command = `${block.code.trim().replace(/^npx retrysafe /, 'node --conditions=retrysafe-source --import tsx src/cli/main.ts ')} --json`;
+      // It exits 1 when a probe fails; the report says which.
+      const report = JSON.parse(await run(`cd ${root} && ${command} || true`, new Map([[3000, port]]), {})) as {
+        probes: { probe: string; result: string; reason?: string }[];
+      };
+      const results = Object.fromEntries(report.probes.map((probe) => [probe.probe, probe.result]));
+      // A fresh service holds no key whose retention has passed: the README says so, and the probe needs one.
+      const unexercised = new Set(['expired-key']);
+      expect(
+        report.probes.filter((probe) => !unexercised.has(probe.probe) && probe.result !== 'pass'),
+        `${block.source}:${block.line}`,
+      ).toEqual([]);
+      expect(Object.keys(results).length).toBeGreaterThan(unexercised.size);
+    }
   });
 });
 
@@ -438,6 +537,21 @@ async function expectPrinted(block: CodeBlock, printed: () => string): Promise<v
     firstMissingLine(expected, printed()),
     `${block.source}:${block.line}, printed:\n${printed()}`,
   ).toBeUndefined();
+}
+
+/** Bodies that name no `sku` string: a recipe refuses each before its SQL sees it. */
+const BAD_ORDERS = ['{"qty":1}', '{"sku":1}', '{"sku":null}', '{"sku":""}', '[]', '"WIDGET-1"'];
+
+/** Each bad body gets a problem+json 4xx that shows neither SQL nor the tenant, never a framework's 500 with the database's error. */
+async function expectBadOrdersRefused(ports: ReadonlyMap<number, number>): Promise<void> {
+  for (const [index, body] of BAD_ORDERS.entries()) {
+    const command = `curl -i localhost:3000/orders -H 'X-Tenant: tenant-a' -H 'Idempotency-Key: bad-order-${index}' -H 'Content-Type: application/json' -d '${body}'`;
+    const answer = await send(command, ports, {});
+    const shown = `${command}\n${answer.headers}\n\n${answer.body}`;
+    expect(answer.status >= 400 && answer.status < 500, shown).toBe(true);
+    expect(answer.headers, shown).toMatch(/^content-type: application\/problem\+json/im);
+    expect(answer.body, shown).not.toMatch(/insert|select|violates|null value|tenant-a/i);
+  }
 }
 
 /** What a recipe's transactions left: one order per key answered, none for its replays and refusals, and each order's one outbox message. */

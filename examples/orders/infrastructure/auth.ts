@@ -10,8 +10,17 @@ const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
 
 /** The tenant of the caller's `Authorization: Bearer` token, or undefined when there is none or it is unknown. */
 export function tenantOf(request: FastifyRequest, tokens: Tokens): string | undefined {
-  const token = BEARER.exec(request.headers.authorization ?? '')?.[1];
+  const token = principalOf(request);
   return token === undefined ? undefined : tokens.get(token);
+}
+
+/**
+ * The caller's bearer token, which stands for one user of its tenant here
+ * (your identity provider's user id goes here): another user of the tenant
+ * who sends the same key is refused, never given the first user's answer.
+ */
+export function principalOf(request: FastifyRequest): string | undefined {
+  return BEARER.exec(request.headers.authorization ?? '')?.[1];
 }
 
 /** A route handler that runs only for a known caller, and answers 401 problem+json otherwise. */

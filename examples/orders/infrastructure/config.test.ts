@@ -20,6 +20,7 @@ describe('service configuration', () => {
     expect(demoTokens).toEqual(
       new Map([
         ['demo-a', 'tenant-a'],
+        ['demo-a2', 'tenant-a'],
         ['demo-b', 'tenant-b'],
       ]),
     );

@@ -47,8 +47,10 @@ export interface ServiceConfig {
 export type ConfigResult =
   { readonly ok: true; readonly config: ServiceConfig } | { readonly ok: false; readonly errors: readonly string[] };
 
+/** Each token is one user; `demo-a2` is a second user of `tenant-a`. */
 export const demoTokens: ReadonlyMap<string, string> = new Map([
   ['demo-a', 'tenant-a'],
+  ['demo-a2', 'tenant-a'],
   ['demo-b', 'tenant-b'],
 ]);
 

@@ -3,13 +3,20 @@ import type { FastifyRequest } from 'fastify';
 import { type AtomicRoute, type HandlerReply, invalid, valid } from 'retrysafe';
 import { enqueue } from 'retrysafe/outbox';
 import type { SqlClient } from 'retrysafe/postgres';
-import { type Tokens, tenantOf } from '../infrastructure/auth.js';
+import { principalOf, type Tokens, tenantOf } from '../infrastructure/auth.js';
 import { priceCart } from '../data/catalogue.js';
 import { checkOrderRequest, type OrderRequest } from './input.js';
 import { orderCreatedMessage } from '../messaging/order-created.js';
 import { orderLocation, orderView } from './order-view.js';
 import { orderProblem } from '../infrastructure/problem.js';
-import { type CartRow, FIND_ORDER_FOR_CART_VERSION, INSERT_ORDER, LOCK_CART, type OrderRow } from '../data/queries.js';
+import {
+  type CartRow,
+  FIND_ORDER_FOR_CART_VERSION,
+  INSERT_ORDER,
+  LOCK_CART,
+  type OrderRow,
+  UPSERT_CART,
+} from '../data/queries.js';
 
 /**
  * `POST /v1/orders`, in retrysafe's atomic mode: the order, its
@@ -21,6 +28,7 @@ export function createOrderRoute(tokens: Tokens): AtomicRoute<FastifyRequest, Or
   return {
     operation: 'orders.create@1',
     tenant: (request) => tenantOf(request, tokens),
+    principal: (request) => principalOf(request),
     input(_request, body) {
       const checked = checkOrderRequest(body);
       return checked.ok ? valid(checked.value) : invalid(checked.problem);
@@ -31,6 +39,8 @@ export function createOrderRoute(tokens: Tokens): AtomicRoute<FastifyRequest, Or
 
 async function placeOrder(tx: SqlClient, tenant: string, request: OrderRequest): Promise<HandlerReply> {
   const { cart_id: cartId, cart_version: cartVersion, delivery_option: delivery } = request;
+  // A checkout in one request: the cart is put first, so an order for a new cart names a cart that exists.
+  if (request.items !== undefined) await tx.query(UPSERT_CART, [tenant, cartId, JSON.stringify(request.items)]);
   const [cart] = (await tx.query<CartRow>(LOCK_CART, [tenant, cartId])).rows;
   if (cart === undefined) return orderProblem('cart-not-found', 'There is no cart with this cart_id.');
   if (cart.cart_version !== cartVersion) {

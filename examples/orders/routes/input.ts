@@ -10,6 +10,8 @@ export interface OrderRequest {
   readonly cart_id: string;
   readonly cart_version: number;
   readonly delivery_option: DeliveryOption;
+  /** The cart's items, put in the order's transaction (as `PUT /v1/carts/:cart_id` would) before it is ordered. */
+  readonly items?: readonly CartItem[];
 }
 
 interface FieldError {
@@ -62,6 +64,8 @@ export function checkCartItems(body: unknown): Checked<readonly CartItem[]> {
 export function checkOrderRequest(body: unknown): Checked<OrderRequest> {
   if (!isObject(body)) return bodyNotObject();
   const { cart_id, cart_version, delivery_option } = body;
+  const items = body.items === undefined ? undefined : checkCartItems(body);
+  if (items?.ok === false) return items;
   const errors = checkCartId(cart_id);
   if (!Number.isInteger(cart_version) || (cart_version as number) < 1 || (cart_version as number) > MAX_VERSION) {
     errors.push({ field: 'cart_version', detail: 'must be a positive integer.' });
@@ -79,6 +83,7 @@ export function checkOrderRequest(body: unknown): Checked<OrderRequest> {
       cart_id: cart_id as string,
       cart_version: cart_version as number,
       delivery_option: delivery_option as DeliveryOption,
+      ...(items === undefined ? {} : { items: items.value }),
     },
   };
 }

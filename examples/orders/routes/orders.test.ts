@@ -73,6 +73,49 @@ describe.each(engines)('orders on $name', (factory) => {
     ]);
   });
 
+  it('puts the cart given with the order in its transaction, and keeps one order per cart version', async () => {
+    const items = [{ sku: 'WIDGET-1', qty: 1 }];
+    const body = { cart_id: 'o-inline', cart_version: 1, items, delivery_option: 'standard' };
+    const created = await order('k-inline', body);
+    expect(created.status).toBe(201);
+    expect(json(created)).toMatchObject({ cart_id: 'o-inline', cart_version: 1, total_cents: 1299 });
+    const cart = await call(t.service.url, 'GET', '/v1/carts/o-inline', { token: A.token });
+    expect(json(cart)).toEqual({ cart_id: 'o-inline', cart_version: 1, items });
+    // The same items under another key leave the cart at its version: that version is ordered already.
+    const again = await order('k-inline-2', body);
+    expect(again.status).toBe(409);
+    expect(json(again).type).toBe(`${PROBLEMS}order-exists`);
+    const invalid = await order('k-inline-3', { ...body, cart_id: 'o-inline-bad', items: [{ sku: 'NOPE', qty: 1 }] });
+    expect(invalid.status).toBe(422);
+    expect(json(invalid).type).toBe(`${PROBLEMS}validation-failed`);
+    expect(await operationRows(t.engine.database, A.tenant, 'k-inline-3')).toEqual([]);
+  });
+
+  it("refuses another user of the tenant the first user's key", async () => {
+    const body = {
+      cart_id: 'o-principal',
+      cart_version: 1,
+      items: [{ sku: 'GIZMO-3', qty: 1 }],
+      delivery_option: 'standard',
+    };
+    expect((await order('k-principal', body)).status).toBe(201);
+    const other = await order('k-principal', body, 'demo-a2');
+    expect(other.status).toBe(403);
+    expect(json(other).type).toBe(`${RETRYSAFE_PROBLEMS}key-of-another-principal`);
+    expect((await order('k-principal', body)).headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('publishes its idempotency specification, which a refusal links to', async () => {
+    const missingKey = await order(undefined, { cart_id: 'o-spec', cart_version: 1, delivery_option: 'standard' });
+    expect(missingKey.status).toBe(400);
+    expect(missingKey.headers.link).toBe('</v1/idempotency>; rel="describedby"');
+    const page = await call(t.service.url, 'GET', '/v1/idempotency');
+    expect(page.status).toBe(200);
+    expect(page.body.toString()).toContain('orders.create@1');
+    const document = await call(t.service.url, 'GET', '/v1/idempotency/openapi.json');
+    expect(document.status).toBe(200);
+  });
+
   it('adds the express fee', async () => {
     const version = await putCart('o-express', [{ sku: 'GADGET-2', qty: 1 }]);
     const answer = await order('k-express', {
