@@ -1,5 +1,6 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { RetrysafeError } from '../core/errors.js';
+import { sameBytes } from '../core/same-bytes.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { RecordState } from '../core/record.js';
 import { idempotency } from '../modes/idempotency.js';
@@ -118,7 +119,7 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
         if (!sameOrigin(request))
           return answer(403, messagePage(context, 'Refused', 'This form was posted from another site.'));
         const form = await request.form();
-        if (!validToken(form.get('csrf'), token(actor)))
+        if (!sameBytes(form.get('csrf') ?? '', token(actor)))
           return answer(
             403,
             messagePage(
@@ -396,9 +397,4 @@ function sameOrigin(request: ConsoleRequest): boolean {
   if (origin === undefined) return true;
   const host = request.header('host');
   return URL.canParse(origin) && new URL(origin).host === host;
-}
-
-function validToken(given: string | null, expected: string): boolean {
-  if (given === null || given.length !== expected.length) return false;
-  return timingSafeEqual(Buffer.from(given), Buffer.from(expected));
 }
