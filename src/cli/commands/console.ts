@@ -5,6 +5,7 @@ import { consoleNode } from '../../console/mount/node.js';
 import { databaseCommand, type DatabaseFlags, wholeNumber, withDatabase } from '../database-command.js';
 import { loadOperationsModule } from '../operations-module.js';
 import { actorName } from '../operator-action.js';
+import { print } from '../terminal-text.js';
 
 interface ConsoleFlags extends DatabaseFlags {
   readonly port: number;
@@ -63,7 +64,7 @@ export function registerConsole(program: Command): Command {
           authorize: () => ({ read: true, act: flags.allowActions === true, actor }),
         });
         server.on('request', (req, res) => void handler(req, res));
-        process.stdout.write(
+        print(
           `Console on http://${bound}:${port}/ (${flags.allowActions === true ? `actions allowed, as ${actor}` : 'read-only'}).\n`,
         );
         await new Promise<void>((resolve) => {
