@@ -3,7 +3,7 @@ import { actionForm, postRebound } from '../console/console-http.js';
 import { send } from '../support/http.js';
 import { insertRecord } from '../retention/records.js';
 import { type CliDatabase, openCliDatabase } from './cli-database.js';
-import { consoleUrl, type Running, startRetrysafe } from './run-cli.js';
+import { consoleUrl, retrysafe, type Running, startRetrysafe } from './run-cli.js';
 
 /**
  * `retrysafe console` answers only for the names it was started for: the
@@ -54,6 +54,14 @@ describe('retrysafe console’s host names', () => {
     const purge = await postRebound(form, rebound, {});
     expect(purge.status, purge.bodyBytes.toString()).toBe(421);
     expect(await stateOf()).toBe('unknown');
+  });
+
+  it('says in its help which names it answers for and how to add one', async () => {
+    const help = await retrysafe(['console', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain(
+      '--allowed-host <host> another host name the console answers for, as "name" (any port) or "name:port"; repeatable. It always answers for localhost, 127.0.0.1, [::1] and --host on its port, and refuses any other name (421)',
+    );
   });
 
   it('answers for the loopback names on its port, and for each --allowed-host', async () => {

@@ -14,7 +14,7 @@ interface ConsoleFlags extends DatabaseFlags {
   readonly showBodies?: boolean;
   readonly actor?: string;
   readonly module?: string;
-  readonly allowedHost: readonly string[];
+  readonly allowedHost?: readonly string[];
 }
 
 /** `retrysafe console`: the operations console on a port of this machine, read-only unless told otherwise. */
@@ -33,8 +33,7 @@ export function registerConsole(program: Command): Command {
     .option(
       '--allowed-host <host>',
       'another host name the console answers for, as "name" (any port) or "name:port"; repeatable. It always answers for localhost, 127.0.0.1, [::1] and --host on its port, and refuses any other name (421), which keeps out sites that point their own name at it',
-      (host: string, hosts: readonly string[]) => [...hosts, host],
-      [],
+      (host: string, hosts: readonly string[] | undefined) => [...(hosts ?? []), host],
     )
     .option('--actor <name>', 'who is recorded with every action (default: the user running the command)')
     .option(
@@ -60,7 +59,7 @@ export function registerConsole(program: Command): Command {
           config,
           allowActions: flags.allowActions === true,
           showBodies: flags.showBodies === true,
-          allowedHosts: [...[...LOOPBACK_HOSTS, bound].map((name) => `${name}:${port}`), ...flags.allowedHost],
+          allowedHosts: [...[...LOOPBACK_HOSTS, bound].map((name) => `${name}:${port}`), ...(flags.allowedHost ?? [])],
           authorize: () => ({ read: true, act: flags.allowActions === true, actor }),
         });
         server.on('request', (req, res) => void handler(req, res));
