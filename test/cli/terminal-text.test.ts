@@ -49,6 +49,17 @@ describe('the command line’s output of stored text', () => {
     expect(printed.stdout).toContain('the provider \\u001b[1Aall fine\\u007f');
   });
 
+  it.each(['stuck', 'list'])('%s keeps its columns in line around an escaped cell', async (name) => {
+    const printed = await run(...(commands[name] ?? []));
+    const [header = '', ...rows] = printed.stdout.trimEnd().split('\n');
+    expect(rows).toHaveLength(2);
+    // Every row's operation and mode start under their titles, whatever the tenant and key before them.
+    for (const row of rows) {
+      expect(row.indexOf('orders.create@1'), row).toBe(header.indexOf('OPERATION'));
+      expect(row.indexOf('leased'), row).toBe(header.indexOf('MODE'));
+    }
+  });
+
   it.each(Object.entries(commands))('%s --json prints JSON holding the stored text as it is', async (_name, args) => {
     const printed = await run(...args, '--json');
     expect(printed.stdout).not.toMatch(RAW);
