@@ -43,6 +43,20 @@ export default tseslint.config(
     },
   },
   {
+    // Stored text reaches the operator's terminal: the command line prints only through terminal-text.ts, which
+    // shows control characters instead of letting the terminal act on them.
+    files: ['src/cli/**/*.ts'],
+    ignores: ['src/cli/terminal-text.ts'],
+    rules: {
+      'no-console': 'error',
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'stdout', message: 'Print with print() from src/cli/terminal-text.ts.' },
+        { object: 'process', property: 'stderr', message: 'Print with printError() from src/cli/terminal-text.ts.' },
+      ],
+    },
+  },
+  {
     // The examples are models to copy: they use retrysafe as a user does, by its package name.
     files: ['examples/**/*.ts'],
     rules: {

@@ -4,6 +4,7 @@ import type { OperationIdentity } from '../core/identity.js';
 import { fromPg } from '../postgres/clients/from-pg.js';
 import { sqlState, UNDEFINED_TABLE } from '../postgres/sqlstate.js';
 import { portable, type SqlClient, type SqlDatabase } from '../store/sql-client.js';
+import { print, printError } from './terminal-text.js';
 
 /** The options every command that talks to the database shares. */
 export interface DatabaseFlags {
@@ -54,9 +55,7 @@ export async function withDatabase(
     pool.on('error', () => {});
     await work(portable(fromPg(pool)));
   } catch (error) {
-    process.stderr.write(
-      `retrysafe ${command.name()}: ${missingSchema(error) ? MISSING_SCHEMA : describeError(error)}\n`,
-    );
+    printError(`retrysafe ${command.name()}: ${missingSchema(error) ? MISSING_SCHEMA : describeError(error)}\n`);
     process.exitCode = RUNTIME_FAILURE;
   } finally {
     await pool?.end().catch(() => undefined);
@@ -113,9 +112,7 @@ function missingSchema(error: unknown): boolean {
 
 /** Writes the result: `json` with `--json`, otherwise `text`. */
 export function output(flags: DatabaseFlags, json: unknown, text: string): void {
-  process.stdout.write(
-    flags.json === true ? `${JSON.stringify(json, null, 2)}\n` : text.endsWith('\n') ? text : `${text}\n`,
-  );
+  print(flags.json === true ? `${JSON.stringify(json, null, 2)}\n` : text.endsWith('\n') ? text : `${text}\n`);
 }
 
 /** Stops the command with a usage error: one line on stderr, exit code 2. */

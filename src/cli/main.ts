@@ -15,6 +15,7 @@ import { registerRetry } from './commands/retry.js';
 import { registerSchema } from './commands/schema.js';
 import { registerStuck } from './commands/stuck.js';
 import { registerSweep } from './commands/sweep.js';
+import { print, printError } from './terminal-text.js';
 
 /** Every subcommand lives in `commands/` and adds itself to the program. */
 const commands: readonly ((program: Command) => Command)[] = [
@@ -46,6 +47,8 @@ function createProgram(): Command {
     .version(packageVersion());
   // Throw instead of exiting, so usage errors get their own exit code.
   program.exitOverride();
+  // Help and usage errors echo arguments: printed as everything else is. Set before the commands, which inherit it.
+  program.configureOutput({ writeOut: print, writeErr: printError });
   // The program's own options (--version) only before a command: after it, `requeue --version` is the command's.
   program.enablePositionalOptions();
   for (const register of commands) register(program);

@@ -1,5 +1,6 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { RetrysafeError } from '../core/errors.js';
+import { extend } from '../core/extend.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { RecordState } from '../core/record.js';
 import { idempotency } from '../modes/idempotency.js';
@@ -9,6 +10,8 @@ import { operatorStore } from '../postgres/postgres-operator-store.js';
 import { postgresStore } from '../postgres/postgres-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import { type ActionContext, type OperatorAction, runOperatorAction } from './actions.js';
+import { allowedHost, LOOPBACK_HOSTS } from './allowed-hosts.js';
+import { formSessions } from './form-session.js';
 import { html, type Html } from '../core/html.js';
 import { confirmPage, messagePage } from './pages/answers.js';
 import { operationHref, type PageContext } from './pages/layout.js';
@@ -45,11 +48,23 @@ export interface ConsoleOptions<Tx> {
    */
   readonly showBodies?: boolean | ((identity: OperationIdentity) => boolean);
   /**
-   * Signs the forms' anti-forgery tokens. Default: random per process, so a
-   * form drawn by another process of a load-balanced console is refused; give
-   * every process the same secret then.
+   * Signs the operators' session cookies and the forms' anti-forgery tokens.
+   * Default: random per process, so a form drawn by another process of a
+   * load-balanced console is refused; give every process the same secret then.
    */
   readonly secret?: string;
+  /**
+   * The `Host` names the console answers for: `name` on any port, or
+   * `name:port` on that one. Any other is refused with 421 before anything is
+   * read, which keeps out a site that points its own name at the console's
+   * address (DNS rebinding). Default: the loopback names `localhost`,
+   * `127.0.0.1` and `[::1]`; list the names your operators reach it by.
+   */
+  readonly allowedHosts?: readonly string[];
+  /** How long an operator's session, and every form drawn in it, lasts. Default: 8 hours. */
+  readonly sessionSeconds?: number;
+  /** The clock, in milliseconds since 1970, that sessions age by. Default: `Date.now`. */
+  readonly now?: (this: void) => number;
 }
 
 /** A request as the console reads it, whatever framework carried it. */
@@ -82,29 +97,57 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
   const operators = operatorStore(options.database);
   const maintenance = maintenanceStore(options.database);
   const config = options.config ?? idempotency({ store: postgresStore(options.database) });
-  const secret = options.secret ?? randomBytes(32).toString('base64url');
+  const sessions = formSessions(
+    options.secret ?? randomBytes(32).toString('base64url'),
+    options.sessionSeconds ?? DEFAULT_SESSION_SECONDS,
+    options.now ?? Date.now,
+  );
+  const hosts = options.allowedHosts ?? LOOPBACK_HOSTS;
   const shown = options.showBodies ?? false;
   const bodiesShown = typeof shown === 'function' ? shown : () => shown;
-  const token = (actor: string) =>
-    createHmac('sha256', secret).update(`retrysafe-console:${actor}`).digest('base64url');
+  const answer = (status: number, page: Html): ConsoleResponse => ({ status, headers: HTML_HEADERS, body: page.text });
 
   return async function console(request, access) {
+    if (!allowedHost(hosts, request.header('host')))
+      return answer(
+        421,
+        messagePage(
+          { base: request.base, act: false, showBodies: bodiesShown },
+          'Misdirected',
+          'This console does not answer for this host name.',
+        ),
+      );
     const actor = access.actor ?? '';
     const canAct = options.allowActions === true && access.act && actor !== '';
+    // Only an operator who may act needs a session: it binds the tokens of the forms drawn for them.
+    const held = canAct ? sessions.current(request.header('cookie')) : undefined;
+    const opened = canAct && held === undefined ? sessions.open(request.base || '/') : undefined;
+    const session = held ?? opened?.session;
     const context: PageContext = {
       base: request.base,
-      act: canAct ? { token: token(actor), actor } : false,
+      act: session === undefined ? false : { token: sessions.token(session, actor), actor },
       showBodies: bodiesShown,
     };
-    const answer = (status: number, page: Html): ConsoleResponse => ({
-      status,
-      headers: HTML_HEADERS,
-      body: page.text,
-    });
+    const response = await respond(request, access, context, held);
+    return opened === undefined
+      ? response
+      : {
+          status: response.status,
+          body: response.body,
+          headers: extend(response.headers, { 'set-cookie': opened.setCookie }),
+        };
+  };
+
+  async function respond(
+    request: ConsoleRequest,
+    access: ConsoleAccess,
+    context: PageContext,
+    held: string | undefined,
+  ): Promise<ConsoleResponse> {
     if (!access.read) return answer(403, messagePage(context, 'Not allowed', 'You may not read this console.'));
     try {
       if (request.method === 'POST' && request.path.startsWith('/actions/')) {
-        if (!canAct)
+        if (context.act === false)
           return answer(
             403,
             messagePage(
@@ -118,13 +161,14 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
         if (!sameOrigin(request))
           return answer(403, messagePage(context, 'Refused', 'This form was posted from another site.'));
         const form = await request.form();
-        if (!validToken(form.get('csrf'), token(actor)))
+        const { actor } = context.act;
+        if (held === undefined || !sessions.valid(form.get('csrf'), held, actor))
           return answer(
             403,
             messagePage(
               context,
               'Refused',
-              'This form was not drawn by this console for you: reload the page and try again.',
+              'This form was not drawn by this console for you, or your session ended: reload the page and try again.',
             ),
           );
         return await act(request.path.slice('/actions/'.length), form, context, actor);
@@ -137,7 +181,7 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
         return answer(400, messagePage(context, 'Bad request', error.message));
       throw error;
     }
-  };
+  }
 
   async function read(request: ConsoleRequest, context: PageContext): Promise<ConsoleResponse> {
     const q = request.query;
@@ -254,6 +298,9 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
     return { status: 303, headers: { location: to, ...HTML_HEADERS }, body: '' };
   }
 }
+
+/** An operator's working day. */
+const DEFAULT_SESSION_SECONDS = 8 * 60 * 60;
 
 const HTML_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/html; charset=utf-8',
@@ -396,9 +443,4 @@ function sameOrigin(request: ConsoleRequest): boolean {
   if (origin === undefined) return true;
   const host = request.header('host');
   return URL.canParse(origin) && new URL(origin).host === host;
-}
-
-function validToken(given: string | null, expected: string): boolean {
-  if (given === null || given.length !== expected.length) return false;
-  return timingSafeEqual(Buffer.from(given), Buffer.from(expected));
 }

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { sameBytes } from '../core/same-bytes.js';
 import { webhookDigest, webhookKey } from './sign.js';
 
 /** Request headers: a Fetch `Headers`, or a Node-style record with lower-case names (Node, Fastify, Express). */
@@ -48,9 +48,7 @@ export function verifyWebhook(
     .split(' ')
     .filter((signature) => signature.startsWith('v1,'))
     .map((signature) => Buffer.from(signature.slice(3), 'base64'));
-  const matches = given.some((signature) =>
-    expected.some((digest) => signature.length === digest.length && timingSafeEqual(signature, digest)),
-  );
+  const matches = given.some((signature) => expected.some((digest) => sameBytes(signature, digest)));
   return matches ? { ok: true, id, timestamp } : { ok: false, reason: 'no-matching-signature' };
 }
 

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -43,6 +44,16 @@ export function startRetrysafe(
     child.on('close', (code) => resolve({ code, ...output }));
   });
   return { child, output, exited };
+}
+
+/** Where a started `retrysafe console` answers, once it says so: `http://host:port`. */
+export async function consoleUrl(running: Running): Promise<string> {
+  for (;;) {
+    const match = /Console on (http:\/\/\S+)\//.exec(running.output.stdout);
+    if (match?.[1] !== undefined) return match[1];
+    const ended = await Promise.race([running.exited, once(running.child.stdout, 'data').then(() => undefined)]);
+    if (ended !== undefined) throw new Error(`the console exited: ${ended.stderr}`);
+  }
 }
 
 /** Runs `retrysafe <args>` to its end. */

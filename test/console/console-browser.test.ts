@@ -12,7 +12,7 @@ import type { OperationIdentity } from '../../src/core/identity.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { Lease } from '../../src/store/lease-store.js';
 import { type CliDatabase, openCliDatabase } from '../cli/cli-database.js';
-import { root, type Running, startRetrysafe } from '../cli/run-cli.js';
+import { consoleUrl, root, type Running, startRetrysafe } from '../cli/run-cli.js';
 import { insertRecord, unknownPayment as unknownPaymentRecord } from '../retention/records.js';
 
 /**
@@ -41,12 +41,7 @@ describe.skipIf(!present)('the operations console in Chromium', () => {
   async function serve(args: readonly string[]): Promise<string> {
     const running = startRetrysafe(['console', '--port', '0', '--database-url', db.url, ...args]);
     consoles.push(running);
-    for (;;) {
-      const match = /Console on (http:\/\/\S+)\//.exec(running.output.stdout);
-      if (match?.[1] !== undefined) return match[1];
-      const ended = await Promise.race([running.exited, new Promise<undefined>((resolve) => setTimeout(resolve, 50))]);
-      if (ended !== undefined) throw new Error(`the console exited: ${ended.stderr}`);
-    }
+    return consoleUrl(running);
   }
 
   /** A leased payment whose attempt started its charge and gave up: nobody knows whether money moved. */

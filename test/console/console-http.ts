@@ -12,10 +12,15 @@ import { type Listening, listen } from '../support/listen.js';
  * posted in turn, every field as the page wrote it.
  */
 
-/** A form of a page: where it posts and what it sends, the fields the operator fills included (empty until filled). */
+/**
+ * A form of a page: where it posts and what it sends, the fields the operator
+ * fills included (empty until filled), and the session cookie the browser
+ * holds for the page's console, sent with the form as a browser does.
+ */
 export interface DrawnForm {
   readonly action: string;
   readonly fields: URLSearchParams;
+  readonly cookie?: string;
 }
 
 const ENTITIES: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" };
@@ -26,7 +31,7 @@ function attributes(tag: string): Map<string, string> {
 }
 
 /** The POST forms of `page` drawn at `url`, with what each would send: a form without an action posts to its page. */
-export function postForms(page: string, url: string): DrawnForm[] {
+export function postForms(page: string, url: string, cookie?: string): DrawnForm[] {
   return [...page.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/g)].flatMap(([, open = '', inner = '']) => {
     const form = attributes(open);
     if (form.get('method') !== 'post') return [];
@@ -46,7 +51,9 @@ export function postForms(page: string, url: string): DrawnForm[] {
       const chosen = values.find((option) => option.has('selected')) ?? values[0];
       if (name !== undefined) fields.append(name, chosen?.get('value') ?? '');
     }
-    return [{ action: new URL(form.get('action') ?? url, url).href, fields }];
+    return [
+      { action: new URL(form.get('action') ?? url, url).href, fields, ...(cookie === undefined ? {} : { cookie }) },
+    ];
   });
 }
 
@@ -62,9 +69,38 @@ export function formHeaders(url: string, headers: Readonly<Record<string, string
 
 /** A page a user reads, expected to be there. */
 export async function drawPage(url: string, headers: Readonly<Record<string, string>>): Promise<string> {
-  const page = await send('GET', url, { headers });
-  expect(page.status, page.bodyBytes.toString()).toBe(200);
-  return page.bodyBytes.toString();
+  return (await drawn(url, headers)).page;
+}
+
+/** A page a user reads, and the session cookie their browser holds after it: the one it set, else the one sent. */
+export async function drawn(
+  url: string,
+  headers: Readonly<Record<string, string>>,
+): Promise<{ readonly page: string; readonly cookie?: string }> {
+  const answer = await send('GET', url, { headers });
+  expect(answer.status, answer.bodyBytes.toString()).toBe(200);
+  const cookie = answer.headers['set-cookie']?.[0]?.split(';')[0] ?? headers.cookie;
+  return { page: answer.bodyBytes.toString(), ...(cookie === undefined ? {} : { cookie }) };
+}
+
+/**
+ * `form` confirmed and posted as a page of a site that pointed its own name
+ * `host` at the console's address would post it (DNS rebinding): under that
+ * name and from its origin, which the browser calls the same origin.
+ */
+export function postRebound(
+  form: DrawnForm,
+  host: string,
+  headers: Readonly<Record<string, string>>,
+): Promise<Received> {
+  const fields = new URLSearchParams(form.fields);
+  fields.set('reason', 'rebound');
+  fields.set('confirmed', 'yes');
+  const cookie: Record<string, string> = form.cookie === undefined ? {} : { cookie: form.cookie };
+  return send('POST', form.action, {
+    headers: { ...formHeaders(`http://${host}/`, { ...cookie, ...headers }), host },
+    body: fields.toString(),
+  });
 }
 
 /** `form` posted with `filled` filled in (replacing what the page wrote). */
@@ -75,7 +111,11 @@ export function submit(
 ): Promise<Received> {
   const fields = new URLSearchParams(form.fields);
   for (const [name, value] of Object.entries(filled)) fields.set(name, value);
-  return send('POST', form.action, { headers: formHeaders(form.action, headers), body: fields.toString() });
+  const cookie: Record<string, string> = form.cookie === undefined ? {} : { cookie: form.cookie };
+  return send('POST', form.action, {
+    headers: formHeaders(form.action, { ...cookie, ...headers }),
+    body: fields.toString(),
+  });
 }
 
 /** The one form of the page at `url` that posts to the action `name` and whose hidden fields include `match`. */
@@ -85,7 +125,8 @@ export async function actionForm(
   headers: Readonly<Record<string, string>>,
   match: Readonly<Record<string, string>> = {},
 ): Promise<DrawnForm> {
-  const found = postForms(await drawPage(url, headers), url).filter(
+  const { page, cookie } = await drawn(url, headers);
+  const found = postForms(page, url, cookie).filter(
     (form) =>
       new URL(form.action).pathname.endsWith(`/actions/${name}`) &&
       Object.entries(match).every(([field, value]) => form.fields.get(field) === value),
@@ -104,7 +145,7 @@ export async function askToConfirm(
   const page = asked.bodyBytes.toString();
   expect(asked.status, page).toBe(200);
   expect(page).toContain('<h1>Confirm: ');
-  const [confirm, ...more] = postForms(page, form.action);
+  const [confirm, ...more] = postForms(page, form.action, form.cookie);
   expect(more).toEqual([]);
   if (confirm === undefined) throw new Error('the confirmation page has no form');
   expect(confirm.fields.get('confirmed')).toBe('yes');

@@ -13,7 +13,7 @@ import { insertRecord } from '../retention/records.js';
 import { engines } from '../support/engines.js';
 import { send } from '../support/http.js';
 import { type Listening, listen } from '../support/listen.js';
-import { access, act, actionForm, OPERATOR, postForms, submit, VIEWER } from './console-http.js';
+import { access, act, actionForm, OPERATOR, postForms, postRebound, submit, VIEWER } from './console-http.js';
 
 /**
  * The console mounted in each framework the package offers a mount for, over
@@ -171,6 +171,22 @@ describe.each(engines)('the console mounted in an application, on $name', (engin
       });
       expect(crossSite.status).toBe(403);
       expect(await stateOf()).toBe('unknown');
+    });
+
+    it('refuses a request for another host name (DNS rebinding) with 421, and neither shows nor purges anything', async () => {
+      // A site that points its own name at the console's address: the browser sends its name, and its origin.
+      const rebound = `evil.example:${new URL(app.url).port}`;
+      const page = await send('GET', pageOf(key), { headers: { ...OPERATOR, host: rebound } });
+      expect(page.status).toBe(421);
+      expect(page.bodyBytes.toString()).toContain('This console does not answer for this host name.');
+      expect(page.bodyBytes.toString()).not.toContain(key);
+      expect(page.bodyBytes.toString()).not.toContain('name="csrf"');
+      // Even with the operator's own form and session, posted as that site's page would: refused.
+      const form = await actionForm(pageOf(key), 'purge', OPERATOR);
+      const purge = await postRebound(form, rebound, OPERATOR);
+      expect(purge.status, purge.bodyBytes.toString()).toBe(421);
+      expect(await stateOf()).toBe('unknown');
+      expect(await actionsOn(key)).toEqual([]);
     });
 
     it('resolves an operation from its page and the confirmation, each form read by the framework’s own body parsing', async () => {

@@ -45,6 +45,20 @@ describe('retrysafe/console', () => {
     });
     // @ts-expect-error: the function says yes or no, nothing else.
     consoleFetch({ database, authorize: () => access, showBodies: () => 'yes' });
+    // The host names it answers for, how long a session lasts, and the clock it ages by.
+    consoleNode({
+      database,
+      authorize: () => access,
+      allowedHosts: ['ops.example.com', 'localhost:4010'],
+      sessionSeconds: 3600,
+      now: () => Date.now(),
+    });
+    // @ts-expect-error: host names are a list, even of one.
+    consoleFetch({ database, authorize: () => access, allowedHosts: 'ops.example.com' });
+    // @ts-expect-error: a number of seconds.
+    consoleKoa({ database, authorize: () => access, sessionSeconds: '8h' });
+    // @ts-expect-error: milliseconds since 1970, as Date.now gives them, not a Date.
+    consoleFetch({ database, authorize: () => access, now: () => new Date() });
   });
 
   it('gives the same reads and actions as a typed API', async () => {

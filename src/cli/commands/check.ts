@@ -4,6 +4,7 @@ import { UUID_TOKEN } from '../../check/body-template.js';
 import { check, CheckError, type CheckReport, formatReport, isCheckError } from '../../check/index.js';
 import { checkDefaults, MAX_BURSTS, MAX_CONCURRENCY } from '../../check/check-options.js';
 import { notApplicable } from '../../check/check-report.js';
+import { print, printError } from '../terminal-text.js';
 
 interface CheckFlags {
   readonly method: string;
@@ -114,12 +115,12 @@ async function runCheck(url: string, flags: CheckFlags): Promise<void> {
       timeoutMs: flags.timeout,
       deadlineMs: flags.deadline,
     });
-    process.stdout.write(flags.json === true ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
-    if (report.outcome === 'inconclusive') process.stderr.write(`retrysafe check: ${inconclusive(report)}\n`);
+    print(flags.json === true ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
+    if (report.outcome === 'inconclusive') printError(`retrysafe check: ${inconclusive(report)}\n`);
     process.exitCode = EXIT[report.outcome];
   } catch (error) {
     if (!isCheckError(error)) throw error;
-    process.stderr.write(`retrysafe check: ${error.message}\n`);
+    printError(`retrysafe check: ${error.message}\n`);
     process.exitCode = EXIT.cannotRun;
   }
 }

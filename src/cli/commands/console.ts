@@ -1,9 +1,11 @@
 import { createServer } from 'node:http';
 import type { Command } from 'commander';
+import { LOOPBACK_HOSTS } from '../../console/allowed-hosts.js';
 import { consoleNode } from '../../console/mount/node.js';
 import { databaseCommand, type DatabaseFlags, wholeNumber, withDatabase } from '../database-command.js';
 import { loadOperationsModule } from '../operations-module.js';
 import { actorName } from '../operator-action.js';
+import { print } from '../terminal-text.js';
 
 interface ConsoleFlags extends DatabaseFlags {
   readonly port: number;
@@ -12,6 +14,7 @@ interface ConsoleFlags extends DatabaseFlags {
   readonly showBodies?: boolean;
   readonly actor?: string;
   readonly module?: string;
+  readonly allowedHost?: readonly string[];
 }
 
 /** `retrysafe console`: the operations console on a port of this machine, read-only unless told otherwise. */
@@ -27,6 +30,11 @@ export function registerConsole(program: Command): Command {
       'let the console resolve, retry and purge operations and requeue dead letters and parked webhook events',
     )
     .option('--show-bodies', 'let the console show stored response bodies when asked (they may hold personal data)')
+    .option(
+      '--allowed-host <host>',
+      'another host name the console answers for, as "name" (any port) or "name:port"; repeatable. It always answers for localhost, 127.0.0.1, [::1] and --host on its port, and refuses any other name (421), which keeps out sites that point their own name at it',
+      (host: string, hosts: readonly string[] | undefined) => [...(hosts ?? []), host],
+    )
     .option('--actor <name>', 'who is recorded with every action (default: the user running the command)')
     .option(
       '--module <path>',
@@ -36,22 +44,27 @@ export function registerConsole(program: Command): Command {
       const loaded = await loadOperationsModule(command, flags.module);
       await withDatabase(command, flags, async (database) => {
         const actor = actorName(flags.actor);
-        const handler = consoleNode({
-          database,
-          config: await loaded.config(database),
-          allowActions: flags.allowActions === true,
-          showBodies: flags.showBodies === true,
-          authorize: () => ({ read: true, act: flags.allowActions === true, actor }),
-        });
-        const server = createServer((req, res) => void handler(req, res));
+        const config = await loaded.config(database);
+        const server = createServer();
         await new Promise<void>((resolve, reject) => {
           server.once('error', reject);
           server.listen(flags.port, flags.host, resolve);
         });
         const address = server.address();
         const port = typeof address === 'object' && address !== null ? address.port : flags.port;
-        process.stdout.write(
-          `Console on http://${flags.host.includes(':') ? `[${flags.host}]` : flags.host}:${port}/ (${flags.allowActions === true ? `actions allowed, as ${actor}` : 'read-only'}).\n`,
+        const bound = flags.host.includes(':') ? `[${flags.host}]` : flags.host;
+        // Known only now: the port, when --port 0 let the system choose it.
+        const handler = consoleNode({
+          database,
+          config,
+          allowActions: flags.allowActions === true,
+          showBodies: flags.showBodies === true,
+          allowedHosts: [...[...LOOPBACK_HOSTS, bound].map((name) => `${name}:${port}`), ...(flags.allowedHost ?? [])],
+          authorize: () => ({ read: true, act: flags.allowActions === true, actor }),
+        });
+        server.on('request', (req, res) => void handler(req, res));
+        print(
+          `Console on http://${bound}:${port}/ (${flags.allowActions === true ? `actions allowed, as ${actor}` : 'read-only'}).\n`,
         );
         await new Promise<void>((resolve) => {
           const stop = () => server.close(() => resolve());

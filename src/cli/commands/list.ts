@@ -11,6 +11,7 @@ import {
   withDatabase,
 } from '../database-command.js';
 import { KEY_DESCRIPTION, keyArgument } from '../key-argument.js';
+import { textTable } from '../text-table.js';
 
 interface ListFlags extends DatabaseFlags {
   readonly state?: RecordState;
@@ -105,15 +106,7 @@ function print(flags: DatabaseFlags, found: Page<OperationSummary>): void {
     String(op.status ?? ''),
     op.createdAt.toISOString(),
   ]);
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
-  const table = [header, ...rows]
-    .map((row) =>
-      row
-        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  const table = textTable(header, rows);
   const text =
     found.items.length === 0
       ? 'No operations match.'

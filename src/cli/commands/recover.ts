@@ -3,6 +3,7 @@ import { RecoveryWorker, type RecoveryReport } from '../../leases/recovery-worke
 import { maintenanceStore } from '../../postgres/postgres-maintenance-store.js';
 import { databaseCommand, type DatabaseFlags, output, wholeNumber, withDatabase } from '../database-command.js';
 import { loadOperationsModule } from '../operations-module.js';
+import { printError } from '../terminal-text.js';
 
 interface RecoverFlags extends DatabaseFlags {
   readonly once?: boolean;
@@ -46,12 +47,10 @@ export function registerRecover(program: Command): Command {
           await config.close();
           return output(flags, { ...first, skipped }, text);
         }
-        process.stderr.write(
-          `retrysafe recover: first pass: ${text.replaceAll('\n', ' ')} Running until SIGTERM or SIGINT.\n`,
-        );
+        printError(`retrysafe recover: first pass: ${text.replaceAll('\n', ' ')} Running until SIGTERM or SIGINT.\n`);
         await untilStopped((signal) => worker.run(signal));
         await config.close();
-        process.stderr.write('retrysafe recover: stopped.\n');
+        printError('retrysafe recover: stopped.\n');
       });
     });
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { isRetrysafeError } from '../../core/errors.js';
 import { latestSchemaVersion, schemaSql } from '../../postgres/schema.js';
 import { wholeNumber } from '../database-command.js';
+import { print, printError } from '../terminal-text.js';
 
 /** Exit code of a failure at run time, as the database commands use it. */
 const RUNTIME_FAILURE = 1;
@@ -25,15 +26,13 @@ export function registerSchema(program: Command): Command {
         script = schemaSql(flags.after);
       } catch (error) {
         if (!isRetrysafeError(error, 'schema-too-new')) throw error;
-        process.stderr.write(`retrysafe schema: ${error.code}: ${error.message}\n`);
+        printError(`retrysafe schema: ${error.code}: ${error.message}\n`);
         process.exitCode = RUNTIME_FAILURE;
         return;
       }
-      process.stdout.write(script);
+      print(script);
       // The script then only creates the table of versions if missing: said where a terminal shows it.
       if (flags.after === latestSchemaVersion)
-        process.stderr.write(
-          `retrysafe schema: nothing after version ${latestSchemaVersion}, this retrysafe's latest.\n`,
-        );
+        printError(`retrysafe schema: nothing after version ${latestSchemaVersion}, this retrysafe's latest.\n`);
     });
 }

@@ -3,6 +3,7 @@ import { ageText } from '../../core/age.js';
 import { maintenanceStore } from '../../postgres/postgres-maintenance-store.js';
 import type { StuckOperation } from '../../store/maintenance-store.js';
 import { databaseCommand, type DatabaseFlags, output, wholeNumber, withDatabase } from '../database-command.js';
+import { textTable } from '../text-table.js';
 
 interface StuckFlags extends DatabaseFlags {
   readonly olderThan: number;
@@ -45,15 +46,7 @@ function table(stuck: readonly StuckOperation[]): string {
     String(s.attempt),
     shortReason(s.reason),
   ]);
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
-  return [header, ...rows]
-    .map((row) =>
-      row
-        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return textTable(header, rows);
 }
 
 /** The table shows the start of the reason on one line; `--json` has all of it. */

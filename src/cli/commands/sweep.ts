@@ -15,6 +15,7 @@ import {
   wholeNumber,
   withDatabase,
 } from '../database-command.js';
+import { printError } from '../terminal-text.js';
 
 interface SweepFlags extends DatabaseFlags {
   readonly batchSize: number;
@@ -114,7 +115,7 @@ function progressLine(): (progress: SweepProgress) => void {
   return (progress) => {
     if (Date.now() - last < PROGRESS_EVERY_MS) return;
     last = Date.now();
-    process.stderr.write(
+    printError(
       `retrysafe sweep: ${progress.tombstoned} tombstoned, ${progress.deleted} deleted, ${progress.batches} batches so far\n`,
     );
   };
