@@ -58,6 +58,7 @@ interface ViewRow extends SummaryRow {
   readonly owner_token: string | null;
   readonly not_before: Date | null;
   readonly failures: number;
+  readonly last_error: string | null;
   readonly retried_at: Date | null;
   readonly response_headers: Record<string, string | string[]> | null;
   readonly resource_ref: string | null;
@@ -159,6 +160,7 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
         leaseOwner: row.owner_token ?? undefined,
         notBefore: row.not_before ?? undefined,
         failures: row.failures,
+        lastError: row.last_error ?? undefined,
         retriedAt: row.retried_at ?? undefined,
         headers: row.response_headers ?? undefined,
         resource: row.resource_ref ?? undefined,

@@ -86,8 +86,12 @@ export interface OperationView extends OperationSummary {
   /** The first 12 hexadecimal characters of the fingerprint. */
   readonly fingerprint: string;
   readonly leaseOwner: string | undefined;
+  /** The end of the backoff after a failed attempt: no attempt runs before it. */
   readonly notBefore: Date | undefined;
+  /** Failed attempts that count toward giving up, the one that gave up included. */
   readonly failures: number;
+  /** The error of the last failed attempt (at most 1000 characters); undefined before any failed. */
+  readonly lastError: string | undefined;
   readonly retriedAt: Date | undefined;
   /** A header sent on several lines is a list, in order. */
   readonly headers: Readonly<Record<string, HeaderValue>> | undefined;

@@ -114,7 +114,7 @@ FROM pg_database AS d WHERE d.datname = current_database()`;
 
 /** One record in full, its body only when $4 is true. $1 tenant, $2 operation, $3 key. */
 export const OPERATION_VIEW = `
-SELECT ${SUMMARY}, o.fingerprint, o.owner_token, o.not_before, o.failures, o.retried_at,
+SELECT ${SUMMARY}, o.fingerprint, o.owner_token, o.not_before, o.failures, o.last_error, o.retried_at,
   o.response_headers, o.resource_ref, o.response_omitted, octet_length(o.response_body) AS body_bytes,
   CASE WHEN $4::boolean THEN o.response_body END AS response_body,
   o.input IS NOT NULL AS resumable, o.response_expires_at, o.expires_at
