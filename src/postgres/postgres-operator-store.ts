@@ -31,6 +31,7 @@ import {
   resolveUnknownValues,
   RETRY_UNKNOWN,
   retryUnknownValues,
+  SUCCESS_STATUS,
 } from './sql/operator.js';
 import { ids } from './sql/record-row.js';
 import { storeChanged, storeRows } from './store-rows.js';
@@ -179,6 +180,11 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
         })),
         actions,
       });
+    },
+
+    async successStatus(identity) {
+      const [row] = await run<{ response_status: number }>(SUCCESS_STATUS, [identity.tenant, identity.operation]);
+      return row?.response_status;
     },
 
     async activity(hours) {

@@ -200,6 +200,12 @@ export interface UnknownActions {
 export interface OperatorStore {
   list(query: OperationQuery): Promise<Page<OperationSummary>>;
   operation(identity: OperationIdentity, options?: { readonly body?: boolean }): Promise<OperationView | undefined>;
+  /**
+   * A success status (2xx) the operation has stored for another key of the
+   * tenant: what resolving one of its unknown outcomes most likely answers.
+   * Undefined when none is stored.
+   */
+  successStatus(identity: Pick<OperationIdentity, 'tenant' | 'operation'>): Promise<number | undefined>;
   /** The activity of each of the last `hours` hours, the current one included, oldest first; hours without any are left out. */
   activity(hours: number): Promise<readonly ActivityBucket[]>;
   /**

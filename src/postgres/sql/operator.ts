@@ -121,6 +121,18 @@ SELECT ${SUMMARY}, o.fingerprint, o.owner_token, o.not_before, o.failures, o.las
 FROM retrysafe_operations AS o
 WHERE o.tenant = $1 AND o.operation = $2 AND o.key = $3`;
 
+/**
+ * The success status the operation answered another key of the tenant with,
+ * as stored: within the primary key's part for the tenant and operation,
+ * where finished records are the many. $1 tenant, $2 operation.
+ */
+export const SUCCESS_STATUS = `
+SELECT o.response_status
+FROM retrysafe_operations AS o
+WHERE o.tenant = $1 AND o.operation = $2 AND o.state IN ('completed', 'tombstone')
+  AND o.response_status BETWEEN 200 AND 299
+LIMIT 1`;
+
 /** What operators did to one operation, oldest first. */
 export const OPERATION_ACTIONS = `
 SELECT at, actor, action, reason, seen, detail
