@@ -373,18 +373,25 @@ describe('upgrading to the domain checks', () => {
     expect(await exists(`${record.key}-not-stored`)).toBe(false);
   });
 
+  /** Each table's file: a rewrite gives the table a new one. */
+  const tableFiles = async () =>
+    (
+      await database.query<{ relname: string; relfilenode: number }>(
+        `SELECT relname, relfilenode FROM pg_class WHERE relname LIKE 'retrysafe\\_%' AND relkind = 'r' ORDER BY relname`,
+      )
+    ).rows;
+
   it('then creates the hourly activity counts (0013) without touching another table, refusing a bucket that is not a whole hour', async () => {
-    const tables = async () =>
-      (
-        await database.query<{ relname: string; relfilenode: number }>(
-          `SELECT relname, relfilenode FROM pg_class WHERE relname LIKE 'retrysafe\\_%' AND relkind = 'r' ORDER BY relname`,
-        )
-      ).rows;
-    const before = await tables();
+    const before = await tableFiles();
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
-    expect(await migrate(database, migrations)).toEqual({ applied: [13], version: 13 });
-    expect((await tables()).filter((table) => table.relname !== 'retrysafe_activity')).toEqual(before);
+    expect(
+      await migrate(
+        database,
+        migrations.filter((m) => m.version <= 13),
+      ),
+    ).toEqual({ applied: [13], version: 13 });
+    expect((await tableFiles()).filter((table) => table.relname !== 'retrysafe_activity')).toEqual(before);
     expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
     await database.query(
       `INSERT INTO retrysafe_activity (hour, operation, kind, n) VALUES ('2026-01-01T10:00:00Z', 'orders.create@1', 'new', 3)`,
@@ -402,5 +409,19 @@ describe('upgrading to the domain checks', () => {
         `${hour} ${kind} ${n}`,
       ).rejects.toThrow(/check constraint/);
     }
+  });
+
+  it('then adds the last error (0015) without rewriting the operation table, empty on every record, and bounded', async () => {
+    const before = await tableFiles();
+    const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
+
+    expect(await migrate(database, migrations)).toEqual({ applied: [15], version: 15 });
+    expect(await tableFiles()).toEqual(before);
+    expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(
+      records.map((record) => ({ ...record, last_error: null })),
+    );
+    await expect(
+      database.query('UPDATE retrysafe_operations SET last_error = repeat($1, 4097)', ['x']),
+    ).rejects.toThrow(/check constraint/);
   });
 });
