@@ -12,6 +12,7 @@ const processSuites = [
   'test/crash/**',
   'test/demo/**',
   'test/cli/**',
+  'test/docs/runbook.test.ts',
   'test/console/console-browser.test.ts',
   'test/console/million-rows.test.ts',
   'examples/orders/test/**',

@@ -591,3 +591,17 @@ ALTER TABLE retrysafe_activity
         CHECK (kind IN ('new', 'replay', 'mismatch', 'conflict', 'unknown', 'failed')) NOT VALID;
 ALTER TABLE retrysafe_activity VALIDATE CONSTRAINT retrysafe_activity_kind_check;
 INSERT INTO retrysafe_migrations (version, name) VALUES (15, 'failed_activity') ON CONFLICT (version) DO NOTHING;
+
+-- retrysafe migration 16: last_error
+-- The error of an operation's last failed attempt, beside its count of
+-- failures, so that an operator sees why it is backing off or gave up
+-- without the application's logs. NULL until an attempt fails.
+--
+-- Cheap on a table of any size: a nullable column without a default is only
+-- a catalogue change. Its check is added NOT VALID, so no row is read under
+-- the lock; every row holds NULL, which the check lets through anyway.
+ALTER TABLE retrysafe_operations ADD COLUMN last_error text;
+
+ALTER TABLE retrysafe_operations
+    ADD CONSTRAINT retrysafe_operations_last_error_check CHECK (octet_length(last_error) <= 4096) NOT VALID;
+INSERT INTO retrysafe_migrations (version, name) VALUES (16, 'last_error') ON CONFLICT (version) DO NOTHING;

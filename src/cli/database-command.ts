@@ -17,8 +17,18 @@ const USAGE_ERROR = 2;
 /** Exit code of a failure at run time: the database is unreachable, the operation is not there. */
 const RUNTIME_FAILURE = 1;
 
-/** A failure the command reports in one line on stderr, exiting with code 1. */
-export class CommandFailure extends Error {}
+/** The stable codes of failures that tell the operator what to run instead. */
+export type CommandFailureCode = 'lease-expired' | 'backing-off';
+
+/** A failure the command reports in one line on stderr, after its code when it has one, exiting with code 1. */
+export class CommandFailure extends Error {
+  constructor(
+    message: string,
+    readonly code?: CommandFailureCode,
+  ) {
+    super(message);
+  }
+}
 
 /** Adds `name` to `program` with `--database-url` and `--json`. */
 export function databaseCommand(program: Command, name: string): Command {
@@ -55,7 +65,8 @@ export async function withDatabase(
     pool.on('error', () => {});
     await work(portable(fromPg(pool)));
   } catch (error) {
-    printError(`retrysafe ${command.name()}: ${missingSchema(error) ? MISSING_SCHEMA : describeError(error)}\n`);
+    const code = error instanceof CommandFailure && error.code !== undefined ? `${error.code}: ` : '';
+    printError(`retrysafe ${command.name()}: ${code}${missingSchema(error) ? MISSING_SCHEMA : describeError(error)}\n`);
     process.exitCode = RUNTIME_FAILURE;
   } finally {
     await pool?.end().catch(() => undefined);

@@ -101,8 +101,7 @@ export async function actOnOperation(
     const view = await operators.operation(identity);
     if (view === undefined) throw new CommandFailure(`no operation ${label}.`);
     const { state, fencingToken } = view.version;
-    if (spec.states !== undefined && !spec.states.includes(state))
-      throw new CommandFailure(`${label} is ${state}, not ${spec.states.join(' or ')}; nothing was changed.`);
+    if (spec.states !== undefined && !spec.states.includes(state)) throw notInState(label, view, spec.states);
     if (flags.fencingToken !== undefined && flags.fencingToken !== fencingToken)
       throw new CommandFailure(
         `${label} changed since it was inspected: its fencing token is ${fencingToken}, not ${flags.fencingToken}; nothing was changed.`,
@@ -126,6 +125,28 @@ export async function actOnOperation(
         : `${label} changed while the command ran; nothing was changed. Inspect it again before you decide.`,
     );
   });
+}
+
+/** The command that resumes an operation left in progress, as an operator runs it. */
+const RECOVER = 'run "retrysafe recover --module <your operations module> --database-url <url>"';
+
+/**
+ * Why an operation in another state is left alone; for one in progress that
+ * no attempt runs, what resumes it, with a stable code.
+ */
+function notInState(label: string, view: OperationView, states: readonly RecordState[]): CommandFailure {
+  const not = `not ${states.join(' or ')}; nothing was changed.`;
+  if (view.state === 'in_progress' && view.notBefore !== undefined && view.notBefore.getTime() > Date.now())
+    return new CommandFailure(
+      `${label} is in_progress and backing off after ${view.failures} failed attempts (last error: ${view.lastError ?? 'not recorded'}) until ${view.notBefore.toISOString()}, ${not} The recovery worker resumes it then: ${RECOVER}.`,
+      'backing-off',
+    );
+  if (view.state === 'in_progress' && view.leaseExpiresAt !== undefined && view.leaseExpiresAt.getTime() <= Date.now())
+    return new CommandFailure(
+      `${label} is in_progress and its lease expired, ${not} The recovery worker resumes it: ${RECOVER}.`,
+      'lease-expired',
+    );
+  return new CommandFailure(`${label} is ${view.state}, ${not}`);
 }
 
 /** Why an operation whose attempt holds its lease is left alone. */

@@ -233,7 +233,9 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
             }),
             404,
           );
-        return page(operationPage(context, view, { body, notice }));
+        // What a resolve form offers first: the status this operation answers success with, when one is stored.
+        const successStatus = view.state === 'unknown' ? await operators.successStatus(identity) : undefined;
+        return page(operationPage(context, view, { body, notice, successStatus }));
       }
       case '/dead-letters':
         return page(deadLettersPage(context, await operators.deadLetters({ limit: 50, ...after(q) }), notice));

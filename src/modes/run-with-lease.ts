@@ -5,7 +5,7 @@ import { completionOf, isStoredStatus } from '../core/storage-policy.js';
 import { type Reply, toReply } from '../core/answer/reply.js';
 import { crashPoint } from '../core/crash-point.js';
 import { forRoute } from './route-attempt.js';
-import type { Lease, LeasedWrites, LeaseRenewal, StepProgress } from '../store/lease-store.js';
+import type { Failure, Lease, LeasedWrites, LeaseRenewal, StepProgress } from '../store/lease-store.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { type HandlerEnd, LeaseSteps } from './lease-steps.js';
 import { retryDelaySeconds } from './retry-delay.js';
@@ -121,21 +121,25 @@ async function giveUp<Tx>(
 ): Promise<LeaseRun | undefined> {
   const { config, lease } = run;
   if (lease.attempt === 1 && !touched) return (await config.store.abandon(lease)) ? undefined : fenced(run);
+  // The attempt that gives up is a failure like the others: counted, and its error kept.
+  const failure = { counted, error: reason };
   const failures = lease.failures + (counted ? 1 : 0);
   if (failures >= config.maxAttempts) {
     return stop(
       run,
       `${failures} of ${config.maxAttempts} attempts failed after a step may have taken effect; the last (attempt ${lease.attempt}): ${reason}`,
+      failure,
     );
   }
   if (lease.ageSeconds + (Date.now() - run.began) / 1000 >= config.giveUpAfterSeconds) {
     return stop(
       run,
       `Attempt ${lease.attempt} failed past the give-up horizon of ${config.giveUpAfterSeconds} s after a step may have taken effect: ${reason}`,
+      failure,
     );
   }
   const delaySeconds = retryDelaySeconds(lease.attempt, config.retryDelay);
-  if (!(await config.store.release(lease, { delaySeconds, counted }))) return fenced(run);
+  if (!(await config.store.release(lease, { delaySeconds, ...failure }))) return fenced(run);
   config.emit({
     type: 'released',
     identity: lease.identity,
@@ -147,11 +151,11 @@ async function giveUp<Tx>(
 }
 
 /** Marks the operation `unknown`: an operator has to find out what happened. */
-async function stop<Tx>(run: Run<Tx>, reason: string): Promise<LeaseRun> {
+async function stop<Tx>(run: Run<Tx>, reason: string, failure?: Failure): Promise<LeaseRun> {
   const { config, lease } = run;
   // The stored reason is at most 4096 bytes; an error chain can be longer.
   const why = bounded(reason, ERROR_CHAIN_MAX_CHARS);
-  if (!(await config.store.markUnknown(lease, why))) return fenced(run);
+  if (!(await config.store.markUnknown(lease, why, failure))) return fenced(run);
   config.emit({ type: 'unknown', identity: lease.identity, reason: why });
   return { kind: 'unknown', reason: why };
 }

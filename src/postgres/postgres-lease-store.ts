@@ -105,7 +105,7 @@ export function leaseStore<Tx>(database: SqlDatabase<Tx>): LeaseStore<Tx> {
     completeLease: (lease, completion) => changed(COMPLETE_LEASE, completeLeaseValues(lease, completion)),
     abandon: (lease) => changed(ABANDON, abandonValues(lease)),
     release: (lease, release) => changed(RELEASE, releaseValues(lease, release)),
-    markUnknown: (lease, reason) => changed(MARK_UNKNOWN, markUnknownValues(lease, reason)),
+    markUnknown: (lease, reason, failure) => changed(MARK_UNKNOWN, markUnknownValues(lease, reason, failure)),
     async expiredLeases(limit, operations) {
       const rows = await run<{
         tenant: string;

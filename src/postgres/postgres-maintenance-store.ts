@@ -47,6 +47,9 @@ interface StuckRow {
   readonly created_at: Date;
   readonly lease_expires_at: Date | null;
   readonly reason: string | null;
+  readonly failures: number;
+  readonly not_before: Date | null;
+  readonly last_error: string | null;
   readonly age_seconds: number;
 }
 
@@ -103,6 +106,9 @@ export function maintenanceStore<Tx>(database: SqlDatabase<Tx>): MaintenanceStor
         ageSeconds: row.age_seconds,
         leaseExpiresAt: row.lease_expires_at ?? undefined,
         reason: row.reason ?? undefined,
+        failures: row.failures,
+        nextAttemptAt: row.not_before ?? undefined,
+        lastError: row.last_error ?? undefined,
       }));
     },
     async unhandledLeases(handled) {

@@ -31,6 +31,7 @@ import {
   resolveUnknownValues,
   RETRY_UNKNOWN,
   retryUnknownValues,
+  SUCCESS_STATUS,
 } from './sql/operator.js';
 import { ids } from './sql/record-row.js';
 import { storeChanged, storeRows } from './store-rows.js';
@@ -58,6 +59,7 @@ interface ViewRow extends SummaryRow {
   readonly owner_token: string | null;
   readonly not_before: Date | null;
   readonly failures: number;
+  readonly last_error: string | null;
   readonly retried_at: Date | null;
   readonly response_headers: Record<string, string | string[]> | null;
   readonly resource_ref: string | null;
@@ -159,6 +161,7 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
         leaseOwner: row.owner_token ?? undefined,
         notBefore: row.not_before ?? undefined,
         failures: row.failures,
+        lastError: row.last_error ?? undefined,
         retriedAt: row.retried_at ?? undefined,
         headers: row.response_headers ?? undefined,
         resource: row.resource_ref ?? undefined,
@@ -177,6 +180,11 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
         })),
         actions,
       });
+    },
+
+    async successStatus(identity) {
+      const [row] = await run<{ response_status: number }>(SUCCESS_STATUS, [identity.tenant, identity.operation]);
+      return row?.response_status;
     },
 
     async activity(hours) {

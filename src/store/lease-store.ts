@@ -22,12 +22,18 @@ export interface Lease {
   readonly leaseSeconds: number;
 }
 
-/** How a failed attempt hands the operation on. */
-export interface Release {
-  /** No take-over before this many seconds from now: the backoff. */
-  readonly delaySeconds: number;
+/** A failed attempt, as the record keeps it for an operator. */
+export interface Failure {
   /** Whether the failure counts toward giving up (the downstream did not confirm that it had no effect). */
   readonly counted: boolean;
+  /** Its error, at most 1000 characters (`errorChain`: its causes, without credentials): the record's last error from then on. */
+  readonly error: string;
+}
+
+/** How a failed attempt hands the operation on. */
+export interface Release extends Failure {
+  /** No take-over before this many seconds from now: the backoff. */
+  readonly delaySeconds: number;
 }
 
 export interface LeaseRequest {
@@ -95,7 +101,8 @@ export interface LeasedWrites<Tx> {
   abandon(lease: Lease): Promise<boolean>;
   /** Ends the lease after a failed attempt: a retry or a recovery worker may resume it once the backoff has passed. */
   release(lease: Lease, release: Release): Promise<boolean>;
-  markUnknown(lease: Lease, reason: string): Promise<boolean>;
+  /** Gives the operation up as `unknown`; `failure`, when a failed attempt is why, is counted and kept as its last error. */
+  markUnknown(lease: Lease, reason: string, failure?: Failure): Promise<boolean>;
 }
 
 /** The recovery worker's listing. */

@@ -52,10 +52,13 @@ export interface OperationDetails {
   readonly steps: readonly StepSummary[];
 }
 
-/** An operation that needs attention: a lease nobody renews, or an outcome nobody knows. */
+/**
+ * An operation that needs attention: a lease nobody renews, an operation
+ * waiting out its backoff after failed attempts, or an outcome nobody knows.
+ */
 export interface StuckOperation {
   readonly identity: OperationIdentity;
-  readonly kind: 'expired-lease' | 'unknown';
+  readonly kind: 'expired-lease' | 'backing-off' | 'unknown';
   readonly mode: OperationMode;
   readonly attempt: number;
   readonly createdAt: Date;
@@ -63,6 +66,12 @@ export interface StuckOperation {
   readonly ageSeconds: number;
   readonly leaseExpiresAt: Date | undefined;
   readonly reason: string | undefined;
+  /** Failed attempts that count toward giving up. */
+  readonly failures: number;
+  /** The end of the backoff: no attempt runs before it. */
+  readonly nextAttemptAt: Date | undefined;
+  /** The error of the last failed attempt. */
+  readonly lastError: string | undefined;
 }
 
 export interface StuckQuery {
@@ -84,7 +93,7 @@ export interface MaintenanceStore extends Pick<ActivityStore, 'pruneActivity'> {
   deleteExpiredTombstones(limit: number): Promise<number>;
   stats(): Promise<StoreStats>;
   inspect(identity: OperationIdentity, options?: { readonly body?: boolean }): Promise<OperationDetails | undefined>;
-  /** Expired leases and unknown outcomes, oldest first. */
+  /** Expired leases, operations backing off and unknown outcomes, oldest first. */
   stuck(query: StuckQuery): Promise<readonly StuckOperation[]>;
   /** Expired leases of leased operations not among `handled`, counted by operation name: what a recovery worker with only those handlers skips. */
   unhandledLeases(handled: readonly string[]): Promise<Readonly<Record<string, number>>>;

@@ -86,8 +86,12 @@ export interface OperationView extends OperationSummary {
   /** The first 12 hexadecimal characters of the fingerprint. */
   readonly fingerprint: string;
   readonly leaseOwner: string | undefined;
+  /** The end of the backoff after a failed attempt: no attempt runs before it. */
   readonly notBefore: Date | undefined;
+  /** Failed attempts that count toward giving up, the one that gave up included. */
   readonly failures: number;
+  /** The error of the last failed attempt (at most 1000 characters); undefined before any failed. */
+  readonly lastError: string | undefined;
   readonly retriedAt: Date | undefined;
   /** A header sent on several lines is a list, in order. */
   readonly headers: Readonly<Record<string, HeaderValue>> | undefined;
@@ -196,6 +200,12 @@ export interface UnknownActions {
 export interface OperatorStore {
   list(query: OperationQuery): Promise<Page<OperationSummary>>;
   operation(identity: OperationIdentity, options?: { readonly body?: boolean }): Promise<OperationView | undefined>;
+  /**
+   * A success status (2xx) the operation has stored for another key of the
+   * tenant: what resolving one of its unknown outcomes most likely answers.
+   * Undefined when none is stored.
+   */
+  successStatus(identity: Pick<OperationIdentity, 'tenant' | 'operation'>): Promise<number | undefined>;
   /** The activity of each of the last `hours` hours, the current one included, oldest first; hours without any are left out. */
   activity(hours: number): Promise<readonly ActivityBucket[]>;
   /**

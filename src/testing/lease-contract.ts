@@ -162,7 +162,9 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
       expect(await subject.store.checkpointWith(stale, 'record', work)).toEqual({ owned: false });
       expect(ran).toBe(false);
       expect(await subject.store.completeLease(stale, completion())).toBe(false);
-      expect(await subject.store.release(stale, { delaySeconds: 0, counted: true })).toBe(false);
+      expect(
+        await subject.store.release(stale, { delaySeconds: 0, counted: true, error: 'the provider did not answer' }),
+      ).toBe(false);
       expect(await subject.store.markUnknown(stale, 'stale')).toBe(false);
       expect(await subject.store.abandon(stale)).toBe(false);
       expect(await subject.store.read(stale.identity)).toMatchObject({
@@ -227,12 +229,16 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
     it('shortens a released lease, so that it can be taken over at once, and counts the failures that count', async () => {
       const lease = await claim(identity());
       expect(lease).toMatchObject({ failures: 0, ageSeconds: 0, leaseSeconds: LEASE_SECONDS });
-      expect(await subject.store.release(lease, { delaySeconds: 0, counted: true })).toBe(true);
+      expect(
+        await subject.store.release(lease, { delaySeconds: 0, counted: true, error: 'the provider did not answer' }),
+      ).toBe(true);
       const taken = await subject.store.takeOver(lease.identity, lease.fencingToken, randomUUID(), LEASE_SECONDS);
       expect(taken).toMatchObject({ attempt: 2, failures: 1 });
       expect(taken?.ageSeconds).toBeGreaterThanOrEqual(0);
       if (taken === undefined) throw new Error('The take-over of a released lease failed.');
-      expect(await subject.store.release(taken, { delaySeconds: 0, counted: false })).toBe(true);
+      expect(
+        await subject.store.release(taken, { delaySeconds: 0, counted: false, error: 'the provider did not answer' }),
+      ).toBe(true);
       expect(
         await subject.store.takeOver(taken.identity, taken.fencingToken, randomUUID(), LEASE_SECONDS),
       ).toMatchObject({ attempt: 3, failures: 1 });
@@ -240,7 +246,9 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
 
     it('neither lists nor lets anyone take over a released operation before its backoff has passed, even once its lease ran out', async () => {
       const lease = await claim(identity());
-      expect(await subject.store.release(lease, { delaySeconds: 3600, counted: true })).toBe(true);
+      expect(
+        await subject.store.release(lease, { delaySeconds: 3600, counted: true, error: 'the provider did not answer' }),
+      ).toBe(true);
       await subject.expire(lease.identity);
       expect((await subject.store.expiredLeases(10_000)).map((expired) => expired.identity.key)).not.toContain(
         lease.identity.key,
@@ -270,7 +278,9 @@ export function describeLeaseContract<Tx>(subject: ContractSubject<Tx>): void {
       const lease = await claim(identity());
       expect(await subject.store.checkpoint(lease, 'charge', { id: 'ch_1' })).toBe(true);
       expect(await subject.store.retryUnknown(lease.identity, randomUUID(), 'too early')).toBe(false);
-      expect(await subject.store.release(lease, { delaySeconds: 0, counted: true })).toBe(true);
+      expect(
+        await subject.store.release(lease, { delaySeconds: 0, counted: true, error: 'the provider did not answer' }),
+      ).toBe(true);
       const second = await subject.store.takeOver(lease.identity, lease.fencingToken, randomUUID(), LEASE_SECONDS);
       if (second === undefined) throw new Error('The take-over of a released lease failed.');
       expect(await subject.store.markUnknown(second, 'the provider did not answer')).toBe(true);

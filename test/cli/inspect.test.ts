@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprint } from '../../src/core/fingerprint.js';
 import type { OperationIdentity } from '../../src/core/identity.js';
+import { downstreamKey } from '../../src/modes/downstream-key.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import { type Lease } from '../../src/store/lease-store.js';
 import { defaultRetention } from '../../src/core/retention.js';
@@ -25,6 +26,11 @@ describe('retrysafe inspect', () => {
     tenant: 'tenant-a',
     operation: 'payments.create@1',
     key: `started-${randomUUID()}`,
+  };
+  const backingOff: OperationIdentity = {
+    tenant: 'tenant-a',
+    operation: 'payments.create@1',
+    key: `backing-off-${randomUUID()}`,
   };
   const print = fingerprint({ amount: 1299 });
   let runningLease: Lease;
@@ -60,6 +66,9 @@ describe('retrysafe inspect', () => {
     const startedLease = await claim(started);
     await store.checkpoint(startedLease, 'charge', { id: 'ch_2' });
     await store.startStep(startedLease, 'record-payment');
+    const failingLease = await claim(backingOff);
+    await store.startStep(failingLease, 'charge');
+    await store.release(failingLease, { delaySeconds: 600, counted: true, error: 'provider unavailable (503)' });
   });
   afterAll(() => db.close());
 
@@ -121,6 +130,23 @@ describe('retrysafe inspect', () => {
       ['charge', 'string', 'string'],
       ['record-payment', 'string', 'undefined'],
     ]);
+  });
+
+  it('shows the downstream key of each step, and the failures, next attempt and last error of an operation backing off', async () => {
+    const [text, json] = await Promise.all([retrysafe(args(backingOff)), retrysafe([...args(backingOff), '--json'])]);
+    expect(text.stderr).toBe('');
+    const chargeKey = downstreamKey(backingOff, 'charge');
+    expect(text.stdout).toContain(`steps: charge (started, unfinished)\n  charge: downstream key ${chargeKey}\n`);
+    expect(text.stdout).toContain('failures: 1\n');
+    expect(text.stdout).toContain('lastError: provider unavailable (503)\n');
+    const view = JSON.parse(json.stdout) as { nextAttemptAt: string; createdAt: string };
+    expect(view).toMatchObject({
+      failures: 1,
+      lastError: 'provider unavailable (503)',
+      steps: [{ name: 'charge', downstreamKey: chargeKey }],
+    });
+    expect(Date.parse(view.nextAttemptAt) - Date.parse(view.createdAt)).toBeGreaterThan(500_000);
+    expect(text.stdout).toContain(`nextAttemptAt: ${view.nextAttemptAt}\n`);
   });
 
   it('accepts the key in both forms the Idempotency-Key header takes: a quoted structured-field string and a bare token', async () => {

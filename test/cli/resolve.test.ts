@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertRecord } from '../retention/records.js';
+import { insertRecord, type RecordSpec } from '../retention/records.js';
 import { unreachableDatabaseUrl } from '../observe/unreachable-database.js';
 import { type CliDatabase, openCliDatabase } from './cli-database.js';
 import { actionsOn, fencingTokenOf } from './operator-actions.js';
@@ -14,6 +14,8 @@ describe('retrysafe resolve', () => {
   afterAll(() => db.close());
 
   const identity = (key: string) => ['tenant-a', 'payments.create@1', key];
+  const leasedPayment = (spec: RecordSpec) =>
+    insertRecord(db.database, { operation: 'payments.create@1', mode: 'leased', ...spec });
   const record = async (key: string) =>
     (
       await db.database.query<{
@@ -32,12 +34,7 @@ describe('retrysafe resolve', () => {
     ).rows[0];
 
   it('resolves an unknown operation with the given state, status, body, location and reason, once', async () => {
-    await insertRecord(db.database, {
-      operation: 'payments.create@1',
-      key: 'charged',
-      state: 'unknown',
-      mode: 'leased',
-    });
+    await leasedPayment({ key: 'charged', state: 'unknown' });
     const resolve = [
       'resolve',
       ...identity('charged'),
@@ -138,6 +135,19 @@ describe('retrysafe resolve', () => {
       '--database-url',
       db.url,
     ]);
+
+  it('says what resumes an in_progress operation whose lease expired, with a stable code (exit 1)', async () => {
+    await leasedPayment({ key: 'lease-gone', state: 'in_progress', leaseExpiresIn: -60 });
+    const run = await retrysafe(
+      ['resolve', ...identity('lease-gone'), '--state', 'failed', '--status', '402', '--reason', 'stuck?'],
+      { DATABASE_URL: db.url },
+    );
+    expect(run.code).toBe(1);
+    expect(expectOneLineError(run)).toBe(
+      'retrysafe resolve: lease-expired: tenant-a / payments.create@1 / lease-gone is in_progress and its lease expired, not unknown; nothing was changed. The recovery worker resumes it: run "retrysafe recover --module <your operations module> --database-url <url>".',
+    );
+    expect((await record('lease-gone'))?.state).toBe('in_progress');
+  });
 
   it('records who resolved it and why, with the version it acted on, through the operator actions', async () => {
     await unknown('audited');

@@ -5,7 +5,7 @@ import { fingerprint } from '../../src/core/fingerprint.js';
 import type { OperationMode } from '../../src/core/record.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import { unreachableDatabaseUrl } from '../observe/unreachable-database.js';
-import { insertRecord } from '../retention/records.js';
+import { backingOffPayment, insertRecord } from '../retention/records.js';
 import { type CliDatabase, openCliDatabase } from './cli-database.js';
 import { actionsOn, fencingTokenOf } from './operator-actions.js';
 import { expectOneLineError, retrysafe } from './run-cli.js';
@@ -85,9 +85,25 @@ describe('retrysafe retry', () => {
     const twice = await retrysafe(['retry', ...identity(key), '--reason', 'again', '--json', '--database-url', db.url]);
     expect(twice.code).toBe(1);
     expect(expectOneLineError(twice)).toBe(
-      `retrysafe retry: tenant-a / payments.create@1 / ${key} is in_progress, not unknown; nothing was changed.`,
+      `retrysafe retry: lease-expired: tenant-a / payments.create@1 / ${key} is in_progress and its lease expired, not unknown; nothing was changed. The recovery worker resumes it: run "retrysafe recover --module <your operations module> --database-url <url>".`,
     );
     expect((await record(key))?.reason).toBe('fixed');
+  });
+
+  it('says what resumes an operation backing off after failed attempts, with a stable code (exit 1)', async () => {
+    const key = 'backing-off';
+    await backingOffPayment(
+      db.database,
+      { tenant: 'tenant-a', operation: 'payments.create@1', key },
+      6,
+      'provider unavailable (503)',
+    );
+    const run = await retrysafe(['retry', ...identity(key), '--reason', 'stuck?', '--database-url', db.url]);
+    expect(run.code).toBe(1);
+    expect(expectOneLineError(run)).toMatch(
+      /^retrysafe retry: backing-off: tenant-a \/ payments\.create@1 \/ backing-off is in_progress and backing off after 6 failed attempts \(last error: provider unavailable \(503\)\) until \d{4}-\d\d-\d\dT[\d:.]+Z, not unknown; nothing was changed\. The recovery worker resumes it then: run "retrysafe recover --module <your operations module> --database-url <url>"\.$/,
+    );
+    expect(await record(key)).toMatchObject({ state: 'in_progress', reason: null });
   });
 
   it('fails in one line on bad arguments (2), an absent, unresumable or finished operation (1) and an unreachable database (1)', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertRecord } from '../retention/records.js';
+import { backingOffPayment, insertRecord } from '../retention/records.js';
 import { unreachableDatabaseUrl } from '../observe/unreachable-database.js';
 import { type CliDatabase, openCliDatabase } from './cli-database.js';
 import { expectOneLineError, retrysafe } from './run-cli.js';
@@ -14,7 +14,7 @@ describe('retrysafe stuck', () => {
   it('says so when nothing is stuck', async () => {
     const run = await retrysafe(['stuck', '--database-url', db.url]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toBe('No expired leases and no unknown operations.\n');
+    expect(run.stdout).toBe('No expired leases, no operations backing off and no unknown operations.\n');
   });
 
   it('lists expired leases and unknown outcomes with their age, and --older-than keeps the old ones', async () => {
@@ -72,6 +72,29 @@ describe('retrysafe stuck', () => {
     expect(unreachable.code).toBe(1);
     expect(expectOneLineError(unreachable)).toMatch(
       /^retrysafe stuck: The operation store failed: connect ECONNREFUSED/,
+    );
+  });
+
+  it('lists an operation backing off after failed attempts, with its failures, next attempt and last error', async () => {
+    const identity = { tenant: 'tenant-a', operation: 'payments.create@1', key: 'backing-off' };
+    await backingOffPayment(db.database, identity, 6, 'provider unavailable (503)');
+
+    const [json, table] = await Promise.all([
+      retrysafe(['stuck', '--json', '--database-url', db.url]),
+      retrysafe(['stuck', '--database-url', db.url]),
+    ]);
+    expect(json.stderr).toBe('');
+    const rows = JSON.parse(json.stdout) as { kind: string; key: string; nextAttemptAt: string }[];
+    const row = rows.find((listed) => listed.key === 'backing-off');
+    expect(row).toMatchObject({
+      kind: 'backing-off',
+      ...identity,
+      failures: 6,
+      lastError: 'provider unavailable (503)',
+    });
+    expect(Date.parse(row?.nextAttemptAt ?? '')).toBeGreaterThan(Date.now() + 500_000);
+    expect(table.stdout).toMatch(
+      /\nbacking-off +\d+s +tenant-a +payments\.create@1 +backing-off +leased +1 +6 failures, next attempt in (9|10)m\d+s: provider unavailable \(503\)\n/,
     );
   });
 });

@@ -5,10 +5,20 @@ import type { OperationIdentity } from '../../src/core/identity.js';
 import { idempotency } from '../../src/modes/idempotency.js';
 import { operatorStore } from '../../src/postgres/postgres-operator-store.js';
 import { postgresStore } from '../../src/postgres/postgres-store.js';
-import { insertRecord, unknownPayment as unknownPaymentRecord } from '../retention/records.js';
+import { backingOffPayment, insertRecord, unknownPayment as unknownPaymentRecord } from '../retention/records.js';
 import { engines } from '../support/engines.js';
 import type { Received } from '../support/http.js';
-import { act, actionForm, askToConfirm, confirmation, followed, OPERATOR, submit, useConsole } from './console-http.js';
+import {
+  act,
+  actionForm,
+  askToConfirm,
+  confirmation,
+  drawPage,
+  followed,
+  OPERATOR,
+  submit,
+  useConsole,
+} from './console-http.js';
 
 /**
  * Putting an operation back into recovery, purging a key and requeueing a
@@ -86,6 +96,30 @@ describe.each(engines)('the console’s actions over HTTP on $name', (factory) =
     expect(answer.status).toBe(409);
     expect(answer.bodyBytes.toString()).toContain(REFUSED);
   }
+
+  describe('the page of an unknown operation', () => {
+    it('counts the attempt that gave up among the failures, and shows its error', async () => {
+      const identity = { tenant: 'tenant-a', operation: OPERATION, key: `pay-${randomUUID()}` };
+      const lease = await backingOffPayment(db(), identity, 0, '');
+      const reason = '1 of 1 attempts failed after a step may have taken effect; the last (attempt 1): provider down';
+      await postgresStore(db()).markUnknown(lease, reason, { counted: true, error: 'provider down' });
+      const page = await drawPage(operationUrl(identity), OPERATOR);
+      expect(page).toContain(`<dt>Reason</dt><dd>${reason}</dd>`);
+      expect(page).toContain('<dt>Failures</dt><dd>1</dd>');
+      expect(page).toContain('<dt>Last error</dt><dd>provider down</dd>');
+    });
+
+    it('fills the Resolve form with the status the operation answers success with, else 200', async () => {
+      const tenant = `tenant-${randomUUID()}`;
+      await insertRecord(db(), { tenant, operation: OPERATION, key: 'paid-before', state: 'completed' });
+      const stored = { tenant, operation: OPERATION, key: 'never-answered' };
+      const unstored = { tenant, operation: 'refunds.create@1', key: 'never-answered' };
+      await unknownPaymentRecord(db(), stored, 'the provider did not answer the charge');
+      await unknownPaymentRecord(db(), unstored, 'the provider did not answer the refund');
+      expect((await actionForm(operationUrl(stored), 'resolve', OPERATOR)).fields.get('status')).toBe('201');
+      expect((await actionForm(operationUrl(unstored), 'resolve', OPERATOR)).fields.get('status')).toBe('200');
+    });
+  });
 
   describe('put back into recovery', () => {
     it('puts the unknown operation back in progress, keeps its steps and records who and why', async () => {

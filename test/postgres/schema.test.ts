@@ -375,14 +375,16 @@ describe('upgrading to the domain checks', () => {
     expect(await exists(`${record.key}-not-stored`)).toBe(false);
   });
 
+  /** Each table's file: a rewrite gives the table a new one. */
+  const tableFiles = async () =>
+    (
+      await database.query<{ relname: string; relfilenode: number }>(
+        `SELECT relname, relfilenode FROM pg_class WHERE relname LIKE 'retrysafe\\_%' AND relkind = 'r' ORDER BY relname`,
+      )
+    ).rows;
+
   it('then creates the hourly activity counts (0013) without touching another table, refusing a bucket that is not a whole hour', async () => {
-    const tables = async () =>
-      (
-        await database.query<{ relname: string; relfilenode: number }>(
-          `SELECT relname, relfilenode FROM pg_class WHERE relname LIKE 'retrysafe\\_%' AND relkind = 'r' ORDER BY relname`,
-        )
-      ).rows;
-    const before = await tables();
+    const before = await tableFiles();
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
     expect(
@@ -391,7 +393,7 @@ describe('upgrading to the domain checks', () => {
         migrations.filter((m) => m.version <= 13),
       ),
     ).toEqual({ applied: [13], version: 13 });
-    expect((await tables()).filter((table) => table.relname !== 'retrysafe_activity')).toEqual(before);
+    expect((await tableFiles()).filter((table) => table.relname !== 'retrysafe_activity')).toEqual(before);
     expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
     await database.query(
       `INSERT INTO retrysafe_activity (hour, operation, kind, n) VALUES ('2026-01-01T10:00:00Z', 'orders.create@1', 'new', 3)`,
@@ -446,7 +448,12 @@ describe('upgrading to the domain checks', () => {
     const before = await buckets();
     expect(before).toHaveLength(1);
 
-    expect(await migrate(database, migrations)).toEqual({ applied: [15], version: 15 });
+    expect(
+      await migrate(
+        database,
+        migrations.filter((m) => m.version <= 15),
+      ),
+    ).toEqual({ applied: [15], version: 15 });
     expect(await buckets()).toEqual(before);
     await database.query(
       `INSERT INTO retrysafe_activity (hour, operation, kind, n) VALUES ('2026-01-01T10:00:00Z', 'orders.create@1', 'failed', 2)`,
@@ -459,6 +466,20 @@ describe('upgrading to the domain checks', () => {
       database.query(
         `INSERT INTO retrysafe_activity (hour, operation, kind, n) VALUES ('2026-01-01T11:00:00Z', 'orders.create@1', 'retried', 1)`,
       ),
+    ).rejects.toThrow(/check constraint/);
+  });
+
+  it('then adds the last error (0016) without rewriting the operation table, empty on every record, and bounded', async () => {
+    const before = await tableFiles();
+    const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
+
+    expect(await migrate(database, migrations)).toEqual({ applied: [16], version: 16 });
+    expect(await tableFiles()).toEqual(before);
+    expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(
+      records.map((record) => ({ ...record, last_error: null })),
+    );
+    await expect(
+      database.query('UPDATE retrysafe_operations SET last_error = repeat($1, 4097)', ['x']),
     ).rejects.toThrow(/check constraint/);
   });
 });

@@ -88,6 +88,26 @@ export async function unknownPayment(
   identity: OperationIdentity,
   reason: string,
 ): Promise<Lease> {
+  const lease = await chargingPayment(database, identity);
+  await postgresStore(database).markUnknown(lease, reason);
+  return lease;
+}
+
+/** A leased payment that started its charge and then failed `failures` times: it backs off for ten minutes. */
+export async function backingOffPayment(
+  database: SqlDatabase<SqlClient>,
+  identity: OperationIdentity,
+  failures: number,
+  error: string,
+): Promise<Lease> {
+  const lease = await chargingPayment(database, identity);
+  for (let failed = 0; failed < failures; failed += 1)
+    await postgresStore(database).release(lease, { delaySeconds: 600, counted: true, error });
+  return lease;
+}
+
+/** A leased payment claimed now, its reservation done and its charge started. */
+async function chargingPayment(database: SqlDatabase<SqlClient>, identity: OperationIdentity): Promise<Lease> {
   const store = postgresStore(database);
   const claim = await store.claimLease({
     identity,
@@ -100,6 +120,5 @@ export async function unknownPayment(
   if (claim.kind !== 'claimed') throw new Error('expected a new lease');
   await store.checkpoint(claim.lease, 'reserve', { ok: true });
   await store.startStep(claim.lease, 'charge');
-  await store.markUnknown(claim.lease, reason);
   return claim.lease;
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { maintenanceStore } from '../../postgres/postgres-maintenance-store.js';
-import type { OperationDetails } from '../../store/maintenance-store.js';
+import { operatorStore } from '../../postgres/postgres-operator-store.js';
+import type { OperationView } from '../../store/operator-store.js';
 import {
   CommandFailure,
   databaseCommand,
@@ -15,13 +15,12 @@ interface InspectFlags extends DatabaseFlags {
   readonly showBody?: boolean;
 }
 
-/** Hex characters of the fingerprint shown: enough to compare two records by eye, too few to matter. */
-const FINGERPRINT_PREFIX = 12;
-
 /** `retrysafe inspect <tenant> <operation> <key>`: one operation record, in full. */
 export function registerInspect(program: Command): Command {
   return databaseCommand(program, 'inspect')
-    .description('Show one operation: state, mode, times, lease, fingerprint prefix, status and steps.')
+    .description(
+      'Show one operation: state, mode, times, lease, failures, next attempt and last error, fingerprint prefix, status, and steps with their downstream keys.',
+    )
     .argument('<tenant>', 'the tenant the key belongs to')
     .argument('<operation>', 'the operation name with its version, like orders.create@1')
     .argument('<key>', KEY_DESCRIPTION, keyArgument)
@@ -29,7 +28,8 @@ export function registerInspect(program: Command): Command {
     .action((tenant: string, operation: string, key: string, flags: InspectFlags, command: Command) =>
       withDatabase(command, flags, async (database) => {
         const identity = { tenant, operation, key };
-        const details = await maintenanceStore(database).inspect(identity, { body: flags.showBody === true });
+        // The console's read: what an operator sees is the same in both.
+        const details = await operatorStore(database).operation(identity, { body: flags.showBody === true });
         if (details === undefined) throw new CommandFailure(`no operation ${identityLabel(identity)}.`);
         const view = describe(details);
         output(flags, view, formatView(view));
@@ -37,8 +37,8 @@ export function registerInspect(program: Command): Command {
     );
 }
 
-/** The record as printed: dates as ISO strings, the fingerprint shortened, the body only when it was read. */
-function describe(details: OperationDetails) {
+/** The record as printed: dates as ISO strings, the body only when it was read. */
+function describe(details: OperationView) {
   return {
     ...details.identity,
     state: details.state,
@@ -49,7 +49,10 @@ function describe(details: OperationDetails) {
     fencingToken: details.fencingToken,
     leaseOwner: details.leaseOwner,
     leaseExpiresAt: details.leaseExpiresAt?.toISOString(),
-    fingerprint: Buffer.from(details.fingerprint).toString('hex').slice(0, FINGERPRINT_PREFIX),
+    failures: details.failures,
+    nextAttemptAt: details.notBefore?.toISOString(),
+    lastError: details.lastError,
+    fingerprint: details.fingerprint,
     status: details.status,
     headers: details.headers,
     resource: details.resource,
@@ -63,6 +66,7 @@ function describe(details: OperationDetails) {
       startedAt: step.startedAt.toISOString(),
       finishedAt: step.finishedAt?.toISOString(),
       fencingToken: step.fencingToken,
+      downstreamKey: step.downstreamKey,
     })),
     body: details.body === undefined ? undefined : bodyText(details.body),
   };
@@ -86,6 +90,8 @@ function formatView(view: InspectView): string {
     .map(([name, value]) => `${name}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`);
   lines.push(
     `steps: ${steps.map((step) => (step.finishedAt === undefined ? `${step.name} (started, unfinished)` : step.name)).join(', ') || '(none)'}`,
+    // What to look the step's call up by in the provider's records.
+    ...steps.map((step) => `  ${step.name}: downstream key ${step.downstreamKey}`),
   );
   if (body !== undefined) lines.push(`body (${body.encoding}):`, body.text);
   return lines.join('\n');

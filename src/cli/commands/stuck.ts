@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { attentionReason, NOTHING_STUCK } from '../../console/attention.js';
 import { ageText } from '../../core/age.js';
 import { maintenanceStore } from '../../postgres/postgres-maintenance-store.js';
 import type { StuckOperation } from '../../store/maintenance-store.js';
@@ -10,10 +11,12 @@ interface StuckFlags extends DatabaseFlags {
   readonly limit: number;
 }
 
-/** `retrysafe stuck`: expired leases and unknown outcomes, oldest first. */
+/** `retrysafe stuck`: expired leases, operations backing off and unknown outcomes, oldest first. */
 export function registerStuck(program: Command): Command {
   return databaseCommand(program, 'stuck')
-    .description('List operations that need attention: expired leases (the recovery backlog) and unknown outcomes.')
+    .description(
+      'List operations that need attention: expired leases (the recovery backlog), operations backing off after failed attempts, and unknown outcomes.',
+    )
     .option('--older-than <seconds>', 'only operations claimed at least this long ago', wholeNumber(0), 0)
     .option('--limit <n>', 'most operations listed of each kind', wholeNumber(1), 100)
     .action((flags: StuckFlags, command: Command) =>
@@ -28,8 +31,11 @@ export function registerStuck(program: Command): Command {
           ageSeconds: Math.floor(s.ageSeconds),
           leaseExpiresAt: s.leaseExpiresAt?.toISOString(),
           reason: s.reason,
+          failures: s.failures,
+          nextAttemptAt: s.nextAttemptAt?.toISOString(),
+          lastError: s.lastError,
         }));
-        output(flags, rows, stuck.length === 0 ? 'No expired leases and no unknown operations.' : table(stuck));
+        output(flags, rows, stuck.length === 0 ? NOTHING_STUCK : table(stuck));
       }),
     );
 }
@@ -44,7 +50,7 @@ function table(stuck: readonly StuckOperation[]): string {
     s.identity.key,
     s.mode,
     String(s.attempt),
-    shortReason(s.reason),
+    shortReason(attentionReason(s)),
   ]);
   return textTable(header, rows);
 }

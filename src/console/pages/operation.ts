@@ -7,7 +7,12 @@ import { layout, operationHref, type PageContext, stateBadge, tokenField, when }
 export function operationPage(
   context: PageContext,
   view: OperationView,
-  options: { readonly body: boolean; readonly notice: string | undefined },
+  options: {
+    readonly body: boolean;
+    readonly notice: string | undefined;
+    /** The status the Resolve form offers; 200 when undefined. */
+    readonly successStatus?: number | undefined;
+  },
 ): Html {
   const field = (name: string, value: Html | string | number | undefined) =>
     html`<dt>${name}</dt><dd>${value ?? '—'}</dd>`;
@@ -33,7 +38,7 @@ export function operationPage(
 <dl class="fields">
 ${field('State', stateBadge(view.state))}${field('Tenant', view.identity.tenant)}${field('Operation', view.identity.operation)}
 ${field('Key', html`<code>${view.identity.key}</code>`)}${field('Mode', view.mode)}${field('Fingerprint', html`<code>${view.fingerprint}</code>`)}
-${field('Attempt', view.attempt)}${field('Fencing token', view.fencingToken)}${field('Failures', view.failures)}
+${field('Attempt', view.attempt)}${field('Fencing token', view.fencingToken)}${field('Failures', view.failures)}${field('Last error', view.lastError)}
 ${field('Lease owner', view.leaseOwner)}${field('Lease expires', when(view.leaseExpiresAt))}${field('Not before', when(view.notBefore))}
 ${field('Claimed', when(view.createdAt))}${field('Finished', when(view.finishedAt))}${field('Put back into recovery', when(view.retriedAt))}
 ${field('Reason', view.reason)}${field('Stored status', view.status)}${field('Resource', view.resource)}
@@ -47,7 +52,7 @@ ${body(context, view, options.body)}
 ${steps.length === 0 ? html`<p>None recorded.</p>` : html`<table aria-labelledby="steps"><thead><tr><th scope="col">Step</th><th scope="col">Started</th><th scope="col">Finished</th><th scope="col">Fencing token</th><th scope="col">Downstream key</th></tr></thead><tbody>${steps}</tbody></table>`}
 <h2 id="history">What operators did</h2>
 ${history.length === 0 ? html`<p>Nothing yet.</p>` : html`<table aria-labelledby="history"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Action</th><th scope="col">Why</th><th scope="col">Record seen</th></tr></thead><tbody>${history}</tbody></table>`}
-${actions(context, view)}`,
+${actions(context, view, options.successStatus ?? 200)}`,
   );
 }
 
@@ -63,7 +68,7 @@ function body(context: PageContext, view: OperationView, asked: boolean): Html {
   return html`<h2>Stored body</h2><pre>${readable ? text : `base64: ${Buffer.from(view.body).toString('base64')}`}</pre>`;
 }
 
-function actions(context: PageContext, view: OperationView): Html {
+function actions(context: PageContext, view: OperationView, successStatus: number): Html {
   if (context.act === false) return html`<p class="muted">This console is read-only: actions are off.</p>`;
   const hidden = html`${tokenField(context)}<input type="hidden" name="tenant" value="${view.identity.tenant}">
 <input type="hidden" name="operation" value="${view.identity.operation}"><input type="hidden" name="key" value="${view.identity.key}">
@@ -77,7 +82,7 @@ ${
     ? html`<form method="post" action="${context.base}/actions/resolve" aria-label="Resolve">${hidden}
 <strong>Resolve</strong><span class="muted">You found out by hand what happened: retries of the key get this answer from now on.</span>
 <label>Outcome<select name="state"><option value="completed">completed: the effect happened</option><option value="failed">failed: it did not and will not</option></select></label>
-<label>Status<input name="status" inputmode="numeric" required value="200" size="4"></label>
+<label>Status<input name="status" inputmode="numeric" required value="${successStatus}" size="4"></label>
 <label>Location (optional)<input name="location"></label>
 <label>Body, JSON (optional)<textarea name="body" rows="2"></textarea></label>
 ${reason('resolve-reason')}<button type="submit">Resolve…</button></form>`

@@ -1,3 +1,4 @@
+import { attentionReason, NOTHING_STUCK } from '../attention.js';
 import { barChart } from '../charts.js';
 import { html, type Html } from '../../core/html.js';
 import type { StoreStats, StuckOperation } from '../../store/maintenance-store.js';
@@ -24,7 +25,7 @@ export function overviewPage(context: PageContext, data: OverviewData): Html {
     (
       s,
     ) => html`<tr><td>${s.kind}</td><td>${age(s.ageSeconds)}</td><td>${s.identity.tenant}</td><td>${s.identity.operation}</td>
-<td class="key"><a href="${operationHref(context.base, s.identity)}">${s.identity.key}</a></td><td>${s.mode}</td><td>${s.attempt}</td><td>${s.reason ?? ''}</td></tr>`,
+<td class="key"><a href="${operationHref(context.base, s.identity)}">${s.identity.key}</a></td><td>${s.mode}</td><td>${s.attempt}</td><td>${attentionReason(s)}</td></tr>`,
   );
   return layout(
     context,
@@ -40,7 +41,7 @@ ${card('outbox pending', data.outbox.pending, false)}
 <h2 id="attention">Needs attention</h2>
 ${
   stuck.length === 0
-    ? html`<p>No expired leases and no unknown operations.</p>`
+    ? html`<p>${NOTHING_STUCK}</p>`
     : html`<table aria-labelledby="attention"><thead><tr><th scope="col">Kind</th><th scope="col">Age</th><th scope="col">Tenant</th><th scope="col">Operation</th><th scope="col">Key</th><th scope="col">Mode</th><th scope="col">Attempt</th><th scope="col">Reason</th></tr></thead><tbody>${rows}</tbody></table>`
 }
 <h2>Activity over ${periodName(data.hours)}</h2>

@@ -13,6 +13,7 @@ import { claimReadAfterLock } from './0012_claim_read_after_lock.js';
 import { activity } from './0013_activity.js';
 import { claimLockKeyAndTimeout } from './0014_claim_lock_key_and_timeout.js';
 import { failedActivity } from './0015_failed_activity.js';
+import { lastError } from './0016_last_error.js';
 import type { Migration } from './migration.js';
 
 export { latestVersion, type Migration } from './migration.js';
@@ -37,4 +38,5 @@ export const migrations: readonly Migration[] = [
   activity,
   claimLockKeyAndTimeout,
   failedActivity,
+  lastError,
 ];

@@ -47,18 +47,33 @@ SELECT extract(epoch FROM now() - min(created_at))::float8 AS oldest_unfinished_
 FROM retrysafe_operations
 WHERE ${SWEEP_AT} IS NULL`;
 
-/** Expired leases, then unknown outcomes, each oldest first. $1 minimum age in seconds, $2 limit of each kind. */
+/** What `STUCK_OPERATIONS` reads of each operation, beside its kind. */
+const STUCK_COLUMNS = `tenant, operation, key, mode, attempt, created_at, lease_expires_at, reason,
+  failures, not_before, last_error, extract(epoch FROM now() - created_at)::float8 AS age_seconds`;
+
+/**
+ * Expired leases, operations backing off after a failed attempt, then unknown
+ * outcomes, each oldest first. A released attempt's lease ends with its
+ * backoff (`not_before`), so one backing off is found on the lease index
+ * too, among the leases not yet expired. $1 minimum age in seconds, $2 limit
+ * of each kind.
+ */
 export const STUCK_OPERATIONS = `
-(SELECT tenant, operation, key, 'expired-lease' AS kind, mode, attempt, created_at,
-   lease_expires_at, reason, extract(epoch FROM now() - created_at)::float8 AS age_seconds
+(SELECT ${STUCK_COLUMNS}, 'expired-lease' AS kind
  FROM retrysafe_operations
  WHERE state = 'in_progress' AND lease_expires_at <= now()
    AND created_at <= now() - make_interval(secs => $1)
  ORDER BY lease_expires_at
  LIMIT $2)
 UNION ALL
-(SELECT tenant, operation, key, 'unknown', mode, attempt, created_at,
-   lease_expires_at, reason, extract(epoch FROM now() - created_at)::float8
+(SELECT ${STUCK_COLUMNS}, 'backing-off'
+ FROM retrysafe_operations
+ WHERE state = 'in_progress' AND lease_expires_at > now() AND not_before > now()
+   AND created_at <= now() - make_interval(secs => $1)
+ ORDER BY lease_expires_at
+ LIMIT $2)
+UNION ALL
+(SELECT ${STUCK_COLUMNS}, 'unknown'
  FROM retrysafe_operations
  WHERE state = 'unknown' AND reason IS NOT NULL AND created_at <= now() - make_interval(secs => $1)
  ORDER BY created_at

@@ -1,6 +1,6 @@
 import type { Completion } from '../../core/completion.js';
 import type { OperationIdentity } from '../../core/identity.js';
-import type { Lease, LeaseRequest, Release } from '../../store/lease-store.js';
+import type { Failure, Lease, LeaseRequest, Release } from '../../store/lease-store.js';
 import { jsonText, statement } from './statement.js';
 import { ids, RECORD_COLUMNS } from './record-row.js';
 import { completionAssignments, completionValues } from './completion.js';
@@ -244,7 +244,7 @@ export function abandonValues(lease: Lease): unknown[] {
  * Ends the lease after a failed attempt: a retry or a recovery worker may
  * resume the operation once the backoff has passed. The lease ends with the
  * backoff, so a duplicate's Retry-After and the workers' index see it too.
- * $4 owner, $5 fencing token, $6 backoff seconds, $7 1 when the failure counts toward giving up.
+ * $4 owner, $5 fencing token, $6 backoff seconds, $7 1 when the failure counts toward giving up, $8 its error.
  */
 export const RELEASE = statement(
   'retrysafe_release',
@@ -252,7 +252,8 @@ export const RELEASE = statement(
 UPDATE retrysafe_operations
 SET lease_expires_at = now() + make_interval(secs => $6),
     not_before = now() + make_interval(secs => $6),
-    failures = failures + $7
+    failures = failures + $7,
+    last_error = $8
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
 RETURNING 1`,
@@ -260,23 +261,32 @@ RETURNING 1`,
 
 /** The values of `RELEASE`. */
 export function releaseValues(lease: Lease, release: Release): unknown[] {
-  return [...ownedValues(lease), release.delaySeconds, release.counted ? 1 : 0];
+  return [...ownedValues(lease), release.delaySeconds, ...failureValues(release)];
 }
 
-/** $4 owner, $5 fencing token, $6 reason. */
+/** A failure's two columns: 1 when it counts toward giving up, and its error. */
+function failureValues(failure: Failure | undefined): unknown[] {
+  return [failure?.counted === true ? 1 : 0, failure?.error ?? null];
+}
+
+/**
+ * $4 owner, $5 fencing token, $6 reason; $7 1 when the attempt that gives up
+ * failed in a way that counts, $8 its error (null: the last error stays).
+ */
 export const MARK_UNKNOWN = statement(
   'retrysafe_mark_unknown',
   `
 UPDATE retrysafe_operations
-SET state = 'unknown', reason = $6, owner_token = NULL, lease_expires_at = NULL
+SET state = 'unknown', reason = $6, owner_token = NULL, lease_expires_at = NULL,
+    failures = failures + $7, last_error = coalesce($8, last_error)
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND owner_token = $4 AND fencing_token = $5
 RETURNING 1`,
 );
 
 /** The values of `MARK_UNKNOWN`. */
-export function markUnknownValues(lease: Lease, reason: string): unknown[] {
-  return [...ownedValues(lease), reason];
+export function markUnknownValues(lease: Lease, reason: string, failure?: Failure): unknown[] {
+  return [...ownedValues(lease), reason, ...failureValues(failure)];
 }
 
 /**

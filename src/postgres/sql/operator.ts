@@ -114,12 +114,24 @@ FROM pg_database AS d WHERE d.datname = current_database()`;
 
 /** One record in full, its body only when $4 is true. $1 tenant, $2 operation, $3 key. */
 export const OPERATION_VIEW = `
-SELECT ${SUMMARY}, o.fingerprint, o.owner_token, o.not_before, o.failures, o.retried_at,
+SELECT ${SUMMARY}, o.fingerprint, o.owner_token, o.not_before, o.failures, o.last_error, o.retried_at,
   o.response_headers, o.resource_ref, o.response_omitted, octet_length(o.response_body) AS body_bytes,
   CASE WHEN $4::boolean THEN o.response_body END AS response_body,
   o.input IS NOT NULL AS resumable, o.response_expires_at, o.expires_at
 FROM retrysafe_operations AS o
 WHERE o.tenant = $1 AND o.operation = $2 AND o.key = $3`;
+
+/**
+ * The success status the operation answered another key of the tenant with,
+ * as stored: within the primary key's part for the tenant and operation,
+ * where finished records are the many. $1 tenant, $2 operation.
+ */
+export const SUCCESS_STATUS = `
+SELECT o.response_status
+FROM retrysafe_operations AS o
+WHERE o.tenant = $1 AND o.operation = $2 AND o.state IN ('completed', 'tombstone')
+  AND o.response_status BETWEEN 200 AND 299
+LIMIT 1`;
 
 /** What operators did to one operation, oldest first. */
 export const OPERATION_ACTIONS = `
