@@ -1,0 +1,153 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromPg, migrate } from '../../src/postgres/index.js';
+import { maintenanceStore } from '../../src/postgres/postgres-maintenance-store.js';
+import type { MaintenanceStore } from '../../src/store/maintenance-store.js';
+import { Sweeper } from '../../src/retention/sweeper.js';
+import type { SqlDatabase, Statement } from '../../src/store/sql-client.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { nodes, type PlanNode, type Sent } from '../support/query-plans.js';
+
+/**
+ * The plans of every statement the sweeper sends, on a million records with
+ * none, a tenth or nine tenths of them due: each walks the sweep index whatever
+ * the statistics say (fresh after ANALYZE, or stale right after a pass swept
+ * what they counted as due), never the table, and a pass with nothing due
+ * reads a few buffers (counted by EXPLAIN, not timed). Minutes to fill:
+ * `.ci/run` runs it (RETRYSAFE_SUITES=all), `npm test` does not.
+ */
+const RECORDS = 1_000_000;
+
+/**
+ * States drawn from a hash of the row number, spread as in life: 60 %
+ * completed, 5 % failed, 30 % tombstones, 5 % unfinished (no expiry). $1 % of
+ * the finished ones are due: a response past its expiry, or a tombstone past
+ * its own. Times spread over the day before now, or the day after the next
+ * hour (so none falls due while the test runs), in no order on disk.
+ */
+const FILL = `
+INSERT INTO retrysafe_operations (tenant, operation, key, fingerprint, state, mode, owner_token, lease_expires_at,
+  response_status, response_headers, response_body, resource_ref, reason, finished_at, response_expires_at, expires_at, input)
+SELECT 'tenant-' || (i % 100), 'orders.create@1', 'key-' || md5(i::text), sha256(int8send(i)), s.state,
+  CASE WHEN s.state IN ('in_progress', 'unknown') THEN 'leased' ELSE 'atomic' END,
+  CASE WHEN s.state = 'in_progress' THEN gen_random_uuid() END,
+  CASE WHEN s.state = 'in_progress' THEN now() + interval '5 minutes' END,
+  CASE WHEN s.state IN ('completed', 'failed', 'tombstone') THEN 201 END,
+  CASE WHEN s.state IN ('completed', 'failed') THEN '{}'::jsonb END,
+  CASE WHEN s.state IN ('completed', 'failed') THEN '\\x7b7d'::bytea END,
+  CASE WHEN s.state IN ('completed', 'failed', 'tombstone') THEN '/orders/' || i END,
+  CASE WHEN s.state = 'unknown' THEN 'the provider did not answer' END,
+  CASE WHEN s.state IN ('completed', 'failed', 'tombstone') THEN now() - interval '2 days' END,
+  CASE WHEN s.state IN ('completed', 'failed') THEN now() + t.due
+    WHEN s.state = 'tombstone' THEN now() - interval '2 days' END,
+  CASE WHEN s.state IN ('completed', 'failed') THEN now() + interval '30 days'
+    WHEN s.state = 'tombstone' THEN now() + t.due END,
+  CASE WHEN s.state IN ('in_progress', 'unknown') THEN '{}'::jsonb END
+FROM generate_series(1, ${RECORDS}) AS i,
+  LATERAL (SELECT abs(hashint4(i)) % 100 AS h, abs(hashint4(-i)) % 100 AS d) AS r,
+  LATERAL (SELECT CASE WHEN r.h < 60 THEN 'completed' WHEN r.h < 65 THEN 'failed' WHEN r.h < 95 THEN 'tombstone'
+      WHEN r.h < 98 THEN 'in_progress' ELSE 'unknown' END AS state) AS s,
+  LATERAL (SELECT make_interval(secs => 1 + abs(hashint4(i * 7)) % 86400)
+    * CASE WHEN r.d < $1 THEN -1 ELSE 1 END + CASE WHEN r.d < $1 THEN interval '0' ELSE interval '1 hour' END AS due) AS t`;
+
+const DUE = `SELECT
+  count(*) FILTER (WHERE state IN ('completed', 'failed') AND response_expires_at <= now())::int AS responses,
+  count(*) FILTER (WHERE state = 'tombstone' AND expires_at <= now())::int AS tombstones
+FROM retrysafe_operations`;
+
+describe('the sweeper on a million records (PostgreSQL)', () => {
+  let db: TestDatabase;
+  let pool: pg.Pool;
+  let sent: Sent[] = [];
+  let recording: SqlDatabase<pg.PoolClient>;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    const database = fromPg(pool);
+    await migrate(database);
+    // The statistics stay what the test's ANALYZE made them, however many rows a pass changes.
+    await pool.query('ALTER TABLE retrysafe_operations SET (autovacuum_enabled = false)');
+    recording = {
+      ...database,
+      query: (text: string | Statement, values: readonly unknown[] = []) => {
+        sent.push({ text: typeof text === 'string' ? text : text.text, values });
+        return database.query(text, values);
+      },
+    };
+  }, 120_000);
+  afterAll(async () => {
+    await pool?.end();
+    await db?.drop();
+  });
+
+  /** The statements on the record table that `work` sends, with the values they were sent with. */
+  async function statementsOf(work: (store: MaintenanceStore) => Promise<unknown>): Promise<Sent[]> {
+    sent = [];
+    await work(maintenanceStore(recording));
+    const recorded = sent.filter((statement) => statement.text.includes('retrysafe_operations'));
+    // A batch of each step at least: the tombstone step and the delete step.
+    expect(recorded.length).toBeGreaterThanOrEqual(2);
+    return recorded;
+  }
+
+  /** `statement`'s plan, walked through an index on the record table; with `analyze`, also run, and the buffers it read. */
+  async function explain(statement: Sent, analyze: boolean): Promise<number> {
+    const options = analyze ? 'ANALYZE, BUFFERS, FORMAT JSON' : 'FORMAT JSON';
+    const { rows } = await pool.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+      `EXPLAIN (${options}) ${statement.text}`,
+      [...statement.values],
+    );
+    const plan = rows[0]?.['QUERY PLAN'][0]?.Plan;
+    if (plan === undefined) throw new Error('EXPLAIN returned no plan');
+    const all = nodes(plan);
+    const onRecords = all.filter((node) => node['Relation Name'] === 'retrysafe_operations');
+    expect(onRecords.map((node) => `${node['Node Type']} on ${node['Relation Name']}`)).not.toContainEqual(
+      expect.stringMatching(/^Seq Scan/),
+    );
+    expect(all.map((node) => node['Index Name'])).toContainEqual(expect.stringMatching(/^retrysafe_operations_sweep/));
+    return (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
+  }
+
+  it.each([0, 10, 90])(
+    'walks the sweep index with %i percent due, after ANALYZE and on the statistics a pass left stale, and a pass with nothing due reads a few buffers',
+    { timeout: 900_000 },
+    async (percent) => {
+      await pool.query('TRUNCATE retrysafe_operations, retrysafe_steps');
+      await pool.query(FILL, [percent]);
+      // VACUUM sets the visibility map, as autovacuum does on a table this size.
+      await pool.query('VACUUM ANALYZE retrysafe_operations');
+      const due = (await pool.query<{ responses: number; tombstones: number }>(DUE)).rows[0];
+      const finished = RECORDS * 0.95;
+      expect((due?.responses ?? 0) + (due?.tombstones ?? 0)).toBeGreaterThanOrEqual(finished * (percent / 100 - 0.01));
+      expect((due?.responses ?? 0) + (due?.tombstones ?? 0)).toBeLessThanOrEqual(finished * (percent / 100 + 0.01));
+
+      // Fresh statistics: one batch of each step, as sent, explained without being run again.
+      const oneBatchEach = async (store: MaintenanceStore) => {
+        await store.tombstoneExpired(500);
+        await store.deleteExpiredTombstones(500);
+      };
+      for (const statement of await statementsOf(oneBatchEach)) await explain(statement, false);
+
+      // Everything due goes, in large batches to keep the suite short; the statements are the same.
+      await new Sweeper({ store: maintenanceStore(fromPg(pool)), batchSize: 20_000 }).runOnce();
+      expect((await pool.query(DUE)).rows[0]).toEqual({ responses: 0, tombstones: 0 });
+      // Every response that went left a tombstone that keeps status and resource, so a late retry is refused.
+      const { rows: kept } = await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM retrysafe_operations
+         WHERE state = 'tombstone' AND (response_status IS NULL OR resource_ref IS NULL OR response_body IS NOT NULL)`,
+      );
+      expect(kept[0]?.n).toBe(0);
+      // VACUUM without ANALYZE, as autovacuum does after a sweep this size: the entries of swept rows go, and the
+      // statistics still count that share as due.
+      await pool.query('VACUUM retrysafe_operations');
+
+      // Nothing is due: a whole pass, each step one empty batch, reads a few buffers.
+      const pass = (store: MaintenanceStore) => new Sweeper({ store, batchSize: 500 }).runOnce();
+      for (const statement of await statementsOf(pass)) {
+        const buffers = await explain(statement, true);
+        expect(buffers, statement.text).toBeLessThanOrEqual(40);
+      }
+    },
+  );
+});
