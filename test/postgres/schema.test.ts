@@ -383,7 +383,12 @@ describe('upgrading to the domain checks', () => {
     const before = await tables();
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
-    expect(await migrate(database, migrations)).toEqual({ applied: [13], version: 13 });
+    expect(
+      await migrate(
+        database,
+        migrations.filter((m) => m.version <= 13),
+      ),
+    ).toEqual({ applied: [13], version: 13 });
     expect((await tables()).filter((table) => table.relname !== 'retrysafe_activity')).toEqual(before);
     expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
     await database.query(
@@ -402,5 +407,19 @@ describe('upgrading to the domain checks', () => {
         `${hour} ${kind} ${n}`,
       ).rejects.toThrow(/check constraint/);
     }
+  });
+
+  it('then sets the operation table’s autovacuum parameters (0016), rewriting no table and changing no row', async () => {
+    const files = `SELECT relname, relfilenode FROM pg_class WHERE relname LIKE 'retrysafe\\_%' AND relkind = 'r' ORDER BY relname`;
+    const before = (await database.query(files)).rows;
+    const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
+
+    expect(await migrate(database, migrations)).toMatchObject({ applied: [16] });
+    expect((await database.query(files)).rows).toEqual(before);
+    expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
+    const { rows } = await database.query<{ options: string[] }>(
+      `SELECT reloptions AS options FROM pg_class WHERE oid = 'retrysafe_operations'::regclass`,
+    );
+    expect(rows[0]?.options).toEqual(expect.arrayContaining(['autovacuum_vacuum_scale_factor=0.02', 'fillfactor=80']));
   });
 });

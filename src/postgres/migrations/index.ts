@@ -11,6 +11,7 @@ import { operatorActions } from './0010_operator_actions.js';
 import { parkedWebhookEvents } from './0011_parked_webhook_events.js';
 import { claimReadAfterLock } from './0012_claim_read_after_lock.js';
 import { activity } from './0013_activity.js';
+import { operationsAutovacuum } from './0016_operations_autovacuum.js';
 import type { Migration } from './migration.js';
 
 export { latestVersion, type Migration } from './migration.js';
@@ -33,4 +34,5 @@ export const migrations: readonly Migration[] = [
   parkedWebhookEvents,
   claimReadAfterLock,
   activity,
+  operationsAutovacuum,
 ];
