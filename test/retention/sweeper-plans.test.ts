@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromPg, migrate } from '../../src/postgres/index.js';
@@ -5,6 +6,7 @@ import { maintenanceStore } from '../../src/postgres/postgres-maintenance-store.
 import type { MaintenanceStore } from '../../src/store/maintenance-store.js';
 import { Sweeper } from '../../src/retention/sweeper.js';
 import type { SqlDatabase, Statement } from '../../src/store/sql-client.js';
+import { markdownTable } from '../docs/markdown-table.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { nodes, type PlanNode, type Sent } from '../support/query-plans.js';
 
@@ -13,7 +15,8 @@ import { nodes, type PlanNode, type Sent } from '../support/query-plans.js';
  * none, a tenth or nine tenths of them due: each walks the sweep index whatever
  * the statistics say (fresh after ANALYZE, or stale right after a pass swept
  * what they counted as due), never the table, and a pass with nothing due
- * reads a few buffers (counted by EXPLAIN, not timed). Minutes to fill:
+ * reads a few buffers (counted by EXPLAIN, not timed); and the bytes a record
+ * and a tombstone take, as docs/operations.md gives them. Minutes to fill:
  * `.ci/run` runs it (RETRYSAFE_SUITES=all), `npm test` does not.
  */
 const RECORDS = 1_000_000;
@@ -54,6 +57,31 @@ const DUE = `SELECT
   count(*) FILTER (WHERE state IN ('completed', 'failed') AND response_expires_at <= now())::int AS responses,
   count(*) FILTER (WHERE state = 'tombstone' AND expires_at <= now())::int AS tombstones
 FROM retrysafe_operations`;
+
+/**
+ * 200,000 records as docs/operations.md sizes them: a response of a 200-byte
+ * body and two headers, a key of 36 characters in no order, a tenant, an
+ * operation and a resource reference; or, as the sweeper leaves them,
+ * tombstones without body or headers.
+ */
+const SIZED = 200_000;
+const FILL_SIZED = `
+INSERT INTO retrysafe_operations (tenant, operation, key, fingerprint, state, response_status, response_headers,
+  response_body, resource_ref, finished_at, response_expires_at, expires_at)
+SELECT 'tenant-' || (i % 100), 'orders.create@1', md5(i::text)::uuid::text, sha256(int8send(i)), $1::text, 201,
+  CASE WHEN $1::text = 'completed' THEN '{"content-type":"application/json","location":"/orders/1234567"}'::jsonb END,
+  CASE WHEN $1::text = 'completed' THEN convert_to(rpad('{"id":' || i || ',"note":"', 198, 'x') || '"}', 'UTF8') END,
+  '/orders/' || i, now(), now() + interval '1 day', now() + interval '30 days'
+FROM generate_series(1, ${SIZED}) AS i`;
+
+/** The bytes docs/operations.md's sizing table gives for the row `what`. */
+function documentedBytes(what: string): number {
+  const doc = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+  const rows = markdownTable(doc, '### Sizing the operation table', 'docs/operations.md');
+  const bytes = Number(rows.find((row) => row.row === what)?.bytes?.replace(/,/g, ''));
+  if (!(bytes > 0)) throw new Error(`docs/operations.md has no sizing row for ${what}`);
+  return bytes;
+}
 
 describe('the sweeper on a million records (PostgreSQL)', () => {
   let db: TestDatabase;
@@ -148,6 +176,26 @@ describe('the sweeper on a million records (PostgreSQL)', () => {
         const buffers = await explain(statement, true);
         expect(buffers, statement.text).toBeLessThanOrEqual(40);
       }
+    },
+  );
+
+  it.each([
+    ['completed', 'a record with its response'],
+    ['tombstone', 'a tombstone'],
+  ])(
+    'takes the bytes docs/operations.md gives for %s rows, table and indexes',
+    { timeout: 600_000 },
+    async (state, what) => {
+      await pool.query('TRUNCATE retrysafe_operations, retrysafe_steps');
+      await pool.query(FILL_SIZED, [state]);
+      await pool.query('VACUUM ANALYZE retrysafe_operations');
+      const { rows } = await pool.query<{ bytes: number }>(
+        `SELECT pg_total_relation_size('retrysafe_operations')::float8 / ${SIZED} AS bytes`,
+      );
+      const measured = rows[0]?.bytes ?? 0;
+      const documented = documentedBytes(what);
+      expect(measured, `${what}: measured ${measured.toFixed(0)} bytes`).toBeGreaterThan(documented * 0.9);
+      expect(measured, `${what}: measured ${measured.toFixed(0)} bytes`).toBeLessThan(documented * 1.1);
     },
   );
 });
