@@ -15,6 +15,7 @@ const processSuites = [
   'test/docs/runbook.test.ts',
   'test/console/console-browser.test.ts',
   'test/console/million-rows.test.ts',
+  'test/retention/sweeper-plans.test.ts',
   'examples/orders/test/**',
 ];
 
@@ -54,7 +55,7 @@ export default defineConfig({
           // Minutes each: `.ci/run` runs them with their own configs (clusters, a pooler, failover and killed
           // processes in test/faults; packed-package consumers in test/ci).
           // The crash matrices, the demo, the command line's and the service's process tests start and kill processes, the
-          // console's plans on a million rows take minutes to fill: `npm test`
+          // console's and the sweeper's plans on a million rows take minutes to fill: `npm test`
           // leaves them to `.ci/run`, which sets RETRYSAFE_SUITES=all for its PostgreSQL 15 passes.
           exclude: [
             ...configDefaults.exclude,

@@ -16,7 +16,7 @@ import { describeCause, underlyingCause } from './underlying-cause.js';
 export interface IdempotentFetchInit extends RequestInit {
   /**
    * The logical operation's key, sent as `Idempotency-Key` on every attempt.
-   * Default: a new `crypto.randomUUID()` per call for POST and PATCH, none for
+   * Default: a new version 7 UUID (time-ordered) per call for POST and PATCH, none for
    * other methods. Pass the same key again to retry an operation later (after
    * a crash, or after this call gave up).
    */

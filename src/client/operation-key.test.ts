@@ -2,13 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { isIdempotentFetchError } from './fetch-error.js';
 import { operationKey } from './operation-key.js';
 
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describe('operationKey', () => {
-  it.each(['POST', 'PATCH'])('creates a new random UUID for each %s', (method) => {
-    const first = operationKey(method, undefined, new Headers());
-    expect(first).toMatch(uuid);
-    expect(operationKey(method, undefined, new Headers())).not.toBe(first);
+  it.each(['POST', 'PATCH'])('creates a new version 7 UUID for each %s, each after the one before', (method) => {
+    const keys = Array.from({ length: 1000 }, () => operationKey(method, undefined, new Headers()) ?? '');
+    expect(keys.every((key) => uuid.test(key))).toBe(true);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect([...keys].sort()).toEqual(keys);
   });
 
   it.each(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'PURGE'])('gives %s no key of its own', (method) => {

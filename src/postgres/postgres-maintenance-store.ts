@@ -1,7 +1,7 @@
 import { RetrysafeError } from '../core/errors.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode, RecordState } from '../core/record.js';
-import type { MaintenanceStore, OperationDetails, StuckOperation } from '../store/maintenance-store.js';
+import type { MaintenanceStore, OperationDetails, StuckOperation, SweepBatch } from '../store/maintenance-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
 import { ids } from './sql/record-row.js';
 import { INSPECT_OPERATION, INSPECT_STEPS, STORE_STATS, STUCK_OPERATIONS, UNHANDLED_LEASES } from './sql/inspect.js';
@@ -64,12 +64,14 @@ interface StatsRow {
 export function maintenanceStore<Tx>(database: SqlDatabase<Tx>): MaintenanceStore {
   const activity = activityStore(database);
   const run = <Row>(text: string, values: readonly unknown[]): Promise<Row[]> => storeRows<Row>(database, text, values);
-  const count = async (text: string, limit: number): Promise<number> =>
-    (await run<{ n: number }>(text, [limit]))[0]?.n ?? 0;
+  const sweep = async (text: string, limit: number, from = '-infinity'): Promise<SweepBatch> => {
+    const [row] = await run<{ n: number; resume: string | null }>(text, [batchLimit(limit), from]);
+    return { changed: row?.n ?? 0, resume: row?.resume ?? undefined };
+  };
 
   return {
-    tombstoneExpired: (limit) => count(TOMBSTONE_EXPIRED, batchLimit(limit)),
-    deleteExpiredTombstones: (limit) => count(DELETE_EXPIRED_TOMBSTONES, batchLimit(limit)),
+    tombstoneExpired: (limit, from) => sweep(TOMBSTONE_EXPIRED, limit, from),
+    deleteExpiredTombstones: (limit, from) => sweep(DELETE_EXPIRED_TOMBSTONES, limit, from),
     pruneActivity: (olderThanSeconds, limit) => activity.pruneActivity(olderThanSeconds, batchLimit(limit)),
     async stats() {
       const [row] = await run<StatsRow>(STORE_STATS, []);

@@ -1,8 +1,10 @@
 export {
   type PruneOutcome,
   type PruneTask,
+  type SweepFailure,
   type SweepProgress,
   type SweepReport,
+  type SweepStep,
   Sweeper,
   type SweeperOptions,
 } from './sweeper.js';

@@ -1,6 +1,7 @@
 import { pollLoop } from '../background/poll-loop.js';
 import { pruneInBatches } from '../background/prune-in-batches.js';
-import type { MaintenanceStore } from '../store/maintenance-store.js';
+import type { MaintenanceStore, SweepBatch } from '../store/maintenance-store.js';
+import { isRetrysafeError } from '../core/errors.js';
 import { extend } from '../core/extend.js';
 import { budgeted } from '../store/budgeted-store.js';
 import { defaultStoreTimeoutMs } from '../store/store-clock.js';
@@ -28,10 +29,23 @@ export interface SweepProgress {
   readonly batches: number;
 }
 
+/** The steps of a pass over retrysafe's own tables, in the order it runs them. */
+export const SWEEP_STEPS = ['tombstone', 'delete', 'activity'] as const;
+
+export type SweepStep = (typeof SWEEP_STEPS)[number];
+
+/** A step that failed; the pass ran the others all the same. */
+export interface SweepFailure {
+  readonly step: SweepStep;
+  readonly error: unknown;
+}
+
 /** What one pass did. */
 export interface SweepReport extends SweepProgress {
   /** Hourly activity buckets deleted past `activityRetentionSeconds`. */
   readonly activityPruned: number;
+  /** The steps that failed, in order (`run` tells each to `onError`); empty when every step went through. */
+  readonly failed: readonly SweepFailure[];
   readonly tasks: readonly PruneOutcome[];
 }
 
@@ -49,7 +63,7 @@ export interface SweeperOptions {
   readonly idleMs?: number;
   /** Called after every batch, for progress lines. */
   readonly onBatch?: (progress: SweepProgress) => void;
-  /** `run`: told about failed passes, which are retried on the next pass. */
+  /** `run`: told about each failed step of a pass, which the next pass tries again. */
   readonly onError?: (error: unknown) => void;
 }
 
@@ -59,7 +73,9 @@ type Tally = { -readonly [K in keyof SweepProgress]: SweepProgress[K] };
  * Applies retention: turns expired responses into tombstones, then deletes
  * expired tombstones and the hourly activity counts past their retention,
  * batch by batch until none is left, then runs the prune tasks. Expiry is
- * decided here, never when a request reads a record.
+ * decided here, never when a request reads a record. Each step runs whether
+ * or not the one before it failed: a tombstone step that keeps failing on
+ * some row must not keep tombstones from being deleted, nor the reverse.
  */
 export class Sweeper {
   private readonly batchSize: number;
@@ -74,12 +90,25 @@ export class Sweeper {
   async runOnce(): Promise<SweepReport> {
     const { store } = this;
     const tally: Tally = { tombstoned: 0, deleted: 0, batches: 0 };
-    await this.drain(tally, 'tombstoned', (limit) => store.tombstoneExpired(limit));
-    await this.drain(tally, 'deleted', (limit) => store.deleteExpiredTombstones(limit));
-    const activityPruned = await pruneInBatches((older, limit) => store.pruneActivity(older, limit), {
-      olderThanSeconds: this.options.activityRetentionSeconds ?? 14 * 86_400,
-      batchSize: this.batchSize,
-    });
+    const failed: SweepFailure[] = [];
+    // A misuse (a batch size that is not a whole number, say) fails every pass alike: it throws at once.
+    const attempt = <T>(step: SweepStep, work: () => Promise<T>, otherwise: T): Promise<T> =>
+      work().catch((error: unknown) => {
+        if (isRetrysafeError(error, 'misuse')) throw error;
+        failed.push({ step, error });
+        return otherwise;
+      });
+    await attempt('tombstone', () => this.drain(tally, 'tombstoned', (n, from) => store.tombstoneExpired(n, from)), 0);
+    await attempt('delete', () => this.drain(tally, 'deleted', (n, from) => store.deleteExpiredTombstones(n, from)), 0);
+    const activityPruned = await attempt(
+      'activity',
+      () =>
+        pruneInBatches((older, limit) => store.pruneActivity(older, limit), {
+          olderThanSeconds: this.options.activityRetentionSeconds ?? 14 * 86_400,
+          batchSize: this.batchSize,
+        }),
+      0,
+    );
     const tasks: PruneOutcome[] = [];
     for (const task of this.options.tasks ?? []) {
       tasks.push(
@@ -89,7 +118,7 @@ export class Sweeper {
         ),
       );
     }
-    return extend(tally, { activityPruned, tasks });
+    return extend(tally, { activityPruned, failed, tasks });
   }
 
   /** Passes until `signal` aborts, resting `idleMs` after each. */
@@ -97,24 +126,29 @@ export class Sweeper {
     const { idleMs = 60_000, onError } = this.options;
     // A pass drains everything that had expired, so the next one always rests first.
     const pass = async (): Promise<boolean> => {
-      await this.runOnce();
+      for (const { error } of (await this.runOnce()).failed) onError?.(error);
       return false;
     };
     return pollLoop({ pass, idleMs, onError }, signal);
   }
 
-  /** Repeats one statement until a batch comes back short: then nothing more had expired. */
+  /**
+   * Repeats one statement until a batch comes back short: then nothing more had
+   * expired. Each batch walks on from where the one before it stopped.
+   */
   private async drain(
     tally: Tally,
     field: 'tombstoned' | 'deleted',
-    step: (limit: number) => Promise<number>,
-  ): Promise<void> {
+    step: (limit: number, from?: string) => Promise<SweepBatch>,
+  ): Promise<number> {
+    let from: string | undefined;
     for (;;) {
-      const changed = await step(this.batchSize);
+      const { changed, resume } = await step(this.batchSize, from);
+      from = resume ?? from;
       tally[field] += changed;
       tally.batches += 1;
       this.options.onBatch?.({ ...tally });
-      if (changed < this.batchSize) return;
+      if (changed < this.batchSize) return tally[field];
     }
   }
 }

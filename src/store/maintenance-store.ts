@@ -81,16 +81,27 @@ export interface StuckQuery {
   readonly limit: number;
 }
 
+/** One batch of a sweep step. */
+export interface SweepBatch {
+  /** Rows the batch changed. */
+  readonly changed: number;
+  /**
+   * Where in the sweep order the step's next batch of the same pass walks on
+   * from, as the store wrote it; undefined when the batch found no row.
+   */
+  readonly resume: string | undefined;
+}
+
 /**
  * The statements of retention and operations, apart from the request path.
  * Every sweep step is one short statement over at most `limit` rows, so it
  * never holds locks for long; unfinished operations are never swept.
  */
 export interface MaintenanceStore extends Pick<ActivityStore, 'pruneActivity'> {
-  /** Turns up to `limit` completed records whose response expired into tombstones; resolves to how many. */
-  tombstoneExpired(limit: number): Promise<number>;
-  /** Deletes up to `limit` tombstones that expired; resolves to how many. */
-  deleteExpiredTombstones(limit: number): Promise<number>;
+  /** Turns up to `limit` completed records whose response expired into tombstones, walking on from `from` (a previous batch's `resume`). */
+  tombstoneExpired(limit: number, from?: string): Promise<SweepBatch>;
+  /** Deletes up to `limit` tombstones that expired, walking on from `from` (a previous batch's `resume`). */
+  deleteExpiredTombstones(limit: number, from?: string): Promise<SweepBatch>;
   stats(): Promise<StoreStats>;
   inspect(identity: OperationIdentity, options?: { readonly body?: boolean }): Promise<OperationDetails | undefined>;
   /** Expired leases, operations backing off and unknown outcomes, oldest first. */

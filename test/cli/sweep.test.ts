@@ -41,6 +41,33 @@ describe('retrysafe sweep', () => {
     expect(again.stdout).toBe('Tombstoned 0 expired responses and deleted 0 expired tombstones in 2 batches.\n');
   });
 
+  it('deletes expired tombstones when turning responses into tombstones fails, and names the failed step (1)', async () => {
+    await db.database.query('DELETE FROM retrysafe_operations');
+    await insertRecord(db.database, { key: 'expired-response', state: 'completed', responseExpiresIn: -1 });
+    await insertRecord(db.database, { key: 'expired-tombstone', state: 'tombstone', expiresIn: -1 });
+    await db.database.query(
+      `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$`,
+    );
+    await db.database.query(
+      'CREATE TRIGGER refuse BEFORE UPDATE ON retrysafe_operations FOR EACH ROW EXECUTE FUNCTION refuse()',
+    );
+    try {
+      const run = await retrysafe(['sweep'], { DATABASE_URL: db.url });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('Tombstoned 0 expired responses and deleted 1 expired tombstone in 1 batches.\n');
+      expect(run.stderr).toMatch(
+        /^retrysafe sweep: turning expired responses into tombstones failed: The operation store failed: refused\.\n$/,
+      );
+    } finally {
+      await db.database.query('DROP TRIGGER refuse ON retrysafe_operations');
+      await db.database.query('DROP FUNCTION refuse()');
+    }
+    const rows = await recordsByKey(db.database);
+    expect(rows.get('expired-response')?.state).toBe('completed');
+    expect(rows.has('expired-tombstone')).toBe(false);
+    await db.database.query('DELETE FROM retrysafe_operations');
+  });
+
   /** Old and fresh rows in each messaging table; only the old finished ones may be pruned. */
   async function messagingRows(): Promise<void> {
     await db.database.query(`

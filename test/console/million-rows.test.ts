@@ -8,6 +8,7 @@ import { operatorStore } from '../../src/postgres/postgres-operator-store.js';
 import type { OperationQuery, OperatorStore } from '../../src/store/operator-store.js';
 import type { SqlDatabase, Statement } from '../../src/store/sql-client.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { nodes, type PlanNode, type Sent } from '../support/query-plans.js';
 
 /**
  * The plans of every statement the console and `retrysafe list`/`search` run,
@@ -80,24 +81,6 @@ INSERT INTO retrysafe_activity (hour, operation, kind, n)
 SELECT date_trunc('hour', now(), 'UTC') - make_interval(hours => h), 'orders.op' || o || '@1', kind, 1 + (h * o) % 50
 FROM generate_series(0, 14 * 24 - 1) AS h, generate_series(1, ${ACTIVITY_OPERATIONS}) AS o,
   unnest(ARRAY['new', 'replay', 'mismatch', 'conflict', 'unknown']) AS kind`;
-
-interface PlanNode {
-  readonly 'Node Type': string;
-  readonly 'Relation Name'?: string;
-  readonly 'Index Name'?: string;
-  readonly 'Shared Hit Blocks'?: number;
-  readonly 'Shared Read Blocks'?: number;
-  readonly Plans?: readonly PlanNode[];
-}
-
-interface Sent {
-  readonly text: string;
-  readonly values: readonly unknown[];
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
 
 describe('the console on a million operations (PostgreSQL)', () => {
   let db: TestDatabase;

@@ -473,7 +473,12 @@ describe('upgrading to the domain checks', () => {
     const before = await tableFiles();
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
-    expect(await migrate(database, migrations)).toEqual({ applied: [16], version: 16 });
+    expect(
+      await migrate(
+        database,
+        migrations.filter((m) => m.version <= 16),
+      ),
+    ).toEqual({ applied: [16], version: 16 });
     expect(await tableFiles()).toEqual(before);
     expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(
       records.map((record) => ({ ...record, last_error: null })),
@@ -481,5 +486,19 @@ describe('upgrading to the domain checks', () => {
     await expect(
       database.query('UPDATE retrysafe_operations SET last_error = repeat($1, 4097)', ['x']),
     ).rejects.toThrow(/check constraint/);
+  });
+
+  it('then sets the operation table’s autovacuum parameters (0017), rewriting no table and changing no row', async () => {
+    const files = `SELECT relname, relfilenode FROM pg_class WHERE relname LIKE 'retrysafe\\_%' AND relkind = 'r' ORDER BY relname`;
+    const before = (await database.query(files)).rows;
+    const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
+
+    expect(await migrate(database, migrations)).toMatchObject({ applied: [17] });
+    expect((await database.query(files)).rows).toEqual(before);
+    expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
+    const { rows } = await database.query<{ options: string[] }>(
+      `SELECT reloptions AS options FROM pg_class WHERE oid = 'retrysafe_operations'::regclass`,
+    );
+    expect(rows[0]?.options).toEqual(expect.arrayContaining(['autovacuum_vacuum_scale_factor=0.02', 'fillfactor=80']));
   });
 });

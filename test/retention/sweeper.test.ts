@@ -119,6 +119,34 @@ describe.each(engines)('sweeper on $name', (factory) => {
     expect(progress.map((p) => p.tombstoned)).toEqual([3, 6, 7, 7]);
   });
 
+  // A trigger refuses one step's statement on the real table: the other step still runs, and the report names the failure.
+  it.each([
+    { refused: 'UPDATE', step: 'tombstone', done: { tombstoned: 0, deleted: 1 }, left: ['completed', undefined] },
+    { refused: 'DELETE', step: 'delete', done: { tombstoned: 1, deleted: 0 }, left: ['tombstone', 'tombstone'] },
+  ])('runs the other steps when every $refused of a record fails, and reports the failed step', async (c) => {
+    await insertRecord(engine.database, { key: 'expired-response', state: 'completed', responseExpiresIn: -1 });
+    await insertRecord(engine.database, { key: 'expired-tombstone', state: 'tombstone', expiresIn: -1 });
+    await engine.database.query(
+      `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$`,
+    );
+    await engine.database.query(
+      `CREATE TRIGGER refuse BEFORE ${c.refused} ON retrysafe_operations FOR EACH ROW EXECUTE FUNCTION refuse()`,
+    );
+    let report;
+    try {
+      report = await sweeper().runOnce();
+    } finally {
+      await engine.database.query('DROP TRIGGER refuse ON retrysafe_operations');
+      await engine.database.query('DROP FUNCTION refuse()');
+    }
+
+    expect(report).toMatchObject(c.done);
+    expect(report.failed).toHaveLength(1);
+    expect(report.failed).toMatchObject([{ step: c.step, error: { code: 'store-unavailable' } }]);
+    const rows = await recordsByKey(engine.database);
+    expect([rows.get('expired-response')?.state, rows.get('expired-tombstone')?.state]).toEqual(c.left);
+  });
+
   it('runs its prune tasks after its own work and reports a failing one as a value', async () => {
     await insertRecord(engine.database, { key: 'expired', state: 'completed', responseExpiresIn: -1 });
     const order: string[] = [];

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { pruneInbox } from '../../inbox/inbox.js';
 import { pruneOutbox } from '../../outbox/prune.js';
 import { maintenanceStore } from '../../postgres/postgres-maintenance-store.js';
-import { type PruneOutcome, type PruneTask, type SweepProgress, Sweeper } from '../../retention/sweeper.js';
+import { type PruneTask, SWEEP_STEPS, type SweepProgress, type SweepStep, Sweeper } from '../../retention/sweeper.js';
 import type { SqlClient, SqlDatabase } from '../../store/sql-client.js';
 import { pruneWebhookEvents } from '../../webhooks/prune.js';
 import {
@@ -30,6 +30,13 @@ const PRUNES = [
   { name: 'webhooks', flag: 'webhooksOlderThan', what: 'processed webhook events', prune: pruneWebhookEvents },
   { name: 'inbox', flag: 'inboxOlderThan', what: 'inbox records', prune: pruneInbox },
 ] as const;
+
+/** What each step of a pass does, as a failure names it. */
+const STEPS: Readonly<Record<SweepStep, string>> = {
+  tombstone: 'turning expired responses into tombstones',
+  delete: 'deleting expired tombstones',
+  activity: 'pruning activity counts',
+};
 
 /** How often a long pass reports its progress on stderr. */
 const PROGRESS_EVERY_MS = 1000;
@@ -77,6 +84,9 @@ export function registerSweep(program: Command): Command {
           onBatch: progressLine(),
         });
         const report = await sweeper.runOnce();
+        // Every step failed (the database unreachable, the schema missing): the pass failed, said in one line.
+        const [first] = report.failed;
+        if (first !== undefined && report.failed.length === SWEEP_STEPS.length) throw first.error;
         const pruned = Object.fromEntries(report.tasks.map((task) => [task.name, task.ok ? task.removed : null]));
         output(
           flags,
@@ -93,9 +103,14 @@ export function registerSweep(program: Command): Command {
               .map((task) => `Pruned ${task.removed} ${PRUNES.find((p) => p.name === task.name)?.what ?? task.name}.`),
           ].join('\n'),
         );
-        const failed = report.tasks.find((task): task is Extract<PruneOutcome, { ok: false }> => !task.ok);
-        if (failed !== undefined)
-          throw new CommandFailure(`pruning ${failed.name} failed: ${describeError(failed.error)}`);
+        // A step or task that failed does not stop the others: each is named, after what the pass did.
+        const failures = [
+          ...report.failed.map(({ step, error }) => `${STEPS[step]} failed: ${describeError(error)}`),
+          ...report.tasks.flatMap((task) =>
+            task.ok ? [] : [`pruning ${task.name} failed: ${describeError(task.error)}`],
+          ),
+        ];
+        if (failures.length > 0) throw new CommandFailure(failures.join('; '));
       });
     });
 }

@@ -14,6 +14,7 @@ import { activity } from './0013_activity.js';
 import { claimLockKeyAndTimeout } from './0014_claim_lock_key_and_timeout.js';
 import { failedActivity } from './0015_failed_activity.js';
 import { lastError } from './0016_last_error.js';
+import { operationsAutovacuum } from './0017_operations_autovacuum.js';
 import type { Migration } from './migration.js';
 
 export { latestVersion, type Migration } from './migration.js';
@@ -39,4 +40,5 @@ export const migrations: readonly Migration[] = [
   claimLockKeyAndTimeout,
   failedActivity,
   lastError,
+  operationsAutovacuum,
 ];

@@ -13,13 +13,14 @@ VALUES ($1, $2, $3)
 ON CONFLICT (consumer, generation, message_id) DO NOTHING
 RETURNING 1`;
 
-/** One batch of inbox records older than the retention. $1 seconds, $2 batch size. */
+/** One batch of inbox records older than the retention, oldest first on their index (as the outbox's prune). $1 seconds, $2 batch size. */
 export const PRUNE_INBOX = `
 WITH pruned AS (
   DELETE FROM retrysafe_inbox
   WHERE (consumer, generation, message_id) IN (
     SELECT consumer, generation, message_id FROM retrysafe_inbox
     WHERE processed_at < now() - make_interval(secs => $1)
+    ORDER BY processed_at
     LIMIT $2
   )
   RETURNING 1

@@ -45,13 +45,14 @@ UPDATE retrysafe_webhook_events
 SET attempts = attempts + 1, state = 'dead', last_error = $3, parked_at = now()
 WHERE receiver = $1 AND id = $2 AND state = 'received'`;
 
-/** One batch of processed events older than the retention. $1 seconds, $2 batch size. */
+/** One batch of processed events older than the retention, oldest first on their index (as the outbox's prune). $1 seconds, $2 batch size. */
 export const PRUNE_WEBHOOK_EVENTS = `
 WITH pruned AS (
   DELETE FROM retrysafe_webhook_events
   WHERE (receiver, id) IN (
     SELECT receiver, id FROM retrysafe_webhook_events
     WHERE state = 'processed' AND processed_at < now() - make_interval(secs => $1)
+    ORDER BY processed_at
     LIMIT $2
   )
   RETURNING 1
