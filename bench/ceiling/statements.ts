@@ -94,15 +94,19 @@ export const PLAIN_LOCK = 'SELECT pg_advisory_xact_lock(retrysafe_lock_key($1, $
 /**
  * Takes the rules off a migrated schema's record table, for the physical
  * bench's `unruled` shape only: every column typed by one of retrysafe's
- * domains gets the domain's base type, and the CHECK on each state's columns
- * goes. Indexes, defaults and NOT NULL stay. What is left is the same row,
- * written without the checks PostgreSQL runs on every INSERT.
+ * domains gets the domain's base type, and every CHECK (the one on each
+ * state's columns, the last error's bound) goes. Indexes, defaults and NOT
+ * NULL stay. What is left is the same row, written without the checks
+ * PostgreSQL runs on every INSERT.
  */
 export const UNRULE_RECORDS = `
-ALTER TABLE retrysafe_operations DROP CONSTRAINT retrysafe_operations_state_shape;
 DO $$
 DECLARE typed record;
 BEGIN
+  FOR typed IN SELECT conname FROM pg_constraint WHERE conrelid = 'retrysafe_operations'::regclass AND contype = 'c'
+  LOOP
+    EXECUTE format('ALTER TABLE retrysafe_operations DROP CONSTRAINT %I', typed.conname);
+  END LOOP;
   FOR typed IN SELECT column_name, data_type FROM information_schema.columns
                WHERE table_schema = current_schema() AND table_name = 'retrysafe_operations' AND domain_name IS NOT NULL
   LOOP
