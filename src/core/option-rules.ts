@@ -14,7 +14,7 @@ export const TIMER_MAX_MS = 2 ** 31 - 1;
 /** The same limit in whole seconds, for a duration in seconds that arms a timer or asks a client to. */
 export const TIMER_MAX_SECONDS = Math.floor(TIMER_MAX_MS / 1000);
 
-/** A duration kept in the database rather than timed in the process (retention, an age): at most 100 years. */
+/** A duration kept in the database rather than armed as a timer (retention, an age): at most 100 years. */
 export const STORED_MAX_SECONDS = 100 * 365 * 86_400;
 
 /** What the number counts: its unit in messages, and whether a fraction makes sense. */
@@ -29,8 +29,11 @@ export interface NumberRule {
 }
 
 /** A duration in milliseconds: a timer holds at most `TIMER_MAX_MS`. */
-export function milliseconds(min: number, options: { readonly unbounded?: boolean } = {}): NumberRule {
-  return { kind: 'milliseconds', min, max: TIMER_MAX_MS, unbounded: options.unbounded ?? false };
+export function milliseconds(
+  min: number,
+  options: { readonly max?: number; readonly unbounded?: boolean } = {},
+): NumberRule {
+  return { kind: 'milliseconds', min, max: options.max ?? TIMER_MAX_MS, unbounded: options.unbounded ?? false };
 }
 
 /** A duration in seconds, fractions allowed. */

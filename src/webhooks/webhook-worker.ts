@@ -1,3 +1,4 @@
+import { checkOptions, count, milliseconds, type OptionRules } from '../core/option-rules.js';
 import { pollLoop } from '../background/poll-loop.js';
 import { afterFailure, errorText, resolveRetryPolicy, type RetryPolicy } from '../background/worker-retry.js';
 import { budgetedInbox, consumeIn, inboxKey, type InboxResult } from '../inbox/inbox.js';
@@ -46,6 +47,12 @@ export interface WebhookWorkerOptions<Tx> {
   readonly onError?: (error: unknown) => void;
 }
 
+export const webhookWorkerRules = {
+  batchSize: count(1, 10_000),
+  storeTimeoutMs: milliseconds(1),
+  idleMs: milliseconds(1),
+} as const satisfies OptionRules<WebhookWorkerOptions<unknown>>;
+
 /** What one pass did, by event. */
 export interface WebhookWorkerReport {
   readonly processed: number;
@@ -74,6 +81,7 @@ export class WebhookWorker<Tx> {
   private readonly events: WebhookStore<Tx>;
 
   constructor(private readonly options: WebhookWorkerOptions<Tx>) {
+    checkOptions(webhookWorkerRules, options);
     this.retry = resolveRetryPolicy(options.retry);
     const budgetMs = options.storeTimeoutMs ?? defaultStoreTimeoutMs;
     const inbox = inboxStore(options.database);

@@ -1,5 +1,6 @@
 import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
 import { extend } from '../../core/extend.js';
+import { checkOptions, milliseconds, type OptionRules } from '../../core/option-rules.js';
 
 /** The members of a Prisma client or interactive transaction client that retrysafe calls. */
 export interface PrismaQueryable {
@@ -20,6 +21,12 @@ export interface PrismaTransactionOptions {
   readonly timeout?: number;
 }
 
+/** Both are timers, in Prisma's engine. */
+export const prismaTransactionRules = {
+  maxWait: milliseconds(1),
+  timeout: milliseconds(1),
+} as const satisfies OptionRules<PrismaTransactionOptions>;
+
 /** The members of a `PrismaClient` (Prisma 7, with a driver adapter such as `@prisma/adapter-pg`) that retrysafe calls. */
 export interface PrismaLike<Tx extends PrismaQueryable> extends PrismaQueryable {
   $transaction<T>(
@@ -38,6 +45,7 @@ export function fromPrisma<Tx extends PrismaQueryable>(
   prisma: PrismaLike<Tx>,
   options: PrismaTransactionOptions = {},
 ): SqlDatabase<Tx> {
+  checkOptions(prismaTransactionRules, options);
   const limits = extend(options, { timeout: options.timeout ?? DEFAULT_TIMEOUT_MS });
   // Prisma's driver adapters send it as SET TRANSACTION after BEGIN, one round trip more.
   const settings = extend(limits, { isolationLevel: 'ReadCommitted' as const });
