@@ -4,6 +4,7 @@ import type { OperationIdentity } from '../core/identity.js';
 import { fromPg } from '../postgres/clients/from-pg.js';
 import { sqlState, UNDEFINED_TABLE } from '../postgres/sqlstate.js';
 import { portable, type SqlClient, type SqlDatabase } from '../store/sql-client.js';
+import { count, fits, type NumberRule, rangeOf, STORED_MAX_SECONDS, wholeSeconds } from '../core/option-rules.js';
 
 /** The options every command that talks to the database shares. */
 export interface DatabaseFlags {
@@ -150,11 +151,21 @@ export function identityLabel(identity: OperationIdentity): string {
   return `${identity.tenant} / ${identity.operation} / ${identity.key}`;
 }
 
-/** A commander parser for whole numbers from `min` up, no larger than a double holds exactly. */
-export function wholeNumber(min: number): (value: string) => number {
-  return (value) => {
-    if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < min)
-      throw new InvalidArgumentError(`expected a whole number of at least ${min}.`);
+/** A page of the operator store holds 1 to 1000 rows. */
+export const PAGE_LIMIT = count(1, 1000);
+
+/** An age in whole seconds, as SQL compares it with a claim time. */
+export const OLDER_THAN = wholeSeconds(0, STORED_MAX_SECONDS);
+
+/** A commander parser for a number flag; it carries its rule, so that the flag's range can be read back. */
+export type NumberFlag = ((value: string) => number) & { readonly rule: NumberRule };
+
+/** A commander parser for a number within `rule`, written in decimal digits. */
+export function numberFlag(rule: NumberRule): NumberFlag {
+  const parse = (value: string): number => {
+    if (!/^\d+(?:\.\d+)?$/.test(value) || !fits(Number(value), rule))
+      throw new InvalidArgumentError(`expected ${rangeOf(rule)}.`);
     return Number(value);
   };
+  return Object.assign(parse, { rule });
 }

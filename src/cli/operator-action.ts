@@ -1,4 +1,5 @@
 import { userInfo } from 'node:os';
+import { count } from '../core/option-rules.js';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type OperatorAction, runOperatorAction } from '../console/actions.js';
 import type { OperationIdentity } from '../core/identity.js';
@@ -11,7 +12,7 @@ import {
   type DatabaseFlags,
   identityLabel,
   output,
-  wholeNumber,
+  numberFlag,
   withDatabase,
 } from './database-command.js';
 import { KEY_DESCRIPTION, keyArgument } from './key-argument.js';
@@ -66,7 +67,7 @@ export function operationActionCommand(program: Command, name: string, reason: s
   ).option(
     '--fencing-token <n>',
     'the fencing token of the record as you inspected it ("retrysafe inspect"): refused if the record has another since',
-    wholeNumber(0),
+    numberFlag(count(0, Number.MAX_SAFE_INTEGER)),
   );
 }
 

@@ -81,16 +81,21 @@ export function rangeOf(rule: NumberRule): string {
   return `${WHAT[rule.kind]} from ${rule.min} to ${rule.max}${rule.unbounded ? ', or Infinity for none' : ''}`;
 }
 
-/** What is wrong with `value` as option `name` under `rule`; undefined when nothing is. */
-export function numberProblem(name: string, value: unknown, rule: NumberRule): string | undefined {
-  if (rule.unbounded && value === Infinity) return undefined;
-  const fits =
+/** Whether `value` is a number `rule` allows. */
+export function fits(value: unknown, rule: NumberRule): boolean {
+  if (rule.unbounded && value === Infinity) return true;
+  return (
     typeof value === 'number' &&
     Number.isFinite(value) &&
     (!WHOLE.has(rule.kind) || Number.isInteger(value)) &&
     value >= rule.min &&
-    value <= rule.max;
-  return fits ? undefined : `${name} must be ${rangeOf(rule)}, got ${String(value)}.`;
+    value <= rule.max
+  );
+}
+
+/** What is wrong with `value` as option `name` under `rule`; undefined when nothing is. */
+export function numberProblem(name: string, value: unknown, rule: NumberRule): string | undefined {
+  return fits(value, rule) ? undefined : `${name} must be ${rangeOf(rule)}, got ${String(value)}.`;
 }
 
 /**

@@ -2,7 +2,15 @@ import type { Command } from 'commander';
 import { ageText } from '../../core/age.js';
 import { maintenanceStore } from '../../postgres/postgres-maintenance-store.js';
 import type { StuckOperation } from '../../store/maintenance-store.js';
-import { databaseCommand, type DatabaseFlags, output, wholeNumber, withDatabase } from '../database-command.js';
+import {
+  databaseCommand,
+  type DatabaseFlags,
+  numberFlag,
+  OLDER_THAN,
+  output,
+  withDatabase,
+} from '../database-command.js';
+import { count } from '../../core/option-rules.js';
 
 interface StuckFlags extends DatabaseFlags {
   readonly olderThan: number;
@@ -13,8 +21,8 @@ interface StuckFlags extends DatabaseFlags {
 export function registerStuck(program: Command): Command {
   return databaseCommand(program, 'stuck')
     .description('List operations that need attention: expired leases (the recovery backlog) and unknown outcomes.')
-    .option('--older-than <seconds>', 'only operations claimed at least this long ago', wholeNumber(0), 0)
-    .option('--limit <n>', 'most operations listed of each kind', wholeNumber(1), 100)
+    .option('--older-than <seconds>', 'only operations claimed at least this long ago', numberFlag(OLDER_THAN), 0)
+    .option('--limit <n>', 'most operations listed of each kind', numberFlag(count(1, 10_000)), 100)
     .action((flags: StuckFlags, command: Command) =>
       withDatabase(command, flags, async (database) => {
         const stuck = await maintenanceStore(database).stuck({ olderThanSeconds: flags.olderThan, limit: flags.limit });
