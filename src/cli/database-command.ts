@@ -4,7 +4,8 @@ import type { OperationIdentity } from '../core/identity.js';
 import { fromPg } from '../postgres/clients/from-pg.js';
 import { sqlState, UNDEFINED_TABLE } from '../postgres/sqlstate.js';
 import { portable, type SqlClient, type SqlDatabase } from '../store/sql-client.js';
-import { count, fits, type NumberRule, rangeOf, STORED_MAX_SECONDS, wholeSeconds } from '../core/option-rules.js';
+import { fits, type NumberRule, rangeOf } from '../core/option-rules.js';
+import { operationQueryRules } from '../store/operator-rules.js';
 
 /** The options every command that talks to the database shares. */
 export interface DatabaseFlags {
@@ -152,10 +153,10 @@ export function identityLabel(identity: OperationIdentity): string {
 }
 
 /** A page of the operator store holds 1 to 1000 rows. */
-export const PAGE_LIMIT = count(1, 1000);
+export const PAGE_LIMIT = operationQueryRules.limit;
 
 /** An age in whole seconds, as SQL compares it with a claim time. */
-export const OLDER_THAN = wholeSeconds(0, STORED_MAX_SECONDS);
+export const OLDER_THAN = operationQueryRules.olderThanSeconds;
 
 /** A commander parser for a number flag; it carries its rule, so that the flag's range can be read back. */
 export type NumberFlag = ((value: string) => number) & { readonly rule: NumberRule };

@@ -1,11 +1,11 @@
 import { userInfo } from 'node:os';
-import { count } from '../core/option-rules.js';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type OperatorAction, runOperatorAction } from '../console/actions.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { RecordState } from '../core/record.js';
 import { operatorStore } from '../postgres/postgres-operator-store.js';
 import type { Actor, OperationView, RecordVersion } from '../store/operator-store.js';
+import { fencingTokenRule } from '../store/operator-rules.js';
 import {
   CommandFailure,
   databaseCommand,
@@ -67,7 +67,7 @@ export function operationActionCommand(program: Command, name: string, reason: s
   ).option(
     '--fencing-token <n>',
     'the fencing token of the record as you inspected it ("retrysafe inspect"): refused if the record has another since',
-    numberFlag(count(0, Number.MAX_SAFE_INTEGER)),
+    numberFlag(fencingTokenRule),
   );
 }
 

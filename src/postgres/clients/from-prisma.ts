@@ -1,6 +1,7 @@
 import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
 import { extend } from '../../core/extend.js';
-import { checkOptions, milliseconds, type OptionRules } from '../../core/option-rules.js';
+import { checkOptions } from '../../core/option-rules.js';
+import { prismaTransactionRules } from '../data-layer-limits.js';
 
 /** The members of a Prisma client or interactive transaction client that retrysafe calls. */
 export interface PrismaQueryable {
@@ -20,12 +21,6 @@ export interface PrismaTransactionOptions {
    */
   readonly timeout?: number;
 }
-
-/** Both are timers, in Prisma's engine. */
-export const prismaTransactionRules = {
-  maxWait: milliseconds(1),
-  timeout: milliseconds(1),
-} as const satisfies OptionRules<PrismaTransactionOptions>;
 
 /** The members of a `PrismaClient` (Prisma 7, with a driver adapter such as `@prisma/adapter-pg`) that retrysafe calls. */
 export interface PrismaLike<Tx extends PrismaQueryable> extends PrismaQueryable {
