@@ -29,6 +29,9 @@ import { maintenanceStore, postgresStore } from '../../src/postgres/index.js';
 import { Sweeper } from '../../src/retention/index.js';
 import { sweeperRules } from '../../src/retention/sweeper.js';
 import { replayCacheRules } from '../../src/store/replay-cache.js';
+import { storeTimer } from '../../src/observe/index.js';
+import { bucketRule } from '../../src/observe/timed-store.js';
+import { Registry } from 'prom-client';
 import { pruneWebhookEvents, receiveWebhook, verifyWebhook, WebhookWorker } from '../../src/webhooks/index.js';
 import { receiverRules } from '../../src/webhooks/receive.js';
 import { verifyRules } from '../../src/webhooks/verify.js';
@@ -314,6 +317,22 @@ describe.each(engines)('every numeric option of every public API, on $name', (fa
       });
     }
   });
+});
+
+describe("the store timer's histogram buckets", () => {
+  it.each([[[Number.NaN]], [[-1]], [[0]], [[Infinity]], [[2 ** 31]], [[0.5, 0.25]], [[1, 1]]])(
+    'refuses %j, naming them',
+    (buckets) => {
+      let thrown: unknown;
+      try {
+        storeTimer(new Registry(), { buckets });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toMatchObject({ code: 'misuse', message: expect.stringMatching(/^buckets/) as unknown });
+      expect(rangeOf(bucketRule)).toBe('a number of seconds from 0.000001 to 3600');
+    },
+  );
 });
 
 // The public entries of package.json, and every interface they name.
