@@ -35,6 +35,6 @@ async function pruneAll(pruneBatch: PruneBatch, olderThanSeconds: number, batchS
 }
 
 function checkPrune(options: PruneOptions): { readonly olderThanSeconds: number; readonly batchSize: number } {
-  checkOptions(pruneRules, options);
+  checkOptions(pruneRules, options, '', ['olderThanSeconds']);
   return { olderThanSeconds: options.olderThanSeconds, batchSize: options.batchSize ?? 500 };
 }

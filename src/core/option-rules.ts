@@ -100,27 +100,33 @@ export function numberProblem(name: string, value: unknown, rule: NumberRule): s
 
 /**
  * The first problem among the options given (an absent or undefined option
- * takes its default and is not checked); `prefix` names the object they sit in
- * (`retryDelay.`).
+ * takes its default and is not checked, unless it is `required`); `prefix`
+ * names the object they sit in (`retryDelay.`).
  */
 export function optionsProblem<T extends object>(
   rules: OptionRules<T>,
   options: T | undefined,
   prefix = '',
+  required: readonly NumericOptions<T>[] = [],
 ): string | undefined {
   if (options === undefined) return undefined;
   const given = options as Readonly<Record<string, unknown>>;
   for (const [name, rule] of Object.entries<NumberRule>(rules)) {
     const value = given[name];
-    if (value === undefined) continue;
+    if (value === undefined && !(required as readonly string[]).includes(name)) continue;
     const problem = numberProblem(prefix + name, value, rule);
     if (problem !== undefined) return problem;
   }
   return undefined;
 }
 
-/** Throws `misuse` naming the first option out of its range. */
-export function checkOptions<T extends object>(rules: OptionRules<T>, options: T | undefined, prefix = ''): void {
-  const problem = optionsProblem(rules, options, prefix);
+/** Throws `misuse` naming the first option out of its range, or a `required` one left out. */
+export function checkOptions<T extends object>(
+  rules: OptionRules<T>,
+  options: T | undefined,
+  prefix = '',
+  required: readonly NumericOptions<T>[] = [],
+): void {
+  const problem = optionsProblem(rules, options, prefix, required);
   if (problem !== undefined) throw new RetrysafeError('misuse', problem);
 }

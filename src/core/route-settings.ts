@@ -2,7 +2,7 @@ import type { OperationIdentity } from './identity.js';
 import { RetrysafeError } from './errors.js';
 import { defaultRetention, type Retention } from './retention.js';
 import { extend } from './extend.js';
-import { milliseconds, numberProblem, type OptionRules, seconds, STORED_MAX_SECONDS } from './option-rules.js';
+import { checkOptions, milliseconds, type OptionRules, seconds, STORED_MAX_SECONDS } from './option-rules.js';
 
 /**
  * How long an operation's answer and tombstone are kept: fixed, or decided
@@ -58,9 +58,6 @@ export function resolveRetention(
  * rather than as a store error that a retry would meet again.
  */
 export function checkRetention(retention: Retention): Retention {
-  for (const [name, rule] of Object.entries(retentionRules)) {
-    const problem = numberProblem(`retention.${name}`, retention[name as keyof Retention], rule);
-    if (problem !== undefined) throw new RetrysafeError('misuse', problem);
-  }
+  checkOptions(retentionRules, retention, 'retention.', ['responseSeconds', 'tombstoneSeconds']);
   return retention;
 }

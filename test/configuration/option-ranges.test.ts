@@ -304,6 +304,23 @@ describe.each(engines)('every numeric option of every public API, on $name', (fa
   });
   afterAll(() => engine.close());
 
+  // A JavaScript caller can leave out what the type requires: a prune with no age would delete by NaN.
+  it('refuses a prune without its age, and a retention function that answers none', async () => {
+    const prune = await failure(() => pruneInbox(engine.database, {} as { olderThanSeconds: number }));
+    expect(prune).toMatchObject({
+      code: 'misuse',
+      message: expect.stringContaining('olderThanSeconds must be') as unknown,
+    });
+    const config = idempotency({
+      store: postgresStore(engine.database),
+      retention: () => ({ responseSeconds: undefined }),
+    });
+    expect(await failure(() => config.retentionFor(IDENTITY))).toMatchObject({
+      code: 'misuse',
+      message: expect.stringContaining('retention.responseSeconds must be') as unknown,
+    });
+  });
+
   describe.each(entries.map((entry) => [`${entry.type} (${entry.prefix ?? ''})`, entry] as const))('%s', (_, entry) => {
     for (const [name, rule] of Object.entries(entry.rules)) {
       it(`refuses ${name} outside ${rangeOf(rule)}, naming it`, async () => {
