@@ -36,7 +36,7 @@ export {
   type TransparentRoute,
   type Validation,
 } from './core/route.js';
-export type { Observer, RetrysafeEvent, RetrysafeEventOf } from './core/events.js';
+export type { AttemptEnd, Observer, RetrysafeEvent, RetrysafeEventOf } from './core/events.js';
 export type { Tracing } from './core/tracing.js';
 export { idempotent, type IdempotentOptions, type IdempotentOutcome } from './modes/idempotent.js';
 export type { RetentionSetting, RouteSettings } from './core/route-settings.js';
@@ -77,6 +77,7 @@ export type { AtomicClaim, AtomicStore, AtomicTransaction, ClaimRequest, Settlem
 export type {
   ExpiredLease,
   ExpiredLeases,
+  Failure,
   Lease,
   LeaseClaim,
   LeaseClaims,

@@ -1,5 +1,5 @@
 import type { AttemptEnd, Observer, RetrysafeEvent } from '../core/events.js';
-import { positive } from '../core/route-settings.js';
+import { checkOptions, count, milliseconds, type OptionRules } from '../core/option-rules.js';
 import type { ActivityCount, ActivityKind, ActivityStore } from '../store/activity-store.js';
 
 export interface ActivityOptions {
@@ -10,6 +10,12 @@ export interface ActivityOptions {
   /** Told about every failed flush; its counts are kept for the next. */
   readonly onError?: (error: unknown) => void;
 }
+
+/** The flush is a timer. */
+export const activityRules = {
+  flushIntervalMs: milliseconds(1),
+  maxBuckets: count(1, 10_000_000),
+} as const satisfies OptionRules<ActivityOptions>;
 
 /** The kind each event counts as, if it counts: the console's charts. */
 const KINDS: Partial<Record<RetrysafeEvent['type'], ActivityKind>> = {
@@ -54,8 +60,9 @@ export class ActivityRecorder {
     private readonly store: Pick<ActivityStore, 'addActivity'>,
     private readonly options: ActivityOptions = {},
   ) {
-    this.intervalMs = positive('flushIntervalMs', options.flushIntervalMs ?? 10_000);
-    this.maxBuckets = positive('maxBuckets', options.maxBuckets ?? 10_000);
+    checkOptions(activityRules, options, 'activity.');
+    this.intervalMs = options.flushIntervalMs ?? 10_000;
+    this.maxBuckets = options.maxBuckets ?? 10_000;
   }
 
   /** The observer to give `idempotency({ observers })`: counts, and schedules a flush. */

@@ -1,4 +1,4 @@
-import { RetrysafeError } from '../core/errors.js';
+import { checkOptions, count, type OptionRules, seconds, STORED_MAX_SECONDS } from '../core/option-rules.js';
 
 export interface PruneOptions {
   /** Rows older than this many seconds go. */
@@ -6,6 +6,11 @@ export interface PruneOptions {
   /** Rows deleted per statement, so that no statement holds many locks for long. Default 500. */
   readonly batchSize?: number;
 }
+
+export const pruneRules = {
+  olderThanSeconds: seconds(0, STORED_MAX_SECONDS),
+  batchSize: count(1, 100_000),
+} as const satisfies OptionRules<PruneOptions>;
 
 /** Deletes one batch of at most `batchSize` rows older than `olderThanSeconds`; resolves to how many went. */
 export type PruneBatch = (olderThanSeconds: number, batchSize: number) => Promise<number>;
@@ -30,9 +35,6 @@ async function pruneAll(pruneBatch: PruneBatch, olderThanSeconds: number, batchS
 }
 
 function checkPrune(options: PruneOptions): { readonly olderThanSeconds: number; readonly batchSize: number } {
-  const batchSize = options.batchSize ?? 500;
-  if (!(options.olderThanSeconds >= 0)) throw new RetrysafeError('misuse', 'olderThanSeconds must be zero or more.');
-  if (!Number.isInteger(batchSize) || batchSize < 1)
-    throw new RetrysafeError('misuse', 'batchSize must be a positive integer.');
-  return { olderThanSeconds: options.olderThanSeconds, batchSize };
+  checkOptions(pruneRules, options, '', ['olderThanSeconds']);
+  return { olderThanSeconds: options.olderThanSeconds, batchSize: options.batchSize ?? 500 };
 }

@@ -1,5 +1,6 @@
 import { backoffDelay, type BackoffOptions } from '../client/backoff.js';
 import { RetrysafeError } from '../core/errors.js';
+import { checkOptions, count, milliseconds, type OptionRules } from '../core/option-rules.js';
 import { extend } from '../core/extend.js';
 
 /** How often and how patiently failed work is tried again before it is parked. */
@@ -13,13 +14,18 @@ export interface RetryPolicy extends BackoffOptions {
 /** Up to 10 attempts, waiting a random time up to 1 s, 2 s, 4 s, … and at most 5 minutes. */
 export const defaultRetryPolicy: RetryPolicy = { maxAttempts: 10, baseDelayMs: 1000, maxDelayMs: 300_000 };
 
+/** A worker's retry policy; its delays are kept as a due time, and bounded like a timer all the same. */
+export const retryPolicyRules = {
+  maxAttempts: count(1, 1000),
+  baseDelayMs: milliseconds(0),
+  maxDelayMs: milliseconds(0),
+} as const satisfies OptionRules<RetryPolicy>;
+
 export function resolveRetryPolicy(options: Partial<RetryPolicy> = {}): RetryPolicy {
+  checkOptions(retryPolicyRules, options, 'retry.');
   const policy = extend(defaultRetryPolicy, options);
-  if (!Number.isInteger(policy.maxAttempts) || policy.maxAttempts < 1) {
-    throw new RetrysafeError('misuse', `maxAttempts must be a positive integer, got ${policy.maxAttempts}.`);
-  }
-  if (!(policy.baseDelayMs >= 0) || !(policy.maxDelayMs >= policy.baseDelayMs)) {
-    throw new RetrysafeError('misuse', 'The backoff needs 0 <= baseDelayMs <= maxDelayMs.');
+  if (policy.maxDelayMs < policy.baseDelayMs) {
+    throw new RetrysafeError('misuse', 'The backoff needs baseDelayMs <= maxDelayMs.');
   }
   return policy;
 }

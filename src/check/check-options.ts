@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { fillTemplate, UUID_TOKEN } from './body-template.js';
 import { CheckError } from './check-error.js';
+import { count, milliseconds, type OptionRules, optionsProblem } from '../core/option-rules.js';
 
 /** What to check, and how hard. Only `url` is required. */
 export interface CheckOptions {
@@ -82,13 +83,30 @@ export const checkDefaults = {
 export const MAX_CONCURRENCY = 256;
 export const MAX_BURSTS = 16;
 
+/** A request answers within 10 minutes, the whole check within an hour. */
+export const checkRules = {
+  expiredStatus: count(100, 599),
+  concurrency: count(1, MAX_CONCURRENCY),
+  bursts: count(1, MAX_BURSTS),
+  timeoutMs: milliseconds(1, { max: 600_000 }),
+  deadlineMs: milliseconds(1, { max: 3_600_000 }),
+  abandonAfterMs: milliseconds(0, { max: 600_000 }),
+} as const satisfies OptionRules<CheckOptions>;
+
 /** Headers the checker writes itself. */
 const RESERVED_HEADERS = new Set(['idempotency-key', 'host', 'content-length', 'transfer-encoding', 'connection']);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** Checks and completes the options; throws `CheckError('invalid-options')`. */
 export function planCheck(options: CheckOptions): CheckPlan {
-  const timeoutMs = integer('timeout', options.timeoutMs ?? checkDefaults.timeoutMs, 1, 600_000);
+  const problem = optionsProblem(checkRules, options);
+  if (problem !== undefined) invalid(problem);
+  const timeoutMs = options.timeoutMs ?? checkDefaults.timeoutMs;
+  const deadlineMs = options.deadlineMs ?? checkDefaults.deadlineMs;
+  const abandonAfterMs = options.abandonAfterMs ?? checkDefaults.abandonAfterMs;
+  if (deadlineMs < timeoutMs) invalid(`deadlineMs (${deadlineMs}) must be at least timeoutMs (${timeoutMs}).`);
+  if (abandonAfterMs >= timeoutMs)
+    invalid(`abandonAfterMs (${abandonAfterMs}) must be below timeoutMs (${timeoutMs}).`);
   const method = (options.method ?? checkDefaults.method).toUpperCase();
   if (!TOKEN.test(method)) invalid(`"${method}" is not an HTTP method.`);
   if (options.countUrl !== undefined) httpUrl('count URL', fillTemplate(options.countUrl, randomUUID()));
@@ -103,11 +121,11 @@ export function planCheck(options: CheckOptions): CheckPlan {
     revokedHeaders: optionalHeaders('revoked header', options.revokedHeaders),
     countUrl: options.countUrl,
     expired: expiredKey(options),
-    concurrency: integer('concurrency', options.concurrency ?? checkDefaults.concurrency, 1, MAX_CONCURRENCY),
-    bursts: integer('bursts', options.bursts ?? checkDefaults.bursts, 1, MAX_BURSTS),
+    concurrency: options.concurrency ?? checkDefaults.concurrency,
+    bursts: options.bursts ?? checkDefaults.bursts,
     timeoutMs,
-    deadlineMs: integer('deadline', options.deadlineMs ?? checkDefaults.deadlineMs, timeoutMs, 3_600_000),
-    abandonAfterMs: integer('abandon-after', options.abandonAfterMs ?? checkDefaults.abandonAfterMs, 0, timeoutMs - 1),
+    deadlineMs,
+    abandonAfterMs,
   };
 }
 
@@ -122,8 +140,7 @@ function expiredKey(options: CheckOptions): CheckPlan['expired'] {
   const body = options.expiredBody ?? options.body ?? checkDefaults.body;
   if (body.includes(UUID_TOKEN))
     invalid(`The expired key's body holds ${UUID_TOKEN}: give the body it was first sent with as the expired body.`);
-  const status = integer('expired status', options.expiredStatus ?? checkDefaults.expiredStatus, 100, 599);
-  return { key: options.expiredKey, body, status };
+  return { key: options.expiredKey, body, status: options.expiredStatus ?? checkDefaults.expiredStatus };
 }
 
 function httpUrl(what: string, value: string): URL {
@@ -160,12 +177,6 @@ function optionalHeaders(
 
 function withContentType(headers: Record<string, string>): Record<string, string> {
   return { 'content-type': 'application/json', ...headers };
-}
-
-function integer(what: string, value: number, min: number, max: number): number {
-  if (!Number.isInteger(value) || value < min || value > max)
-    invalid(`The ${what} must be an integer from ${min} to ${max}, got ${value}.`);
-  return value;
 }
 
 function invalid(message: string): never {

@@ -5,6 +5,8 @@ import { fromPg } from '../postgres/clients/from-pg.js';
 import { sqlState, UNDEFINED_TABLE } from '../postgres/sqlstate.js';
 import { portable, type SqlClient, type SqlDatabase } from '../store/sql-client.js';
 import { print, printError } from './terminal-text.js';
+import { fits, type NumberRule, rangeOf } from '../core/option-rules.js';
+import { operationQueryRules } from '../store/operator-rules.js';
 
 /** The options every command that talks to the database shares. */
 export interface DatabaseFlags {
@@ -158,11 +160,21 @@ export function identityLabel(identity: OperationIdentity): string {
   return `${identity.tenant} / ${identity.operation} / ${identity.key}`;
 }
 
-/** A commander parser for whole numbers from `min` up, no larger than a double holds exactly. */
-export function wholeNumber(min: number): (value: string) => number {
-  return (value) => {
-    if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < min)
-      throw new InvalidArgumentError(`expected a whole number of at least ${min}.`);
+/** A page of the operator store holds 1 to 1000 rows. */
+export const PAGE_LIMIT = operationQueryRules.limit;
+
+/** An age in whole seconds, as SQL compares it with a claim time. */
+export const OLDER_THAN = operationQueryRules.olderThanSeconds;
+
+/** A commander parser for a number flag; it carries its rule, so that the flag's range can be read back. */
+export type NumberFlag = ((value: string) => number) & { readonly rule: NumberRule };
+
+/** A commander parser for a number within `rule`, written in decimal digits. */
+export function numberFlag(rule: NumberRule): NumberFlag {
+  const parse = (value: string): number => {
+    if (!/^\d+(?:\.\d+)?$/.test(value) || !fits(Number(value), rule))
+      throw new InvalidArgumentError(`expected ${rangeOf(rule)}.`);
     return Number(value);
   };
+  return Object.assign(parse, { rule });
 }

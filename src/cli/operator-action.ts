@@ -5,13 +5,14 @@ import type { OperationIdentity } from '../core/identity.js';
 import type { RecordState } from '../core/record.js';
 import { operatorStore } from '../postgres/postgres-operator-store.js';
 import type { Actor, OperationView, RecordVersion } from '../store/operator-store.js';
+import { fencingTokenRule } from '../store/operator-rules.js';
 import {
   CommandFailure,
   databaseCommand,
   type DatabaseFlags,
   identityLabel,
   output,
-  wholeNumber,
+  numberFlag,
   withDatabase,
 } from './database-command.js';
 import { KEY_DESCRIPTION, keyArgument } from './key-argument.js';
@@ -66,7 +67,7 @@ export function operationActionCommand(program: Command, name: string, reason: s
   ).option(
     '--fencing-token <n>',
     'the fencing token of the record as you inspected it ("retrysafe inspect"): refused if the record has another since',
-    wholeNumber(0),
+    numberFlag(fencingTokenRule),
   );
 }
 

@@ -1,7 +1,14 @@
 import type { Command } from 'commander';
 import { operatorStore } from '../postgres/postgres-operator-store.js';
 import type { OperatorStore, Page } from '../store/operator-store.js';
-import { databaseCommand, type DatabaseFlags, output, wholeNumber, withDatabase } from './database-command.js';
+import {
+  databaseCommand,
+  type DatabaseFlags,
+  numberFlag,
+  output,
+  PAGE_LIMIT,
+  withDatabase,
+} from './database-command.js';
 
 interface PageFlags extends DatabaseFlags {
   readonly limit: number;
@@ -34,7 +41,7 @@ export interface PageCommand<Found, Item> {
 export function pageCommand<Found, Item>(program: Command, spec: PageCommand<Found, Item>): Command {
   return databaseCommand(program, spec.name)
     .description(spec.description)
-    .option('--limit <n>', `most ${spec.things} on the page (up to 1000)`, wholeNumber(1), 50)
+    .option('--limit <n>', `most ${spec.things} on the page (up to 1000)`, numberFlag(PAGE_LIMIT), 50)
     .option('--cursor <cursor>', 'the page after the one that printed this cursor')
     .action((flags: PageFlags, command: Command) =>
       withDatabase(command, flags, async (database) => {

@@ -3,18 +3,41 @@ import { describe, expect, it } from 'vitest';
 
 const here = new URL('./', import.meta.url);
 
+// The one module outside its folder the client imports: the option ranges every public API checks, pure code.
+const SHARED = '../core/option-rules.js';
+
+const importsOf = (source: string) => [...source.matchAll(/\bfrom\s+'([^']+)'/g)].map((m) => m[1]!);
+const nodeOnly = /\b(?:Buffer|process|require|__dirname|setImmediate)\b/;
+
 describe('the client runs outside Node', () => {
-  it('imports nothing but its own modules, and uses no Node-only global', async () => {
+  it('imports nothing but its own modules and the option ranges, and uses no Node-only global', async () => {
     const files = (await readdir(here)).filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'));
     expect(files.length).toBeGreaterThan(5);
     for (const name of files) {
       const source = await readFile(new URL(name, here), 'utf8');
-      const imports = [...source.matchAll(/\bfrom\s+'([^']+)'/g)].map((m) => m[1]);
       expect(
-        imports.filter((path) => !path?.startsWith('./')),
+        importsOf(source).filter((path) => !path.startsWith('./') && path !== SHARED),
         name,
       ).toEqual([]);
-      expect(source, name).not.toMatch(/\b(?:Buffer|process|require|__dirname|setImmediate)\b/);
+      expect(source, name).not.toMatch(nodeOnly);
     }
+  });
+
+  it('reaches, through the option ranges, only modules that import no package and use no Node-only global', async () => {
+    const seen = new Set<string>();
+    const visit = async (url: URL): Promise<void> => {
+      if (seen.has(url.href)) return;
+      seen.add(url.href);
+      const source = await readFile(url, 'utf8');
+      expect(source, url.pathname).not.toMatch(nodeOnly);
+      const imports = importsOf(source);
+      expect(
+        imports.filter((path) => !path.startsWith('./')),
+        url.pathname,
+      ).toEqual([]);
+      for (const path of imports) await visit(new URL(path.replace(/\.js$/, '.ts'), url));
+    };
+    await visit(new URL(SHARED.replace(/\.js$/, '.ts'), here));
+    expect(seen.size).toBeGreaterThan(0);
   });
 });

@@ -1,5 +1,6 @@
 import { IdempotentFetchError } from './fetch-error.js';
 import type { RetryEvent } from './retry-event.js';
+import { count, milliseconds, type OptionRules, optionsProblem } from '../core/option-rules.js';
 
 /** How hard and how long `idempotentFetch` tries. Every member is optional. */
 export interface RetryOptions {
@@ -44,36 +45,27 @@ export const defaultRetryOptions = {
   attemptTimeoutMs: 10_000,
 } as const;
 
+/** Timers hold at most 2^31-1 ms; the deadline and an attempt's timeout may be Infinity, for none. */
+export const retryOptionRules = {
+  attempts: count(1, 1000),
+  baseDelayMs: milliseconds(0),
+  maxDelayMs: milliseconds(0),
+  deadlineMs: milliseconds(1, { unbounded: true }),
+  attemptTimeoutMs: milliseconds(1, { unbounded: true }),
+} as const satisfies OptionRules<RetryOptions>;
+
 export function resolveRetryOptions(options: RetryOptions = {}): ResolvedRetryOptions {
-  const attempts = options.attempts ?? defaultRetryOptions.attempts;
-  if (!Number.isInteger(attempts) || attempts < 1)
-    invalid(`retry.attempts must be a whole number of at least 1, got ${attempts}.`);
+  const problem = optionsProblem(retryOptionRules, options, 'retry.');
+  if (problem !== undefined)
+    throw new IdempotentFetchError('invalid-options', problem, { attempts: 0, idempotencyKey: undefined });
   return {
-    attempts,
-    baseDelayMs: atLeast('baseDelayMs', options.baseDelayMs ?? defaultRetryOptions.baseDelayMs, 0, false),
-    maxDelayMs: atLeast('maxDelayMs', options.maxDelayMs ?? defaultRetryOptions.maxDelayMs, 0, false),
-    deadlineMs: atLeast('deadlineMs', options.deadlineMs ?? defaultRetryOptions.deadlineMs, 1, true),
-    attemptTimeoutMs: atLeast(
-      'attemptTimeoutMs',
-      options.attemptTimeoutMs ?? defaultRetryOptions.attemptTimeoutMs,
-      1,
-      true,
-    ),
+    attempts: options.attempts ?? defaultRetryOptions.attempts,
+    baseDelayMs: options.baseDelayMs ?? defaultRetryOptions.baseDelayMs,
+    maxDelayMs: options.maxDelayMs ?? defaultRetryOptions.maxDelayMs,
+    deadlineMs: options.deadlineMs ?? defaultRetryOptions.deadlineMs,
+    attemptTimeoutMs: options.attemptTimeoutMs ?? defaultRetryOptions.attemptTimeoutMs,
     signal: options.signal,
     random: options.random ?? Math.random,
     onRetry: options.onRetry,
   };
-}
-
-function atLeast(name: string, value: number, min: number, infinityAllowed: boolean): number {
-  const finite = Number.isFinite(value) || (infinityAllowed && value === Infinity);
-  if (!finite || value < min)
-    invalid(
-      `retry.${name} must be a number of at least ${min}${infinityAllowed ? ' (or Infinity)' : ''}, got ${value}.`,
-    );
-  return value;
-}
-
-function invalid(message: string): never {
-  throw new IdempotentFetchError('invalid-options', message, { attempts: 0, idempotencyKey: undefined });
 }

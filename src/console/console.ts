@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { RetrysafeError } from '../core/errors.js';
+import { checkOptions, type OptionRules, wholeSeconds } from '../core/option-rules.js';
 import { extend } from '../core/extend.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { RecordState } from '../core/record.js';
@@ -67,6 +68,11 @@ export interface ConsoleOptions<Tx> {
   readonly now?: (this: void) => number;
 }
 
+/** A session lasts from a minute to 30 days. */
+export const consoleRules = {
+  sessionSeconds: wholeSeconds(60, 30 * 86_400),
+} as const satisfies OptionRules<ConsoleOptions<unknown>>;
+
 /** A request as the console reads it, whatever framework carried it. */
 export interface ConsoleRequest {
   readonly method: string;
@@ -94,6 +100,7 @@ class BadInput extends Error {}
 
 /** Builds the console over `options.database`. Reads never change anything; actions run only when allowed, confirmed, signed and on the record as drawn. */
 export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler {
+  checkOptions(consoleRules, options);
   const operators = operatorStore(options.database);
   const maintenance = maintenanceStore(options.database);
   const config = options.config ?? idempotency({ store: postgresStore(options.database) });

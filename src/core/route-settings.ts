@@ -2,6 +2,7 @@ import type { OperationIdentity } from './identity.js';
 import { RetrysafeError } from './errors.js';
 import { defaultRetention, type Retention } from './retention.js';
 import { extend } from './extend.js';
+import { checkOptions, milliseconds, type OptionRules, seconds, STORED_MAX_SECONDS } from './option-rules.js';
 
 /**
  * How long an operation's answer and tombstone are kept: fixed, or decided
@@ -32,19 +33,14 @@ export function assertDescribedBy(url: string | undefined): void {
   }
 }
 
-/** A duplicate's wait: a finite number of milliseconds, 0 for none. */
-export function assertWait(name: string, ms: number): number {
-  if (!Number.isFinite(ms) || ms < 0)
-    throw new RetrysafeError('misuse', `${name} must be a number of milliseconds from 0 up, got ${ms}.`);
-  return ms;
-}
+/** A duplicate's wait for a running attempt, in milliseconds; 0 for none. The configuration's and a route's. */
+export const lockTimeoutRule = milliseconds(0);
 
-/** A setting that must be a positive number. */
-export function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0)
-    throw new RetrysafeError('misuse', `${name} must be a positive number, got ${value}.`);
-  return value;
-}
+/** A retention is kept in the record's expiry columns, not timed in the process. */
+export const retentionRules = {
+  responseSeconds: seconds(0.001, STORED_MAX_SECONDS),
+  tombstoneSeconds: seconds(0.001, STORED_MAX_SECONDS),
+} as const satisfies OptionRules<Retention>;
 
 /** The retention of one operation under `setting`, over `base`. */
 export function resolveRetention(
@@ -57,20 +53,11 @@ export function resolveRetention(
 }
 
 /**
- * A retention the record's expiry columns can hold: a finite, positive number
- * of seconds each. Checked when it is set, and on what a retention function
- * answers, so that a bad value fails loudly rather than as a store error that
- * a retry would meet again.
+ * A retention the record's expiry columns can hold. Checked when it is set,
+ * and on what a retention function answers, so that a bad value fails loudly
+ * rather than as a store error that a retry would meet again.
  */
 export function checkRetention(retention: Retention): Retention {
-  for (const name of ['responseSeconds', 'tombstoneSeconds'] as const) {
-    const seconds: unknown = retention[name];
-    if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) {
-      throw new RetrysafeError(
-        'misuse',
-        `retention.${name} must be a positive, finite number of seconds, got ${String(seconds)}.`,
-      );
-    }
-  }
+  checkOptions(retentionRules, retention, 'retention.', ['responseSeconds', 'tombstoneSeconds']);
   return retention;
 }

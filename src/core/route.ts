@@ -1,7 +1,8 @@
 import { assertOperationName, type OperationIdentity } from './identity.js';
 import type { ProblemCode } from './answer/problems.js';
 import type { HandlerReply } from './answer/reply.js';
-import { assertDescribedBy, assertWait, checkRetention, type RouteSettings } from './route-settings.js';
+import { assertDescribedBy, checkRetention, lockTimeoutRule, type RouteSettings } from './route-settings.js';
+import { checkOptions } from './option-rules.js';
 import { defaultRetention } from './retention.js';
 import { extend } from './extend.js';
 
@@ -138,6 +139,6 @@ export function defineRoute<
   assertDescribedBy(route.describedBy);
   if (route.retention !== undefined && typeof route.retention !== 'function')
     checkRetention(extend(defaultRetention, route.retention));
-  if (route.lockTimeoutMs !== undefined) assertWait('lockTimeoutMs', route.lockTimeoutMs);
+  checkOptions<{ readonly lockTimeoutMs?: number }>({ lockTimeoutMs: lockTimeoutRule }, route);
   return route;
 }

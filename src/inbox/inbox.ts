@@ -1,3 +1,4 @@
+import { checkOptions, count, milliseconds, type OptionRules } from '../core/option-rules.js';
 import { pruneInBatches, type PruneOptions } from '../background/prune-in-batches.js';
 import { RetrysafeError } from '../core/errors.js';
 import { inboxStore } from '../postgres/postgres-inbox-store.js';
@@ -27,6 +28,8 @@ export interface ConsumeOptions {
   readonly storeTimeoutMs?: number;
 }
 
+export const consumeRules = { storeTimeoutMs: milliseconds(1) } as const satisfies OptionRules<ConsumeOptions>;
+
 /**
  * Processes a message at most once per consumer: records `(consumer,
  * messageId)` and runs `handler` in ONE transaction, so a redelivered message
@@ -44,6 +47,7 @@ export async function consume<Tx, T>(
   handler: (tx: Tx) => Promise<T>,
   options: ConsumeOptions = {},
 ): Promise<InboxResult<T>> {
+  checkOptions(consumeRules, options);
   const key = inboxKey(consumer, messageId);
   const store = budgetedInbox(inboxStore(database), options.storeTimeoutMs ?? defaultStoreTimeoutMs);
   return store.transaction((tx) => consumeIn(store, tx, key, handler));
@@ -76,13 +80,15 @@ export function pruneInbox<Tx>(database: SqlDatabase<Tx>, options: PruneOptions)
   return pruneInBatches(inboxStore(database).pruneBatch, options);
 }
 
+/** The generation column is an integer. */
+const generationRule = { generation: count(1, 2 ** 31 - 1) } as const;
+
 /** The inbox key of a consumer and a message id, checked. */
 export function inboxKey(consumer: InboxConsumer, messageId: string): InboxKey {
   const { name, generation } = typeof consumer === 'string' ? { name: consumer, generation: 1 } : consumer;
   if (name === '' || Buffer.byteLength(name) > 255)
     throw new RetrysafeError('misuse', 'A consumer name must be 1 to 255 bytes long.');
-  if (!Number.isInteger(generation) || generation < 1)
-    throw new RetrysafeError('misuse', `A consumer generation must be a positive integer, got ${generation}.`);
+  checkOptions(generationRule, { generation }, 'consumer.');
   if (messageId === '' || Buffer.byteLength(messageId) > 255)
     throw new RetrysafeError('misuse', 'A message id must be 1 to 255 bytes long.');
   return { consumer: name, generation, messageId };

@@ -1,3 +1,4 @@
+import { checkOptions, count, milliseconds, type OptionRules } from '../core/option-rules.js';
 import { randomUUID } from 'node:crypto';
 import { pollLoop } from '../background/poll-loop.js';
 import type { Idempotency } from '../modes/idempotency.js';
@@ -17,6 +18,11 @@ export interface RecoveryWorkerOptions<Tx> {
   /** `run`: told about failed passes, which are retried on the next pass. */
   readonly onError?: (error: unknown) => void;
 }
+
+export const recoveryWorkerRules = {
+  batchSize: count(1, 10_000),
+  idleMs: milliseconds(1),
+} as const satisfies OptionRules<RecoveryWorkerOptions<unknown>>;
 
 /** What one pass did, by expired lease. */
 export interface RecoveryReport {
@@ -44,6 +50,7 @@ export class RecoveryWorker<Tx> {
   private readonly operations: ReadonlyMap<string, LeasedOperation<unknown, Tx>>;
 
   constructor(private readonly options: RecoveryWorkerOptions<Tx>) {
+    checkOptions(recoveryWorkerRules, options);
     this.operations = new Map(options.operations.map((operation) => [operation.operation, operation]));
   }
 

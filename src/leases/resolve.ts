@@ -3,6 +3,8 @@ import type { OperationIdentity } from '../core/identity.js';
 import { storedPart } from '../core/storage-policy.js';
 import { type HandlerReply, toReply } from '../core/answer/reply.js';
 import type { UnknownActions } from '../store/operator-store.js';
+import { fencingTokenRule } from '../store/operator-rules.js';
+import { checkOptions } from '../core/option-rules.js';
 
 /** An operator's verdict on an operation whose outcome was unknown. */
 export interface Resolution {
@@ -27,6 +29,7 @@ export async function resolveOperation<Tx>(
   identity: OperationIdentity,
   resolution: Resolution,
 ): Promise<ResolveResult> {
+  checkOptions<Resolution>({ fencingToken: fencingTokenRule }, resolution);
   const completion = {
     state: resolution.state,
     reply: storedPart(toReply(resolution.reply), config.policy),

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Idempotency } from '../modes/idempotency.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { UnknownActions } from '../store/operator-store.js';
+import { fencingTokenRule } from '../store/operator-rules.js';
+import { checkOptions } from '../core/option-rules.js';
 import type { RecordReader } from '../store/record-reader.js';
 
 export type RetryResult =
@@ -24,6 +26,7 @@ export async function retryOperation<Tx>(
   reason: string,
   options: { readonly fencingToken?: number } = {},
 ): Promise<RetryResult> {
+  checkOptions<{ readonly fencingToken?: number }>({ fencingToken: fencingTokenRule }, options);
   // An owner token nobody holds: the lease is expired at once, so only a take-over can write.
   if (await config.store.retryUnknown(identity, randomUUID(), reason, options.fencingToken)) return { retried: true };
   const record = await config.store.read(identity);

@@ -14,12 +14,22 @@ import { NAME_MAX_BYTES, type OperationIdentity } from '../core/identity.js';
 import type { CompletedRecord } from '../core/record.js';
 import {
   assertDescribedBy,
-  assertWait,
   checkRetention,
-  positive,
+  lockTimeoutRule,
   resolveRetention,
   type RetentionSetting,
 } from '../core/route-settings.js';
+import {
+  byteSize,
+  checkOptions,
+  count,
+  milliseconds,
+  type OptionRules,
+  seconds,
+  STORED_MAX_SECONDS,
+  TIMER_MAX_SECONDS,
+  wholeSeconds,
+} from '../core/option-rules.js';
 import type { Tracing } from '../core/tracing.js';
 import { tracedStore } from '../store/traced-store.js';
 import { defaultStoreTimeoutMs } from '../store/store-clock.js';
@@ -119,6 +129,34 @@ export interface IdempotencyOptions<Tx> {
   readonly activity?: false | ActivityOptions;
 }
 
+/** The range of each numeric option; a store phase, a statement and a lease renewal each arm a timer. */
+export const idempotencyRules = {
+  lockTimeoutMs: lockTimeoutRule,
+  storeTimeoutMs: milliseconds(1),
+  statementTimeoutMs: milliseconds(1),
+  retryAfterSeconds: wholeSeconds(1, TIMER_MAX_SECONDS),
+  // Renewed every third of it, by a timer.
+  leaseSeconds: seconds(0.003, TIMER_MAX_SECONDS),
+  maxAttempts: count(1, 1000),
+  giveUpAfterSeconds: seconds(0.001, STORED_MAX_SECONDS),
+  maxInputDepth: count(1, 1000),
+} as const satisfies OptionRules<IdempotencyOptions<unknown>>;
+
+/** The leased mode's rest after a failed attempt, a timer. */
+export const retryDelayRules = {
+  baseDelayMs: milliseconds(1),
+  maxDelayMs: milliseconds(1),
+} as const satisfies OptionRules<BackoffOptions>;
+
+/** The key column holds 1 to 255 bytes. */
+export const keyLimitRules = {
+  minBytes: byteSize(1, NAME_MAX_BYTES),
+  maxBytes: byteSize(1, NAME_MAX_BYTES),
+} as const satisfies OptionRules<KeyLimits>;
+
+/** A stored body sits in one bytea value, which holds at most 1 GiB. */
+export const policyRules = { maxStoredBodyBytes: byteSize(0, 2 ** 30) } as const satisfies OptionRules<StoragePolicy>;
+
 /**
  * The configuration a store and its routes share, with every default applied.
  * `S` is the part of the store a caller uses: a mode asks only for its seam.
@@ -164,10 +202,14 @@ export interface Idempotency<Tx, S = OperationStore<Tx>> {
 
 export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx> {
   assertDescribedBy(options.describedBy);
+  checkOptions(idempotencyRules, options);
+  checkOptions(retryDelayRules, options.retryDelay, 'retryDelay.');
+  checkOptions(keyLimitRules, options.keyLimits, 'keyLimits.');
+  checkOptions(policyRules, options.policy, 'policy.');
   const observers = [...(options.observers ?? []), publishDiagnostics, warnRawBodyMissing];
   const { tracing } = options;
-  const lockTimeoutMs = assertWait('lockTimeoutMs', options.lockTimeoutMs ?? 3000);
-  const storeTimeoutMs = positive('storeTimeoutMs', options.storeTimeoutMs ?? defaultStoreTimeoutMs);
+  const lockTimeoutMs = options.lockTimeoutMs ?? 3000;
+  const storeTimeoutMs = options.storeTimeoutMs ?? defaultStoreTimeoutMs;
   fitsTransactionLimit(options.store.transactionTimeoutMs, lockTimeoutMs, storeTimeoutMs);
   const { replayCache = false } = options;
   const cache =
@@ -186,15 +228,15 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
     tracing,
     lockTimeoutMs,
     storeTimeoutMs,
-    statementTimeoutMs: positive('statementTimeoutMs', options.statementTimeoutMs ?? 30_000),
-    retryAfterSeconds: positive('retryAfterSeconds', options.retryAfterSeconds ?? 1),
-    leaseSeconds: positive('leaseSeconds', options.leaseSeconds ?? 30),
-    maxAttempts: positive('maxAttempts', options.maxAttempts ?? 12),
+    statementTimeoutMs: options.statementTimeoutMs ?? 30_000,
+    retryAfterSeconds: options.retryAfterSeconds ?? 1,
+    leaseSeconds: options.leaseSeconds ?? 30,
+    maxAttempts: options.maxAttempts ?? 12,
     retryDelay: backoff(extend(defaultRetryDelay, options.retryDelay ?? {})),
-    giveUpAfterSeconds: positive('giveUpAfterSeconds', options.giveUpAfterSeconds ?? 3600),
+    giveUpAfterSeconds: options.giveUpAfterSeconds ?? 3600,
     policy: resolvePolicy(options.policy),
     keyLimits: keyLimits(extend(defaultKeyLimits, options.keyLimits ?? {})),
-    maxInputDepth: positive('maxInputDepth', options.maxInputDepth ?? 64),
+    maxInputDepth: options.maxInputDepth ?? 64,
     retention:
       typeof options.retention === 'function'
         ? defaultRetention
@@ -230,11 +272,12 @@ function oneOf<T extends string>(name: string, value: T, allowed: readonly T[]):
   return value;
 }
 
+/** The range of each delay is checked with the options; here, that the ceiling is not below the first delay. */
 function backoff(options: BackoffOptions): BackoffOptions {
-  if (!(options.baseDelayMs > 0) || !(options.maxDelayMs >= options.baseDelayMs)) {
+  if (options.maxDelayMs < options.baseDelayMs) {
     throw new RetrysafeError(
       'misuse',
-      `retryDelay needs 0 < baseDelayMs <= maxDelayMs, got ${options.baseDelayMs} and ${options.maxDelayMs}.`,
+      `retryDelay needs baseDelayMs <= maxDelayMs, got ${options.baseDelayMs} and ${options.maxDelayMs}.`,
     );
   }
   return options;
@@ -257,19 +300,13 @@ function fitsTransactionLimit(limitMs: number | undefined, lockTimeoutMs: number
   }
 }
 
-/** Key limits the key column can hold: its domain takes 1 to 255 bytes, and a key outside it would fail every attempt. */
+/** Key limits whose range is checked with the options, the shortest key no longer than the longest. */
 function keyLimits(limits: KeyLimits): KeyLimits {
   const { minBytes, maxBytes } = limits;
-  if (!Number.isInteger(minBytes) || minBytes < 1 || minBytes > NAME_MAX_BYTES) {
+  if (maxBytes < minBytes) {
     throw new RetrysafeError(
       'misuse',
-      `keyLimits.minBytes must be a whole number from 1 to ${NAME_MAX_BYTES}, got ${minBytes}.`,
-    );
-  }
-  if (!Number.isInteger(maxBytes) || maxBytes < minBytes || maxBytes > NAME_MAX_BYTES) {
-    throw new RetrysafeError(
-      'misuse',
-      `keyLimits.maxBytes must be a whole number from keyLimits.minBytes (${minBytes}) to ${NAME_MAX_BYTES}, the most the key column holds, got ${maxBytes}.`,
+      `keyLimits.maxBytes must be at least keyLimits.minBytes (${minBytes}), got ${maxBytes}.`,
     );
   }
   return limits;

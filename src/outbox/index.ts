@@ -9,7 +9,7 @@ export {
   type PgListenClientLike,
 } from '../postgres/outbox-listeners.js';
 export type { Listener } from '../background/poll-loop.js';
-export { deadLetters, retryDeadLetter, type DeadLetter } from './dead-letters.js';
+export { deadLetters, retryDeadLetter, type DeadLetter, type DeadLettersOptions } from './dead-letters.js';
 export { outboxBacklog, type OutboxBacklog } from './backlog.js';
 export { pruneOutbox, type PruneOptions } from './prune.js';
 export {

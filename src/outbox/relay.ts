@@ -1,6 +1,13 @@
+import {
+  checkOptions,
+  count,
+  milliseconds,
+  type OptionRules,
+  seconds,
+  TIMER_MAX_SECONDS,
+} from '../core/option-rules.js';
 import { randomUUID } from 'node:crypto';
 import { crashPoint } from '../core/crash-point.js';
-import { RetrysafeError } from '../core/errors.js';
 import { type Listener, pollLoop } from '../background/poll-loop.js';
 import { afterFailure, resolveRetryPolicy, type RetryPolicy } from '../background/worker-retry.js';
 import { errorChain } from '../core/error-chain.js';
@@ -10,6 +17,13 @@ import type { SqlDatabase } from '../store/sql-client.js';
 import type { Transport } from './transport.js';
 import { budgeted } from '../store/budgeted-store.js';
 import { defaultStoreTimeoutMs } from '../store/store-clock.js';
+
+export const relayRules = {
+  batchSize: count(1, 10_000),
+  leaseSeconds: seconds(0.001, TIMER_MAX_SECONDS),
+  storeTimeoutMs: milliseconds(1),
+  idleMs: milliseconds(1),
+} as const satisfies OptionRules<RelayOptions<unknown>>;
 
 export interface RelayOptions<Tx> {
   readonly database: SqlDatabase<Tx>;
@@ -64,13 +78,11 @@ export class Relay<Tx> {
   private readonly store: OutboxStore<Tx>;
 
   constructor(private readonly options: RelayOptions<Tx>) {
+    checkOptions(relayRules, options);
     this.retry = resolveRetryPolicy(options.retry);
     this.batchSize = options.batchSize ?? 50;
     this.topics = options.topics === undefined ? null : [...options.topics];
     this.leaseSeconds = options.leaseSeconds ?? 30;
-    if (!Number.isInteger(this.batchSize) || this.batchSize < 1)
-      throw new RetrysafeError('misuse', 'batchSize must be a positive integer.');
-    if (!(this.leaseSeconds > 0)) throw new RetrysafeError('misuse', 'leaseSeconds must be a positive number.');
     this.store = budgeted(outboxStore(options.database), options.storeTimeoutMs ?? defaultStoreTimeoutMs);
   }
 

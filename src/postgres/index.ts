@@ -15,6 +15,7 @@ export type { ActivityCount, ActivityKind, ActivityStore } from '../store/activi
 export type {
   MaintenanceStore,
   OperationDetails,
+  SweepBatch,
   StepSummary,
   StoreStats,
   StuckOperation,

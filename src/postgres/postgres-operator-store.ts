@@ -10,6 +10,8 @@ import type {
   Page,
   UnknownActions,
 } from '../store/operator-store.js';
+import { operationQueryRules } from '../store/operator-rules.js';
+import { checkOptions } from '../core/option-rules.js';
 import type { SqlDatabase, Statement } from '../store/sql-client.js';
 import { ACTIVITY_KINDS, type ActivityKind } from '../store/activity-store.js';
 import { activityStore } from './postgres-activity-store.js';
@@ -107,7 +109,8 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
 
   return {
     async list(query) {
-      const limit = pageLimit(query.limit);
+      checkOptions(operationQueryRules, query);
+      const limit = query.limit;
       const after = readCursor(query.after);
       const prefix = query.key?.match === 'prefix' ? query.key.prefix : null;
       const byTime = query.state === 'unknown' || query.state === 'in_progress';
@@ -348,9 +351,9 @@ function following(prefix: string): string {
   return prefix.slice(0, -1) + String.fromCharCode(last + 1);
 }
 
+/** A page's size, checked like the operator query's. */
 function pageLimit(limit: number): number {
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-    throw new RetrysafeError('misuse', `A page holds 1 to 1000 rows, got ${limit}.`);
+  checkOptions({ limit: operationQueryRules.limit }, { limit }, 'page.');
   return limit;
 }
 

@@ -8,4 +8,4 @@ export {
   Sweeper,
   type SweeperOptions,
 } from './sweeper.js';
-export type { MaintenanceStore } from '../store/maintenance-store.js';
+export type { MaintenanceStore, SweepBatch } from '../store/maintenance-store.js';

@@ -1,5 +1,6 @@
+import { checkOptions, milliseconds, type OptionRules } from '../core/option-rules.js';
 import { pollLoop } from '../background/poll-loop.js';
-import { pruneInBatches } from '../background/prune-in-batches.js';
+import { pruneInBatches, pruneRules } from '../background/prune-in-batches.js';
 import type { MaintenanceStore, SweepBatch } from '../store/maintenance-store.js';
 import { isRetrysafeError } from '../core/errors.js';
 import { extend } from '../core/extend.js';
@@ -67,6 +68,13 @@ export interface SweeperOptions {
   readonly onError?: (error: unknown) => void;
 }
 
+export const sweeperRules = {
+  storeTimeoutMs: milliseconds(1),
+  batchSize: pruneRules.batchSize,
+  activityRetentionSeconds: pruneRules.olderThanSeconds,
+  idleMs: milliseconds(1),
+} as const satisfies OptionRules<SweeperOptions>;
+
 type Tally = { -readonly [K in keyof SweepProgress]: SweepProgress[K] };
 
 /**
@@ -82,6 +90,7 @@ export class Sweeper {
   private readonly store: MaintenanceStore;
 
   constructor(private readonly options: SweeperOptions) {
+    checkOptions(sweeperRules, options);
     this.batchSize = options.batchSize ?? 500;
     this.store = budgeted(options.store, options.storeTimeoutMs ?? defaultStoreTimeoutMs);
   }

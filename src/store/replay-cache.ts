@@ -1,11 +1,11 @@
 import type { Completion } from '../core/completion.js';
-import { RetrysafeError } from '../core/errors.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { CompletedRecord, OperationRecord } from '../core/record.js';
 import { decorate } from './decorate.js';
 import type { ClaimRequest } from './atomic-store.js';
 import type { OperationStore } from './operation-store.js';
 import { extend } from '../core/extend.js';
+import { byteSize, checkOptions, count, type OptionRules, seconds, TIMER_MAX_SECONDS } from '../core/option-rules.js';
 
 /** Bounds of the in-process cache of finished records; see `replayCached`. */
 export interface ReplayCacheOptions {
@@ -25,6 +25,13 @@ export interface ReplayCacheOptions {
    */
   readonly maxAgeSeconds?: number;
 }
+
+/** What one process's heap can hold; a record is served from memory for a bounded time. */
+export const replayCacheRules = {
+  entries: count(1, 100_000_000),
+  bytes: byteSize(1, 2 ** 40),
+  maxAgeSeconds: seconds(0.001, TIMER_MAX_SECONDS),
+} as const satisfies OptionRules<ReplayCacheOptions>;
 
 export const defaultReplayCache: Required<ReplayCacheOptions> = {
   entries: 10_000,
@@ -77,11 +84,8 @@ export interface ReplayCache<Tx> {
  * and the fingerprint check run on every request, cached or not.
  */
 export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCacheOptions = {}): ReplayCache<Tx> {
+  checkOptions(replayCacheRules, options, 'replayCache.');
   const bounds = extend(defaultReplayCache, options);
-  for (const [name, value] of Object.entries(bounds)) {
-    if (!(value > 0))
-      throw new RetrysafeError('misuse', `replayCache.${name} must be a positive number, got ${value}.`);
-  }
   const entries = new Map<string, Entry>();
   let bytes = 0;
 

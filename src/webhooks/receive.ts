@@ -3,7 +3,14 @@ import { problemReply, type Reply } from '../core/answer/reply.js';
 import { readJsonPayload } from '../inbox/json-payload.js';
 import { webhookStore } from '../postgres/postgres-webhook-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
-import { type VerificationFailure, verifyWebhook, type VerifyOptions, type WebhookHeaders } from './verify.js';
+import {
+  type VerificationFailure,
+  verifyRules,
+  verifyWebhook,
+  type VerifyOptions,
+  type WebhookHeaders,
+} from './verify.js';
+import { checkOptions, type OptionRules, TIMER_MAX_SECONDS, wholeSeconds } from '../core/option-rules.js';
 
 export interface WebhookReceiverOptions extends VerifyOptions {
   /** Names the sender (`payments`, say); its events and inbox records are kept under this name. */
@@ -13,6 +20,12 @@ export interface WebhookReceiverOptions extends VerifyOptions {
   /** Base URI of problem `type`s. Default `https://retrysafe.dev/problems/`. */
   readonly problemBase?: string;
 }
+
+/** `Retry-After` asks the sender to wait: a whole number of seconds, within what a timer holds. */
+export const receiverRules = {
+  retryAfterSeconds: wholeSeconds(1, TIMER_MAX_SECONDS),
+  ...verifyRules,
+} as const satisfies OptionRules<WebhookReceiverOptions>;
 
 /** A delivery as it arrived: the headers and the body bytes exactly as received, unparsed. */
 export interface WebhookDelivery {
@@ -47,6 +60,7 @@ export async function receiveWebhook<Tx>(
   options: WebhookReceiverOptions,
   delivery: WebhookDelivery,
 ): Promise<WebhookReceipt> {
+  checkOptions(receiverRules, options);
   const reject = (code: ProblemCode, detail: string): WebhookReceipt => ({
     kind: 'rejected',
     code,

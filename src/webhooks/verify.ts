@@ -1,5 +1,6 @@
 import { sameBytes } from '../core/same-bytes.js';
 import { webhookDigest, webhookKey } from './sign.js';
+import { checkOptions, type OptionRules, seconds, STORED_MAX_SECONDS } from '../core/option-rules.js';
 
 /** Request headers: a Fetch `Headers`, or a Node-style record with lower-case names (Node, Fastify, Express). */
 export type WebhookHeaders =
@@ -13,6 +14,14 @@ export interface VerifyOptions {
   /** Now, in unix seconds. Default: the clock. */
   readonly nowSeconds?: number;
 }
+
+/** The last second of year 9999, the latest `nowSeconds` a clock stands for. */
+const LAST_UNIX_SECOND = 253_402_300_799;
+
+export const verifyRules = {
+  toleranceSeconds: seconds(1, STORED_MAX_SECONDS),
+  nowSeconds: seconds(0, LAST_UNIX_SECOND),
+} as const satisfies OptionRules<VerifyOptions>;
 
 /** Why a delivery did not verify. */
 export type VerificationFailure =
@@ -33,6 +42,7 @@ export function verifyWebhook(
   headers: WebhookHeaders,
   rawBody: Uint8Array | string,
 ): WebhookVerification {
+  checkOptions(verifyRules, options);
   const id = header(headers, 'webhook-id');
   const stamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');

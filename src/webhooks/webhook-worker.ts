@@ -1,3 +1,4 @@
+import { checkOptions, count, milliseconds, type OptionRules } from '../core/option-rules.js';
 import { pollLoop } from '../background/poll-loop.js';
 import { afterFailure, resolveRetryPolicy, type RetryPolicy } from '../background/worker-retry.js';
 import { errorChain } from '../core/error-chain.js';
@@ -47,6 +48,12 @@ export interface WebhookWorkerOptions<Tx> {
   readonly onError?: (error: unknown) => void;
 }
 
+export const webhookWorkerRules = {
+  batchSize: count(1, 10_000),
+  storeTimeoutMs: milliseconds(1),
+  idleMs: milliseconds(1),
+} as const satisfies OptionRules<WebhookWorkerOptions<unknown>>;
+
 /** What one pass did, by event. */
 export interface WebhookWorkerReport {
   readonly processed: number;
@@ -75,6 +82,7 @@ export class WebhookWorker<Tx> {
   private readonly events: WebhookStore<Tx>;
 
   constructor(private readonly options: WebhookWorkerOptions<Tx>) {
+    checkOptions(webhookWorkerRules, options);
     this.retry = resolveRetryPolicy(options.retry);
     const budgetMs = options.storeTimeoutMs ?? defaultStoreTimeoutMs;
     const inbox = inboxStore(options.database);

@@ -113,7 +113,7 @@ describe('retrysafe resolve', () => {
     expect(runs.map((run) => run.code)).toEqual([2, 2, 2, 2, 1, 1]);
     expect(runs.map(expectOneLineError)).toEqual([
       "error: option '--state <state>' argument 'maybe' is invalid. Allowed choices are completed, failed.",
-      "error: option '--status <status>' argument '99' is invalid. expected an HTTP status from 200 to 599.",
+      "error: option '--status <status>' argument '99' is invalid. expected a whole number from 200 to 599.",
       "error: option '--body <json>' argument '{not json' is invalid. expected JSON.",
       "error: required option '--reason <text>' not specified",
       'retrysafe resolve: no operation tenant-a / payments.create@1 / whatever.',

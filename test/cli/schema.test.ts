@@ -38,7 +38,7 @@ describe('retrysafe schema --after', () => {
       const run = await retrysafe(['schema', '--after', version]);
       expect(run.code).toBe(2);
       expect(expectOneLineError(run)).toBe(
-        `error: option '--after <version>' argument '${version}' is invalid. expected a whole number of at least 0.`,
+        `error: option '--after <version>' argument '${version}' is invalid. expected a whole number from 0 to 9007199254740991.`,
       );
     },
   );

@@ -181,7 +181,7 @@ describe('retrysafe sweep', () => {
     ]);
     expect(bad.code).toBe(2);
     expect(expectOneLineError(bad)).toBe(
-      "error: option '--batch-size <n>' argument '0' is invalid. expected a whole number of at least 1.",
+      "error: option '--batch-size <n>' argument '0' is invalid. expected a whole number from 1 to 100000.",
     );
     expect(unreachable.code).toBe(1);
     expect(expectOneLineError(unreachable)).toMatch(

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError } from 'commander';
 import { UUID_TOKEN } from '../../check/body-template.js';
 import { check, CheckError, type CheckReport, formatReport, isCheckError } from '../../check/index.js';
-import { checkDefaults, MAX_BURSTS, MAX_CONCURRENCY } from '../../check/check-options.js';
+import { checkDefaults, checkRules, MAX_BURSTS, MAX_CONCURRENCY } from '../../check/check-options.js';
+import { numberFlag } from '../database-command.js';
 import { notApplicable } from '../../check/check-report.js';
 import { print, printError } from '../terminal-text.js';
 
@@ -74,22 +75,27 @@ export function registerCheck(program: Command): Command {
     .option(
       '--expired-status <status>',
       `the answer documented for an expired key (default ${checkDefaults.expiredStatus})`,
-      integer,
+      numberFlag(checkRules.expiredStatus),
     )
     .option(
       '--concurrency <n>',
       `requests sent at once with one key (1 to ${MAX_CONCURRENCY})`,
-      integer,
+      numberFlag(checkRules.concurrency),
       checkDefaults.concurrency,
     )
     .option(
       '--bursts <n>',
       `concurrency bursts, each with its own key (1 to ${MAX_BURSTS})`,
-      integer,
+      numberFlag(checkRules.bursts),
       checkDefaults.bursts,
     )
-    .option('--timeout <ms>', 'time-out of each request', integer, checkDefaults.timeoutMs)
-    .option('--deadline <ms>', 'time-out of the whole check', integer, checkDefaults.deadlineMs)
+    .option('--timeout <ms>', 'time-out of each request', numberFlag(checkRules.timeoutMs), checkDefaults.timeoutMs)
+    .option(
+      '--deadline <ms>',
+      'time-out of the whole check',
+      numberFlag(checkRules.deadlineMs),
+      checkDefaults.deadlineMs,
+    )
     .option('--json', 'print the report as JSON')
     .action(runCheck);
 }
@@ -159,9 +165,4 @@ function collectHeader(
   if (previous.some(([given]) => given.toLowerCase() === name.toLowerCase()))
     throw new InvalidArgumentError(`${name} is given twice.`);
   return [...previous, [name, value.slice(colon + 1).trim()]];
-}
-
-function integer(value: string): number {
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number.');
-  return Number(value);
 }

@@ -1,8 +1,9 @@
 import { createServer } from 'node:http';
+import { count } from '../../core/option-rules.js';
 import type { Command } from 'commander';
 import { LOOPBACK_HOSTS } from '../../console/allowed-hosts.js';
 import { consoleNode } from '../../console/mount/node.js';
-import { databaseCommand, type DatabaseFlags, wholeNumber, withDatabase } from '../database-command.js';
+import { databaseCommand, type DatabaseFlags, numberFlag, withDatabase } from '../database-command.js';
 import { loadOperationsModule } from '../operations-module.js';
 import { actorName } from '../operator-action.js';
 import { print } from '../terminal-text.js';
@@ -23,7 +24,7 @@ export function registerConsole(program: Command): Command {
     .description(
       'Serve the operations console: operations by state, search by key, stuck leases, unknown outcomes, dead letters. Read-only unless --allow-actions.',
     )
-    .option('--port <n>', 'the port to listen on (0: any free one, printed)', wholeNumber(0), 4010)
+    .option('--port <n>', 'the port to listen on (0: any free one, printed)', numberFlag(count(0, 65_535)), 4010)
     .option('--host <address>', 'the address to listen on; anyone who can reach it can use the console', '127.0.0.1')
     .option(
       '--allow-actions',

@@ -7,7 +7,9 @@ import {
   type DatabaseFlags,
   output,
   usageError,
-  wholeNumber,
+  numberFlag,
+  OLDER_THAN,
+  PAGE_LIMIT,
   withDatabase,
 } from '../database-command.js';
 import { KEY_DESCRIPTION, keyArgument } from '../key-argument.js';
@@ -67,8 +69,8 @@ export function registerSearch(program: Command): Command {
 
 function pageOptions(command: Command): Command {
   return command
-    .option('--older-than <seconds>', 'only operations claimed at least this long ago', wholeNumber(0))
-    .option('--limit <n>', 'most operations on the page (up to 1000)', wholeNumber(1), 50)
+    .option('--older-than <seconds>', 'only operations claimed at least this long ago', numberFlag(OLDER_THAN))
+    .option('--limit <n>', 'most operations on the page (up to 1000)', numberFlag(PAGE_LIMIT), 50)
     .option('--cursor <cursor>', 'the page after the one that printed this cursor');
 }
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { RecoveryWorker, type RecoveryReport } from '../../leases/recovery-worker.js';
+import { RecoveryWorker, type RecoveryReport, recoveryWorkerRules } from '../../leases/recovery-worker.js';
 import { maintenanceStore } from '../../postgres/postgres-maintenance-store.js';
-import { databaseCommand, type DatabaseFlags, output, wholeNumber, withDatabase } from '../database-command.js';
+import { databaseCommand, type DatabaseFlags, numberFlag, output, withDatabase } from '../database-command.js';
 import { loadOperationsModule } from '../operations-module.js';
 import { printError } from '../terminal-text.js';
 
@@ -23,8 +23,8 @@ export function registerRecover(program: Command): Command {
       '--module <path>',
       'a module exporting "operations" (leased operations) and optionally "config(database)"; see docs/operations.md',
     )
-    .option('--batch-size <n>', 'expired leases taken per pass', wholeNumber(1), 20)
-    .option('--idle-ms <ms>', 'pause after a pass that found nothing', wholeNumber(1), 1000)
+    .option('--batch-size <n>', 'expired leases taken per pass', numberFlag(recoveryWorkerRules.batchSize), 20)
+    .option('--idle-ms <ms>', 'pause after a pass that found nothing', numberFlag(recoveryWorkerRules.idleMs), 1000)
     .action(async (flags: RecoverFlags, command: Command) => {
       const loaded = await loadOperationsModule(command, flags.module);
       await withDatabase(command, flags, async (database) => {

@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { identityLabel } from '../database-command.js';
+import { count } from '../../core/option-rules.js';
+import { identityLabel, numberFlag } from '../database-command.js';
 import { actOnOperation, operationActionCommand, type OperationActionFlags } from '../operator-action.js';
 
 interface ResolveFlags extends OperationActionFlags {
@@ -20,7 +21,7 @@ export function registerResolve(program: Command): Command {
         .choices(['completed', 'failed'])
         .makeOptionMandatory(),
     )
-    .requiredOption('--status <status>', 'the HTTP status retries will get (200 to 599)', httpStatus)
+    .requiredOption('--status <status>', 'the HTTP status retries will get (200 to 599)', numberFlag(count(200, 599)))
     .option('--body <json>', 'the JSON body retries will get', jsonBody)
     .option('--location <url>', 'the resource the operation created, replayed as Location and kept in the tombstone')
     .option(
@@ -46,12 +47,6 @@ export function registerResolve(program: Command): Command {
         ],
       });
     });
-}
-
-function httpStatus(value: string): number {
-  if (!/^\d{3}$/.test(value) || Number(value) < 200 || Number(value) > 599)
-    throw new InvalidArgumentError('expected an HTTP status from 200 to 599.');
-  return Number(value);
 }
 
 /** Wrapped, so that a JSON `null` body is told apart from no body. */

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { isRetrysafeError } from '../../core/errors.js';
 import { latestSchemaVersion, schemaSql } from '../../postgres/schema.js';
-import { wholeNumber } from '../database-command.js';
+import { numberFlag } from '../database-command.js';
+import { count } from '../../core/option-rules.js';
 import { print, printError } from '../terminal-text.js';
 
 /** Exit code of a failure at run time, as the database commands use it. */
@@ -17,7 +18,7 @@ export function registerSchema(program: Command): Command {
     .option(
       '--after <version>',
       `print only the migrations newer than this version (this retrysafe's latest: ${latestSchemaVersion})`,
-      wholeNumber(0),
+      numberFlag(count(0, Number.MAX_SAFE_INTEGER)),
       0,
     )
     .action((flags: { readonly after: number }) => {

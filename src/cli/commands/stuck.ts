@@ -3,7 +3,15 @@ import { attentionReason, NOTHING_STUCK } from '../../console/attention.js';
 import { ageText } from '../../core/age.js';
 import { maintenanceStore } from '../../postgres/postgres-maintenance-store.js';
 import type { StuckOperation } from '../../store/maintenance-store.js';
-import { databaseCommand, type DatabaseFlags, output, wholeNumber, withDatabase } from '../database-command.js';
+import {
+  databaseCommand,
+  type DatabaseFlags,
+  numberFlag,
+  OLDER_THAN,
+  output,
+  withDatabase,
+} from '../database-command.js';
+import { count } from '../../core/option-rules.js';
 import { textTable } from '../text-table.js';
 
 interface StuckFlags extends DatabaseFlags {
@@ -17,8 +25,8 @@ export function registerStuck(program: Command): Command {
     .description(
       'List operations that need attention: expired leases (the recovery backlog), operations backing off after failed attempts, and unknown outcomes.',
     )
-    .option('--older-than <seconds>', 'only operations claimed at least this long ago', wholeNumber(0), 0)
-    .option('--limit <n>', 'most operations listed of each kind', wholeNumber(1), 100)
+    .option('--older-than <seconds>', 'only operations claimed at least this long ago', numberFlag(OLDER_THAN), 0)
+    .option('--limit <n>', 'most operations listed of each kind', numberFlag(count(1, 10_000)), 100)
     .action((flags: StuckFlags, command: Command) =>
       withDatabase(command, flags, async (database) => {
         const stuck = await maintenanceStore(database).stuck({ olderThanSeconds: flags.olderThan, limit: flags.limit });

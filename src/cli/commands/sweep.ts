@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { pruneRules } from '../../background/prune-in-batches.js';
 import { pruneInbox } from '../../inbox/inbox.js';
 import { pruneOutbox } from '../../outbox/prune.js';
 import { maintenanceStore } from '../../postgres/postgres-maintenance-store.js';
@@ -12,7 +13,7 @@ import {
   describeError,
   output,
   usageError,
-  wholeNumber,
+  numberFlag,
   withDatabase,
 } from '../database-command.js';
 import { printError } from '../terminal-text.js';
@@ -47,21 +48,21 @@ export function registerSweep(program: Command): Command {
     .description(
       'Apply retention once: turn expired responses into tombstones and delete expired tombstones, in small batches; then prune the messaging tables asked for.',
     )
-    .option('--batch-size <n>', 'rows per statement', wholeNumber(1), 500)
+    .option('--batch-size <n>', 'rows per statement', numberFlag(pruneRules.batchSize), 500)
     .option(
       '--outbox-older-than <seconds>',
       'also delete outbox messages delivered longer ago than this',
-      wholeNumber(0),
+      numberFlag(pruneRules.olderThanSeconds),
     )
     .option(
       '--webhooks-older-than <seconds>',
       'also delete webhook events processed longer ago than this',
-      wholeNumber(0),
+      numberFlag(pruneRules.olderThanSeconds),
     )
     .option(
       '--inbox-older-than <seconds>',
       'also delete inbox records older than this; keep them at least as long as webhook events',
-      wholeNumber(0),
+      numberFlag(pruneRules.olderThanSeconds),
     )
     .action((flags: SweepFlags, command: Command) => {
       // A webhook redelivered after its event was pruned is recorded again; only the inbox then keeps it from running twice.

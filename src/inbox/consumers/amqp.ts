@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { announce, type DeliveryOutcome, type InboxConsumerOptions, processDelivery } from '../delivery.js';
 import type { InboxSubscription } from '../subscription.js';
+import { consumeRules } from '../inbox.js';
+import { checkOptions, milliseconds, type OptionRules } from '../../core/option-rules.js';
 
 /** The parts of an amqplib message the consumer reads. */
 export interface AmqpDeliveryLike {
@@ -30,6 +32,11 @@ export interface AmqpConsumerOptions<Tx> extends InboxConsumerOptions<Tx> {
   readonly requeueDelayMs?: number;
 }
 
+export const amqpConsumerRules = {
+  requeueDelayMs: milliseconds(0),
+  ...consumeRules,
+} as const satisfies OptionRules<AmqpConsumerOptions<unknown>>;
+
 /**
  * Consumes a RabbitMQ queue through the inbox, with manual acks: a message is
  * acked only after its inbox record and the handler's writes committed, handed
@@ -41,6 +48,7 @@ export async function consumeAmqp<Tx, Message extends AmqpDeliveryLike>(
   channel: AmqpConsumeChannelLike<Message>,
   options: AmqpConsumerOptions<Tx>,
 ): Promise<InboxSubscription> {
+  checkOptions(amqpConsumerRules, options);
   const inHand = new Set<Promise<void>>();
   const handle = async (message: Message): Promise<void> => {
     const outcome = await processDelivery(options, {

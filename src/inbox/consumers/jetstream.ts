@@ -1,5 +1,7 @@
 import { announce, type DeliveryOutcome, type InboxConsumerOptions, processDelivery } from '../delivery.js';
 import type { InboxSubscription } from '../subscription.js';
+import { consumeRules } from '../inbox.js';
+import { checkOptions, milliseconds, type OptionRules } from '../../core/option-rules.js';
 
 /** The parts of NATS message headers the consumer reads. */
 export interface NatsHeadersReadLike extends Iterable<[string, string[]]> {
@@ -27,6 +29,11 @@ export interface JetStreamConsumerOptions<Tx> extends InboxConsumerOptions<Tx> {
   readonly redeliveryDelayMs?: number;
 }
 
+export const jetStreamConsumerRules = {
+  redeliveryDelayMs: milliseconds(0),
+  ...consumeRules,
+} as const satisfies OptionRules<JetStreamConsumerOptions<unknown>>;
+
 /**
  * Consumes a durable JetStream consumer through the inbox, one message at a
  * time: a message is acked only after its inbox record and the handler's
@@ -38,6 +45,7 @@ export async function consumeJetStream<Tx, Message extends JetStreamMessageLike>
   consumer: JetStreamConsumerLike<Message>,
   options: JetStreamConsumerOptions<Tx>,
 ): Promise<InboxSubscription> {
+  checkOptions(jetStreamConsumerRules, options);
   const messages = await consumer.consume();
   const loop = (async () => {
     for await (const message of messages) {

@@ -1,4 +1,5 @@
 import { RetrysafeError } from '../../core/errors.js';
+import { checkOptions, milliseconds, type OptionRules } from '../../core/option-rules.js';
 import { webhookKey, webhookSignatureHeader } from '../../webhooks/sign.js';
 import type { OutboxMessage } from '../outbox.js';
 import type { PublishResult, Transport } from '../transport.js';
@@ -14,12 +15,17 @@ export interface WebhookTransportOptions {
   readonly fetch?: typeof fetch;
 }
 
+export const webhookTransportRules = {
+  timeoutMs: milliseconds(1),
+} as const satisfies OptionRules<WebhookTransportOptions>;
+
 /**
  * Delivers outbox messages as webhooks signed per Standard Webhooks: the
  * outbox id is the `webhook-id`, the same on every attempt, so the receiver
  * can deduplicate. Only a 2xx answer counts as delivered.
  */
 export function webhookTransport(options: WebhookTransportOptions): Transport {
+  checkOptions(webhookTransportRules, options);
   const secrets = typeof options.secrets === 'string' ? [options.secrets] : [...options.secrets];
   if (secrets.length === 0) throw new RetrysafeError('misuse', 'A webhook transport needs at least one secret.');
   // A malformed secret fails here, at start-up, rather than on every delivery.

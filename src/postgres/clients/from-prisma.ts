@@ -1,5 +1,7 @@
 import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
 import { extend } from '../../core/extend.js';
+import { checkOptions } from '../../core/option-rules.js';
+import { prismaTransactionRules } from '../data-layer-limits.js';
 
 /** The members of a Prisma client or interactive transaction client that retrysafe calls. */
 export interface PrismaQueryable {
@@ -38,6 +40,7 @@ export function fromPrisma<Tx extends PrismaQueryable>(
   prisma: PrismaLike<Tx>,
   options: PrismaTransactionOptions = {},
 ): SqlDatabase<Tx> {
+  checkOptions(prismaTransactionRules, options);
   const limits = extend(options, { timeout: options.timeout ?? DEFAULT_TIMEOUT_MS });
   // Prisma's driver adapters send it as SET TRANSACTION after BEGIN, one round trip more.
   const settings = extend(limits, { isolationLevel: 'ReadCommitted' as const });
