@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { terminalText } from './terminal-text.js';
+import { cellText, terminalText } from './terminal-text.js';
+import { textTable } from './text-table.js';
 
 describe('terminalText', () => {
   it('shows control characters as \\uXXXX instead of letting the terminal act on them', () => {
@@ -22,5 +23,21 @@ describe('terminalText', () => {
     // eslint-disable-next-line no-control-regex -- the characters themselves are what is looked for
     expect(json).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
     expect(JSON.parse(json)).toEqual(value);
+  });
+});
+
+describe('cellText', () => {
+  it('also escapes line feeds and tabs, so a stored value keeps to its row and column', () => {
+    expect(cellText('tenant-a\nfake-tenant  orders.create@1\tk\u001b[2J')).toBe(
+      'tenant-a\\u000afake-tenant  orders.create@1\\u0009k\\u001b[2J',
+    );
+    const table = textTable(
+      ['TENANT', 'KEY'],
+      [
+        ['a\nb', 'k1'],
+        ['c', 'k\t2'],
+      ],
+    );
+    expect(table.split('\n')).toHaveLength(3);
   });
 });

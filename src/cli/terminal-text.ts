@@ -16,6 +16,14 @@ export function terminalText(text: string): string {
   return text.replace(CONTROL, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/**
+ * `text` as one line of a table's cell: also its line feeds and tabs escaped,
+ * so a stored value cannot fake a row of its own or push a column.
+ */
+export function cellText(text: string): string {
+  return terminalText(text).replace(/[\n\t]/g, (character) => (character === '\n' ? '\\u000a' : '\\u0009'));
+}
+
 /** Writes to standard output. Everything the command line prints goes through here or `printError`. */
 export function print(text: string): void {
   process.stdout.write(terminalText(text));
