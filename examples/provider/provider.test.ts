@@ -16,6 +16,7 @@ import {
   type ChargeInput,
 } from './client.js';
 import { startProvider, type Provider } from './provider.js';
+import { waitFor } from '../../test/support/wait-for.js';
 
 const chargeOf = (idempotencyKey: string, extra: Partial<ChargeInput> = {}): ChargeInput => ({
   idempotencyKey,
@@ -298,20 +299,13 @@ describe('provider webhooks', () => {
   });
   afterEach(() => provider?.close());
 
-  const until = async (condition: () => boolean): Promise<void> => {
-    for (let waited = 0; !condition(); waited += 20) {
-      if (waited > 5_000) throw new Error('timed out waiting for webhook deliveries');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
-
   it('posts a signed payment.succeeded event for a new charge, once per charge', async () => {
     provider = await startProvider({ webhookUrl: receiverUrl, webhookSecret: secret });
     const client = providerClient(provider.url);
     const key = randomUUID();
     const made = await client.charge(chargeOf(key));
     await client.charge(chargeOf(key));
-    await until(() => deliveries.length >= 1);
+    await waitFor(() => deliveries.length >= 1);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(deliveries).toHaveLength(1);
 
@@ -333,7 +327,7 @@ describe('provider webhooks', () => {
       webhookRetryDelaysMs: [20, 20, 20],
     });
     await providerClient(provider.url).charge(chargeOf(randomUUID()));
-    await until(() => deliveries.length >= 3);
+    await waitFor(() => deliveries.length >= 3);
     expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(1);
     for (const delivery of deliveries)
       new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);
