@@ -145,8 +145,11 @@ describe('fake payment provider', () => {
     it('refuses a request that was overtaken in flight by a newer token holder', async () => {
       // Long enough that the newer charge lands while the old one is still delayed, however busy the machine.
       await admin.control({ mode: 'delay', ms: 3_000, reference: 'slow' });
+      const { requests } = await admin.stats();
       const old = client.charge(chargeOf(key, { fencingToken: 1, reference: 'slow' }));
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await waitFor(async () => (await admin.stats()).requests > requests, {
+        what: 'the old charge to reach the provider',
+      });
       const newer = await client.charge(chargeOf(key, { fencingToken: 2 }));
       expect(newer).toMatchObject({ kind: 'charged', replayed: false, charge: { reference: 'order-1' } });
       expect(await old).toMatchObject({ kind: 'rejected', status: 409, problem: { type: staleFencingTokenType } });

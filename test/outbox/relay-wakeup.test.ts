@@ -71,12 +71,14 @@ describe.each(setups)('a running relay on $name', { timeout: 60_000 }, (setup) =
       listen: listening.listen,
       // Far longer than the test may take: only the notification can bring the message out in time.
       idleMs: 10 * 60_000,
+      onReport: () => (passes += 1),
     });
+    let passes = 0;
     const stop = new AbortController();
     const running = relay.run(stop.signal);
     try {
-      // Let the first pass find nothing and go to rest.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The first pass found nothing: the relay goes to rest.
+      await waitFor(() => passes > 0, { what: 'the first pass' });
       const id = await listening.database.transaction((tx) =>
         enqueue(tx, { topic: 'orders.created', payload: { order: 1 } }),
       );
