@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** Polls `condition` until it holds; `limitMs` only turns a hang into a failure, never asserts timing. */
 export interface WaitOptions {
   /** What the test waits for, as the failure names it; the condition's source text when left out. */
   readonly what?: string;
+  /** Only turns a hang into a failure: never a bound on how long the condition may take. */
   readonly limitMs?: number;
 }
 
@@ -14,8 +14,8 @@ const FIRST_INTERVAL_MS = 5;
 const LONGEST_INTERVAL_MS = 100;
 
 /**
- * Resolves once `condition` returns true. A condition that throws has not held yet: it is polled again,
- * and the failure at the limit names what was awaited and the last result or error seen.
+ * Polls `condition` until it returns true, instead of pausing a fixed time. A condition that throws has not held
+ * yet: it is polled again, and the failure at the limit names what was awaited and the last result or error seen.
  */
 export async function waitFor(
   condition: () => boolean | Promise<boolean>,
