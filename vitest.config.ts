@@ -8,7 +8,7 @@ export const conditions = [
   ...defaultServerConditions.filter((condition) => condition !== 'module'),
 ];
 
-const processSuites = [
+export const processSuites = [
   'test/crash/**',
   'test/demo/**',
   'test/cli/**',

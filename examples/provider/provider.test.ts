@@ -16,6 +16,7 @@ import {
   type ChargeInput,
 } from './client.js';
 import { startProvider, type Provider } from './provider.js';
+import { waitFor } from '../../test/support/wait-for.js';
 
 const chargeOf = (idempotencyKey: string, extra: Partial<ChargeInput> = {}): ChargeInput => ({
   idempotencyKey,
@@ -144,8 +145,11 @@ describe('fake payment provider', () => {
     it('refuses a request that was overtaken in flight by a newer token holder', async () => {
       // Long enough that the newer charge lands while the old one is still delayed, however busy the machine.
       await admin.control({ mode: 'delay', ms: 3_000, reference: 'slow' });
+      const { requests } = await admin.stats();
       const old = client.charge(chargeOf(key, { fencingToken: 1, reference: 'slow' }));
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await waitFor(async () => (await admin.stats()).requests > requests, {
+        what: 'the old charge to reach the provider',
+      });
       const newer = await client.charge(chargeOf(key, { fencingToken: 2 }));
       expect(newer).toMatchObject({ kind: 'charged', replayed: false, charge: { reference: 'order-1' } });
       expect(await old).toMatchObject({ kind: 'rejected', status: 409, problem: { type: staleFencingTokenType } });
@@ -298,20 +302,13 @@ describe('provider webhooks', () => {
   });
   afterEach(() => provider?.close());
 
-  const until = async (condition: () => boolean): Promise<void> => {
-    for (let waited = 0; !condition(); waited += 20) {
-      if (waited > 5_000) throw new Error('timed out waiting for webhook deliveries');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
-
   it('posts a signed payment.succeeded event for a new charge, once per charge', async () => {
     provider = await startProvider({ webhookUrl: receiverUrl, webhookSecret: secret });
     const client = providerClient(provider.url);
     const key = randomUUID();
     const made = await client.charge(chargeOf(key));
     await client.charge(chargeOf(key));
-    await until(() => deliveries.length >= 1);
+    await waitFor(() => deliveries.length >= 1);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(deliveries).toHaveLength(1);
 
@@ -333,7 +330,7 @@ describe('provider webhooks', () => {
       webhookRetryDelaysMs: [20, 20, 20],
     });
     await providerClient(provider.url).charge(chargeOf(randomUUID()));
-    await until(() => deliveries.length >= 3);
+    await waitFor(() => deliveries.length >= 3);
     expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(1);
     for (const delivery of deliveries)
       new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);

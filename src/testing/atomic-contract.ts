@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationStore } from '../store/operation-store.js';
@@ -152,12 +151,14 @@ function describeConcurrentClaims<Tx>(subject: ContractSubject<Tx>): void {
 
   /** A second claim of `identity`, checked to be still waiting behind the first. */
   async function waiting(identity: OperationIdentity): Promise<{ readonly answer: Promise<Attempt> }> {
+    const held = subject.nextHeldClaim();
     let settled = false;
     const second = settle(subject.store, identity, false, undefined, 10_000).finally(() => {
       settled = true;
     });
-    // The first holds the identity for as long as it is not released: no answer can have come yet.
-    await sleep(200);
+    // The second has found the identity held, and the first holds it for as long as it is not released: no answer can
+    // have come yet. A store that answers at once settles the second first.
+    await Promise.race([held, second]);
     expect(settled).toBe(false);
     return { answer: second };
   }

@@ -18,6 +18,13 @@ export interface StoreUnderTest<Tx> {
    * `UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second' WHERE …`.
    */
   expire(identity: OperationIdentity): Promise<void>;
+  /**
+   * Resolves once an atomic claim begun after the call finds its identity
+   * held by a running attempt, and so waits. Required with `concurrent: true`:
+   * the tests of a claim waiting behind another start from that event rather
+   * than from a pause that a busy machine can outlast.
+   */
+  nextHeldClaim?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -25,6 +32,7 @@ export interface StoreUnderTest<Tx> {
 export interface ContractSubject<Tx> {
   readonly store: OperationStore<Tx>;
   expire(this: void, identity: OperationIdentity): Promise<void>;
+  nextHeldClaim(this: void): Promise<void>;
   identity(this: void, overrides?: Partial<OperationIdentity>): OperationIdentity;
 }
 
@@ -45,6 +53,11 @@ export function useStore<Tx>(open: () => Promise<StoreUnderTest<Tx>>): ContractS
       return current().store;
     },
     expire: (identity) => current().expire(identity),
+    nextHeldClaim: () => {
+      const store = current();
+      if (store.nextHeldClaim === undefined) throw new Error('A concurrent store under test needs nextHeldClaim.');
+      return store.nextHeldClaim();
+    },
     identity: (overrides = {}) => ({ tenant, operation: 'contract.check@1', key: randomUUID(), ...overrides }),
   };
 }

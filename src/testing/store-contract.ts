@@ -7,7 +7,7 @@ export interface StoreContractOptions {
   /**
    * Whether two transactions of the store run side by side. When false (PGlite
    * runs one at a time), the tests of a claim waiting behind an uncommitted
-   * one are left out.
+   * one are left out. When true, the store under test gives `nextHeldClaim`.
    */
   readonly concurrent: boolean;
 }
@@ -25,7 +25,12 @@ export interface StoreContractOptions {
  *
  * describeStoreContract('myStore', async () => {
  *   const db = await openScratchDatabase();
- *   return { store: myStore(db), expire: (identity) => db.expireLease(identity), close: () => db.drop() };
+ *   return {
+ *     store: myStore(db),
+ *     expire: (identity) => db.expireLease(identity),
+ *     nextHeldClaim: () => db.nextHeldClaim(),
+ *     close: () => db.drop(),
+ *   };
  * }, { concurrent: true });
  * ```
  */

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { adapters } from '../support/apps.js';
 import type { Received } from '../support/http.js';
 import { engines } from '../support/engines.js';
-import { expectProblem, expectReplayOf, type Harness, newKey, until, useApp, useEngine } from './harness.js';
+import { expectProblem, expectReplayOf, type Harness, newKey, useApp, useEngine } from './harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 const N = 50;
 
@@ -70,7 +71,7 @@ describe.each(engines)('concurrent duplicates on $name', (engine) => {
         const key = newKey();
         const body = { sku: 'SLOW-THEN-THROW-ONCE', qty: 1, delayMs: 1000 };
         const first = t.post({ key, body });
-        await until(() => t.calls() === 1);
+        await waitFor(() => t.calls() === 1);
         const duplicate = await t.post({ key, body });
         expect((await first).status).toBe(500);
         expect(duplicate.status).toBe(201);

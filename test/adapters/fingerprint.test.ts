@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { adapters } from '../support/apps.js';
 import { engines } from '../support/engines.js';
-import {
-  expectNothingOf,
-  expectProblem,
-  expectReplayOf,
-  newKey,
-  readChoices,
-  until,
-  useApp,
-  useEngine,
-} from './harness.js';
+import { expectNothingOf, expectProblem, expectReplayOf, newKey, readChoices, useApp, useEngine } from './harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe.each(engines)('fingerprints on $name', (engine) => {
   const ref = useEngine(engine);
@@ -60,7 +52,7 @@ describe.each(engines)('fingerprints on $name', (engine) => {
       it('refuses a different body that arrives while the first attempt runs with 422, once the first commits within the lock wait', async () => {
         const key = newKey();
         const slow = t.post({ key, body: { sku: 'SLOW', qty: 1, delayMs: 1500 } });
-        await until(() => t.calls() === 1);
+        await waitFor(() => t.calls() === 1);
         const other = await t.post({ key, body: { sku: 'B', qty: 1 } });
         // PGlite runs one transaction at a time: this one waits for the first to commit, then reads its record.
         expectProblem(other, 'fingerprint-mismatch', 422);

@@ -158,14 +158,5 @@ export function expectNothingOf(refusal: Received, original: Received): void {
   expect(refusal.headers.location).toBeUndefined();
 }
 
-/** Polls `condition` every 10 ms until it holds; throws after `timeoutMs`. */
-export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('The condition did not become true in time.');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** Both ways of answering a finished operation: one read before the transaction, or the claim inside it. */
 export const readChoices = [{ readBeforeClaim: 'always' }, { readBeforeClaim: 'never' }] as const;

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { metricsObserver } from '../../src/observe/metrics.js';
 import { expressAdapter } from '../support/apps.js';
 import { engines } from '../support/engines.js';
-import { newKey, until, useApp, useEngine } from './harness.js';
+import { newKey, useApp, useEngine } from './harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** Every answer retrysafe gives itself is counted, those given before the store included; only real waits are lock waits. */
 describe.each(engines)('metrics of the request paths on $name', (factory) => {
@@ -70,7 +71,7 @@ describe.each(engines)('metrics of the request paths on $name', (factory) => {
     const key = newKey();
     const first = h.post({ key, body: { sku: 'SLOW', delayMs: 800 } });
     // The first attempt holds the claim once its handler runs; a fixed pause may end before that on a busy machine.
-    await until(() => h.calls() === 1);
+    await waitFor(() => h.calls() === 1);
     const duplicate = await h.post({ key, body: { sku: 'SLOW', delayMs: 800 } });
     expect((await first).status).toBe(201);
     expect(duplicate.headers['idempotent-replayed']).toBe('true');

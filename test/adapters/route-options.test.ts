@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { adapters, IMPORTS_POLICY, importsRetention } from '../support/apps.js';
 import { engines } from '../support/engines.js';
-import { expectProblem, expectReplayOf, newKey, until, useApp, useEngine } from './harness.js';
+import { expectProblem, expectReplayOf, newKey, useApp, useEngine } from './harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 const LINK = `<${IMPORTS_POLICY}>; rel="describedby"`;
 
@@ -42,7 +43,7 @@ describe.each(engines)('route options on $name', (engine) => {
       if (!t.concurrent) return;
       const importRef = newKey();
       const first = post({ ref: importRef, sku: 'SLOW', delayMs: 1500 });
-      await until(() => t.calls('imports.create@1') === 1);
+      await waitFor(() => t.calls('imports.create@1') === 1);
       const duplicate = await post({ ref: importRef, sku: 'SLOW', delayMs: 1500 });
       expectProblem(duplicate, 'operation-in-progress', 409);
       expect(duplicate.headers['retry-after']).toBe('1');
@@ -71,7 +72,7 @@ describe.each(engines)('route options on $name', (engine) => {
       if (!t.concurrent) return;
       const importRef = newKey();
       const slow = post({ ref: importRef, sku: 'SLOW', delayMs: 4000 });
-      await until(() => t.calls('imports.create@1') === 1);
+      await waitFor(() => t.calls('imports.create@1') === 1);
       const duplicate = await post({ ref: importRef, sku: 'SLOW', delayMs: 4000 });
       expectProblem(duplicate, 'operation-in-progress', 409);
       expect(duplicate.headers.link).toBe(LINK);

@@ -8,7 +8,8 @@ import { adapters, ORDERS_TABLE, type RunningApp, startApp } from '../support/ap
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { send } from '../support/http.js';
 import { type SlowProxy, startSlowProxy } from '../support/slow-proxy.js';
-import { expectProblem, newKey, until } from './harness.js';
+import { expectProblem, newKey } from './harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 /**
  * These run on node-postgres only: PGlite is in-process, so there is no
@@ -97,7 +98,7 @@ describe.each(adapters)('store failures on postgres (node-postgres) through $nam
     async function expectNothingHappened(app: RunningApp, pool: pg.Pool, key: string): Promise<void> {
       proxy.resume();
       // The abandoned attempt reaches the database late; wait until it has let go of its connection.
-      await until(() => pool.waitingCount === 0 && pool.idleCount === pool.totalCount);
+      await waitFor(() => pool.waitingCount === 0 && pool.idleCount === pool.totalCount);
       expect(app.state.invocations).toHaveLength(0);
       const { rows } = await direct.query<{ orders: number; records: number }>(
         'SELECT (SELECT count(*)::int FROM orders) AS orders, (SELECT count(*)::int FROM retrysafe_operations WHERE key = $1) AS records',
@@ -180,7 +181,7 @@ describe.each(adapters)('store failures on postgres (node-postgres) through $nam
             const res = await beforeStallEnds(app, key, sku);
             expect(res.status).toBe(status);
             expect(res.headers['idempotent-replayed']).toBe(replayed);
-            await until(() => pool.waitingCount === 0 && pool.idleCount === pool.totalCount);
+            await waitFor(() => pool.waitingCount === 0 && pool.idleCount === pool.totalCount);
             expect(app.state.invocations).toHaveLength(1);
             await direct.query('DELETE FROM orders');
           });
@@ -193,7 +194,7 @@ describe.each(adapters)('store failures on postgres (node-postgres) through $nam
         await slowStoreApp({ warm: true, settings: stallAt('finished') }, async (app, pool) => {
           const res = await beforeStallEnds(app, key, 'A-500');
           expect(res.status).toBe(500);
-          await until(() => pool.waitingCount === 0 && pool.idleCount === pool.totalCount);
+          await waitFor(() => pool.waitingCount === 0 && pool.idleCount === pool.totalCount);
           const { rows } = await direct.query<{ orders: number; records: number }>(
             'SELECT (SELECT count(*)::int FROM orders) AS orders, (SELECT count(*)::int FROM retrysafe_operations WHERE key = $1) AS records',
             [key],
@@ -212,7 +213,7 @@ describe.each(adapters)('store failures on postgres (node-postgres) through $nam
         expect(app.state.invocations).toHaveLength(1);
         app.state.beforeReply = undefined;
         proxy.resume();
-        await until(() => pool.waitingCount === 0 && pool.idleCount === pool.totalCount);
+        await waitFor(() => pool.waitingCount === 0 && pool.idleCount === pool.totalCount);
         // The abandoned transaction finished once the store answered: its outcome is stored, and the retry replays it.
         const retry = await post(app, key);
         expect(retry.status).toBe(201);

@@ -4,7 +4,8 @@ import { fromPg, migrate, portable } from '../../src/postgres/index.js';
 import { adapters, ORDERS_TABLE, type RunningApp, startApp } from '../support/apps.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { send } from '../support/http.js';
-import { expectProblem, newKey, until } from './harness.js';
+import { expectProblem, newKey } from './harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 /**
  * A backend that goes away while a handler is inside its transaction (a
@@ -58,7 +59,7 @@ describe.each(adapters)('a backend terminated mid-transaction, through $name', (
       'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND state LIKE $2',
       [APPLICATION, 'idle in transaction%'],
     );
-    await until(
+    await waitFor(
       async () =>
         (await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [rows[0]?.pid])).rows.length === 0,
     );
@@ -86,7 +87,7 @@ describe.each(adapters)('a backend terminated mid-transaction, through $name', (
     app.state.beforeReply = terminateInTransaction;
     expectProblem(await post(app, newKey()), 'store-unavailable', 503);
     // Every client the pool keeps has a live backend.
-    await until(() => pool.waitingCount === 0 && pool.idleCount === pool.totalCount);
+    await waitFor(() => pool.waitingCount === 0 && pool.idleCount === pool.totalCount);
     const { rows } = await admin.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
       [APPLICATION],

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { until } from '../outbox/support/until.js';
 import { startProgram } from '../support/child.js';
+import { waitFor } from '../support/wait-for.js';
 
 const PARENT = 'test/bench/programs/supervising-parent.ts';
 
@@ -32,7 +32,7 @@ describe("the bench's child processes end with it", () => {
     try {
       parent.process.kill(ending);
       const exited = await parent.exited;
-      await until(() => !running(pid), `the child ${pid} is gone`, 20_000);
+      await waitFor(() => !running(pid), { what: `the child ${pid} is gone`, limitMs: 20_000 });
       // For a signal, as the bench reports one: 128 + its number.
       expect(exited, parent.stderr()).toEqual({ code, signal: null });
     } finally {
@@ -46,14 +46,13 @@ describe("the bench's child processes end with it", () => {
     expect((await fetch(url)).status).toBeGreaterThan(0);
     parent.process.kill('SIGINT');
     const exited = await parent.exited;
-    await until(
+    await waitFor(
       () =>
         fetch(url).then(
           () => false,
           () => true,
         ),
-      `the provider at ${url} is gone`,
-      20_000,
+      { what: `the provider at ${url} is gone`, limitMs: 20_000 },
     );
     expect(exited, parent.stderr()).toEqual({ code: 130, signal: null });
   });

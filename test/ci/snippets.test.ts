@@ -27,6 +27,7 @@ import {
   send,
 } from './support/documented-requests.js';
 import { firstMissingLine, outputLines } from './support/documented-output.js';
+import { waitFor } from '../support/wait-for.js';
 
 /**
  * The README and docs as a new user meets them: the package is packed, installed
@@ -449,17 +450,21 @@ describe('the five-minute path, against the reference service', () => {
     port = await freePort();
     const dataDir = join(scratch, 'orders-data');
     await mkdir(dataDir, { recursive: true });
-    server = await startServer(
+    const started = await startServer(
       root,
       ['--conditions=retrysafe-source', '--import', 'tsx', 'examples/orders/main.ts'],
       port,
       { DATABASE_URL: database.url, DATA_DIR: dataDir },
     );
+    server = started;
     // What a newcomer waits for: the line that says it is ready and what to try.
-    for (let waited = 0; !server.output().includes('ready; try: curl'); waited += 100) {
-      if (waited > 60_000) throw new Error(`the service never said it was ready:\n${server.output()}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor(
+      () => {
+        if (!started.output().includes('ready; try: curl')) throw new Error(`not yet:\n${started.output()}`);
+        return true;
+      },
+      { what: 'the service to say it is ready' },
+    );
     const requests = shellRequests('service', 'orders');
     expect(requests.length).toBeGreaterThan(0);
     await expectDocumentedAnswers(requests, new Map([[3000, port]]), [server]);

@@ -4,9 +4,9 @@ import { fingerprint } from '../../src/core/fingerprint.js';
 import type { OperationMode } from '../../src/core/record.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import { unreachableDatabaseUrl } from '../observe/unreachable-database.js';
-import { waitFor } from '../retention/wait-for.js';
 import { type CliDatabase, openCliDatabase } from './cli-database.js';
 import { expectOneLineError, retrysafe, startRetrysafe } from './run-cli.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe('retrysafe recover', () => {
   let db: CliDatabase;
@@ -113,10 +113,10 @@ describe('retrysafe recover', () => {
       DATABASE_URL: db.url,
     });
     try {
-      await waitFor(() => Promise.resolve(daemon.output.stderr.includes('Running until SIGTERM')), 30_000);
+      await waitFor(() => Promise.resolve(daemon.output.stderr.includes('Running until SIGTERM')), { limitMs: 30_000 });
       // A lease that runs out while the daemon is up is finished by a later pass.
       const key = await abandoned('leased');
-      await waitFor(async () => (await record(key))?.state === 'completed', 30_000);
+      await waitFor(async () => (await record(key))?.state === 'completed', { limitMs: 30_000 });
       expect(await payments(key)).toBe(1);
     } finally {
       daemon.child.kill('SIGTERM');

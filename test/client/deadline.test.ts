@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { idempotentFetch, type IdempotentFetchError, isIdempotentFetchError } from '../../src/client/index.js';
 import { problemAnswer, type ScriptedServer, startScriptedServer } from './scripted-server.js';
+import { waitFor } from '../support/wait-for.js';
 
 const post = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"sku":"WIDGET"}' };
 
@@ -18,11 +19,6 @@ async function thrown(run: () => Promise<unknown>): Promise<IdempotentFetchError
   );
   if (!isIdempotentFetchError(error)) throw new Error(`expected an IdempotentFetchError, got ${String(error)}`);
   return error;
-}
-
-async function eventually(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 100 && !check(); i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
-  expect(check()).toBe(true);
 }
 
 describe('the deadline', () => {
@@ -75,7 +71,7 @@ describe('the deadline', () => {
     expect(error.code).toBe('deadline-exceeded');
     expect(error.attempts).toBe(1);
     expect(error.idempotencyKey).toBe(server.requests[0]?.key);
-    await eventually(() => server?.requests[0]?.abandoned === true);
+    await waitFor(() => server?.requests[0]?.abandoned === true);
   });
 
   it('treats a caller signal that times out as the deadline', async () => {
@@ -86,7 +82,7 @@ describe('the deadline', () => {
 
     expect(ms).toBeLessThan(5000);
     expect(error.code).toBe('deadline-exceeded');
-    await eventually(() => server?.requests[0]?.abandoned === true);
+    await waitFor(() => server?.requests[0]?.abandoned === true);
   });
 
   it('ends the call when the caller aborts, during an attempt or a wait', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { until } from '../adapters/harness.js';
 import { crashLayers, useCrashRig } from './crash-rig.js';
+import { waitFor } from '../support/wait-for.js';
 
 /**
  * A service counts its answers in memory and adds them to the activity table
@@ -21,7 +21,7 @@ describe.each(crashLayers)('the activity counts of a killed service (%s)', (laye
     const first = await rig.service({ ACTIVITY_FLUSH_MS: '100' });
     await newOrders(first.url, 10);
     // Flushed on its own, without a shutdown.
-    await until(async () => (await counted()) === 10);
+    await waitFor(async () => (await counted()) === 10);
 
     await newOrders(first.url, 5);
     await first.child.kill('SIGKILL');
@@ -32,7 +32,7 @@ describe.each(crashLayers)('the activity counts of a killed service (%s)', (laye
 
     const second = await rig.service({ ACTIVITY_FLUSH_MS: '100' });
     await newOrders(second.url, 3);
-    await until(async () => (await counted()) === left + 3);
+    await waitFor(async () => (await counted()) === left + 3);
     await second.child.kill('SIGKILL');
   });
 });

@@ -6,6 +6,7 @@ import { downstreamKey } from '../../src/modes/downstream-key.js';
 import { runProgram } from '../support/child.js';
 import { retrysafe } from '../cli/run-cli.js';
 import { RECOVER, crashLayers, useCrashRig } from './crash-rig.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe.each(crashLayers)(
   'crash matrix through %s: atomic orders, racing and paused workers, and an outcome left unknown',
@@ -58,7 +59,9 @@ describe.each(crashLayers)(
       await admin.control({ mode: 'delay', ms: 4000, reference: body.order, times: 1 });
       const before = (await admin.stats()).requests;
       const answer = send(paused.url, '/payments', key, body);
-      while ((await admin.stats()).requests === before) await sleep(20);
+      await waitFor(async () => (await admin.stats()).requests !== before, {
+        what: 'the charge to reach the provider',
+      });
       paused.child.process.kill('SIGSTOP');
       await sleep(2500);
       const report = JSON.parse(await runProgram(RECOVER, env())) as { completed: number };

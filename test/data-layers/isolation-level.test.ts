@@ -8,6 +8,7 @@ import type { SqlClient } from '../../src/store/sql-client.js';
 import { ORDERS_TABLE } from '../support/apps.js';
 import { type Engine, engines } from '../support/engines.js';
 import { countingHeldClaims } from '../support/held-claims.js';
+import { waitFor } from '../support/wait-for.js';
 
 /**
  * retrysafe's transactions run at READ COMMITTED whatever the database's
@@ -41,24 +42,19 @@ describe.each(engines)('the isolation level of retrysafe’s transactions on $na
 
     /**
      * Resolves once `waiters` sessions of this database wait on a lock (the
-     * duplicates behind the first attempt), or after 10 s, so a change in how
-     * duplicates wait leaves the assertions to tell.
+     * duplicates behind the first attempt). Fails the first attempt after 10 s,
+     * so a change in how duplicates wait leaves the assertions to tell.
      */
-    async function lockWaiters(waiters: number): Promise<void> {
-      for (let waited = 0; waited < 10_000; waited += 20) {
-        const { rows } = await engine.database.query<{ n: number }>(
-          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-        );
-        if ((rows[0]?.n ?? 0) >= waiters) return;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    }
-
-    /** Resolves once `duplicates` claims found the identity held by the first attempt, or after 10 s. */
-    async function heldClaims(held: () => number, duplicates: number): Promise<void> {
-      for (let waited = 0; waited < 10_000 && held() < duplicates; waited += 20)
-        await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const lockWaiters = (waiters: number): Promise<void> =>
+      waitFor(
+        async () =>
+          ((
+            await engine.database.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+          ).rows[0]?.n ?? 0) >= waiters,
+        { what: `${waiters} sessions waiting on a lock`, limitMs: 10_000 },
+      );
 
     it('is the default of a statement outside them (the setting took)', async () => {
       expect(await isolationOf(engine.database)).toBe(level);
@@ -112,7 +108,9 @@ describe.each(engines)('the isolation level of retrysafe’s transactions on $na
                 key,
               ])
             ).rows;
-            if (runs === 1) await heldClaims(() => claims.held(), N - 1);
+            if (runs === 1) {
+              await waitFor(() => claims.held() >= N - 1, { what: `${N - 1} duplicates waiting`, limitMs: 10_000 });
+            }
             return { status: 201, body: { id: row?.id } };
           },
         });

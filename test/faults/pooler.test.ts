@@ -6,10 +6,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServiceProcess, startProcess } from '../../examples/orders/testing/child.js';
 import { fromPg } from '../../src/postgres/index.js';
-import { type Cluster, createCluster, waitFor } from './support/cluster.js';
+import { type Cluster, createCluster } from './support/cluster.js';
 import { cartKeys, expectOrdersSettled } from './support/order-checks.js';
 import { type Pooler, startPgBouncer } from './support/pgbouncer.js';
 import { placeOrder, putCarts, storm } from './support/storm.js';
+import { waitFor } from '../support/wait-for.js';
 
 const KEYS = 60;
 
@@ -153,7 +154,7 @@ describe('PgBouncer 1.18 in transaction pooling mode between the service and Pos
     await expectOrdersSettled(service, keyOf, histories, count);
     await waitFor(
       async () => (await count("SELECT count(*)::int AS n FROM retrysafe_outbox WHERE state <> 'delivered'")) === 0,
-      'the relay to deliver every order.created',
+      { what: 'the relay to deliver every order.created' },
     );
     expect(
       await count(

@@ -7,9 +7,10 @@ import { type Provider, startProvider } from '../../examples/provider/provider.j
 import { type ServiceProcess, startProcess } from '../../examples/orders/testing/child.js';
 import { call, type HttpAnswer, json } from '../../examples/orders/testing/http.js';
 import { downstreamKey } from '../../src/modes/downstream-key.js';
-import { type Cluster, createCluster, waitFor } from './support/cluster.js';
+import { type Cluster, createCluster } from './support/cluster.js';
 import { cartKeys, expectOrdersSettled } from './support/order-checks.js';
 import { afterFinals, placeOrder, putCarts, storm, successesByKey, unexpectedAnswers } from './support/storm.js';
+import { waitFor } from '../support/wait-for.js';
 
 const ORDER_KEYS = 45;
 /** Payments sent to the process that is killed, and to no other until the survivors' recovery workers have finished them. */
@@ -84,10 +85,9 @@ describe('three service processes on one database, one killed with SIGKILL mid-s
       send: pay,
     });
     const strandedAttempts = stranded.map((key) => pay(doomed, key).catch((error: unknown) => error));
-    await waitFor(
-      async () => (await admin.stats()).requests >= STRANDED,
-      'the stranded payments to reach the provider',
-    );
+    await waitFor(async () => (await admin.stats()).requests >= STRANDED, {
+      what: 'the stranded payments to reach the provider',
+    });
     await afterFinals(orders, ORDER_KEYS / 4);
 
     await services[0]?.kill('SIGKILL');
@@ -97,11 +97,10 @@ describe('three service processes on one database, one killed with SIGKILL mid-s
 
     // Only the survivors' recovery workers can finish the stranded payments: no client sends them meanwhile.
     const strandedDone = `SELECT count(*)::int AS n FROM retrysafe_operations WHERE operation = 'payments.create@1' AND key = ANY($1) AND state = 'completed'`;
-    await waitFor(
-      async () => (await count(strandedDone, [stranded])) === STRANDED,
-      'the recovery workers to finish the stranded payments',
-      120_000,
-    );
+    await waitFor(async () => (await count(strandedDone, [stranded])) === STRANDED, {
+      what: 'the recovery workers to finish the stranded payments',
+      limitMs: 120_000,
+    });
     expect(
       await count(`SELECT count(*)::int AS n FROM retrysafe_operations WHERE key = ANY($1) AND attempt > 1`, [
         stranded,

@@ -3,12 +3,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { consumeAmqp, type InboxMessage } from '../../src/inbox/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { runProgram, startProgram } from '../outbox/support/child-program.js';
-import { until } from '../outbox/support/until.js';
 import { openSharedDatabase, type SharedDatabase } from '../outbox/support/postgres.js';
 import { rabbitRoute, type RabbitRoute } from '../outbox/support/rabbit.js';
 import { broker } from '../support/brokers.js';
 import { emailsByMessage, failingFirstDelivery, sendEmail } from './programs/emails.js';
 import { outcomes } from './support/outcomes.js';
+import { waitFor } from '../support/wait-for.js';
 
 const rabbit = await broker('RabbitMQ');
 const CONSUMER = 'test/inbox/programs/consumer.ts';
@@ -89,7 +89,7 @@ describe.skipIf(!rabbit.reachable)('an inbox consumer on RabbitMQ', { timeout: 1
     );
     expect(await emailsByMessage(shared.database)).toEqual({ [id]: 1 });
     // The broker puts the unacked message back once it notices the connection is gone.
-    await until(async () => (await route.waiting()) === 1, 'the message is back in the queue');
+    await waitFor(async () => (await route.waiting()) === 1, { what: 'the message is back in the queue' });
 
     const redelivery = startProgram(CONSUMER, {
       DATABASE_URL: shared.url,
@@ -98,10 +98,9 @@ describe.skipIf(!rabbit.reachable)('an inbox consumer on RabbitMQ', { timeout: 1
       QUEUE: route.queue,
     });
     try {
-      await until(
-        () => redelivery.records().some((record) => (record as { kind?: string }).kind !== undefined),
-        'the redelivery was settled',
-      );
+      await waitFor(() => redelivery.records().some((record) => (record as { kind?: string }).kind !== undefined), {
+        what: 'the redelivery was settled',
+      });
       expect(redelivery.records()).toContainEqual({ kind: 'duplicate', id });
     } finally {
       await redelivery.kill('SIGKILL');
@@ -134,7 +133,7 @@ describe.skipIf(!rabbit.reachable)('an inbox consumer on RabbitMQ', { timeout: 1
     ]);
     expect(calls).toEqual([]);
     // Rejected without requeue: RabbitMQ moves them to the queue's dead-letter exchange.
-    await until(async () => (await route.waiting(route.deadLetterQueue)) === 2, 'both are dead-lettered');
+    await waitFor(async () => (await route.waiting(route.deadLetterQueue)) === 2, { what: 'both are dead-lettered' });
     expect(await route.waiting()).toBe(0);
   });
 });

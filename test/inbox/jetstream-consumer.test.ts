@@ -3,12 +3,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { consumeJetStream, type InboxMessage } from '../../src/inbox/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { runProgram, startProgram } from '../outbox/support/child-program.js';
-import { until } from '../outbox/support/until.js';
 import { jetStreamRoute, type JetStreamRoute } from '../outbox/support/jetstream.js';
 import { openSharedDatabase, type SharedDatabase } from '../outbox/support/postgres.js';
 import { broker } from '../support/brokers.js';
 import { emailsByMessage, failingFirstDelivery, sendEmail } from './programs/emails.js';
 import { outcomes } from './support/outcomes.js';
+import { waitFor } from '../support/wait-for.js';
 
 const nats = await broker('NATS');
 const CONSUMER = 'test/inbox/programs/consumer.ts';
@@ -73,7 +73,7 @@ describe.skipIf(!nats.reachable)('an inbox consumer on NATS JetStream', { timeou
     await publish(JSON.stringify({ to: 'ada@example.test' }), id);
     expect((await consumeUntil(1)).all).toEqual([{ kind: 'processed', id }]);
     expect(await emailsByMessage(shared.database)).toEqual({ [id]: 1 });
-    await until(async () => (await unsettled()) === 0, 'the ack reached the server');
+    await waitFor(async () => (await unsettled()) === 0, { what: 'the ack reached the server' });
   });
 
   it('consumer killed after commit, before the ack: the message comes back after ack_wait and its email is not sent again', async () => {
@@ -85,12 +85,11 @@ describe.skipIf(!nats.reachable)('an inbox consumer on NATS JetStream', { timeou
 
     const redelivery = startProgram(CONSUMER, consumerEnv());
     try {
-      await until(
-        () => redelivery.records().some((record) => (record as { kind?: string }).kind !== undefined),
-        'the redelivery was settled',
-      );
+      await waitFor(() => redelivery.records().some((record) => (record as { kind?: string }).kind !== undefined), {
+        what: 'the redelivery was settled',
+      });
       expect(redelivery.records()).toContainEqual({ kind: 'duplicate', id });
-      await until(async () => (await unsettled()) === 0, 'the ack reached the server');
+      await waitFor(async () => (await unsettled()) === 0, { what: 'the ack reached the server' });
     } finally {
       await redelivery.kill('SIGKILL');
     }
@@ -120,6 +119,6 @@ describe.skipIf(!nats.reachable)('an inbox consumer on NATS JetStream', { timeou
       { kind: 'rejected', reason: 'payload-invalid' },
     ]);
     expect(calls).toEqual([]);
-    await until(async () => (await unsettled()) === 0, 'the server took the terminations');
+    await waitFor(async () => (await unsettled()) === 0, { what: 'the server took the terminations' });
   });
 });

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { engines } from '../support/engines.js';
-import { useLeasedHarness, waitFor } from './harness.js';
+import { useLeasedHarness } from './harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 /**
  * A failed attempt waits before the next one (exponential backoff with
@@ -26,7 +27,7 @@ describe.each(engines)('retries spaced by backoff on $name', (factory) => {
       // Backoff: the first wait is at least 0.5 s and the second at least 1 s, so no more than two take-overs fit in the outage.
       expect(takeOvers()).toBeLessThanOrEqual(2);
       await service.admin.control({ mode: 'reset' });
-      await waitFor(async () => (await service.state(key))?.state !== 'in_progress', 20_000);
+      await waitFor(async () => (await service.state(key))?.state !== 'in_progress', { limitMs: 20_000 });
     } finally {
       stop.abort();
       await running;

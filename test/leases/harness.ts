@@ -147,11 +147,3 @@ export function useLeasedHarness(factory: EngineFactory): LeasedHarness {
   };
   return harness;
 }
-
-export async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { engines } from '../support/engines.js';
-import { useLeasedHarness, waitFor } from './harness.js';
+import { useLeasedHarness } from './harness.js';
 import { paymentRoute } from './payment-route.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe.each(engines)('lease renewal by the running handler on $name', (factory) => {
   const service = useLeasedHarness(factory);

@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { RecoveryWorker } from '../../src/leases/recovery-worker.js';
 import { resolveOperation } from '../../src/leases/resolve.js';
 import { engines } from '../support/engines.js';
-import { useLeasedHarness, waitFor } from './harness.js';
+import { useLeasedHarness } from './harness.js';
 import { paymentRoute } from './payment-route.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe.each(engines)('leased mode on $name', (factory) => {
   const service = useLeasedHarness(factory);

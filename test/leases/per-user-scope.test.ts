@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { defaultProblemBase } from '../../src/index.js';
 import { engines } from '../support/engines.js';
-import { useLeasedHarness, waitFor } from './harness.js';
+import { useLeasedHarness } from './harness.js';
 import { noCalls, paymentRoute } from './payment-route.js';
+import { waitFor } from '../support/wait-for.js';
 
 const refusedType = `${defaultProblemBase}key-of-another-principal`;
 

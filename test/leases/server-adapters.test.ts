@@ -5,12 +5,13 @@ import { type Provider, startProvider } from '../../examples/provider/provider.j
 import { idempotency } from '../../src/modes/idempotency.js';
 import { downstreamKey } from '../../src/modes/downstream-key.js';
 import { postgresStore } from '../../src/postgres/index.js';
-import { useEngine, until } from '../adapters/harness.js';
+import { useEngine } from '../adapters/harness.js';
 import { engines } from '../support/engines.js';
 import { send } from '../support/http.js';
 import type { Listening } from '../support/listen.js';
 import { type Calls, noCalls, PAYMENTS_TABLE, paymentRoute } from './payment-route.js';
 import { paymentServers } from './payment-servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe.each(engines)('leased mode through the server adapters on $name', (factory) => {
   const ref = useEngine(factory);
@@ -80,7 +81,7 @@ describe.each(engines)('leased mode through the server adapters on $name', (fact
       const body = { order: `ord-${key}`, amount: 500 };
       await admin.control({ mode: 'delay', ms: 1500, reference: body.order });
       const first = pay(key, body);
-      await until(async () => (await state(key)) === 'in_progress');
+      await waitFor(async () => (await state(key)) === 'in_progress');
       const duplicate = await pay(key, body);
       expect(duplicate.status).toBe(409);
       expect(Number(duplicate.headers['retry-after'])).toBeGreaterThan(1);

@@ -7,7 +7,8 @@ import { LeaseKeeper } from '../../src/modes/lease-keeper.js';
 import type { Lease } from '../../src/store/lease-store.js';
 import { engines } from '../support/engines.js';
 import { hold, PATIENCE_MS } from '../support/hold.js';
-import { OPERATION, useLeasedHarness, waitFor } from './harness.js';
+import { OPERATION, useLeasedHarness } from './harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 /**
  * The recovery worker and the lease keeper against a store that fails or
@@ -119,7 +120,7 @@ describe.each(engines)(
       const keeper = new LeaseKeeper(service.config.store, lease);
       const release = await lockRow(lease);
       try {
-        await waitFor(() => Promise.resolve(keeper.signal.aborted), PATIENCE_MS);
+        await waitFor(() => Promise.resolve(keeper.signal.aborted), { limitMs: PATIENCE_MS });
         expect(keeper.signal.reason).toMatchObject({
           code: 'lease-lost',
           message: 'The lease could not be renewed in time.',

@@ -12,6 +12,7 @@ import { type SlowProxy, startSlowProxy } from '../support/slow-proxy.js';
 import { downstreamKey } from '../../src/modes/downstream-key.js';
 import { OPERATION } from './harness.js';
 import { noCalls, PAYMENTS_TABLE, paymentRoute } from './payment-route.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** On node-postgres only: PGlite is in-process, so there is no connection to refuse or to cut. */
 describe('leased mode when the store fails (postgres, node-postgres)', () => {
@@ -84,7 +85,9 @@ describe('leased mode when the store fails (postgres, node-postgres)', () => {
       const before = (await admin.stats()).requests;
       const answer = pay(request(key, body), undefined);
       // The charge is inside the provider: the store goes silent before its checkpoint can be written.
-      while ((await admin.stats()).requests === before) await new Promise((resolve) => setTimeout(resolve, 20));
+      await waitFor(async () => (await admin.stats()).requests !== before, {
+        what: 'the charge to reach the provider',
+      });
       proxy.stall();
       const failed = await answer;
       expect(failed.status).toBe(503);

@@ -11,9 +11,9 @@ import { RecoveryWorker } from '../../src/leases/recovery-worker.js';
 import { fromPg, portable, postgresStore } from '../../src/postgres/index.js';
 import type { OperationStore } from '../../src/store/operation-store.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
-import { waitFor } from '../retention/wait-for.js';
 import { countingHeldClaims } from '../support/held-claims.js';
 import { unreachableDatabaseUrl } from './unreachable-database.js';
+import { waitFor } from '../support/wait-for.js';
 
 export const NOTES = 'notes.create@1';
 export const PAYMENTS = 'payments.create@1';

@@ -5,10 +5,10 @@ import { emailsByMessage, sendEmail } from '../inbox/programs/emails.js';
 import { outcomes } from '../inbox/support/outcomes.js';
 import { broker } from '../support/brokers.js';
 import { type ChildProgram, runProgram, startProgram } from './support/child-program.js';
-import { until } from './support/until.js';
 import { openSharedDatabase, type SharedDatabase } from './support/postgres.js';
 import { closedStartGate } from './support/start-gate.js';
 import { rabbitRoute, type RabbitRoute } from './support/rabbit.js';
+import { waitFor } from '../support/wait-for.js';
 
 const rabbit = await broker('RabbitMQ');
 const RELAY = 'test/outbox/programs/relay.ts';
@@ -125,10 +125,10 @@ describe.skipIf(!rabbit.reachable)('the outbox over RabbitMQ', { timeout: 120_00
     expect(await route.waiting()).toBe(1);
 
     // Once the dead relay's claim runs out, the next relay publishes the message again.
-    await until(
+    await waitFor(
       async () =>
         (await shared.database.query('SELECT 1 FROM retrysafe_outbox WHERE locked_until <= now()')).rows.length === 1,
-      'the claim ran out',
+      { what: 'the claim ran out' },
     );
     await runProgram(RELAY, relayEnv());
     expect(await row(id)).toMatchObject({ state: 'delivered', attempts: 2 });

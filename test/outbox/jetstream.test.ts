@@ -6,10 +6,10 @@ import { emailsByMessage, sendEmail } from '../inbox/programs/emails.js';
 import { outcomes } from '../inbox/support/outcomes.js';
 import { broker } from '../support/brokers.js';
 import { type ChildProgram, runProgram, startProgram } from './support/child-program.js';
-import { until } from './support/until.js';
 import { jetStreamRoute, type JetStreamRoute } from './support/jetstream.js';
 import { openSharedDatabase, type SharedDatabase } from './support/postgres.js';
 import { closedStartGate } from './support/start-gate.js';
+import { waitFor } from '../support/wait-for.js';
 
 const nats = await broker('NATS');
 const RELAY = 'test/outbox/programs/relay.ts';
@@ -78,10 +78,10 @@ describe.skipIf(!nats.reachable)('the outbox over NATS JetStream', { timeout: 12
       'SIGKILL',
     );
     expect(await row(id)).toMatchObject({ state: 'pending', attempts: 1 });
-    await until(
+    await waitFor(
       async () =>
         (await shared.database.query('SELECT 1 FROM retrysafe_outbox WHERE locked_until <= now()')).rows.length === 1,
-      'the claim ran out',
+      { what: 'the claim ran out' },
     );
     const second = await runProgram(RELAY, relayEnv());
     expect(await row(id)).toMatchObject({ state: 'delivered', attempts: 2 });

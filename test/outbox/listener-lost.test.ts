@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgListener } from '../../src/outbox/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { until } from './support/until.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** The LISTEN connection's backend goes away (failover, restart, terminated): the process stays up, the relay polls at once. */
 describe('a LISTEN connection whose backend is terminated', () => {
@@ -29,7 +29,7 @@ describe('a LISTEN connection whose backend is terminated', () => {
     await admin.query(
       "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'retrysafe-listen-lost'",
     );
-    await until(() => wakes > 0, 'the relay is woken');
+    await waitFor(() => wakes > 0, { what: 'the relay is woken' });
     // The connection is gone: unlistening reports it, it does not throw an uncaught error.
     await expect(unlisten()).rejects.toThrow();
   });

@@ -5,8 +5,8 @@ import { fromPg, fromPGlite, migrate, portable } from '../../src/postgres/index.
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { createTestDatabase } from '../support/database.js';
 import { migratedPGlite } from '../support/engines.js';
-import { until } from './support/until.js';
 import { startWebhookSink, type WebhookSink } from './support/webhook-sink.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = `whsec_${Buffer.from('wake-up test secret').toString('base64')}`;
 
@@ -71,22 +71,24 @@ describe.each(setups)('a running relay on $name', { timeout: 60_000 }, (setup) =
       listen: listening.listen,
       // Far longer than the test may take: only the notification can bring the message out in time.
       idleMs: 10 * 60_000,
+      onReport: () => (passes += 1),
     });
+    let passes = 0;
     const stop = new AbortController();
     const running = relay.run(stop.signal);
     try {
-      // Let the first pass find nothing and go to rest.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The first pass found nothing: the relay goes to rest.
+      await waitFor(() => passes > 0, { what: 'the first pass' });
       const id = await listening.database.transaction((tx) =>
         enqueue(tx, { topic: 'orders.created', payload: { order: 1 } }),
       );
-      await until(() => sink.deliveries.length > 0, 'the message was delivered');
+      await waitFor(() => sink.deliveries.length > 0, { what: 'the message was delivered' });
       expect(sink.deliveries.map((delivery) => delivery.headers['webhook-id'])).toEqual([id]);
-      await until(
+      await waitFor(
         async () =>
           (await listening.database.query<{ state: string }>('SELECT state FROM retrysafe_outbox WHERE id = $1', [id]))
             .rows[0]?.state === 'delivered',
-        'it was marked delivered',
+        { what: 'it was marked delivered' },
       );
     } finally {
       stop.abort();

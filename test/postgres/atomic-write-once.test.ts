@@ -13,6 +13,7 @@ import type { BoundStatement, Opened, SqlClient, SqlDatabase, Statement } from '
 import { extend } from '../../src/core/extend.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { countingHeldClaims } from '../support/held-claims.js';
+import { waitFor } from '../support/wait-for.js';
 
 /**
  * Atomic mode writes its record once, with the commit; a concurrent duplicate
@@ -116,10 +117,8 @@ async function duplicate(
     () => (ended = true),
     () => (ended = true),
   );
-  while (watched.held() === 0) {
-    if (ended) throw new Error('The duplicate never found the identity held.');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await waitFor(() => watched.held() > 0 || ended, { what: 'the duplicate to find the identity held' });
+  if (watched.held() === 0) throw new Error('The duplicate never found the identity held.');
   return { answer };
 }
 

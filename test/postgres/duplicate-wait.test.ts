@@ -9,6 +9,8 @@ import { fromPg, migrate, portable, postgresStore } from '../../src/postgres/ind
 import type { AtomicClaim } from '../../src/store/atomic-store.js';
 import type { SqlDatabase } from '../../src/store/sql-client.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { countingHeldClaims } from '../support/held-claims.js';
+import { waitFor } from '../support/wait-for.js';
 
 /**
  * A duplicate of a running attempt waits without a database connection: in
@@ -42,19 +44,6 @@ function gate(): { readonly open: () => void; readonly opened: Promise<void> } {
     open = resolve;
   });
   return { open, opened };
-}
-
-/** What an attempt came to, or that it was still waiting when `ms` passed. */
-async function within<T>(answer: Promise<T>, ms: number): Promise<T | 'still waiting'> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'still waiting'>((resolve) => {
-    timer = setTimeout(() => resolve('still waiting'), ms);
-  });
-  try {
-    return await Promise.race([answer, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 const identity = (): OperationIdentity => ({ tenant: 'tenant-a', operation: 'orders.create@1', key: randomUUID() });
@@ -121,21 +110,30 @@ describe.each(layers)('duplicates on a pool of two ($name)', (layer) => {
       const mine = layer.open();
       const theirs = layer.open();
       try {
-        const store = postgresStore(mine.database);
-        const duplicates = sameStore ? store : postgresStore(theirs.database);
+        const here = countingHeldClaims(mine.database);
+        const store = postgresStore(here.database);
+        // Elsewhere each duplicate has a store of its own, to tell when each has found the identity held.
+        const elsewhere = Array.from({ length: DUPLICATES }, () => countingHeldClaims(theirs.database));
         const id = identity();
         const first = await firstAttempt(store, id);
-        const waiting = Array.from({ length: DUPLICATES }, () => look(duplicates, id));
-        // Let every duplicate reach its wait.
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        const other = duplicates.atomic(
+        const waiting = sameStore
+          ? Array.from({ length: DUPLICATES }, () => look(store, id))
+          : elsewhere.map((watched) => look(postgresStore(watched.database), id));
+        // Every duplicate has found the identity held, and waits. Here each sleeps until the first attempt ends, so it
+        // finds it held once; elsewhere each tries again and again.
+        await waitFor(
+          () => (sameStore ? here.held() === DUPLICATES : elsewhere.every((watched) => watched.held() > 0)),
+          { what: `all ${DUPLICATES} duplicates waiting` },
+        );
+        const other = (sameStore ? store : postgresStore(theirs.database)).atomic(
           request(identity()),
           ({ claim }) => Promise.resolve({ commit: true, value: claim, completion: COMPLETION }),
           taken,
         );
-        // Far longer than the key takes, far shorter than the duplicates' wait: a pool held by waiting duplicates would
-        // serve it only after they gave up, 20 s from now.
-        expect(await within(other, 10_000)).toEqual({ kind: 'claimed' });
+        // The first attempt is not released, so a duplicate answers only when its wait runs out: a pool held by waiting
+        // duplicates would serve the other key only after they gave up.
+        const gaveUp = waiting.map((answer) => answer.then(() => 'a duplicate answered first'));
+        expect(await Promise.race([other, ...gaveUp])).toEqual({ kind: 'claimed' });
         const { rows } = await admin.query<{ n: number }>(
           "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
         );
@@ -161,7 +159,8 @@ describe.each(layers)('duplicates on a pool of two ($name)', (layer) => {
       const store = postgresStore(mine.database);
       const id = identity();
       const first = await firstAttempt(store, id);
-      expect(await within(look(store, id, 0), 10_000)).toEqual({ kind: 'busy' });
+      // The first attempt is not released: a claim that waited for it would never answer.
+      expect(await look(store, id, 0)).toEqual({ kind: 'busy' });
       first.release();
       expect(await first.done).toEqual({ kind: 'claimed' });
     } finally {

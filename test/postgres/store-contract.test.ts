@@ -12,6 +12,7 @@ import type { SqlClient } from '../../src/store/sql-client.js';
 import { tracedStore } from '../../src/store/traced-store.js';
 import { describeStoreContract } from '../../src/testing/index.js';
 import { engines } from '../support/engines.js';
+import { countingHeldClaims } from '../support/held-claims.js';
 
 const tracer = new BasicTracerProvider({
   spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())],
@@ -37,8 +38,10 @@ for (const factory of engines) {
       `${variant.name} on ${factory.name}`,
       async () => {
         const engine = await factory.open();
+        const watched = countingHeldClaims(engine.database);
         return {
-          store: variant.wrap(postgresStore(engine.database)),
+          store: variant.wrap(postgresStore(watched.database)),
+          nextHeldClaim: watched.nextHeld,
           expire: async (identity) => {
             await engine.database.query(
               "UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second' WHERE tenant = $1 AND operation = $2 AND key = $3",

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { maintenanceStore } from '../../src/postgres/postgres-maintenance-store.js';
 import { Sweeper, type SweepProgress } from '../../src/retention/sweeper.js';
 import { type Engine, engines } from '../support/engines.js';
-import { waitFor } from './wait-for.js';
 import { insertRecord, recordsByKey } from './records.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe.each(engines)('sweeper on $name', (factory) => {
   let engine: Engine;

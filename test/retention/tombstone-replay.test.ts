@@ -9,7 +9,7 @@ import { Sweeper } from '../../src/retention/sweeper.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { type Engine, engines } from '../support/engines.js';
 import { readChoices } from '../adapters/harness.js';
-import { waitFor } from './wait-for.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe.each(engines)('a retry after retention on $name', (factory) => {
   let engine: Engine;

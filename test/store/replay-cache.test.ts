@@ -12,7 +12,7 @@ import { defaultRetention } from '../../src/core/retention.js';
 import { replayCached } from '../../src/store/replay-cache.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { type Engine, engines } from '../support/engines.js';
-import { waitFor } from '../retention/wait-for.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe.each(engines)('the replay cache on $name', (factory) => {
   let engine: Engine;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { waitFor } from './wait-for.js';
 
 /** A database of its own for one test file, dropped by `drop()`. */
 export interface TestDatabase {
@@ -30,14 +31,16 @@ export async function createTestDatabase(settings: DatabaseSettings = {}): Promi
       withAdmin(admin, async (client) => {
         // A pool's end() resolves before its sockets close: let them go, so FORCE has no live session to kill
         // (a killed session would surface as an unhandled error in the test that owned it).
-        for (let waited = 0; waited < 5000; waited += 50) {
-          const { rows } = await client.query<{ n: number }>(
-            'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1',
-            [name],
-          );
-          if (rows[0]?.n === 0) break;
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
+        // Past the limit, FORCE ends what is left.
+        await waitFor(
+          async () =>
+            (
+              await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [
+                name,
+              ])
+            ).rows[0]?.n === 0,
+          { what: `the sessions of ${name} to close`, limitMs: 5000 },
+        ).catch(() => undefined);
         await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       }),
   };

@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { RetrysafeEvent } from '../../src/core/events.js';
 import { RecoveryWorker } from '../../src/leases/recovery-worker.js';
 import { engines } from '../support/engines.js';
-import { expectProblem, newKey, until, useEngine } from '../adapters/harness.js';
+import { expectProblem, newKey, useEngine } from '../adapters/harness.js';
 import { SHOP_OPTIONS, useShop } from './harness.js';
 import { frameworks, gate } from './shop.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe.each(engines)('transparent routes whose lease expires, on $name', (factory) => {
   const ref = useEngine(factory);
@@ -17,7 +18,7 @@ describe.each(engines)('transparent routes whose lease expires, on $name', (fact
       const key = newKey();
       shop.state.gate = gate();
       const first = shop.post(key, { sku: 'HANG' });
-      await until(async () => shop.runs(key) === 1 && (await shop.record(key))?.state === 'in_progress');
+      await waitFor(async () => shop.runs(key) === 1 && (await shop.record(key))?.state === 'in_progress');
       // As if the process had died mid-route: nobody renews the lease any more.
       await shop.expireLease(key);
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { engines } from '../support/engines.js';
-import { expectProblem, newKey, until, useEngine } from '../adapters/harness.js';
+import { expectProblem, newKey, useEngine } from '../adapters/harness.js';
 import { useShop } from './harness.js';
 import { frameworks, gate } from './shop.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe.each(engines)('transparent refusals on $name', (factory) => {
   const ref = useEngine(factory);
@@ -25,7 +26,7 @@ describe.each(engines)('transparent refusals on $name', (factory) => {
       const key = newKey();
       shop.state.gate = gate();
       const first = shop.post(key, { sku: 'HANG' });
-      await until(async () => shop.runs(key) === 1 && (await shop.record(key))?.state === 'in_progress');
+      await waitFor(async () => shop.runs(key) === 1 && (await shop.record(key))?.state === 'in_progress');
       const running = await shop.record(key);
       expect(running).toMatchObject({ mode: 'transparent', attempt: 1, response_status: null });
       expect(running?.owner_token).not.toBeNull();
@@ -71,7 +72,7 @@ describe.each(engines)('transparent refusals on $name', (factory) => {
       const key = newKey();
       shop.state.gate = gate();
       const first = shop.post(key, { sku: 'HANG' });
-      await until(async () => shop.runs(key) === 1 && (await shop.record(key))?.state === 'in_progress');
+      await waitFor(async () => shop.runs(key) === 1 && (await shop.record(key))?.state === 'in_progress');
       expectProblem(await shop.post(key, { sku: 'HANG' }, 'token-a2'), 'key-of-another-principal', 403);
       shop.state.gate.open();
       const stored = await first;

@@ -5,12 +5,13 @@ import { idempotency } from '../../src/modes/idempotency.js';
 import { RecoveryWorker } from '../../src/leases/recovery-worker.js';
 import { fromPg, migrate, portable, postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
-import { expectProblem, newKey, until } from '../adapters/harness.js';
+import { expectProblem, newKey } from '../adapters/harness.js';
 import { ORDERS_TABLE } from '../support/apps.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startSlowProxy } from '../support/slow-proxy.js';
 import { postOrder, SHOP_OPTIONS, snapshot } from './harness.js';
 import { frameworks, gate, type ShopState } from './shop.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** The finishing statement of a lease, waiting for a lock in this test's database. */
 const BLOCKED_FINISH = `SELECT count(*)::int AS n FROM pg_stat_activity
@@ -52,12 +53,12 @@ describe.each(frameworks)(
         const first = postOrder(server.url, key, { sku: 'HANG' });
         let received = false;
         void first.then(() => (received = true));
-        await until(async () => state.runs.length === 1 && (await snapshot(database, key))?.state === 'in_progress');
+        await waitFor(async () => state.runs.length === 1 && (await snapshot(database, key))?.state === 'in_progress');
         await locker.query('BEGIN');
         await locker.query('SELECT 1 FROM retrysafe_operations WHERE key = $1 FOR UPDATE', [key]);
         state.gate.open();
         // The route has answered and the finishing write is blocked behind the lock.
-        await until(async () => (await direct.query<{ n: number }>(BLOCKED_FINISH)).rows[0]?.n === 1);
+        await waitFor(async () => (await direct.query<{ n: number }>(BLOCKED_FINISH)).rows[0]?.n === 1);
         expect(received).toBe(false);
         await locker.query('COMMIT');
         expect((await first).status).toBe(201);
@@ -86,7 +87,7 @@ describe.each(frameworks)(
       try {
         const key = newKey();
         const first = postOrder(server.url, key, { sku: 'HANG' });
-        await until(async () => state.runs.length === 1 && (await snapshot(database, key))?.state === 'in_progress');
+        await waitFor(async () => state.runs.length === 1 && (await snapshot(database, key))?.state === 'in_progress');
         await proxy.close();
         state.gate.open();
 

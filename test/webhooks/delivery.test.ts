@@ -14,9 +14,9 @@ import {
   type WebhookReceipt,
 } from '../../src/webhooks/index.js';
 import { runProgram } from '../outbox/support/child-program.js';
-import { until } from '../outbox/support/until.js';
 import { openSharedDatabase, type SharedDatabase } from '../outbox/support/postgres.js';
 import { applyPaymentEvent, PAYMENTS_TABLE } from './payments.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = `whsec_${randomBytes(24).toString('base64')}`;
 const RELAY = 'test/outbox/programs/relay.ts';
@@ -129,10 +129,10 @@ describe(
         { ...relayEnv, RETRYSAFE_CRASH_AT: 'relay-after-publish', LEASE_SECONDS: '1' },
         'SIGKILL',
       );
-      await until(
+      await waitFor(
         async () =>
           (await shared.database.query('SELECT 1 FROM retrysafe_outbox WHERE locked_until <= now()')).rows.length === 1,
-        'the claim ran out',
+        { what: 'the claim ran out' },
       );
       await runProgram(RELAY, relayEnv);
       expect(await send(earlier, { type: 'payment.succeeded', charge: 'ch_1', version: 1 })).toEqual({
@@ -186,7 +186,7 @@ describe(
         const first = await client.charge(charge);
         const replay = await client.charge(charge);
         expect([first.kind, replay.kind]).toEqual(['charged', 'charged']);
-        await until(() => receipts.length > 0, 'the provider delivered its webhook');
+        await waitFor(() => receipts.length > 0, { what: 'the provider delivered its webhook' });
         expect(receipts.map((receipt) => receipt.kind)).toEqual(['recorded']);
 
         const applied: unknown[] = [];

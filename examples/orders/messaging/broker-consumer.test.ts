@@ -6,7 +6,6 @@ import amqp from 'amqplib';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProgram, startProgram } from '../../../test/outbox/support/child-program.js';
-import { until } from '../../../test/outbox/support/until.js';
 import { broker } from '../../../test/support/brokers.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.js';
 import { CONFIRMATION_CONSUMER } from './order-confirmation.js';
@@ -15,6 +14,7 @@ import { placeOrder } from '../testing/checkout.js';
 import { startCuttingProxy } from '../testing/cutting-proxy.js';
 import { emailRows, inboxCount, outboxRows } from '../testing/messaging-rows.js';
 import { A, B } from '../testing/service.js';
+import { waitFor } from '../../../test/support/wait-for.js';
 
 const rabbit = await broker('RabbitMQ');
 const CONSUMER = 'examples/orders/messaging/consumer.ts';
@@ -63,10 +63,9 @@ describe.skipIf(!rabbit.reachable)(
         expect(service.output()).toContain(`order confirmations: published to RabbitMQ exchange ${env.AMQP_EXCHANGE}`);
         const order = await placeOrder(service.url, A, 'b-crash');
         // The service's relay publishes to RabbitMQ; nobody consumes yet.
-        await until(
-          async () => (await outboxRows(pool, order.id))[0]?.state === 'delivered',
-          'the relay published the message',
-        );
+        await waitFor(async () => (await outboxRows(pool, order.id))[0]?.state === 'delivered', {
+          what: 'the relay published the message',
+        });
         const [message] = await outboxRows(pool, order.id);
         const messageId = message?.id ?? '';
         expect(await waiting()).toBe(1);
@@ -76,14 +75,13 @@ describe.skipIf(!rabbit.reachable)(
         expect(crashed.records()).toEqual([{ ready: true, broker: 'amqp' }]);
         expect(await emailRows(pool, order.id)).toEqual([{ tenant: A.tenant, kind: 'order-confirmation' }]);
         // Never acknowledged: the broker puts it back once it sees the connection gone.
-        await until(async () => (await waiting()) === 1, 'the message is back in the queue');
+        await waitFor(async () => (await waiting()) === 1, { what: 'the message is back in the queue' });
 
         const restarted = startProgram(CONSUMER, env);
         try {
-          await until(
-            () => restarted.records().some((record) => (record as { kind?: string }).kind !== undefined),
-            'the redelivery was settled',
-          );
+          await waitFor(() => restarted.records().some((record) => (record as { kind?: string }).kind !== undefined), {
+            what: 'the redelivery was settled',
+          });
           expect(restarted.records()).toContainEqual({ kind: 'duplicate', id: messageId });
         } finally {
           expect(await restarted.kill('SIGTERM')).toBe(0);
@@ -106,23 +104,21 @@ describe.skipIf(!rabbit.reachable)(
       const service = await startProcess({ ...env, AMQP_URL: throughProxy.toString(), DATA_DIR: dataDir });
       try {
         const before = await placeOrder(service.url, B, 'b-before-cut');
-        await until(
-          async () => (await outboxRows(pool, before.id))[0]?.state === 'delivered',
-          'the first message was published',
-        );
+        await waitFor(async () => (await outboxRows(pool, before.id))[0]?.state === 'delivered', {
+          what: 'the first message was published',
+        });
         proxy.cut();
         const after = await placeOrder(service.url, B, 'b-after-cut');
-        await until(
-          async () => (await outboxRows(pool, after.id))[0]?.state === 'delivered',
-          'the second message was published after the reconnect',
-        );
+        await waitFor(async () => (await outboxRows(pool, after.id))[0]?.state === 'delivered', {
+          what: 'the second message was published after the reconnect',
+        });
 
         const consumer = startProgram(CONSUMER, env);
         try {
-          await until(
+          await waitFor(
             async () =>
               (await emailRows(pool, after.id)).length === 1 && (await emailRows(pool, before.id)).length === 1,
-            'both orders were confirmed',
+            { what: 'both orders were confirmed' },
           );
         } finally {
           expect(await consumer.kill('SIGTERM')).toBe(0);

@@ -7,7 +7,6 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProgram } from '../../../test/outbox/support/child-program.js';
-import { until } from '../../../test/outbox/support/until.js';
 import { broker } from '../../../test/support/brokers.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.js';
 import { CONFIRMATION_CONSUMER } from './order-confirmation.js';
@@ -15,6 +14,7 @@ import { startProcess } from '../testing/child.js';
 import { placeOrder } from '../testing/checkout.js';
 import { emailRows, inboxCount, outboxRows } from '../testing/messaging-rows.js';
 import { B } from '../testing/service.js';
+import { waitFor } from '../../../test/support/wait-for.js';
 
 const nats = await broker('NATS');
 const CONSUMER = 'examples/orders/messaging/consumer.ts';
@@ -55,18 +55,16 @@ describe.skipIf(!nats.reachable)(
       try {
         expect(service.output()).toContain(`order confirmations: published to JetStream stream ${env.NATS_STREAM}`);
         const order = await placeOrder(service.url, B, 'j-one');
-        await until(
-          async () => (await outboxRows(pool, order.id))[0]?.state === 'delivered',
-          'the relay published the message',
-        );
+        await waitFor(async () => (await outboxRows(pool, order.id))[0]?.state === 'delivered', {
+          what: 'the relay published the message',
+        });
         const messageId = (await outboxRows(pool, order.id))[0]?.id ?? '';
 
         const consumer = startProgram(CONSUMER, env);
         try {
-          await until(
-            () => consumer.records().some((record) => (record as { kind?: string }).kind !== undefined),
-            'the message was settled',
-          );
+          await waitFor(() => consumer.records().some((record) => (record as { kind?: string }).kind !== undefined), {
+            what: 'the message was settled',
+          });
           expect(consumer.records()).toEqual([
             { ready: true, broker: 'nats' },
             { kind: 'processed', id: messageId },

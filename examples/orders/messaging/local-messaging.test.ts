@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../../../test/outbox/support/until.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.js';
 import { startProcess } from '../testing/child.js';
 import { placeOrder } from '../testing/checkout.js';
 import { call, json } from '../testing/http.js';
 import { emailRows, outboxRows, paidAt } from '../testing/messaging-rows.js';
 import { A } from '../testing/service.js';
+import { waitFor } from '../../../test/support/wait-for.js';
 
 describe(
   'the service as a process without a broker: its own relay, consumer, provider and webhook worker',
@@ -48,10 +48,10 @@ describe(
         );
         expect(service.output()).not.toMatch(/whsec_/);
         // The relay is woken by LISTEN on a connection of its own, rather than waiting for its next poll.
-        await until(async () => (await listeners()) === 1, 'the relay listens for new outbox messages');
+        await waitFor(async () => (await listeners()) === 1, { what: 'the relay listens for new outbox messages' });
 
         const order = await placeOrder(service.url, A, 'l-one');
-        await until(async () => (await emailRows(pool, order.id)).length > 0, 'the confirmation was sent');
+        await waitFor(async () => (await emailRows(pool, order.id)).length > 0, { what: 'the confirmation was sent' });
         expect(await emailRows(pool, order.id)).toEqual([{ tenant: A.tenant, kind: 'order-confirmation' }]);
         expect(await outboxRows(pool, order.id)).toMatchObject([{ state: 'delivered' }]);
 
@@ -62,7 +62,7 @@ describe(
         expect(payment.status).toBe(201);
         const read = async () =>
           json(await call(service.url, 'GET', `/v1/orders/${order.id}`, { token: A.token })).paid_at;
-        await until(async () => (await read()) !== null, 'the order is paid');
+        await waitFor(async () => (await read()) !== null, { what: 'the order is paid' });
         expect(await read()).toBe((await paidAt(pool, order.id))?.toISOString());
         const { rows } = await pool.query<{ state: string }>(
           "SELECT state FROM retrysafe_webhook_events WHERE receiver = 'provider'",
@@ -71,7 +71,7 @@ describe(
 
         expect(await service.kill('SIGTERM')).toBe(0);
         expect(await emailRows(pool, order.id)).toHaveLength(1);
-        await until(async () => (await listeners()) === 0, 'the listening connection was closed');
+        await waitFor(async () => (await listeners()) === 0, { what: 'the listening connection was closed' });
       } finally {
         await service.kill('SIGKILL');
       }

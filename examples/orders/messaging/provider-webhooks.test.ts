@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signWebhook } from 'retrysafe/webhooks';
 import { type Engine, engines } from '../../../test/support/engines.js';
-import { until } from '../../../test/outbox/support/until.js';
 import { type OpenProvider, openProvider } from '../infrastructure/open-provider.js';
 import { PROVIDER_RECEIVER, providerEventWorker } from './provider-events.js';
 import { placeOrder } from '../testing/checkout.js';
@@ -13,6 +12,7 @@ import { call, json } from '../testing/http.js';
 import { inboxCount, paidAt, webhookEventRows } from '../testing/messaging-rows.js';
 import { A, type RunningService, startService } from '../testing/service.js';
 import { startWebhookTap, type TappedDelivery, type WebhookTap } from '../testing/webhook-tap.js';
+import { waitFor } from '../../../test/support/wait-for.js';
 
 const SECRET = `whsec_${randomBytes(24).toString('base64')}`;
 const SIGNATURE_INVALID = 'https://retrysafe.dev/problems/webhook-signature-invalid';
@@ -45,7 +45,7 @@ describe.each(engines)('the provider’s payment webhooks, on $name', (factory) 
     const seen = tap.deliveries.length;
     const payment = await call(service.url, 'POST', `/v1/orders/${orderId}/payments`, { token: A.token, key });
     expect(payment.status).toBe(201);
-    await until(() => tap.deliveries.length > seen, 'the provider delivered its webhook');
+    await waitFor(() => tap.deliveries.length > seen, { what: 'the provider delivered its webhook' });
     const delivery = tap.deliveries[seen];
     if (delivery === undefined) throw new Error('no delivery');
     expect(JSON.parse(delivery.body.toString('utf8'))).toMatchObject({

@@ -9,17 +9,9 @@ import { startProcess } from '../testing/child.js';
 import { startCuttingProxy } from '../testing/cutting-proxy.js';
 import { call, json } from '../testing/http.js';
 import { A } from '../testing/service.js';
+import { waitFor } from '../../../test/support/wait-for.js';
 
 const PROBLEMS = 'https://retrysafe.dev/examples/orders/problems/';
-
-/** Polls `probe` until it holds; a generous deadline turns a hang into a failure. */
-async function eventually(probe: () => Promise<boolean>, withinMs = 60_000): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error('The service did not recover in time.');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 describe('the service as a process, on PostgreSQL that is unreachable, then back, then loses its backends', () => {
   it(
@@ -55,7 +47,7 @@ describe('the service as a process, on PostgreSQL that is unreachable, then back
         expect(json(early).type).toBe(`${PROBLEMS}database-unavailable`);
 
         proxy.current = await startCuttingProxy({ host: target.hostname, port: Number(target.port) }, gate);
-        await eventually(async () => (await call(service.url, 'GET', '/healthz')).status === 200);
+        await waitFor(async () => (await call(service.url, 'GET', '/healthz')).status === 200);
         expect(json(await call(service.url, 'GET', '/healthz'))).toEqual({
           status: 'ok',
           checks: { database: 'ok', schema: 'ok' },
@@ -76,7 +68,7 @@ describe('the service as a process, on PostgreSQL that is unreachable, then back
           'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
           [target.pathname.slice(1)],
         );
-        await eventually(async () => (await call(service.url, 'GET', '/v1/orders', { token: A.token })).status === 200);
+        await waitFor(async () => (await call(service.url, 'GET', '/v1/orders', { token: A.token })).status === 200);
         const replay = await call(service.url, 'POST', '/v1/orders', {
           token: A.token,
           key: 'k-outage-1',

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { waitFor } from '../../../test/retention/wait-for.js';
 import { groupAlive, type ServiceProcess, startProcess } from '../testing/child.js';
 import { type Storage, storages } from '../testing/storage.js';
+import { waitFor } from '../../../test/support/wait-for.js';
 
 const [pglite, postgres] = storages;
 
@@ -30,7 +30,7 @@ describe('npm start, stopped as a supervisor or a terminal stops it', () => {
     const pid = service.pid;
     process.kill(to === 'group' ? -pid : pid, signal);
     expect(await service.exited, service.output()).toBe(0);
-    await waitFor(() => Promise.resolve(!groupAlive(pid)), 30_000);
+    await waitFor(() => Promise.resolve(!groupAlive(pid)), { limitMs: 30_000 });
     const lines = service.output().trimEnd().split('\n');
     expect(lines).toContain(`orders: ${signal}, stopping`);
     expect(lines.at(-1), lines.slice(-5).join('\n')).toBe('orders: stopped');

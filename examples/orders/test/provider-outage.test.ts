@@ -9,6 +9,7 @@ import { placeOrder } from '../testing/checkout.js';
 import { startProcess } from '../testing/child.js';
 import { call, json } from '../testing/http.js';
 import { A } from '../testing/service.js';
+import { waitFor } from '../../../test/support/wait-for.js';
 
 const PROBLEMS = 'https://retrysafe.dev/examples/orders/problems/';
 
@@ -39,13 +40,10 @@ describe('the service as a process, with its payment provider failing, then down
         const failing = await placeOrder(service.url, A, 'c-provider-failing');
         expectProviderUnavailable(await pay(failing.id, 'k-pay-failing'));
         let retried = await pay(failing.id, 'k-pay-failing');
-        for (
-          const deadline = Date.now() + 60_000;
-          retried.status !== 201 && Date.now() < deadline;
-          retried = await pay(failing.id, 'k-pay-failing')
-        ) {
-          await new Promise((resolve) => setTimeout(resolve, 250));
-        }
+        await waitFor(
+          async () => retried.status === 201 || (retried = await pay(failing.id, 'k-pay-failing')).status === 201,
+          { what: 'the retried payment to go through' },
+        );
         expect(retried.status).toBe(201);
         expect((await admin.stats()).charges).toBe(1);
 

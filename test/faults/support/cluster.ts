@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { appendFile, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from '../../support/free-port.js';
+import { waitFor } from '../../support/wait-for.js';
 import { asPostgres, PG_BIN, serverDirectory } from './as-postgres.js';
 
 const run = promisify(execFile);
@@ -96,7 +96,7 @@ export async function createReplicatedPair(): Promise<ReplicatedPair> {
           "SELECT count(*)::int AS n FROM pg_stat_replication WHERE sync_state = 'sync'",
         )
       )[0]?.n === 1,
-    'the standby to stream synchronously',
+    { what: 'the standby to stream synchronously' },
   );
   return { primary, standby, dispose: () => disposeAll(root, [primary, standby]) };
 }
@@ -150,10 +150,9 @@ function clusterAt(root: string, name: string, port: number): Cluster {
         .map(Number)
         .filter((pid) => pid > 0);
       for (const pid of [postmaster, ...children]) process.kill(pid, 'SIGKILL');
-      await waitFor(
-        () => Promise.resolve(!alive(postmaster) && children.every((pid) => !alive(pid))),
-        'the killed server to be gone',
-      );
+      await waitFor(() => Promise.resolve(!alive(postmaster) && children.every((pid) => !alive(pid))), {
+        what: 'the killed server to be gone',
+      });
     },
     async promote() {
       await pgCtl('-w', '-t', '60', 'promote');
@@ -183,14 +182,4 @@ function alive(pid: number): boolean {
 async function disposeAll(root: string, clusters: readonly Cluster[]): Promise<void> {
   for (const cluster of clusters) await cluster.stop().catch(() => cluster.kill().catch(() => undefined));
   await rm(root, { recursive: true, force: true });
-}
-
-/** Polls `check` until it holds, for at most a minute. */
-export async function waitFor(check: () => Promise<boolean>, what: string, withinMs = 60_000): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    await sleep(100);
-  }
-  throw new Error(`Waited ${withinMs} ms for ${what}.`);
 }

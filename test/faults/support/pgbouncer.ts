@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { freePort } from '../../support/free-port.js';
 import { serverAccount, serverDirectory } from './as-postgres.js';
-import { waitFor } from './cluster.js';
+import { waitFor } from '../../support/wait-for.js';
 
 /** A PgBouncer of the test's own, in transaction pooling mode, in front of one PostgreSQL server. */
 export interface Pooler {
@@ -54,8 +54,7 @@ export async function startPgBouncer(target: { readonly host: string; readonly p
       await client.end();
       return true;
     },
-    'PgBouncer to accept connections',
-    30_000,
+    { what: 'PgBouncer to accept connections', limitMs: 30_000 },
   );
   return {
     port,

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { call, type HttpAnswer } from '../../../examples/orders/testing/http.js';
+import { waitFor } from '../../support/wait-for.js';
 
 /** What one attempt got: an HTTP answer, a network error, or nothing within the bound. */
 export type Attempt =
@@ -75,8 +76,8 @@ export function storm(options: StormOptions): Storm {
 }
 
 /** Waits until `storm` has at least `count` final answers. */
-export async function afterFinals(running: Storm, count: number): Promise<void> {
-  while (running.finals() < count) await sleep(20);
+export function afterFinals(running: Storm, count: number): Promise<void> {
+  return waitFor(() => running.finals() >= count, { what: `${count} final answers`, limitMs: Infinity });
 }
 
 async function attemptOnce(send: () => Promise<HttpAnswer>, service: string, hangMs: number): Promise<Attempt> {

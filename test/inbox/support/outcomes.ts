@@ -1,5 +1,5 @@
 import type { DeliveryOutcome } from '../../../src/inbox/index.js';
-import { until } from '../../outbox/support/until.js';
+import { waitFor } from '../../support/wait-for.js';
 
 /** Collects what a consumer settled, to wait for and assert on. */
 export interface Outcomes {
@@ -15,7 +15,8 @@ export function outcomes(): Outcomes {
   return {
     all,
     onSettled: (outcome) => all.push(outcome),
-    reach: (count) => until(() => all.length >= count, `${count} deliveries were settled (so far ${all.length})`),
+    reach: (count) =>
+      waitFor(() => all.length >= count, { what: `${count} deliveries were settled (so far ${all.length})` }),
     kinds: () => all.map((outcome) => outcome.kind),
   };
 }

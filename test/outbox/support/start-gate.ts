@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { until } from './until.js';
+import { waitFor } from '../../support/wait-for.js';
 
 /**
  * Holds processes at the start line so that they really race: each waits in
@@ -27,7 +27,7 @@ export async function closedStartGate(url: string): Promise<StartGate> {
           )
         ).rows[0]?.n ?? 0;
       try {
-        await until(async () => (await waiting()) >= count, `${count} processes wait at the start gate`);
+        await waitFor(async () => (await waiting()) >= count, { what: `${count} processes wait at the start gate` });
         await client.query('SELECT pg_advisory_unlock($1)', [key]);
       } finally {
         await client.end();
