@@ -1,4 +1,4 @@
-import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
+import { type Clock, systemClock, type TimerHandle, unrefTimer } from '../core/clock.js';
 import type { AttemptEnd, Observer, RetrysafeEvent } from '../core/events.js';
 import { checkOptions, count, milliseconds, type OptionRules } from '../core/option-rules.js';
 import type { ActivityCount, ActivityKind, ActivityStore } from '../store/activity-store.js';
@@ -128,10 +128,11 @@ export class ActivityRecorder {
 
   private schedule(): void {
     if (this.timer !== undefined || this.flushing !== undefined || this.pending.size === 0) return;
-    // The clock's timers never keep a process alive: a clean shutdown calls close().
-    this.timer = this.clock.setTimeout(() => {
+    const flush = (): void => {
       this.timer = undefined;
       void this.flush();
-    }, this.intervalMs);
+    };
+    // Counting never keeps a process alive: a clean shutdown calls close().
+    this.timer = unrefTimer(this.clock.setTimeout(flush, this.intervalMs));
   }
 }

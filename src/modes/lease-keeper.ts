@@ -1,4 +1,4 @@
-import { type Clock, type TimerHandle } from '../core/clock.js';
+import { type Clock, type TimerHandle, unrefTimer } from '../core/clock.js';
 import { RetrysafeError } from '../core/errors.js';
 import type { Lease, LeaseRenewal } from '../store/lease-store.js';
 
@@ -51,13 +51,12 @@ export class LeaseKeeper {
 
   /** The next renewal, a third of the lease after this one was set. */
   private schedule(): void {
-    this.timer = this.clock.setTimeout(
-      () => {
-        this.schedule();
-        void this.renew();
-      },
-      (this.lease.leaseSeconds * 1000) / 3,
-    );
+    const renewal = (): void => {
+      this.schedule();
+      void this.renew();
+    };
+    // Renewal guards a handler in flight: it never keeps the process alive on its own.
+    this.timer = unrefTimer(this.clock.setTimeout(renewal, (this.lease.leaseSeconds * 1000) / 3));
   }
 
   private async renew(): Promise<void> {
