@@ -51,7 +51,7 @@ export async function sendAttempt(plan: AttemptPlan): Promise<AttemptResult> {
       body: plan.request.body ?? null,
       signal: controller.signal,
     });
-    const verdict = await classifyResponse(response);
+    const verdict = await classifyResponse(response, plan.deadline.clock.now());
     const discard = async (): Promise<void> => {
       unlinkCaller();
       await response.body?.cancel().catch(() => {});

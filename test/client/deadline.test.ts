@@ -74,6 +74,30 @@ describe('the deadline', () => {
     expect(clock.pending()).toBe(0);
   });
 
+  it('reads a Retry-After date by the clock it is given', async () => {
+    // An hour ahead of the system's time: a date read by the system's clock would ask for a wait past the deadline.
+    const start = Math.floor(Date.now() / 1000) * 1000 + 3_600_000;
+    server = await startScriptedServer((_request, index) =>
+      index === 0
+        ? { status: 503, headers: { 'retry-after': new Date(start + 30_000).toUTCString() } }
+        : { status: 201 },
+    );
+    const clock = manualClock(start);
+    const delays: number[] = [];
+    const call = idempotentFetch(`${server.url}/orders`, {
+      ...post,
+      retry: { deadlineMs: 60_000, clock, onRetry: (event) => delays.push(event.delayMs) },
+    });
+    await eventually(() => delays.length === 1);
+    const [delay = 0] = delays;
+    await clock.advance(delay);
+    const result = await call;
+
+    expect(delay).toBeGreaterThanOrEqual(30_000);
+    expect(result).toMatchObject({ attempts: 2 });
+    expect(result.response.status).toBe(201);
+  });
+
   it('returns at once when Retry-After asks for a wait past the deadline', async () => {
     server = await startScriptedServer(() => ({ status: 429, headers: { 'retry-after': '60' } }));
     // The clock never moves: a call that waited would never settle.
