@@ -62,6 +62,7 @@ export {
   type StepOptions,
 } from './leases/index.js';
 // The store seams, for a store of one's own (its contract suite is `retrysafe/testing`) and for decorators.
+export { type Clock, systemClock, type TimerHandle } from './core/clock.js';
 export { defaultRetention, type Retention } from './core/retention.js';
 export type { RouteSpecification } from './core/specification/route-specification.js';
 export {

@@ -1,3 +1,4 @@
+import { type Clock, systemClock, type TimerHandle, unrefTimer } from '../core/clock.js';
 import type { AttemptEnd, Observer, RetrysafeEvent } from '../core/events.js';
 import { checkOptions, count, milliseconds, type OptionRules } from '../core/option-rules.js';
 import type { ActivityCount, ActivityKind, ActivityStore } from '../store/activity-store.js';
@@ -51,7 +52,7 @@ type Bucket = { -readonly [K in keyof ActivityCount]: ActivityCount[K] };
 export class ActivityRecorder {
   /** Counts not yet added, by `hour|operation|kind`; each bucket's `n` grows in place, so a counted answer allocates nothing once its bucket exists. */
   private pending = new Map<string, Bucket>();
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timer: TimerHandle | undefined;
   private flushing: Promise<void> | undefined;
   private readonly intervalMs: number;
   private readonly maxBuckets: number;
@@ -59,6 +60,7 @@ export class ActivityRecorder {
   constructor(
     private readonly store: Pick<ActivityStore, 'addActivity'>,
     private readonly options: ActivityOptions = {},
+    private readonly clock: Clock = systemClock,
   ) {
     checkOptions(activityRules, options, 'activity.');
     this.intervalMs = options.flushIntervalMs ?? 10_000;
@@ -69,7 +71,7 @@ export class ActivityRecorder {
   readonly observer: Observer = (event) => {
     const count = counted(event);
     if (count === undefined) return;
-    this.add(Math.floor(Date.now() / HOUR_MS) * HOUR_MS, count.operation, count.kind, 1);
+    this.add(Math.floor(this.clock.now() / HOUR_MS) * HOUR_MS, count.operation, count.kind, 1);
     this.schedule();
   };
 
@@ -84,11 +86,14 @@ export class ActivityRecorder {
 
   /** Stops the timer and adds everything counted; for a clean shutdown. Counts announced later are flushed by a later call. */
   async close(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.stopTimer();
     await this.flushing;
     await this.flush();
-    clearTimeout(this.timer);
+    this.stopTimer();
+  }
+
+  private stopTimer(): void {
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
   }
 
@@ -123,11 +128,11 @@ export class ActivityRecorder {
 
   private schedule(): void {
     if (this.timer !== undefined || this.flushing !== undefined || this.pending.size === 0) return;
-    this.timer = setTimeout(() => {
+    const flush = (): void => {
       this.timer = undefined;
       void this.flush();
-    }, this.intervalMs);
+    };
     // Counting never keeps a process alive: a clean shutdown calls close().
-    this.timer.unref();
+    this.timer = unrefTimer(this.clock.setTimeout(flush, this.intervalMs));
   }
 }

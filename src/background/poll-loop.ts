@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type Clock, sleep } from '../core/clock.js';
 
 /** Subscribes `wake` to new work; resolves to the function that unsubscribes. */
 export type Listener = (wake: () => void) => Promise<() => Promise<void>>;
@@ -11,6 +11,8 @@ export interface PollLoopOptions {
   /** Cuts the rest short when new work is announced. */
   readonly listen?: Listener;
   readonly onError?: (error: unknown) => void;
+  /** Times the rests. */
+  readonly clock: Clock;
 }
 
 /**
@@ -39,9 +41,7 @@ export async function pollLoop(options: PollLoopOptions, signal: AbortSignal): P
       });
       if (full || rung) continue;
       interrupt = new AbortController();
-      await sleep(options.idleMs, undefined, { signal: AbortSignal.any([signal, interrupt.signal]) }).catch(
-        () => undefined,
-      );
+      await sleep(options.clock, options.idleMs, AbortSignal.any([signal, interrupt.signal]));
       interrupt = undefined;
     }
   } finally {

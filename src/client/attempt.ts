@@ -3,7 +3,7 @@ import { IDEMPOTENCY_KEY_HEADER } from './operation-key.js';
 import type { ReplayableRequest } from './replayable-request.js';
 import { classifyResponse, type Verdict } from './retry-policy.js';
 import { linkAbort } from './link-abort.js';
-import { armTimer } from './timer.js';
+import { armTimer } from '../core/clock.js';
 
 /** The outcome of one attempt. */
 export type AttemptResult =
@@ -34,7 +34,7 @@ export interface AttemptPlan {
 export async function sendAttempt(plan: AttemptPlan): Promise<AttemptResult> {
   const controller = new AbortController();
   let timedOut = false;
-  const disarm = armTimer(plan.timeoutMs, () => {
+  const disarm = armTimer(plan.deadline.clock, plan.timeoutMs, () => {
     timedOut = true;
     controller.abort(new DOMException(`The attempt took longer than ${plan.timeoutMs} ms.`, 'TimeoutError'));
   });
@@ -51,7 +51,7 @@ export async function sendAttempt(plan: AttemptPlan): Promise<AttemptResult> {
       body: plan.request.body ?? null,
       signal: controller.signal,
     });
-    const verdict = await classifyResponse(response);
+    const verdict = await classifyResponse(response, plan.deadline.clock.now());
     const discard = async (): Promise<void> => {
       unlinkCaller();
       await response.body?.cancel().catch(() => {});

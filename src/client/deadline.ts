@@ -1,5 +1,5 @@
 import { linkAbort } from './link-abort.js';
-import { armTimer } from './timer.js';
+import { armTimer, type Clock, sleep } from '../core/clock.js';
 
 /** How the call was ended from outside its own retry loop. */
 export type StopReason = 'deadline-exceeded' | 'aborted';
@@ -14,10 +14,14 @@ export class Deadline {
   private readonly disarm: () => void;
   private readonly unlink: () => void;
 
-  constructor(deadlineMs: number, callerSignals: readonly AbortSignal[]) {
-    this.endsAt = performance.now() + deadlineMs;
+  constructor(
+    deadlineMs: number,
+    callerSignals: readonly AbortSignal[],
+    readonly clock: Clock,
+  ) {
+    this.endsAt = clock.monotonic() + deadlineMs;
     this.unlink = linkAbort(this.controller, callerSignals);
-    this.disarm = armTimer(deadlineMs, () =>
+    this.disarm = armTimer(clock, deadlineMs, () =>
       this.controller.abort(new DOMException(`The ${deadlineMs} ms deadline passed.`, 'TimeoutError')),
     );
   }
@@ -28,7 +32,7 @@ export class Deadline {
   }
 
   remainingMs(): number {
-    return Math.max(0, this.endsAt - performance.now());
+    return Math.max(0, this.endsAt - this.clock.monotonic());
   }
 
   /** Why the signal aborted; a caller's `TimeoutError` is a deadline too. */
@@ -39,19 +43,7 @@ export class Deadline {
 
   /** Waits `ms`; false when the signal aborted first. */
   sleep(ms: number): Promise<boolean> {
-    const { signal } = this.controller;
-    if (signal.aborted) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const stop = (): void => {
-        disarm();
-        resolve(false);
-      };
-      const disarm = armTimer(ms, () => {
-        signal.removeEventListener('abort', stop);
-        resolve(true);
-      });
-      signal.addEventListener('abort', stop, { once: true });
-    });
+    return sleep(this.clock, ms, this.controller.signal);
   }
 
   /** Releases the timer and the caller's signals; the call is over. */

@@ -9,7 +9,7 @@ import { replayableRequest } from './replayable-request.js';
 import type { RetryReason } from './retry-event.js';
 import { resolveRetryOptions, type RetryOptions } from './retry-options.js';
 import { IDEMPOTENT_METHODS } from './retry-policy.js';
-import { MAX_TIMER_MS } from './timer.js';
+import { TIMER_MAX_MS } from '../core/option-rules.js';
 import { describeCause, underlyingCause } from './underlying-cause.js';
 
 /** `fetch`'s options, plus the operation's key and how to retry it. */
@@ -94,7 +94,7 @@ export async function idempotentFetch(
     requestInit.signal ?? undefined,
     options.signal,
   ].filter((s) => s !== undefined);
-  const deadline = new Deadline(options.deadlineMs, callerSignals);
+  const deadline = new Deadline(options.deadlineMs, callerSignals, options.clock);
   const fail = (
     code: IdempotentFetchError['code'],
     message: string,
@@ -146,7 +146,7 @@ export async function idempotentFetch(
       const jitter = backoffDelay(attempt - 1, options, options.random);
       const wait = Math.max(askedWait(result), jitter);
       // Waiting past the deadline only to be cut off would waste the time: stop now with what we have.
-      if (wait >= Math.min(deadline.remainingMs(), MAX_TIMER_MS)) {
+      if (wait >= Math.min(deadline.remainingMs(), TIMER_MAX_MS)) {
         if (result.kind === 'answered') return finish(result, attempt, 'deadline-exceeded');
         const cause = underlyingCause(result.error);
         throw fail(

@@ -7,6 +7,7 @@ export {
   type IdempotentFetchErrorDetails,
 } from './fetch-error.js';
 export { defaultRetryOptions, type RetryOptions } from './retry-options.js';
+export { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 export type { RetryEvent, RetryReason } from './retry-event.js';
 export type { BackoffOptions } from './backoff.js';
 export type { ClientSpan, ClientTracing } from './client-tracing.js';

@@ -1,5 +1,6 @@
 import { IdempotentFetchError } from './fetch-error.js';
 import type { RetryEvent } from './retry-event.js';
+import { type Clock, systemClock } from '../core/clock.js';
 import { count, milliseconds, type OptionRules, optionsProblem } from '../core/option-rules.js';
 
 /** How hard and how long `idempotentFetch` tries. Every member is optional. */
@@ -23,6 +24,8 @@ export interface RetryOptions {
    * when the call ends instead. An exception it throws ends the call.
    */
   readonly onRetry?: (event: RetryEvent) => void;
+  /** Times the deadline, attempt timeouts and waits. Default `systemClock`; tests pass `manualClock()`. */
+  readonly clock?: Clock;
 }
 
 /** The options with every default applied. */
@@ -35,6 +38,7 @@ export interface ResolvedRetryOptions {
   readonly signal: AbortSignal | undefined;
   readonly random: () => number;
   readonly onRetry: ((event: RetryEvent) => void) | undefined;
+  readonly clock: Clock;
 }
 
 export const defaultRetryOptions = {
@@ -67,5 +71,6 @@ export function resolveRetryOptions(options: RetryOptions = {}): ResolvedRetryOp
     signal: options.signal,
     random: options.random ?? Math.random,
     onRetry: options.onRetry,
+    clock: options.clock ?? systemClock,
   };
 }

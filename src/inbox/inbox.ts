@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../core/clock.js';
 import { checkOptions, count, milliseconds, type OptionRules } from '../core/option-rules.js';
 import { pruneInBatches, type PruneOptions } from '../background/prune-in-batches.js';
 import { RetrysafeError } from '../core/errors.js';
@@ -54,10 +55,13 @@ export async function consume<Tx, T>(
 }
 
 /** An inbox store whose every statement has the store budget; the work inside its transaction has none. */
-export function budgetedInbox<Tx>(inbox: InboxStore<Tx>, budgetMs: number): InboxStore<Tx> {
-  return budgeted(inbox, budgetMs, {
-    transaction: (work) => budgetedTransaction(budgetMs, (inner) => inbox.transaction(inner), work),
-  });
+export function budgetedInbox<Tx>(inbox: InboxStore<Tx>, budgetMs: number, clock: Clock = systemClock): InboxStore<Tx> {
+  return budgeted(
+    inbox,
+    budgetMs,
+    { transaction: (work) => budgetedTransaction(budgetMs, (inner) => inbox.transaction(inner), work, clock) },
+    clock,
+  );
 }
 
 /**

@@ -74,7 +74,7 @@ export class RecoveryWorker<Tx> {
   run(signal: AbortSignal): Promise<void> {
     const { batchSize = 20, idleMs = 1000, onError } = this.options;
     const pass = async (): Promise<boolean> => (await this.runOnce()).examined >= batchSize;
-    return pollLoop({ pass, idleMs, onError }, signal);
+    return pollLoop({ pass, idleMs, onError, clock: this.options.config.clock }, signal);
   }
 
   /** Takes `candidate` over and runs it, in an attempt span like a request's. */

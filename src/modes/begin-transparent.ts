@@ -100,7 +100,7 @@ export class TransparentAttempt {
     private readonly onFailure: TransparentFailure,
     private readonly end: (settled: Settled) => void,
   ) {
-    this.keeper = new LeaseKeeper(config.store, lease);
+    this.keeper = new LeaseKeeper(config.store, lease, config.clock);
   }
 
   /**

@@ -33,6 +33,7 @@ import {
 import type { Tracing } from '../core/tracing.js';
 import { tracedStore } from '../store/traced-store.js';
 import { defaultStoreTimeoutMs } from '../store/store-clock.js';
+import { type Clock, systemClock } from '../core/clock.js';
 import { replayCached, type ReplayCacheOptions } from '../store/replay-cache.js';
 import { extend } from '../core/extend.js';
 import { type ActivityOptions, ActivityRecorder } from '../background/activity-recorder.js';
@@ -127,6 +128,13 @@ export interface IdempotencyOptions<Tx> {
    * it off. Call `close()` on shutdown to add the last counts.
    */
   readonly activity?: false | ActivityOptions;
+  /**
+   * The process's time for what it times itself: lease renewal, store
+   * budgets, the replay cache's expiry, activity flushes. Lease expiry and
+   * retention stay on the database's clock. Default `systemClock`; tests pass
+   * `manualClock()` from `retrysafe/testing`.
+   */
+  readonly clock?: Clock;
 }
 
 /** The range of each numeric option; a store phase, a statement and a lease renewal each arm a timer. */
@@ -185,6 +193,7 @@ export interface Idempotency<Tx, S = OperationStore<Tx>> {
   readonly problemBase: string;
   /** The tracer, when the application gave one. */
   readonly tracing: Tracing | undefined;
+  readonly clock: Clock;
   /** The finished record the replay cache keeps for `identity`, if any: answered without the store. */
   recall(this: void, identity: OperationIdentity): CompletedRecord | undefined;
   /** Whether an atomic route reads before it claims, for this operation now. */
@@ -207,25 +216,26 @@ export function idempotency<Tx>(options: IdempotencyOptions<Tx>): Idempotency<Tx
   checkOptions(keyLimitRules, options.keyLimits, 'keyLimits.');
   checkOptions(policyRules, options.policy, 'policy.');
   const observers = [...(options.observers ?? []), publishDiagnostics, warnRawBodyMissing];
-  const { tracing } = options;
+  const { tracing, clock = systemClock } = options;
   const lockTimeoutMs = options.lockTimeoutMs ?? 3000;
   const storeTimeoutMs = options.storeTimeoutMs ?? defaultStoreTimeoutMs;
   fitsTransactionLimit(options.store.transactionTimeoutMs, lockTimeoutMs, storeTimeoutMs);
   const { replayCache = false } = options;
   const cache =
-    replayCache === false ? undefined : replayCached(options.store, replayCache === true ? {} : replayCache);
+    replayCache === false ? undefined : replayCached(options.store, replayCache === true ? {} : replayCache, clock);
   const store = cache?.store ?? options.store;
   const specification = specificationRegistry(options.specificationPath, typeof options.retention === 'function');
   const { activityCounts } = options.store;
   const activity =
     options.activity === false || activityCounts === undefined
       ? undefined
-      : new ActivityRecorder(budgeted(activityCounts, storeTimeoutMs), options.activity);
+      : new ActivityRecorder(budgeted(activityCounts, storeTimeoutMs, {}, clock), options.activity, clock);
   if (activity !== undefined) observers.push(activity.observer);
   return {
     // The budget outermost: every call a mode or worker makes has it, and a call past it is let go at once.
-    store: budgetedStore(tracing === undefined ? store : tracedStore(store, tracing), storeTimeoutMs),
+    store: budgetedStore(tracing === undefined ? store : tracedStore(store, tracing), storeTimeoutMs, clock),
     tracing,
+    clock,
     lockTimeoutMs,
     storeTimeoutMs,
     statementTimeoutMs: options.statementTimeoutMs ?? 30_000,

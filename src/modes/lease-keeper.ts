@@ -1,3 +1,4 @@
+import { type Clock, type TimerHandle, unrefTimer } from '../core/clock.js';
 import { RetrysafeError } from '../core/errors.js';
 import type { Lease, LeaseRenewal } from '../store/lease-store.js';
 
@@ -10,16 +11,16 @@ import type { Lease, LeaseRenewal } from '../store/lease-store.js';
  */
 export class LeaseKeeper {
   private readonly controller = new AbortController();
-  private readonly timer: NodeJS.Timeout;
+  private timer: TimerHandle | undefined;
   private heldUntil: number;
 
   constructor(
     private readonly store: LeaseRenewal,
     private readonly lease: Lease,
+    private readonly clock: Clock,
   ) {
-    this.heldUntil = Date.now() + lease.leaseSeconds * 1000;
-    this.timer = setInterval(() => void this.renew(), (lease.leaseSeconds * 1000) / 3);
-    this.timer.unref();
+    this.heldUntil = clock.monotonic() + lease.leaseSeconds * 1000;
+    this.schedule();
   }
 
   get signal(): AbortSignal {
@@ -28,7 +29,7 @@ export class LeaseKeeper {
 
   /** Throws `lease-lost` when the lease is gone. */
   assertHeld(): void {
-    if (this.controller.signal.aborted || Date.now() > this.heldUntil) {
+    if (this.controller.signal.aborted || this.clock.monotonic() > this.heldUntil) {
       this.lose('The lease expired before it could be renewed.');
       throw this.controller.signal.reason;
     }
@@ -36,7 +37,7 @@ export class LeaseKeeper {
 
   /** Called after any write that renewed the lease as a side effect. */
   renewed(): void {
-    this.heldUntil = Date.now() + this.lease.leaseSeconds * 1000;
+    this.heldUntil = this.clock.monotonic() + this.lease.leaseSeconds * 1000;
   }
 
   lose(reason: string): void {
@@ -44,7 +45,18 @@ export class LeaseKeeper {
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** The next renewal, a third of the lease after this one was set. */
+  private schedule(): void {
+    const renewal = (): void => {
+      this.schedule();
+      void this.renew();
+    };
+    // Renewal guards a handler in flight: it never keeps the process alive on its own.
+    this.timer = unrefTimer(this.clock.setTimeout(renewal, (this.lease.leaseSeconds * 1000) / 3));
   }
 
   private async renew(): Promise<void> {
@@ -53,7 +65,7 @@ export class LeaseKeeper {
       else this.lose('Another worker took the lease over.');
     } catch {
       // The store is unreachable: keep trying until the lease would have run out.
-      if (Date.now() > this.heldUntil) this.lose('The lease could not be renewed in time.');
+      if (this.clock.monotonic() > this.heldUntil) this.lose('The lease could not be renewed in time.');
     }
   }
 }

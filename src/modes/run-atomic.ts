@@ -114,7 +114,14 @@ async function claimAndRun<Req, Input, Tx>(
     const lockTimeoutMs = route.lockTimeoutMs ?? config.lockTimeoutMs;
     const started = performance.now();
     const reply = await config.store.atomic(
-      { identity, fingerprint, principal, lockTimeoutMs, statementTimeoutMs: config.statementTimeoutMs },
+      {
+        identity,
+        fingerprint,
+        principal,
+        lockTimeoutMs,
+        statementTimeoutMs: config.statementTimeoutMs,
+        clock: config.clock,
+      },
       async ({ claim, tx }): Promise<Settlement<Reply>> => {
         const verdict = judgeClaim(config, keyed, claim, readFirst, started);
         if (verdict.kind === 'answered') {

@@ -41,7 +41,7 @@ export async function runWithLease<Input, Tx>(
   // A recovery worker applies the route's own settings too.
   const config = forRoute(given, operation);
   const earlier = lease.attempt > 1 ? await config.store.steps(lease) : new Map<string, StepProgress>();
-  const run: Run<Tx> = { config, lease, began: Date.now() };
+  const run: Run<Tx> = { config, lease, began: config.clock.monotonic() };
   return conclude(run, await runHandler(run, operation, earlier));
 }
 
@@ -59,7 +59,7 @@ async function runHandler<Input, Tx>(
   earlier: ReadonlyMap<string, StepProgress>,
 ): Promise<HandlerEnd> {
   // Started once nothing can throw before the try below stops it.
-  const keeper = new LeaseKeeper(config.store, lease);
+  const keeper = new LeaseKeeper(config.store, lease, config.clock);
   const steps = new LeaseSteps(config, lease, keeper, earlier);
   try {
     return steps.ended({ kind: 'answered', reply: toReply(await operation.handler(steps.context<Input>())) });
@@ -131,7 +131,7 @@ async function giveUp<Tx>(
       failure,
     );
   }
-  if (lease.ageSeconds + (Date.now() - run.began) / 1000 >= config.giveUpAfterSeconds) {
+  if (lease.ageSeconds + (config.clock.monotonic() - run.began) / 1000 >= config.giveUpAfterSeconds) {
     return stop(
       run,
       `Attempt ${lease.attempt} failed past the give-up horizon of ${config.giveUpAfterSeconds} s after a step may have taken effect: ${reason}`,

@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../core/clock.js';
 import {
   checkOptions,
   count,
@@ -40,6 +41,8 @@ export interface RelayOptions<Tx> {
   readonly retry?: Partial<RetryPolicy>;
   /** `run`: longest rest between passes that found little to do. Default 1000 ms. */
   readonly idleMs?: number;
+  /** Times the rests and store budgets. Default `systemClock`; tests pass `manualClock()`. */
+  readonly clock?: Clock;
   /** `run`: wakes the relay when a message is enqueued (`pgListener`, `pgliteListener`); polling goes on regardless. */
   readonly listen?: Listener;
   /** `run`: told what each pass did, for metrics and logs. */
@@ -83,7 +86,12 @@ export class Relay<Tx> {
     this.batchSize = options.batchSize ?? 50;
     this.topics = options.topics === undefined ? null : [...options.topics];
     this.leaseSeconds = options.leaseSeconds ?? 30;
-    this.store = budgeted(outboxStore(options.database), options.storeTimeoutMs ?? defaultStoreTimeoutMs);
+    this.store = budgeted(
+      outboxStore(options.database),
+      options.storeTimeoutMs ?? defaultStoreTimeoutMs,
+      {},
+      options.clock,
+    );
   }
 
   /** One pass: park abandoned messages, claim a batch, publish it. Tests and the command line call this. */
@@ -104,13 +112,13 @@ export class Relay<Tx> {
 
   /** Passes until `signal` aborts, resting between passes that were not full unless a notification comes. */
   run(signal: AbortSignal): Promise<void> {
-    const { idleMs = 1000, listen, onReport, onError } = this.options;
+    const { idleMs = 1000, listen, onReport, onError, clock = systemClock } = this.options;
     const pass = async (): Promise<boolean> => {
       const report = await this.runOnce();
       onReport?.(report);
       return report.claimed >= this.batchSize;
     };
-    return pollLoop({ pass, idleMs, listen, onError }, signal);
+    return pollLoop({ pass, idleMs, listen, onError, clock }, signal);
   }
 
   private async relay(claimed: ClaimedMessage, token: string, tally: Tally): Promise<void> {

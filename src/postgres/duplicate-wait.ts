@@ -1,3 +1,4 @@
+import { armTimer, type Clock } from '../core/clock.js';
 import type { OperationIdentity } from '../core/identity.js';
 
 /** The first pause between two claims of a duplicate, and the longest; each pause doubles, with jitter. */
@@ -32,21 +33,23 @@ export class DuplicateWait {
   }
 
   /**
-   * Waits before the duplicate's next claim, never past `deadline`
-   * (performance.now()): until the holder here ends, or for the `pause`-th
-   * pause when the holder is elsewhere (or unknown yet).
+   * Waits before the duplicate's next claim, never past `deadline` (the
+   * clock's monotonic time): until the holder here ends, or for the
+   * `pause`-th pause when the holder is elsewhere (or unknown yet).
    */
-  async pause(identity: OperationIdentity, pause: number, deadline: number): Promise<void> {
-    const left = deadline - performance.now();
+  async pause(identity: OperationIdentity, pause: number, deadline: number, clock: Clock): Promise<void> {
+    const left = deadline - clock.monotonic();
     if (left <= 0) return;
     const holder = this.#holders.get(idOf(identity));
-    if (holder === undefined) return sleep(Math.min(left, pauseMs(pause)));
-    holder.ended ??= new Promise<void>((resolve) => {
-      holder.end = resolve;
-    });
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([holder.ended, new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
-    clearTimeout(timer);
+    const ms = holder === undefined ? Math.min(left, pauseMs(pause)) : left;
+    if (holder !== undefined)
+      holder.ended ??= new Promise<void>((resolve) => {
+        holder.end = resolve;
+      });
+    let disarm = (): void => {};
+    const timer = new Promise<void>((resolve) => (disarm = armTimer(clock, ms, resolve)));
+    await (holder?.ended === undefined ? timer : Promise.race([holder.ended, timer]));
+    disarm();
   }
 }
 
@@ -59,8 +62,4 @@ function idOf(identity: OperationIdentity): string {
 function pauseMs(pause: number): number {
   const ceiling = Math.min(LONGEST_PAUSE_MS, FIRST_PAUSE_MS * 2 ** pause);
   return ceiling / 2 + Math.random() * (ceiling / 2);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,3 +1,4 @@
+import { systemClock } from '../core/clock.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { OperationRecord } from '../core/record.js';
 import type { AtomicClaim, AtomicTransaction, ClaimRequest, Settlement } from '../store/atomic-store.js';
@@ -47,15 +48,16 @@ async function atomicTransaction<Tx, T>(
   work: (transaction: AtomicTransaction<Tx>) => Promise<Settlement<T>>,
   taken: (record: OperationRecord) => T,
 ): Promise<T> {
-  const deadline = performance.now() + request.lockTimeoutMs;
+  const { clock = systemClock } = request;
+  const deadline = clock.monotonic() + request.lockTimeoutMs;
   for (let pause = 0; ; pause += 1) {
     const ending = await tryClaim(database, duplicates, request, work, {
       waited: pause > 0,
-      last: performance.now() >= deadline,
+      last: clock.monotonic() >= deadline,
     });
     if (ending.kind === 'settled') return ending.value;
     if (ending.kind === 'taken') return taken(await holder(database, request.identity));
-    await duplicates.pause(request.identity, pause, deadline);
+    await duplicates.pause(request.identity, pause, deadline, clock);
   }
 }
 

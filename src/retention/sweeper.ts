@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../core/clock.js';
 import { checkOptions, milliseconds, type OptionRules } from '../core/option-rules.js';
 import { pollLoop } from '../background/poll-loop.js';
 import { pruneInBatches, pruneRules } from '../background/prune-in-batches.js';
@@ -62,6 +63,8 @@ export interface SweeperOptions {
   readonly tasks?: readonly PruneTask[];
   /** Pause between passes of `run`, in ms. Default 60000. */
   readonly idleMs?: number;
+  /** Times the rests and store budgets. Default `systemClock`; tests pass `manualClock()`. */
+  readonly clock?: Clock;
   /** Called after every batch, for progress lines. */
   readonly onBatch?: (progress: SweepProgress) => void;
   /** `run`: told about each failed step of a pass, which the next pass tries again. */
@@ -92,7 +95,7 @@ export class Sweeper {
   constructor(private readonly options: SweeperOptions) {
     checkOptions(sweeperRules, options);
     this.batchSize = options.batchSize ?? 500;
-    this.store = budgeted(options.store, options.storeTimeoutMs ?? defaultStoreTimeoutMs);
+    this.store = budgeted(options.store, options.storeTimeoutMs ?? defaultStoreTimeoutMs, {}, options.clock);
   }
 
   /** One pass over everything that has expired; tests and the command line call this. */
@@ -132,13 +135,13 @@ export class Sweeper {
 
   /** Passes until `signal` aborts, resting `idleMs` after each. */
   run(signal: AbortSignal): Promise<void> {
-    const { idleMs = 60_000, onError } = this.options;
+    const { idleMs = 60_000, onError, clock = systemClock } = this.options;
     // A pass drains everything that had expired, so the next one always rests first.
     const pass = async (): Promise<boolean> => {
       for (const { error } of (await this.runOnce()).failed) onError?.(error);
       return false;
     };
-    return pollLoop({ pass, idleMs, onError }, signal);
+    return pollLoop({ pass, idleMs, onError, clock }, signal);
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { Clock } from '../core/clock.js';
 import type { Completion } from '../core/completion.js';
 import type { Fingerprint } from '../core/fingerprint.js';
 import type { OperationIdentity } from '../core/identity.js';
@@ -11,6 +12,8 @@ export interface ClaimRequest {
   readonly principal?: PrincipalDigest | undefined;
   /** How long a duplicate waits for a running first attempt before giving up; the claim alone, not the handler. */
   readonly lockTimeoutMs: number;
+  /** Times the lock wait. Default `systemClock`. */
+  readonly clock?: Clock;
   /** The server-side bound (`statement_timeout`) on every later statement of the transaction, unless the session's is tighter. Unset: the session's. */
   readonly statementTimeoutMs?: number;
 }

@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../core/clock.js';
 import { decorate } from './decorate.js';
 import type { OperationStore } from './operation-store.js';
 import { StoreClock, withinStoreTimeout } from './store-clock.js';
@@ -12,9 +13,14 @@ export type InWork = <W>(work: () => Promise<W>) => Promise<W>;
  * it too. `overrides` replace the calls that hand the application's work a
  * transaction (`aroundWork`), which only the store's parts may bound.
  */
-export function budgeted<S extends object>(store: S, budgetMs: number, overrides: Partial<S> = {}): S {
+export function budgeted<S extends object>(
+  store: S,
+  budgetMs: number,
+  overrides: Partial<S> = {},
+  clock: Clock = systemClock,
+): S {
   return decorate(store, {
-    around: (_method, call) => withinStoreTimeout(Promise.resolve(call()), budgetMs),
+    around: (_method, call) => withinStoreTimeout(Promise.resolve(call()), budgetMs, clock),
     overrides,
   });
 }
@@ -26,8 +32,13 @@ export function budgeted<S extends object>(store: S, budgetMs: number, overrides
  * the work returned or threw. Work reached after the opening ran out never
  * runs.
  */
-export function aroundWork<T>(budgetMs: number, openingMs: number, call: (inWork: InWork) => Promise<T>): Promise<T> {
-  const clock = new StoreClock();
+export function aroundWork<T>(
+  budgetMs: number,
+  openingMs: number,
+  call: (inWork: InWork) => Promise<T>,
+  by: Clock = systemClock,
+): Promise<T> {
+  const clock = new StoreClock(by);
   clock.enterStore(openingMs);
   return clock.race(
     call(async (work) => {
@@ -47,14 +58,26 @@ export function aroundWork<T>(budgetMs: number, openingMs: number, call: (inWork
  * gets the request's lock wait; a local step's transaction (`checkpointWith`)
  * is bounded whole, its writes included, as a short write under the lease.
  */
-export function budgetedStore<Tx>(store: OperationStore<Tx>, budgetMs: number): OperationStore<Tx> {
-  return budgeted(store, budgetMs, {
-    atomic: (request, work, taken) =>
-      aroundWork(budgetMs, budgetMs + request.lockTimeoutMs, (inWork) =>
-        store.atomic(request, (opened) => inWork(() => work(opened)), taken),
-      ),
-    transaction: (work) => budgetedTransaction(budgetMs, (inner) => store.transaction(inner), work),
-  });
+export function budgetedStore<Tx>(
+  store: OperationStore<Tx>,
+  budgetMs: number,
+  clock: Clock = systemClock,
+): OperationStore<Tx> {
+  return budgeted(
+    store,
+    budgetMs,
+    {
+      atomic: (request, work, taken) =>
+        aroundWork(
+          budgetMs,
+          budgetMs + request.lockTimeoutMs,
+          (inWork) => store.atomic(request, (opened) => inWork(() => work(opened)), taken),
+          clock,
+        ),
+      transaction: (work) => budgetedTransaction(budgetMs, (inner) => store.transaction(inner), work, clock),
+    },
+    clock,
+  );
 }
 
 /** A `transaction(work)` of any seam, with the store's parts bounded and the work not. */
@@ -62,6 +85,7 @@ export function budgetedTransaction<Tx, T>(
   budgetMs: number,
   transaction: (work: (tx: Tx) => Promise<T>) => Promise<T>,
   work: (tx: Tx) => Promise<T>,
+  clock: Clock = systemClock,
 ): Promise<T> {
-  return aroundWork(budgetMs, budgetMs, (inWork) => transaction((tx) => inWork(() => work(tx))));
+  return aroundWork(budgetMs, budgetMs, (inWork) => transaction((tx) => inWork(() => work(tx))), clock);
 }

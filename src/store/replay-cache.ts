@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../core/clock.js';
 import type { Completion } from '../core/completion.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { CompletedRecord, OperationRecord } from '../core/record.js';
@@ -54,7 +55,7 @@ const LINES_ARRAY_BYTES = 48;
 interface Entry {
   readonly record: CompletedRecord;
   readonly bytes: number;
-  /** `performance.now()` after which the entry is not served. */
+  /** The clock's monotonic time after which the entry is not served. */
   readonly servedUntil: number;
 }
 
@@ -83,7 +84,11 @@ export interface ReplayCache<Tx> {
  * bound is reached. It sits below the route: tenant resolution, authorisation
  * and the fingerprint check run on every request, cached or not.
  */
-export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCacheOptions = {}): ReplayCache<Tx> {
+export function replayCached<Tx>(
+  store: OperationStore<Tx>,
+  options: ReplayCacheOptions = {},
+  clock: Clock = systemClock,
+): ReplayCache<Tx> {
   checkOptions(replayCacheRules, options, 'replayCache.');
   const bounds = extend(defaultReplayCache, options);
   const entries = new Map<string, Entry>();
@@ -114,7 +119,7 @@ export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCache
     const cached = entries.get(name);
     if (cached === undefined) return undefined;
     drop(name, cached);
-    if (!(performance.now() < cached.servedUntil)) return undefined;
+    if (!(clock.monotonic() < cached.servedUntil)) return undefined;
     entries.set(name, cached);
     bytes += cached.bytes;
     return cached.record;
@@ -124,7 +129,7 @@ export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCache
     overrides: {
       async atomic(request, work, taken) {
         // Taken before BEGIN: the record's expiry counts from its transaction's start (`now()`), which is later.
-        const sentAt = performance.now();
+        const sentAt = clock.monotonic();
         let stored: Completion | undefined;
         let lost = false;
         const value = await store.atomic(
@@ -145,7 +150,7 @@ export function replayCached<Tx>(store: OperationStore<Tx>, options: ReplayCache
       async read(identity: OperationIdentity): Promise<OperationRecord | undefined> {
         const kept = recall(identity);
         if (kept !== undefined) return kept;
-        const sentAt = performance.now();
+        const sentAt = clock.monotonic();
         const record = await store.read(identity);
         if (record?.state === 'completed' || record?.state === 'failed') keep(nameOf(identity), record, sentAt);
         return record;

@@ -1,3 +1,4 @@
+import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { RetrysafeError } from '../core/errors.js';
 
 /** The store budget of a call when none is configured (`storeTimeoutMs`). */
@@ -11,13 +12,13 @@ export const defaultStoreTimeoutMs = 5000;
  * work which was merely late never runs.
  */
 export class StoreClock {
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
   private timedOut = false;
   private fail: (error: RetrysafeError) => void = () => {};
   /** Rejects when a store phase overruns its budget; never resolves. */
   readonly expired: Promise<never>;
 
-  constructor() {
+  constructor(private readonly clock: Clock = systemClock) {
     this.expired = new Promise<never>((_resolve, reject) => {
       this.fail = reject;
     });
@@ -26,7 +27,7 @@ export class StoreClock {
 
   enterStore(budgetMs: number): void {
     this.clear();
-    this.timer = setTimeout(() => {
+    this.timer = this.clock.setTimeout(() => {
       this.timedOut = true;
       this.fail(new RetrysafeError('store-unavailable', `The operation store did not answer within ${budgetMs} ms.`));
     }, budgetMs);
@@ -52,14 +53,14 @@ export class StoreClock {
   }
 
   private clear(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
   }
 }
 
 /** Bounds one store call on its own, for the statements of leased mode. */
-export async function withinStoreTimeout<T>(call: Promise<T>, budgetMs: number): Promise<T> {
-  const clock = new StoreClock();
+export async function withinStoreTimeout<T>(call: Promise<T>, budgetMs: number, by: Clock = systemClock): Promise<T> {
+  const clock = new StoreClock(by);
   clock.enterStore(budgetMs);
   return clock.race(call);
 }

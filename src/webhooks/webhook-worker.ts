@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../core/clock.js';
 import { checkOptions, count, milliseconds, type OptionRules } from '../core/option-rules.js';
 import { pollLoop } from '../background/poll-loop.js';
 import { afterFailure, resolveRetryPolicy, type RetryPolicy } from '../background/worker-retry.js';
@@ -42,6 +43,8 @@ export interface WebhookWorkerOptions<Tx> {
   readonly retry?: Partial<RetryPolicy>;
   /** `run`: rest between passes that found little to do. Default 1000 ms. */
   readonly idleMs?: number;
+  /** Times the rests and store budgets. Default `systemClock`; tests pass `manualClock()`. */
+  readonly clock?: Clock;
   /** `run`: told what each pass did, for metrics and logs. */
   readonly onReport?: (report: WebhookWorkerReport) => void;
   /** `run`: told about failed passes. */
@@ -86,8 +89,8 @@ export class WebhookWorker<Tx> {
     this.retry = resolveRetryPolicy(options.retry);
     const budgetMs = options.storeTimeoutMs ?? defaultStoreTimeoutMs;
     const inbox = inboxStore(options.database);
-    this.inbox = budgetedInbox(inbox, budgetMs);
-    this.events = budgeted(webhookStore(options.database), budgetMs);
+    this.inbox = budgetedInbox(inbox, budgetMs, options.clock);
+    this.events = budgeted(webhookStore(options.database), budgetMs, {}, options.clock);
   }
 
   /** Up to `batchSize` due events, one transaction each. Tests and the command line call this. */
@@ -106,13 +109,13 @@ export class WebhookWorker<Tx> {
 
   /** Passes until `signal` aborts. */
   run(signal: AbortSignal): Promise<void> {
-    const { idleMs = 1000, onReport, onError, batchSize = 20 } = this.options;
+    const { idleMs = 1000, onReport, onError, batchSize = 20, clock = systemClock } = this.options;
     const pass = async (): Promise<boolean> => {
       const report = await this.runOnce();
       onReport?.(report);
       return report.processed + report.duplicates + report.failed + report.parked >= batchSize;
     };
-    return pollLoop({ pass, idleMs, onError }, signal);
+    return pollLoop({ pass, idleMs, onError, clock }, signal);
   }
 
   private async processNext(tried: string[]): Promise<Step> {

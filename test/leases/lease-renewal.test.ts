@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { manualClock } from '../../src/testing/manual-clock.js';
 import { engines } from '../support/engines.js';
 import { useLeasedHarness } from './harness.js';
 import { paymentRoute } from './payment-route.js';
@@ -16,9 +16,19 @@ describe.each(engines)('lease renewal by the running handler on $name', (factory
     });
     let holding = false;
     const payments = paymentRoute(service.providerUrl, service.calls);
+    // Time passes in steps of half a second on both clocks: the process's (the renewal timer) by advancing the
+    // manual clock, the database's (the lease's end) by moving the lease's end half a second closer.
+    const clock = manualClock();
+    const halfSecond = async (key: string): Promise<void> => {
+      await service.engine.database.query(
+        "UPDATE retrysafe_operations SET lease_expires_at = lease_expires_at - interval '500 milliseconds' WHERE key = $1",
+        [key],
+      );
+      await clock.advance(500);
+    };
     // A first step that lasts until the test lets it end, then the charge.
     service.setUp(
-      { leaseSeconds: 1 },
+      { leaseSeconds: 1, clock },
       {
         ...payments,
         async handler(context) {
@@ -39,7 +49,7 @@ describe.each(engines)('lease renewal by the running handler on $name', (factory
     const worker = service.worker();
     const duplicates: number[] = [];
     for (let check = 0; check < 6; check += 1) {
-      await sleep(500);
+      await halfSecond(key);
       duplicates.push((await service.pay(key, body)).status);
       expect(await worker.runOnce()).toMatchObject({ examined: 0 });
     }

@@ -117,7 +117,7 @@ describe.each(engines)(
     it('counts the lease lost when every renewal is stuck behind a lock until the lease would have run out', async () => {
       service.setUp({ storeTimeoutMs: 200 });
       const lease = await claim('leased', 1);
-      const keeper = new LeaseKeeper(service.config.store, lease);
+      const keeper = new LeaseKeeper(service.config.store, lease, service.config.clock);
       const release = await lockRow(lease);
       try {
         await waitFor(() => Promise.resolve(keeper.signal.aborted), { limitMs: PATIENCE_MS });

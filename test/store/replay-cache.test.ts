@@ -10,6 +10,7 @@ import { Sweeper } from '../../src/retention/sweeper.js';
 import { decorate } from '../../src/store/decorate.js';
 import { defaultRetention } from '../../src/core/retention.js';
 import { replayCached } from '../../src/store/replay-cache.js';
+import { manualClock } from '../../src/testing/manual-clock.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { type Engine, engines } from '../support/engines.js';
 import { waitFor } from '../support/wait-for.js';
@@ -172,17 +173,17 @@ describe.each(engines)('the replay cache on $name', (factory) => {
     { keptBy: 'its commit', replayFirst: false },
     { keptBy: 'a read', replayFirst: true },
   ])('stops serving an entry kept by $keptBy once the record’s response expires', async ({ replayFirst }) => {
-    // Long enough that the replays below come before it ends on a busy machine; waited out from before the first
-    // send, which is when the entry's time starts at the latest.
+    // The window is the record's own (the database's expiry less its read time, real); the cache counts it on
+    // the process's clock, which moves here only when advanced.
     const retention = { responseSeconds: 3, tombstoneSeconds: 3600 };
-    const send = endpoint({ retention });
+    const clock = manualClock();
+    const send = endpoint({ retention, clock });
     const key = randomUUID();
-    const started = performance.now();
     await (replayFirst ? endpoint({ retention, replayCache: false }) : send)(key);
     if (replayFirst) expect((await send(key)).headers.get('idempotent-replayed')).toBe('true');
     await forgetRecords();
     expect((await send(key)).headers.get('idempotent-replayed')).toBe('true');
-    await new Promise((resolve) => setTimeout(resolve, started + 3_100 - performance.now()));
+    await clock.advance(3_000);
     const late = await send(key);
     expect(late.status).toBe(201);
     expect(late.headers.get('idempotent-replayed')).toBeNull();
