@@ -6,6 +6,7 @@ import { EXPIRED_LEASES } from '../../src/postgres/sql/lease.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { describeStoreContract } from '../../src/testing/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { countingHeldClaims } from '../support/held-claims.js';
 
 /**
  * Every statement the operation store sends, recorded while the store
@@ -59,8 +60,10 @@ describeStoreContract(
   async () => {
     const database = portable(fromPg(pool));
     await database.query('TRUNCATE retrysafe_operations CASCADE');
+    const watched = countingHeldClaims(recording(database));
     return {
-      store: postgresStore(recording(database)),
+      store: postgresStore(watched.database),
+      nextHeldClaim: watched.nextHeld,
       expire: async (identity) => {
         await database.query(
           "UPDATE retrysafe_operations SET lease_expires_at = now() - interval '1 second' WHERE tenant = $1 AND operation = $2 AND key = $3",
