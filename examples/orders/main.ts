@@ -5,6 +5,7 @@ import { SchemaPreparation } from './data/schema-readiness.js';
 import { loadConfig, type ServiceConfig } from './infrastructure/config.js';
 import { type OpenDatabase, openDatabase } from './infrastructure/open-database.js';
 import { openProvider } from './infrastructure/open-provider.js';
+import { retentionByTenant } from './infrastructure/retention.js';
 import { type BackgroundWork, startBackgroundWork } from './messaging/background-work.js';
 import { type OpenTransport, openTransport } from './messaging/open-transport.js';
 
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
   const opened = await openDatabase(config.database);
   const provider = openProvider(config.provider, webhookSecret);
   const stopping = new AbortController();
+  const idempotency = retentionByTenant(config.responseRetention);
   let app: FastifyInstance | undefined;
   let transport: OpenTransport | undefined;
   let background: BackgroundWork | undefined;
@@ -33,6 +35,7 @@ async function main(): Promise<void> {
     app = buildApp({
       database: opened.database,
       tokens: config.tokens,
+      idempotency,
       logger: true,
       provider: provider.client,
       webhookSecrets: webhookSecret === undefined ? undefined : [webhookSecret],
@@ -59,6 +62,8 @@ async function main(): Promise<void> {
         transport: broker,
         provider: provider.client,
         webhooks: webhookSecret !== undefined,
+        idempotency,
+        sweepIntervalMs: config.sweepIntervalSeconds * 1000,
         log,
       });
     });

@@ -28,15 +28,17 @@ export interface CheckOptions {
   /** A URL listing the resources the endpoint creates, read with each tenant's credentials; may hold `{{uuid}}`. */
   readonly countUrl?: string;
   /**
-   * A key of the first user whose retention has passed (its response pruned,
-   * or the key forgotten), for the expired-key probe: the checker cannot wait
-   * out a retention itself.
+   * A key whose retention has passed (its response pruned, or the key
+   * forgotten), sent with `expiredHeaders` (default `headers`), for the
+   * expired-key probe: the checker cannot wait out a retention itself.
    */
   readonly expiredKey?: string;
   /** The body the expired key was first sent with, byte for byte. Default `body`, which then may not hold `{{uuid}}`. */
   readonly expiredBody?: string;
   /** The answer the endpoint documents for an expired key. Default 410 (retrysafe's `response-expired`). */
   readonly expiredStatus?: number;
+  /** The credentials the expired key was first sent with, when not the first user's (`headers`). */
+  readonly expiredHeaders?: Readonly<Record<string, string>>;
   /** Requests sent at once with one key. Default 32, at most 256. */
   readonly concurrency?: number;
   /** Concurrency bursts, each with its own key: a race may open on one run in several. Default 4, at most 16. */
@@ -60,8 +62,15 @@ export interface CheckPlan {
   readonly principalHeaders: Readonly<Record<string, string>> | undefined;
   readonly revokedHeaders: Readonly<Record<string, string>> | undefined;
   readonly countUrl: string | undefined;
-  /** The expired-key probe's key, body and documented status, when a key was given. */
-  readonly expired: { readonly key: string; readonly body: string; readonly status: number } | undefined;
+  /** The expired-key probe's key, body, documented status and credentials (undefined: `headers`), when a key was given. */
+  readonly expired:
+    | {
+        readonly key: string;
+        readonly body: string;
+        readonly status: number;
+        readonly headers: Readonly<Record<string, string>> | undefined;
+      }
+    | undefined;
   readonly concurrency: number;
   readonly bursts: number;
   readonly timeoutMs: number;
@@ -131,8 +140,12 @@ export function planCheck(options: CheckOptions): CheckPlan {
 
 function expiredKey(options: CheckOptions): CheckPlan['expired'] {
   if (options.expiredKey === undefined) {
-    if (options.expiredBody !== undefined || options.expiredStatus !== undefined)
-      invalid('The expired body and status need the expired key they describe.');
+    if (
+      options.expiredBody !== undefined ||
+      options.expiredStatus !== undefined ||
+      options.expiredHeaders !== undefined
+    )
+      invalid('The expired body, status and headers need the expired key they describe.');
     return undefined;
   }
   if (!/^[\x21-\x7e]{1,255}$/.test(options.expiredKey))
@@ -140,7 +153,12 @@ function expiredKey(options: CheckOptions): CheckPlan['expired'] {
   const body = options.expiredBody ?? options.body ?? checkDefaults.body;
   if (body.includes(UUID_TOKEN))
     invalid(`The expired key's body holds ${UUID_TOKEN}: give the body it was first sent with as the expired body.`);
-  return { key: options.expiredKey, body, status: options.expiredStatus ?? checkDefaults.expiredStatus };
+  return {
+    key: options.expiredKey,
+    body,
+    status: options.expiredStatus ?? checkDefaults.expiredStatus,
+    headers: optionalHeaders('expired header', options.expiredHeaders),
+  };
 }
 
 function httpUrl(what: string, value: string): URL {

@@ -10,9 +10,10 @@ import { countResources } from './resource-count.js';
 /**
  * Whose credentials a request carries: `--header`, `--other-header`, or
  * another user of the first tenant (`--principal-header`), or the first
- * user's revoked credential (`--revoked-header`).
+ * user's revoked credential (`--revoked-header`), or the user of the expired
+ * key (`--expired-header`, default `--header`).
  */
-export type Tenant = 'first' | 'second' | 'principal' | 'revoked';
+export type Tenant = 'first' | 'second' | 'principal' | 'revoked' | 'expired';
 
 /** One attempt at the endpoint's operation. */
 export interface Attempt {
@@ -58,6 +59,7 @@ export function probeContext(plan: CheckPlan, budget: RequestBudget): ProbeConte
     second: plan.otherHeaders,
     principal: plan.principalHeaders,
     revoked: plan.revokedHeaders,
+    expired: plan.expired?.headers,
   };
   const credentials = (tenant: Tenant): readonly HeaderLine[] => Object.entries(given[tenant] ?? plan.headers);
   const get = (url: URL, accept: string, tenant: Tenant): Promise<Exchange> => {

@@ -130,8 +130,20 @@ describe('the expired-key options', () => {
       key: 'k1',
       body: '{"sku":"a"}',
       status: 410,
+      headers: undefined,
     });
     expect(planCheck({ url: 'http://x/orders', expiredKey: 'k1', expiredStatus: 201 }).expired?.status).toBe(201);
+  });
+
+  it("takes the credentials the key was sent with, checked as the first user's are", () => {
+    const plan = planCheck({ url: 'http://x/orders', expiredKey: 'k1', expiredHeaders: { Authorization: 'Bearer c' } });
+    expect(plan.expired?.headers).toEqual({ authorization: 'Bearer c', 'content-type': 'application/json' });
+    expect(refused({ url: 'http://x/orders', expiredKey: 'k1', expiredHeaders: { Host: 'x' } })).toMatch(
+      /expired header "Host" is set by the checker/,
+    );
+    expect(refused({ url: 'http://x/orders', expiredHeaders: { Authorization: 'Bearer c' } })).toMatch(
+      /need the expired key/,
+    );
   });
 
   it('refuses a body it cannot send again, a key that cannot be sent, and settings without a key', () => {

@@ -15,6 +15,8 @@ describe('service configuration', () => {
         webhookSecret: undefined,
         tokens: demoTokens,
         demoTokens: true,
+        responseRetention: new Map(),
+        sweepIntervalSeconds: 60,
       },
     });
     expect(demoTokens).toEqual(
@@ -22,6 +24,7 @@ describe('service configuration', () => {
         ['demo-a', 'tenant-a'],
         ['demo-a2', 'tenant-a'],
         ['demo-b', 'tenant-b'],
+        ['demo-c', 'tenant-c'],
       ]),
     );
   });
@@ -56,6 +59,8 @@ describe('service configuration', () => {
           ['tokB', 'globex'],
         ]),
         demoTokens: false,
+        responseRetention: new Map(),
+        sweepIntervalSeconds: 60,
       },
     });
     expect(loadConfig({ DATA_DIR: '/var/lib/orders' })).toMatchObject({
@@ -122,6 +127,37 @@ describe('service configuration', () => {
     expect(loadConfig({ DATABASE_URL: url, DATABASE_POOLER: 'session' })).toMatchObject({
       ok: false,
       errors: ['DATABASE_POOLER must be "none" or "transaction".'],
+    });
+  });
+
+  it("reads each tenant's response retention and the sweep interval, refusing what retrysafe could not keep", () => {
+    expect(
+      loadConfig({ RESPONSE_RETENTION_SECONDS: 'tenant-c=2, tenant-b=3600', SWEEP_INTERVAL_SECONDS: '1' }),
+    ).toMatchObject({
+      ok: true,
+      config: {
+        responseRetention: new Map([
+          ['tenant-c', 2],
+          ['tenant-b', 3600],
+        ]),
+        sweepIntervalSeconds: 1,
+      },
+    });
+    const loaded = loadConfig({
+      RESPONSE_RETENTION_SECONDS: 'tenant-c,=5,tenant-a=0,tenant-b=1.5,tenant-d=9999999999,tenant-e=1,tenant-e=2',
+      SWEEP_INTERVAL_SECONDS: '0',
+    });
+    expect(loaded).toMatchObject({
+      ok: false,
+      errors: [
+        'RESPONSE_RETENTION_SECONDS entry 1 must look like tenant=seconds.',
+        'RESPONSE_RETENTION_SECONDS entry 2 must look like tenant=seconds.',
+        'RESPONSE_RETENTION_SECONDS entry 3: seconds must be an integer from 1 to 3153600000, got "0".',
+        'RESPONSE_RETENTION_SECONDS entry 4: seconds must be an integer from 1 to 3153600000, got "1.5".',
+        'RESPONSE_RETENTION_SECONDS entry 5: seconds must be an integer from 1 to 3153600000, got "9999999999".',
+        'RESPONSE_RETENTION_SECONDS entry 7 repeats a tenant.',
+        'SWEEP_INTERVAL_SECONDS must be an integer from 1 to 86400, got "0".',
+      ],
     });
   });
 

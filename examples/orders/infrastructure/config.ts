@@ -42,17 +42,26 @@ export interface ServiceConfig {
   readonly tokens: ReadonlyMap<string, string>;
   /** Whether `tokens` are the built-in demo tokens, which are safe to print. */
   readonly demoTokens: boolean;
+  /** Tenant → seconds its stored responses are replayed; the others keep retrysafe's 24 hours. */
+  readonly responseRetention: ReadonlyMap<string, number>;
+  /** Seconds between two passes of the sweeper, which turns expired responses into tombstones. */
+  readonly sweepIntervalSeconds: number;
 }
 
 export type ConfigResult =
   { readonly ok: true; readonly config: ServiceConfig } | { readonly ok: false; readonly errors: readonly string[] };
 
-/** Each token is one user; `demo-a2` is a second user of `tenant-a`. */
+/** Each token is one user; `demo-a2` is a second user of `tenant-a`; `demo-c` is `tenant-c`'s, for trying a short retention. */
 export const demoTokens: ReadonlyMap<string, string> = new Map([
   ['demo-a', 'tenant-a'],
   ['demo-a2', 'tenant-a'],
   ['demo-b', 'tenant-b'],
+  ['demo-c', 'tenant-c'],
 ]);
+
+/** Longest retention and sweep interval the service takes: retrysafe keeps a retention up to 100 years. */
+const MAX_RETENTION_SECONDS = 100 * 365 * 24 * 3600;
+const MAX_SWEEP_INTERVAL_SECONDS = 24 * 3600;
 
 /** Reads the service's settings from the environment, reporting every bad one at once. */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): ConfigResult {
@@ -83,11 +92,60 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   }
   const tokensText = given(env.RETRYSAFE_TOKENS);
   const tokens = tokensText === undefined ? demoTokens : parseTokens(tokensText, errors);
+  const retentionText = given(env.RESPONSE_RETENTION_SECONDS);
+  const responseRetention = retentionText === undefined ? new Map() : parseRetention(retentionText, errors);
+  const sweepIntervalSeconds = parseSeconds('SWEEP_INTERVAL_SECONDS', env.SWEEP_INTERVAL_SECONDS, 60, errors);
   if (errors.length > 0) return { ok: false, errors };
   return {
     ok: true,
-    config: { port, host, database, provider, broker, webhookSecret, tokens, demoTokens: tokensText === undefined },
+    config: {
+      port,
+      host,
+      database,
+      provider,
+      broker,
+      webhookSecret,
+      tokens,
+      demoTokens: tokensText === undefined,
+      responseRetention,
+      sweepIntervalSeconds,
+    },
   };
+}
+
+/** `tenant=seconds` pairs separated by commas. */
+export function parseRetention(text: string, errors: string[]): ReadonlyMap<string, number> {
+  const retention = new Map<string, number>();
+  for (const { entry, name: tenant, value: seconds } of namedPairs('RESPONSE_RETENTION_SECONDS', text)) {
+    if (tenant === '' || seconds === undefined) errors.push(`${entry} must look like tenant=seconds.`);
+    else if (retention.has(tenant)) errors.push(`${entry} repeats a tenant.`);
+    else if (!/^\d{1,10}$/.test(seconds) || Number(seconds) < 1 || Number(seconds) > MAX_RETENTION_SECONDS)
+      errors.push(`${entry}: seconds must be an integer from 1 to ${MAX_RETENTION_SECONDS}, got "${seconds}".`);
+    else retention.set(tenant, Number(seconds));
+  }
+  return retention;
+}
+
+/** The `name=value` entries of a comma-separated list, each named for its errors; `value` is undefined without `=`. */
+function namedPairs(variable: string, text: string): { entry: string; name: string; value: string | undefined }[] {
+  return text.split(',').map((pair, index) => {
+    const separator = pair.indexOf('=');
+    return {
+      entry: `${variable} entry ${index + 1}`,
+      name: pair.slice(0, Math.max(separator, 0)).trim(),
+      value: separator < 0 ? undefined : pair.slice(separator + 1).trim(),
+    };
+  });
+}
+
+function parseSeconds(name: string, text: string | undefined, fallback: number, errors: string[]): number {
+  const value = given(text);
+  if (value === undefined) return fallback;
+  if (!/^\d{1,5}$/.test(value) || Number(value) < 1 || Number(value) > MAX_SWEEP_INTERVAL_SECONDS) {
+    errors.push(`${name} must be an integer from 1 to ${MAX_SWEEP_INTERVAL_SECONDS}, got "${value}".`);
+    return fallback;
+  }
+  return Number(value);
 }
 
 function parseBroker(env: Readonly<Record<string, string | undefined>>, errors: string[]): BrokerConfig {
@@ -118,16 +176,13 @@ function parseBroker(env: Readonly<Record<string, string | undefined>>, errors: 
 /** `token=tenant` pairs separated by commas. */
 export function parseTokens(text: string, errors: string[]): ReadonlyMap<string, string> {
   const tokens = new Map<string, string>();
-  for (const [index, pair] of text.split(',').entries()) {
-    const separator = pair.indexOf('=');
-    const token = pair.slice(0, Math.max(separator, 0)).trim();
-    const tenant = pair.slice(separator + 1).trim();
-    if (separator < 0 || token === '' || tenant === '') {
-      errors.push(`RETRYSAFE_TOKENS entry ${index + 1} must look like token=tenant.`);
+  for (const { entry, name: token, value: tenant } of namedPairs('RETRYSAFE_TOKENS', text)) {
+    if (token === '' || tenant === undefined || tenant === '') {
+      errors.push(`${entry} must look like token=tenant.`);
     } else if (!/^[\x21-\x7e]+$/.test(token)) {
-      errors.push(`RETRYSAFE_TOKENS entry ${index + 1}: a token is visible ASCII without spaces.`);
+      errors.push(`${entry}: a token is visible ASCII without spaces.`);
     } else if (tokens.has(token)) {
-      errors.push(`RETRYSAFE_TOKENS entry ${index + 1} repeats a token.`);
+      errors.push(`${entry} repeats a token.`);
     } else {
       tokens.set(token, tenant);
     }

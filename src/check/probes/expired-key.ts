@@ -27,7 +27,7 @@ export async function expiredKeyProbe(ctx: ProbeContext): Promise<ProbeResult> {
   findings.note(`documented answer for an expired key: ${expired.status}`);
   const answers: Answer[] = [];
   for (const label of ['first', 'again'] as const) {
-    const exchange = await ctx.attempt({ keys: [expired.key], body: expired.body });
+    const exchange = await ctx.attempt({ tenant: 'expired', keys: [expired.key], body: expired.body });
     findings.saw(`${label}: ${exchangeLabel(exchange)}`);
     if (exchange.kind !== 'answered') {
       findings.fail(`the ${label === 'first' ? 'first request' : 'second request'} got no answer`);

@@ -15,6 +15,7 @@ interface CheckFlags {
   readonly otherHeader: readonly (readonly [string, string])[];
   readonly principalHeader: readonly (readonly [string, string])[];
   readonly revokedHeader: readonly (readonly [string, string])[];
+  readonly expiredHeader: readonly (readonly [string, string])[];
   readonly countUrl?: string;
   readonly expiredKey?: string;
   readonly expiredBody?: string;
@@ -70,12 +71,18 @@ export function registerCheck(program: Command): Command {
       [],
     )
     .option('--count-url <url>', `a URL whose JSON lists the resources the endpoint creates; may hold ${UUID_TOKEN}`)
-    .option('--expired-key <key>', 'a key of the first user whose retention has passed, for the expired-key probe')
+    .option('--expired-key <key>', 'a key whose retention has passed, for the expired-key probe')
     .option('--expired-body <body>', 'the body the expired key was first sent with, or @file (default: --body)')
     .option(
       '--expired-status <status>',
       `the answer documented for an expired key (default ${checkDefaults.expiredStatus})`,
       numberFlag(checkRules.expiredStatus),
+    )
+    .option(
+      '--expired-header <header>',
+      'the credentials the expired key was sent with (default: --header); repeatable',
+      collectHeader,
+      [],
     )
     .option(
       '--concurrency <n>',
@@ -116,6 +123,7 @@ async function runCheck(url: string, flags: CheckFlags): Promise<void> {
       expiredKey: flags.expiredKey,
       expiredBody: flags.expiredBody === undefined ? undefined : readArgument(flags.expiredBody),
       expiredStatus: flags.expiredStatus,
+      expiredHeaders: headersGiven(flags.expiredHeader),
       concurrency: flags.concurrency,
       bursts: flags.bursts,
       timeoutMs: flags.timeout,
