@@ -27,7 +27,31 @@ const patterns: readonly { readonly kind: string; readonly pattern: RegExp }[] =
     pattern:
       /expect\([^;]*(?:elapsed|performance\.now\(\)|Date\.now\(\)|\bms\b|took|duration)[^;]*\)\.toBeLessThan(?:OrEqual)?\(/,
   },
+  // The same bound written as a comparison: `expect(Date.now() - started < 500).toBe(true)`, `assert.ok(elapsed < 500)`.
+  {
+    kind: 'an upper bound on wall time',
+    pattern:
+      /(?:expect|assert(?:\.ok)?)\([^;]*(?:elapsed|took|duration|(?:performance|Date)\.now\(\)\s*-\s*\w+)\s*<=?\s*[^;]*\)(?:\.toBe\(true\))?/,
+  },
 ];
+
+/** Each statement of `source`, up to its `;`, with the line it starts on: a bound that Prettier broke over lines is one. */
+function statements(source: string): { readonly line: number; readonly text: string }[] {
+  const found: { line: number; text: string }[] = [];
+  let line = 1;
+  for (const piece of source.split(';')) {
+    const leading = /^\s*/.exec(piece)?.[0] ?? '';
+    const text = piece.trim().replace(/\s+/g, ' ');
+    if (text !== '') found.push({ line: line + (leading.match(/\n/g)?.length ?? 0), text });
+    line += piece.match(/\n/g)?.length ?? 0;
+  }
+  return found;
+}
+
+/** The kind of fixed pause or wall-time bound in a statement, if any. */
+function offence(statement: string): string | undefined {
+  return patterns.find(({ pattern }) => pattern.test(statement))?.kind;
+}
 
 /**
  * Each occurrence the scan lets pass: a file, a piece of the offending line, and why it stays. Those that need a clock
@@ -125,16 +149,43 @@ function findings(): Finding[] {
     for (const entry of readdirSync(root, { recursive: true, encoding: 'utf8' })) {
       const file = `${root}${entry}`;
       if (file.includes('node_modules') || !isTestCode(file) || isLeftOut(file)) continue;
-      readFileSync(file, 'utf8')
-        .split('\n')
-        .forEach((text, index) => {
-          const hit = patterns.find(({ pattern }) => pattern.test(text));
-          if (hit !== undefined) found.push({ file, line: index + 1, text: text.trim(), kind: hit.kind });
-        });
+      for (const { line, text } of statements(readFileSync(file, 'utf8'))) {
+        const kind = offence(text);
+        if (kind !== undefined) found.push({ file, line, text, kind });
+      }
     }
   }
   return found;
 }
+
+describe('the scan', () => {
+  it.each([
+    ['await new Promise((resolve) => setTimeout(resolve, 300));', 'a pause on a timer'],
+    ['await sleep(300);', 'a sleep'],
+    ['expect(elapsed).toBeLessThan(1_000);', 'an upper bound on wall time'],
+    [
+      'expect(\n  performance.now() - started,\n  "the answer came late",\n).toBeLessThanOrEqual(2_000);',
+      'an upper bound on wall time',
+    ],
+    ['expect(Date.now() - started < 500).toBe(true);', 'an upper bound on wall time'],
+    ['assert.ok(elapsed <= 500);', 'an upper bound on wall time'],
+  ])('finds %j', (source, kind) => {
+    expect(statements(source).map(({ text }) => offence(text))).toEqual([kind]);
+  });
+
+  it.each([
+    'await waitFor(() => seen.length === 3, { what: "three deliveries" });',
+    'clock.advance(1_000);',
+    'expect(elapsed).toBeGreaterThanOrEqual(1_000);',
+    'expect(answers.length < 3).toBe(true);',
+  ])('lets %j pass', (source) => {
+    expect(statements(source).map(({ text }) => offence(text))).toEqual([undefined]);
+  });
+
+  it('names the line a statement starts on', () => {
+    expect(statements('a();\n\n  b(\n  1);\nc()').map(({ line }) => line)).toEqual([1, 3, 5]);
+  });
+});
 
 describe('tests that npm test runs', () => {
   const all = findings();
