@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { inject } from 'vitest';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -22,9 +23,10 @@ export interface Running {
 }
 
 /**
- * Starts `retrysafe <args>` as a real process from `cwd`'s `src/cli/main.ts`
- * (the repository's own by default). The environment is the test's own
- * without DATABASE_URL, plus `env`.
+ * Starts `retrysafe <args>` as a real process: the repository's command line as
+ * the global set-up compiled it, or `cwd`'s `src/cli/main.ts` through tsx, as
+ * with a `--module` the program loads, which may be TypeScript. The environment
+ * is the test's own without DATABASE_URL, plus `env`.
  */
 export function startRetrysafe(
   args: readonly string[],
@@ -32,7 +34,9 @@ export function startRetrysafe(
   cwd = root,
 ): Running {
   const { DATABASE_URL: _ignored, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', tsxLoader, 'src/cli/main.ts', ...args], {
+  const program =
+    cwd === root && !args.includes('--module') ? [inject('builtCli')] : ['--import', tsxLoader, 'src/cli/main.ts'];
+  const child = spawn(process.execPath, [...program, ...args], {
     cwd,
     env: { ...inherited, ...env },
   });

