@@ -1,36 +1,11 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CheckReport, probeNames } from '../../src/check/index.js';
 import { expiredOrder, startToyServer, type ToyServer } from './support/toy-server.js';
 import { freePort } from '../support/free-port.js';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
-
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs `retrysafe <args>` as a real child process. */
-function retrysafe(args: readonly string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { retrysafe } from '../cli/run-cli.js';
 
 const EXPIRED_BODY = '{"sku":"cli-expired","qty":1}';
 
