@@ -162,16 +162,26 @@ async function windowParts(
 ): Promise<WalParts> {
   if (bytes === 0) return walParts('', 0);
   if (start === undefined || end === undefined) throw new Error('no WAL position was read');
+  return walParts(await waldumpStats(admin, walDirectory, start, end), bytes);
+}
+
+/** pg_waldump's `--stats=record` over the WAL from `start` to `end`, in `walDirectory`. */
+export async function waldumpStats(
+  admin: Pick<pg.Client, 'query'>,
+  walDirectory: string,
+  start: string,
+  end: string,
+): Promise<string> {
   // What was inserted last may still be in the server's WAL buffers: pg_waldump reads files. The WAL writer flushes
-  // within wal_writer_delay (200 ms by default).
-  for (const deadline = Date.now() + 5_000; ; await sleep(20)) {
+  // within wal_writer_delay (200 ms by default); a busy machine may take longer.
+  for (const deadline = Date.now() + 10_000; ; await sleep(20)) {
     const [flush] = (
       await admin.query<{ flushed: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS flushed', [end])
     ).rows;
     if (flush?.flushed === true) break;
-    if (Date.now() > deadline) throw new Error(`the WAL was not flushed to ${end} within 5 s`);
+    if (Date.now() > deadline) throw new Error(`the WAL was not flushed to ${end} within 10 s`);
   }
-  const stats = await asPostgres(join(PG_BIN, 'pg_waldump'), [
+  return asPostgres(join(PG_BIN, 'pg_waldump'), [
     '--path',
     walDirectory,
     '--start',
@@ -180,7 +190,6 @@ async function windowParts(
     end,
     '--stats=record',
   ]);
-  return walParts(stats, bytes);
 }
 
 /** The cluster's CPU ticks once every child that was not `resident` (pgbench's backend) has exited and been waited for. */

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { parseSizes } from './scale.js';
 
 export interface BenchOptions {
   /** Any database on the PostgreSQL server; the run creates `retrysafe_bench` beside it. */
@@ -23,6 +24,13 @@ export interface BenchOptions {
   readonly transactions: number;
   /** Profile B and C after the rounds. */
   readonly profile: boolean;
+  /** `scale`: the record counts a new key's cost is measured at; the sweeps run at the largest. */
+  readonly scaleSizes: readonly number[];
+  /** `scale`: B's rate, per second, before and during a sweep pass. */
+  readonly scaleRate: number;
+  /** `scale`: records kept through the fill-and-sweep cycles, and filled and swept in each. */
+  readonly scaleLive: number;
+  readonly scaleCycles: number;
 }
 
 export const USAGE = `npm run bench [-- options]
@@ -35,8 +43,14 @@ export const USAGE = `npm run bench [-- options]
   --pool N               the server's pg Pool size (8)
   --replay-keys N        completed keys replayed round-robin in C (500)
   --only A,B,C           run only these scenarios; \`physical\` names PostgreSQL's
-                         cost per new key, measured on a cluster of the run's own
-  --transactions N       transactions per shape in that measurement (3000)
+                         cost per new key, measured on a cluster of the run's own;
+                         \`scale\` the same at production sizes, with sweeps (never
+                         part of a run without --only)
+  --transactions N       transactions per shape in those measurements (3000)
+  --scale-sizes A,B,C    record counts for \`scale\` (0,1000000,10000000)
+  --scale-rate N         B's transactions per second beside a sweep pass (200)
+  --scale-live N         records kept through the fill-and-sweep cycles (200000)
+  --scale-cycles N       fill-and-sweep cycles (10)
   --no-profile           skip the CPU profiles of B, C, Cm, E, A@200 and B@200
 
   BENCH_DATABASE_URL  PostgreSQL server (postgres://postgres@127.0.0.1:5432/postgres);
@@ -58,6 +72,10 @@ export function benchOptions(args: readonly string[], env: NodeJS.ProcessEnv): B
       only: { type: 'string' },
       transactions: { type: 'string' },
       'no-profile': { type: 'boolean' },
+      'scale-sizes': { type: 'string' },
+      'scale-rate': { type: 'string' },
+      'scale-live': { type: 'string' },
+      'scale-cycles': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -85,5 +103,9 @@ export function benchOptions(args: readonly string[], env: NodeJS.ProcessEnv): B
     only: values.only === undefined ? [] : values.only.split(',').map((id) => id.trim()),
     transactions: Math.round(number(values.transactions, 3000, 'transactions')),
     profile: values['no-profile'] !== true,
+    scaleSizes: parseSizes(values['scale-sizes'] ?? '0,1000000,10000000'),
+    scaleRate: number(values['scale-rate'], 200, 'scale-rate'),
+    scaleLive: Math.round(number(values['scale-live'], 200_000, 'scale-live')),
+    scaleCycles: Math.round(number(values['scale-cycles'], 10, 'scale-cycles')),
   };
 }

@@ -26,7 +26,8 @@ export interface PrivateCluster {
  */
 const SETTINGS = ['autovacuum = off', 'checkpoint_timeout = 1h', 'max_wal_size = 8GB'];
 
-export async function startPrivateCluster(): Promise<PrivateCluster> {
+/** `settings` replace the default ones, for a measurement whose server must look like production's. */
+export async function startPrivateCluster(settings: readonly string[] = SETTINGS): Promise<PrivateCluster> {
   const root = await serverDirectory('retrysafe-bench-cluster-');
   const dataDir = join(root, 'data');
   const pgCtl = (...args: string[]): Promise<string> => asPostgres(join(PG_BIN, 'pg_ctl'), ['-D', dataDir, ...args]);
@@ -44,7 +45,7 @@ export async function startPrivateCluster(): Promise<PrivateCluster> {
       '--locale=C',
     ]);
     const conf = [
-      ...SETTINGS,
+      ...settings,
       "listen_addresses = '127.0.0.1'",
       `port = ${port}`,
       `unix_socket_directories = '${root}'`,
@@ -56,7 +57,7 @@ export async function startPrivateCluster(): Promise<PrivateCluster> {
     return {
       adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
       postmasterPid,
-      settings: SETTINGS,
+      settings,
       async dispose() {
         await pgCtl('-m', 'fast', '-w', 'stop').catch(() => undefined);
         await rm(root, { recursive: true, force: true });

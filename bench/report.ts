@@ -6,6 +6,7 @@ import type { Measurement } from './measurement.js';
 import type { BenchOptions } from './options.js';
 import { type PhysicalRun, renderPhysical } from './physical.js';
 import type { PlaceTime, SelfTime } from './profile-summary.js';
+import { renderScale, type ScaleRun } from './scale.js';
 import type { Source } from './source.js';
 import { RATIOS, type Ratio, SCENARIOS, type Scenario } from './scenarios.js';
 
@@ -33,6 +34,8 @@ export interface RunReport {
   readonly updateStats: readonly UpdateStats[];
   /** PostgreSQL's cost per new key, on a cluster of the run's own; undefined when it was not measured. */
   readonly physical: PhysicalRun | undefined;
+  /** retrysafe at production sizes (`--only scale`); undefined when it was not measured. */
+  readonly scale?: ScaleRun | undefined;
 }
 
 /** A ratio computed per round and summarised by its median. */
@@ -129,6 +132,7 @@ export function renderMarkdown(report: RunReport): string {
     '',
     ...ratioSection(report.measurements),
     ...(report.physical === undefined ? [] : renderPhysical(report.physical)),
+    ...(report.scale === undefined ? [] : renderScale(report.scale)),
     ...scenarioSection(report),
     ...updateSection(report.updateStats),
     ...profileSection(report.profiles),

@@ -15,6 +15,8 @@ import { freshDatabase, type UpdateStats } from './database.js';
 import { describeMachine, loadAverage } from './machine.js';
 import { measure, type RunContext } from './measure.js';
 import { measurePhysical } from './measure-physical.js';
+import { measureScale } from './measure-scale.js';
+import type { ScaleRun } from './scale.js';
 import type { PhysicalRun } from './physical.js';
 import type { Measurement } from './measurement.js';
 import { benchOptions, USAGE } from './options.js';
@@ -47,6 +49,8 @@ const scenarios = SCENARIOS.filter(
   (s) => (options.only.length === 0 || options.only.includes(s.id)) && (s.kind !== 'pgbench' || pgbench),
 );
 const wantsPhysical = options.only.length === 0 || options.only.includes('physical');
+// Production sizes take most of an hour: only when named.
+const wantsScale = options.only.includes('scale');
 if (!pgbench)
   console.log(
     `pgbench is not installed: the G-pgbench ceiling${wantsPhysical ? " and PostgreSQL's cost per new key are" : ' is'} skipped.`,
@@ -85,6 +89,7 @@ const broken: string[] = [];
 const profiles: ProfileReport[] = [];
 let updateStats: UpdateStats[];
 let physical: PhysicalRun | undefined;
+let scale: ScaleRun | undefined;
 try {
   for (let round = 1; round <= options.rounds; round += 1) {
     for (const scenario of scenarios) {
@@ -95,6 +100,14 @@ try {
   if (wantsPhysical && pgbench) {
     physical = await measurePhysical(context, options.transactions).catch((error: unknown) => {
       const message = `physical: ${error instanceof Error ? error.message : String(error)}`;
+      console.error(message);
+      broken.push(message.split('\n')[0] ?? message);
+      return undefined;
+    });
+  }
+  if (wantsScale) {
+    scale = await measureScale(options).catch((error: unknown) => {
+      const message = `scale: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
       console.error(message);
       broken.push(message.split('\n')[0] ?? message);
       return undefined;
@@ -136,6 +149,7 @@ const report: RunReport = {
   profiles,
   updateStats,
   physical,
+  scale,
 };
 const markdown =
   renderMarkdown(report) +

@@ -61,3 +61,15 @@ export const perTransaction = (parts: WalParts, count: number): WalParts => ({
   commits: parts.commits / count,
   rest: parts.rest / count,
 });
+
+/** One line of the statistics with its whole-page images' size, the third of its sizes. */
+const IMAGES =
+  /^\w+\/\S+\s+\d+\s+\(\s*[\d.]+\)\s+\d+\s+\(\s*[\d.]+\)\s+(\d+)\s+\(\s*[\d.]+\)\s+\d+\s+\(\s*[\d.]+\)\s*$/;
+
+/** The bytes of whole pages written after a checkpoint (FPI size) in `stats`, pg_waldump's `--stats=record` output. */
+export function walImageBytes(stats: string): number {
+  return stats
+    .split('\n')
+    .map((line) => IMAGES.exec(line.trim())?.[1])
+    .reduce((sum: number, bytes) => sum + Number(bytes ?? 0), 0);
+}

@@ -1,0 +1,333 @@
+import { execFile } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { fromPg } from '../src/postgres/index.js';
+import { maintenanceStore } from '../src/postgres/postgres-maintenance-store.js';
+import { Sweeper } from '../src/retention/sweeper.js';
+import type { SweepBatch } from '../src/store/maintenance-store.js';
+import type { SqlDatabase, Statement } from '../src/store/sql-client.js';
+import { clusterTicks, readProcStats } from './cluster-cpu.js';
+import { freshDatabase } from './database.js';
+import { summariseLatencies } from './latency.js';
+import { loadAverage } from './machine.js';
+import { waldumpStats } from './measure-physical.js';
+import type { BenchOptions } from './options.js';
+import { startPrivateCluster } from './private-cluster.js';
+import {
+  type BatchPlan,
+  type CycleSizes,
+  type KeyCost,
+  KEY_SHAPES,
+  type KeyShape,
+  type ScaleRun,
+  type SweepPass,
+  walksIndex,
+} from './scale.js';
+import { type Expiry, fillRecords, paceKeys, runKeys } from './scale-load.js';
+import { walImageBytes } from './wal-parts.js';
+
+const run = promisify(execFile);
+
+/**
+ * A production-sized server: 1 GB of shared buffers; checkpoints by time as
+ * PostgreSQL's default has them, and by WAL size past a fill's batch; WAL kept
+ * long enough for pg_waldump to read a window across a checkpoint.
+ */
+const SETTINGS = ['shared_buffers = 1GB', 'checkpoint_timeout = 5min', 'max_wal_size = 4GB', 'wal_keep_size = 8GB'];
+const WARMUP = 1000;
+/** Not due before the run ends; due already, with the tombstone still kept; due, tombstone and all. */
+const KEPT: Expiry = { responseSeconds: 86_400, tombstoneSeconds: 30 * 86_400 };
+const RESPONSE_DUE: Expiry = { responseSeconds: -60, tombstoneSeconds: 30 * 86_400 };
+const ALL_DUE: Expiry = { responseSeconds: -60, tombstoneSeconds: -30 };
+
+let begun = performance.now();
+/** A progress line, with the seconds since the measurement began. */
+const log = (line: string): void => console.log(`[scale ${((performance.now() - begun) / 1000).toFixed(0)} s] ${line}`);
+
+interface Cluster {
+  readonly admin: pg.Client;
+  readonly postmaster: number;
+  readonly walDirectory: string;
+  readonly hz: number;
+}
+
+/** `--only scale`: every figure of `ScaleRun`, on a cluster of the run's own, stopped and removed at the end. */
+export async function measureScale(options: BenchOptions): Promise<ScaleRun> {
+  const loadBefore = loadAverage();
+  begun = performance.now();
+  const hz = Number((await run('getconf', ['CLK_TCK'])).stdout.trim());
+  const cluster = await startPrivateCluster(SETTINGS);
+  try {
+    const database = await freshDatabase(cluster.adminUrl, options.databaseName);
+    const cycles = await freshDatabase(cluster.adminUrl, `${options.databaseName}_cycles`);
+    const admin = new pg.Client({ connectionString: database.url });
+    const load = new pg.Client({ connectionString: database.url });
+    await Promise.all([admin.connect(), load.connect()]);
+    try {
+      const [setting] = (await admin.query<{ data_directory: string }>('SHOW data_directory')).rows;
+      const target: Cluster = {
+        admin,
+        postmaster: cluster.postmasterPid,
+        walDirectory: join(setting?.data_directory ?? '', 'pg_wal'),
+        hz,
+      };
+      // First, on a database of their own: the fill of the largest table and its sweeps take longest.
+      log('fill-and-sweep cycles');
+      const cycled = await fillAndSweep(cycles.url, options.scaleLive, options.scaleCycles);
+      const costs: KeyCost[] = [];
+      for (const size of options.scaleSizes) {
+        await fillTo(admin, size);
+        for (const [shape] of KEY_SHAPES) {
+          const cost = await measureKeys(target, load, shape, options.transactions, size);
+          log(
+            `${cost.records} records ${shape.padEnd(6)} ${Math.round(cost.cpuMicros)} µs PostgreSQL CPU, ${Math.round(cost.walBytes)} WAL bytes (${Math.round((100 * cost.imageBytes) / cost.walBytes)} % whole pages), ${Math.round(cost.tps)} tx/s`,
+          );
+          costs.push(cost);
+        }
+      }
+      const sweeps: SweepPass[] = [];
+      for (const percent of [0, 10, 50]) {
+        const pass = await sweepWhileKeys(database.url, admin, load, percent, options.scaleRate);
+        log(
+          `sweep ${percent} % due: ${pass.swept} in ${pass.seconds.toFixed(1)} s, B p99 ${pass.p99Without.toFixed(1)} → ${pass.p99With.toFixed(1)} ms, ${pass.failures.length} failed steps`,
+        );
+        sweeps.push(pass);
+      }
+      return {
+        serverVersion: database.serverVersion,
+        settings: cluster.settings,
+        transactions: options.transactions,
+        costs,
+        sweeps,
+        sweepRate: options.scaleRate,
+        live: options.scaleLive,
+        ...cycled,
+        loadBefore,
+        loadAfter: loadAverage(),
+      };
+    } finally {
+      await Promise.all([admin.end(), load.end()]);
+      await database.close();
+      await cycles.close();
+    }
+  } finally {
+    await cluster.dispose();
+  }
+}
+
+const countRecords = async (admin: pg.Client): Promise<number> =>
+  (await admin.query<{ n: number }>('SELECT count(*)::float8 AS n FROM retrysafe_operations')).rows[0]?.n ?? 0;
+
+/** Records (and orders) up to `size`, then vacuumed and analyzed as autovacuum leaves a table this size. */
+async function fillTo(admin: pg.Client, size: number): Promise<void> {
+  const missing = size - (await countRecords(admin));
+  if (missing <= 0) return;
+  const started = performance.now();
+  await fillRecords(admin, missing, KEPT, true);
+  await admin.query('VACUUM ANALYZE retrysafe_operations, bench_orders');
+  log(`filled to ${size} records in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+}
+
+interface WalSample {
+  readonly lsn: string;
+  readonly ticks: number;
+}
+
+async function sample(cluster: Cluster): Promise<WalSample> {
+  const [row] = (await cluster.admin.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows;
+  return { lsn: row?.lsn ?? '', ticks: clusterTicks(await readProcStats(), cluster.postmaster) };
+}
+
+/** One shape's window: a checkpoint, warm-up, then `transactions` with a checkpoint halfway. */
+async function measureKeys(
+  cluster: Cluster,
+  load: pg.Client,
+  shape: KeyShape,
+  transactions: number,
+  records: number,
+): Promise<KeyCost> {
+  const { admin } = cluster;
+  await admin.query(`ALTER SYSTEM SET wal_compression = '${shape === 'v4-lz4' ? 'lz4' : 'off'}'`);
+  await admin.query('SELECT pg_reload_conf()');
+  await admin.query('CHECKPOINT');
+  await runKeys(load, shape, WARMUP);
+  const start = await sample(cluster);
+  const half = Math.floor(transactions / 2);
+  const started = performance.now();
+  await runKeys(load, shape, half);
+  await admin.query('CHECKPOINT');
+  await runKeys(load, shape, transactions - half);
+  const seconds = (performance.now() - started) / 1000;
+  const end = await sample(cluster);
+  const [wal] = (
+    await admin.query<{ bytes: number }>('SELECT pg_wal_lsn_diff($1, $2)::float8 AS bytes', [end.lsn, start.lsn])
+  ).rows;
+  const walBytes = wal?.bytes ?? Number.NaN;
+  const stats = await waldumpStats(admin, cluster.walDirectory, start.lsn, end.lsn);
+  return {
+    records,
+    shape,
+    cpuMicros: ((end.ticks - start.ticks) * 1e6) / cluster.hz / transactions,
+    walBytes: walBytes / transactions,
+    imageBytes: walImageBytes(stats) / transactions,
+    tps: transactions / seconds,
+  };
+}
+
+/**
+ * Makes `percent` % of the table's records due (responses expired a minute
+ * ago, chosen at random over the heap), analyzes, then runs B at `rate` for
+ * as many transactions as ten seconds hold, then a whole `Sweeper` pass with
+ * B running beside it. Each batch statement is explained the first time the
+ * pass sends it, just before it runs.
+ */
+async function sweepWhileKeys(
+  url: string,
+  admin: pg.Client,
+  load: pg.Client,
+  percent: number,
+  rate: number,
+): Promise<SweepPass> {
+  const records = await countRecords(admin);
+  if (percent > 0) {
+    const { rows } = await admin.query<{ n: number }>(
+      `SELECT count(*)::float8 AS n FROM retrysafe_operations WHERE state = 'completed' AND response_expires_at > now()`,
+    );
+    const share = Math.min(1, (records * percent) / 100 / (rows[0]?.n ?? 1));
+    await admin.query(
+      `UPDATE retrysafe_operations SET response_expires_at = now() - interval '1 minute'
+       WHERE state = 'completed' AND response_expires_at > now() AND random() < $1`,
+      [share],
+    );
+  }
+  await admin.query('ANALYZE retrysafe_operations');
+  const without = summariseLatencies(await paceKeys(load, rate, rate * 10));
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const plans: BatchPlan[] = [];
+  try {
+    const store = maintenanceStore(explaining(fromPg(pool), pool, plans));
+    const started = performance.now();
+    const pass = new Sweeper({ store }).runOnce();
+    const during = summariseLatencies(await paceKeys(load, rate, rate, pass));
+    const report = await pass;
+    return {
+      percentDue: percent,
+      records,
+      swept: report.tombstoned + report.deleted,
+      seconds: (performance.now() - started) / 1000,
+      failures: report.failed.map((f) => `${f.step}: ${f.error instanceof Error ? f.error.message : String(f.error)}`),
+      plans,
+      p99Without: without.p99,
+      p99With: during.p99,
+    };
+  } finally {
+    await pool.end();
+  }
+}
+
+/** `database`, explaining each statement on the record table the first time it is sent, into `plans`. */
+function explaining<Tx>(database: SqlDatabase<Tx>, pool: pg.Pool, plans: BatchPlan[]): SqlDatabase<Tx> {
+  const seen = new Set<string>();
+  return {
+    ...database,
+    query: async (text: string | Statement, values: readonly unknown[] = []) => {
+      const sql = typeof text === 'string' ? text : text.text;
+      if (sql.includes('retrysafe_operations') && !seen.has(sql)) {
+        seen.add(sql);
+        const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (COSTS OFF) ${sql}`, [...values]);
+        const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
+        plans.push({ statement: firstWords(sql), plan, walksIndex: walksIndex(plan) });
+        log(`${firstWords(sql)} ${walksIndex(plan) ? 'walks an index' : 'READS THE TABLE'}`);
+      }
+      return database.query(text, values);
+    },
+  };
+}
+
+const firstWords = (sql: string): string => {
+  const change = /\b(UPDATE|DELETE FROM) retrysafe_operations\b/.exec(sql)?.[0];
+  return change === undefined ? (sql.trim().split('\n')[0] ?? '') : `… ${change} …`;
+};
+
+/**
+ * `live` records that stay, then `cycles` times: as many more, due, filled,
+ * tombstoned and deleted through the store's own steps, and vacuumed; the
+ * record tables' sizes after each. Before that, on the same database, the
+ * bytes a record and a tombstone take.
+ */
+async function fillAndSweep(
+  url: string,
+  live: number,
+  cycles: number,
+): Promise<Pick<ScaleRun, 'cycles' | 'tombstoneWal' | 'deleteWal' | 'bytesPerRecord' | 'bytesPerTombstone'>> {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const store = maintenanceStore(fromPg(pool));
+    await fillRecords(client, live, RESPONSE_DUE, false);
+    await client.query('VACUUM ANALYZE');
+    const bytesPerRecord = (await sizes(client)).total / live;
+    await drain(client, (n, from) => store.tombstoneExpired(n, from));
+    // The tombstones in pages of their own, as a table of tombstones keeps them.
+    await client.query('VACUUM FULL');
+    const bytesPerTombstone = (await sizes(client)).total / live;
+    log(`${Math.round(bytesPerRecord)} bytes per record, ${Math.round(bytesPerTombstone)} per tombstone`);
+    await client.query('TRUNCATE retrysafe_operations, retrysafe_steps');
+    await fillRecords(client, live, KEPT, false);
+    const measured: CycleSizes[] = [];
+    const tombstoneWal: number[] = [];
+    const deleteWal: number[] = [];
+    for (let cycle = 1; cycle <= cycles; cycle += 1) {
+      await fillRecords(client, live, ALL_DUE, false);
+      tombstoneWal.push(await drain(client, (n, from) => store.tombstoneExpired(n, from)));
+      deleteWal.push(await drain(client, (n, from) => store.deleteExpiredTombstones(n, from)));
+      // What autovacuum does after a sweep this size (migration 0017 starts one at 2 % dead rows).
+      await client.query('VACUUM retrysafe_operations');
+      const { heap, index } = await sizes(client);
+      measured.push({ cycle, heapBytes: heap, indexBytes: index });
+      log(
+        `cycle ${cycle}: heap ${heap}, indexes ${index} bytes; WAL ${Math.round(tombstoneWal.at(-1) ?? 0)} per tombstone, ${Math.round(deleteWal.at(-1) ?? 0)} per delete`,
+      );
+    }
+    return { cycles: measured, tombstoneWal, deleteWal, bytesPerRecord, bytesPerTombstone };
+  } finally {
+    await client.end();
+    await pool.end();
+  }
+}
+
+/** One step of a pass in batches of 500, as the sweeper drains it; resolves to its WAL bytes per row changed. */
+async function drain(client: pg.Client, step: (limit: number, from?: string) => Promise<SweepBatch>): Promise<number> {
+  const lsn = async () =>
+    (await client.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0]?.lsn;
+  const start = await lsn();
+  let changed = 0;
+  let from: string | undefined;
+  for (;;) {
+    const batch = await step(500, from);
+    changed += batch.changed;
+    from = batch.resume ?? from;
+    if (batch.changed < 500) break;
+  }
+  const [wal] = (
+    await client.query<{ bytes: number }>('SELECT pg_wal_lsn_diff($1, $2)::float8 AS bytes', [await lsn(), start])
+  ).rows;
+  return (wal?.bytes ?? Number.NaN) / changed;
+}
+
+/** The tables and indexes of retrysafe's schema, wherever its design keeps records and tombstones. */
+async function sizes(client: pg.Client): Promise<{ heap: number; index: number; total: number }> {
+  const [row] = (
+    await client.query<{ heap: number; index: number }>(
+      `SELECT sum(pg_table_size(c.oid))::float8 AS heap, sum(pg_indexes_size(c.oid))::float8 AS index
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = current_schema() AND c.relkind = 'r' AND c.relname LIKE 'retrysafe\\_%'`,
+    )
+  ).rows;
+  const heap = row?.heap ?? Number.NaN;
+  const index = row?.index ?? Number.NaN;
+  return { heap, index, total: heap + index };
+}
