@@ -1,3 +1,4 @@
+export { CodedError } from './core/coded-error.js';
 export { RetrysafeError, isRetrysafeError, type RetrysafeErrorCode } from './core/errors.js';
 export type { Fingerprint } from './core/fingerprint.js';
 export type { PrincipalDigest } from './core/principal.js';
@@ -71,7 +72,7 @@ export {
   type OpenApiObject,
   type OpenApiValue,
 } from './core/specification/openapi.js';
-export { specificationPage } from './core/specification/page.js';
+export { specificationPage } from './html/specification-page.js';
 export type { PublishedSpecification, SpecificationRegistry } from './modes/published-specification.js';
 export type { Completion } from './core/completion.js';
 export type { AtomicClaim, AtomicStore, AtomicTransaction, ClaimRequest, Settlement } from './store/atomic-store.js';

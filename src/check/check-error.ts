@@ -1,3 +1,5 @@
+import { CodedError } from '../core/coded-error.js';
+
 /**
  * Why a check could not run at all. A probe that fails is a result in the
  * report, never an error.
@@ -10,14 +12,9 @@ export type CheckErrorCode =
   /** The count URL did not answer 200 with JSON holding an array. */
   | 'count-unreadable';
 
-export class CheckError extends Error {
+/** What `check` throws when it cannot run at all. */
+export class CheckError extends CodedError<CheckErrorCode> {
   override readonly name = 'CheckError';
-  readonly code: CheckErrorCode;
-
-  constructor(code: CheckErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-  }
 }
 
 export function isCheckError(error: unknown, code?: CheckErrorCode): error is CheckError {

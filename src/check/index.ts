@@ -1,4 +1,5 @@
 export { check } from './check.js';
+export { CodedError } from '../core/coded-error.js';
 export { CheckError, isCheckError, type CheckErrorCode } from './check-error.js';
 export type { CheckOptions } from './check-options.js';
 export {

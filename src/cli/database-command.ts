@@ -56,22 +56,31 @@ export async function withDatabase(
   const url = databaseUrl(command, flags);
   let pool: pg.Pool | undefined;
   try {
-    const { Pool } = await loadPg();
-    pool = new Pool({
-      connectionString: url,
-      max: 4,
-      connectionTimeoutMillis: 10_000,
-      application_name: `retrysafe ${command.name()}`,
+    await reportFailures(command, async () => {
+      const { Pool } = await loadPg();
+      pool = new Pool({
+        connectionString: url,
+        max: 4,
+        connectionTimeoutMillis: 10_000,
+        application_name: `retrysafe ${command.name()}`,
+      });
+      // An idle connection that breaks must not crash the command; the next query reports it.
+      pool.on('error', () => {});
+      await work(portable(fromPg(pool)));
     });
-    // An idle connection that breaks must not crash the command; the next query reports it.
-    pool.on('error', () => {});
-    await work(portable(fromPg(pool)));
+  } finally {
+    await pool?.end().catch(() => undefined);
+  }
+}
+
+/** Runs `work`; a failure becomes one line on stderr, after its code when it has one, and exit code 1. */
+export async function reportFailures(command: Command, work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
   } catch (error) {
     const code = error instanceof CommandFailure && error.code !== undefined ? `${error.code}: ` : '';
     printError(`retrysafe ${command.name()}: ${code}${missingSchema(error) ? MISSING_SCHEMA : describeError(error)}\n`);
     process.exitCode = RUNTIME_FAILURE;
-  } finally {
-    await pool?.end().catch(() => undefined);
   }
 }
 

@@ -1,9 +1,8 @@
 import { userInfo } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
-import { type OperatorAction, runOperatorAction } from '../console/actions.js';
+import { type OperatorAction, runOperatorAction } from '../operator/operator-actions.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { RecordState } from '../core/record.js';
-import { operatorStore } from '../postgres/postgres-operator-store.js';
 import type { Actor, OperationView, RecordVersion } from '../store/operator-store.js';
 import { fencingTokenRule } from '../store/operator-rules.js';
 import {
@@ -13,10 +12,9 @@ import {
   identityLabel,
   output,
   numberFlag,
-  withDatabase,
 } from './database-command.js';
 import { KEY_DESCRIPTION, keyArgument } from './key-argument.js';
-import { loadOperationsModule } from './operations-module.js';
+import type { OperatorToolsSource } from './operator-tools-source.js';
 
 /** The options of every command that acts as an operator: why, and who. */
 export interface ActorFlags extends DatabaseFlags {
@@ -90,14 +88,14 @@ export interface OperationActionSpec {
  * and why, as the console does.
  */
 export async function actOnOperation(
+  source: OperatorToolsSource,
   command: Command,
   flags: OperationActionFlags,
   identity: OperationIdentity,
   spec: OperationActionSpec,
 ): Promise<void> {
-  const loaded = await loadOperationsModule(command, flags.module);
-  await withDatabase(command, flags, async (database) => {
-    const operators = operatorStore(database);
+  await source(command, flags, async (tools) => {
+    const { operators } = tools;
     const label = identityLabel(identity);
     const view = await operators.operation(identity);
     if (view === undefined) throw new CommandFailure(`no operation ${label}.`);
@@ -109,8 +107,7 @@ export async function actOnOperation(
       );
     const stop = spec.check?.(view);
     if (stop !== undefined) throw new CommandFailure(stop);
-    const context = { config: await loaded.config(database), operators };
-    const result = await runOperatorAction(context, spec.plan(view.version), actorOf(flags));
+    const result = await runOperatorAction(tools, spec.plan(view.version), actorOf(flags));
     if (result.done) {
       output(flags, ...spec.done);
       return;
@@ -161,16 +158,16 @@ export function leaseHeld(label: string): string {
  * `refused` is the failure when it is no longer parked as seen.
  */
 export function actOnMessage(
+  source: OperatorToolsSource,
   command: Command,
   flags: ActorFlags,
   action: Extract<OperatorAction, { action: 'requeue' | 'requeue-event' }>,
   refused: string,
   done: readonly [json: unknown, text: string],
 ): Promise<void> {
-  return withDatabase(command, flags, async (database) => {
-    // A requeue needs no configuration of the application: the default one serves.
-    const config = await (await loadOperationsModule(command, undefined)).config(database);
-    const result = await runOperatorAction({ config, operators: operatorStore(database) }, action, actorOf(flags));
+  // A requeue needs no configuration of the application: the default one serves.
+  return source(command, flags, async (tools) => {
+    const result = await runOperatorAction(tools, action, actorOf(flags));
     if (!result.done) throw new CommandFailure(refused);
     output(flags, ...done);
   });

@@ -1,14 +1,7 @@
 import type { Command } from 'commander';
-import { operatorStore } from '../postgres/postgres-operator-store.js';
 import type { OperatorStore, Page } from '../store/operator-store.js';
-import {
-  databaseCommand,
-  type DatabaseFlags,
-  numberFlag,
-  output,
-  PAGE_LIMIT,
-  withDatabase,
-} from './database-command.js';
+import { databaseCommand, type DatabaseFlags, numberFlag, output, PAGE_LIMIT } from './database-command.js';
+import type { OperatorToolsSource } from './operator-tools-source.js';
 
 interface PageFlags extends DatabaseFlags {
   readonly limit: number;
@@ -38,15 +31,19 @@ export interface PageCommand<Found, Item> {
  * `{ items, next }` with `--json`, else a line per item and, after a full
  * page, the `--cursor` of the next one.
  */
-export function pageCommand<Found, Item>(program: Command, spec: PageCommand<Found, Item>): Command {
+export function pageCommand<Found, Item>(
+  program: Command,
+  source: OperatorToolsSource,
+  spec: PageCommand<Found, Item>,
+): Command {
   return databaseCommand(program, spec.name)
     .description(spec.description)
     .option('--limit <n>', `most ${spec.things} on the page (up to 1000)`, numberFlag(PAGE_LIMIT), 50)
     .option('--cursor <cursor>', 'the page after the one that printed this cursor')
     .action((flags: PageFlags, command: Command) =>
-      withDatabase(command, flags, async (database) => {
+      source(command, flags, async ({ operators }) => {
         const query = { limit: flags.limit, ...(flags.cursor === undefined ? {} : { after: flags.cursor }) };
-        const found = await spec.read(operatorStore(database), query);
+        const found = await spec.read(operators, query);
         const items = found.items.map(spec.item);
         const lines = items.map((item) => spec.line(item).trimEnd());
         const more = found.next === undefined ? '' : `\nMore: --cursor ${found.next}`;

@@ -14,10 +14,11 @@ import { registerRetry } from './commands/retry.js';
 import { registerSchema } from './commands/schema.js';
 import { registerStuck } from './commands/stuck.js';
 import { registerSweep } from './commands/sweep.js';
+import { type OperatorToolsSource, postgresToolsSource } from './operator-tools-source.js';
 import { print, printError } from './terminal-text.js';
 
-/** Every subcommand lives in `commands/` and adds itself to the program. */
-const commands: readonly ((program: Command) => Command)[] = [
+/** Every subcommand lives in `commands/` and adds itself to the program; the operator commands take the operator seam from `source`. */
+const commands: readonly ((program: Command, source: OperatorToolsSource) => Command)[] = [
   registerMigrate,
   registerSchema,
   registerInspect,
@@ -41,9 +42,14 @@ const commands: readonly ((program: Command) => Command)[] = [
  * The `retrysafe` program with every command. It throws a `CommanderError`
  * rather than exiting; `output` replaces where commander writes (tests).
  * Help and usage errors echo arguments, so by default they are printed as
- * everything else is, control characters escaped.
+ * everything else is, control characters escaped. The operator commands run
+ * over the operator seam `source` gives them: by default PostgreSQL at
+ * `--database-url`.
  */
-export function createProgram(output: OutputConfiguration = { writeOut: print, writeErr: printError }): Command {
+export function createProgram(
+  output: OutputConfiguration = { writeOut: print, writeErr: printError },
+  source: OperatorToolsSource = postgresToolsSource,
+): Command {
   const program = new Command('retrysafe')
     .description('Idempotency keys done right, on PostgreSQL.')
     .version(packageVersion());
@@ -53,7 +59,7 @@ export function createProgram(output: OutputConfiguration = { writeOut: print, w
   program.enablePositionalOptions();
   // Set before the commands, which inherit it.
   program.configureOutput(output);
-  for (const register of commands) register(program);
+  for (const register of commands) register(program, source);
   return program;
 }
 

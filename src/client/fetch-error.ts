@@ -1,3 +1,5 @@
+import { CodedError } from '../core/coded-error.js';
+
 /**
  * Why `idempotentFetch` threw instead of returning an answer. `docs/client.md`
  * lists the same codes; a test keeps the two equal.
@@ -30,15 +32,13 @@ export interface IdempotentFetchErrorDetails {
  * What `idempotentFetch` throws. An answer from the server is never thrown,
  * even a retryable one it stopped retrying; only the absence of an answer is.
  */
-export class IdempotentFetchError extends Error {
+export class IdempotentFetchError extends CodedError<IdempotentFetchErrorCode> {
   override readonly name = 'IdempotentFetchError';
-  readonly code: IdempotentFetchErrorCode;
   readonly attempts: number;
   readonly idempotencyKey: string | undefined;
 
   constructor(code: IdempotentFetchErrorCode, message: string, details: IdempotentFetchErrorDetails) {
-    super(message, 'cause' in details ? { cause: details.cause } : undefined);
-    this.code = code;
+    super(code, message, 'cause' in details ? { cause: details.cause } : undefined);
     this.attempts = details.attempts;
     this.idempotencyKey = details.idempotencyKey;
   }

@@ -8,6 +8,7 @@ export {
 } from './fetch-error.js';
 export { defaultRetryOptions, type RetryOptions } from './retry-options.js';
 export { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
+export { CodedError } from '../core/coded-error.js';
 export type { RetryEvent, RetryReason } from './retry-event.js';
 export type { BackoffOptions } from './backoff.js';
 export type { ClientSpan, ClientTracing } from './client-tracing.js';

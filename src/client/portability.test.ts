@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 
 const here = new URL('./', import.meta.url);
 
-// The modules outside its folder the client imports, pure code: the option ranges every public API checks, and
+// the clock its deadline and waits are timed by, and the base class of the errors every public API throws.
 // the clock its deadline and waits are timed by.
-const SHARED = ['../core/option-rules.js', '../core/clock.js'];
+const SHARED = ['../core/option-rules.js', '../core/clock.js', '../core/coded-error.js'];
 
 const importsOf = (source: string) => [...source.matchAll(/\bfrom\s+'([^']+)'/g)].map((m) => m[1]!);
 const nodeOnly = /\b(?:Buffer|process|require|__dirname|setImmediate)\b/;

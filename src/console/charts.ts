@@ -1,4 +1,4 @@
-import { html, type Html, raw } from '../core/html.js';
+import { html, type Html, raw } from '../html/html.js';
 
 /** One series of a small chart: a name and a value per bucket. */
 export interface Series {

@@ -4,16 +4,11 @@ import { checkOptions, type OptionRules, wholeSeconds } from '../core/option-rul
 import { extend } from '../core/extend.js';
 import type { OperationIdentity } from '../core/identity.js';
 import type { RecordState } from '../core/record.js';
-import { idempotency } from '../modes/idempotency.js';
-import { outboxBacklog } from '../outbox/backlog.js';
-import { maintenanceStore } from '../postgres/postgres-maintenance-store.js';
-import { operatorStore } from '../postgres/postgres-operator-store.js';
-import { postgresStore } from '../postgres/postgres-store.js';
-import type { SqlDatabase } from '../store/sql-client.js';
-import { type ActionContext, type OperatorAction, runOperatorAction } from './actions.js';
+import { type OperatorAction, runOperatorAction } from '../operator/operator-actions.js';
 import { allowedHost, LOOPBACK_HOSTS } from './allowed-hosts.js';
+import { type ConsoleStores, consoleTools } from './console-tools.js';
 import { formSessions } from './form-session.js';
-import { html, type Html } from '../core/html.js';
+import { html, type Html } from '../html/html.js';
 import { confirmPage, messagePage } from './pages/answers.js';
 import { operationHref, type PageContext } from './pages/layout.js';
 import { deadLettersPage, parkedEventsPage } from './pages/messages.js';
@@ -31,14 +26,11 @@ export interface ConsoleAccess {
   readonly actor?: string;
 }
 
-export interface ConsoleOptions<Tx> {
-  readonly database: SqlDatabase<Tx>;
-  /**
-   * The application's configuration, for resolving and retrying: its policy,
-   * retention and store (an encrypted store seals a resolved body). Default:
-   * `idempotency({ store: postgresStore(database) })`.
-   */
-  readonly config?: ActionContext<Tx>['config'];
+/** The console's options: where its stores come from (`ConsoleStores`), and how it behaves. */
+export type ConsoleOptions<Tx> = ConsoleStores<Tx> & ConsoleSettings;
+
+/** How the console behaves, whatever its stores. */
+export interface ConsoleSettings {
   /** Whether anyone may act through this console; default false: read-only. */
   readonly allowActions?: boolean;
   /**
@@ -71,7 +63,7 @@ export interface ConsoleOptions<Tx> {
 /** A session lasts from a minute to 30 days. */
 export const consoleRules = {
   sessionSeconds: wholeSeconds(60, 30 * 86_400),
-} as const satisfies OptionRules<ConsoleOptions<unknown>>;
+} as const satisfies OptionRules<ConsoleSettings>;
 
 /** A request as the console reads it, whatever framework carried it. */
 export interface ConsoleRequest {
@@ -98,12 +90,11 @@ export type ConsoleHandler = (request: ConsoleRequest, access: ConsoleAccess) =>
 /** What a page gets when a query string holds a bad value. */
 class BadInput extends Error {}
 
-/** Builds the console over `options.database`. Reads never change anything; actions run only when allowed, confirmed, signed and on the record as drawn. */
+/** Builds the console over the operator seam. Reads never change anything; actions run only when allowed, confirmed, signed and on the record as drawn. */
 export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler {
-  checkOptions(consoleRules, options);
-  const operators = operatorStore(options.database);
-  const maintenance = maintenanceStore(options.database);
-  const config = options.config ?? idempotency({ store: postgresStore(options.database) });
+  checkOptions<ConsoleSettings>(consoleRules, options);
+  const tools = consoleTools(options);
+  const { operators, health } = tools;
   const sessions = formSessions(
     options.secret ?? randomBytes(32).toString('base64url'),
     options.sessionSeconds ?? DEFAULT_SESSION_SECONDS,
@@ -200,11 +191,11 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
         if (!ACTIVITY_PERIODS.includes(hours))
           throw new BadInput(`The overview charts ${ACTIVITY_PERIODS.join(' or ')} hours.`);
         const [stats, oldest, stuck, activity, outbox] = await Promise.all([
-          maintenance.stats(),
+          health.stats(),
           operators.oldestUnfinished(),
-          maintenance.stuck({ olderThanSeconds: 0, limit: 50 }),
+          health.stuck({ olderThanSeconds: 0, limit: 50 }),
           operators.activity(hours),
-          outboxBacklog(options.database),
+          health.outboxBacklog(),
         ]);
         return page(overviewPage(context, { stats, oldestUnfinishedSeconds: oldest, stuck, activity, outbox, hours }));
       }
@@ -287,7 +278,7 @@ export function operatorConsole<Tx>(options: ConsoleOptions<Tx>): ConsoleHandler
         ).text,
       };
     }
-    const result = await runOperatorAction({ config, operators }, planned, { actor, reason });
+    const result = await runOperatorAction(tools, planned, { actor, reason });
     if (!result.done) {
       const why =
         result.why === 'not-resumable'

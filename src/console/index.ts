@@ -1,10 +1,18 @@
-export { type ActionContext, type ActionResult, type OperatorAction, runOperatorAction } from './actions.js';
+export {
+  type ActionContext,
+  type ActionResult,
+  type OperatorAction,
+  runOperatorAction,
+} from '../operator/operator-actions.js';
+export type { ActionConfig, OperatorTools, StoreHealth } from '../operator/operator-tools.js';
+export type { ConsoleStores } from './console-tools.js';
 export {
   type ConsoleAccess,
   type ConsoleHandler,
   type ConsoleOptions,
   type ConsoleRequest,
   type ConsoleResponse,
+  type ConsoleSettings,
   operatorConsole,
 } from './console.js';
 export type { MountOptions } from './mount/mount-options.js';

@@ -1,3 +1,5 @@
+import { CodedError } from './coded-error.js';
+
 /**
  * Stable codes for the failures retrysafe throws. Decisions about a request are
  * never thrown: they are `Decision` values. Only misuse and store failures are.
@@ -23,14 +25,9 @@ export type RetrysafeErrorCode =
   /** A stored response body could not be decrypted: the cause of a `store-unavailable` error. */
   | 'decryption-failed';
 
-export class RetrysafeError extends Error {
+/** What retrysafe throws: misuse and store failures, never a decision about a request. */
+export class RetrysafeError extends CodedError<RetrysafeErrorCode> {
   override readonly name = 'RetrysafeError';
-  readonly code: RetrysafeErrorCode;
-
-  constructor(code: RetrysafeErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-  }
 }
 
 export function isRetrysafeError(error: unknown, code?: RetrysafeErrorCode): error is RetrysafeError {

@@ -25,7 +25,7 @@ export type ResolveResult = { readonly resolved: true } | { readonly resolved: f
 
 /** Resolves an `unknown` operation after an operator has reconciled it by hand: completes it with the operator's verdict. */
 export async function resolveOperation<Tx>(
-  config: Idempotency<Tx, Pick<UnknownActions, 'resolveUnknown'>>,
+  config: Pick<Idempotency<Tx, Pick<UnknownActions, 'resolveUnknown'>>, 'store' | 'policy' | 'retentionFor'>,
   identity: OperationIdentity,
   resolution: Resolution,
 ): Promise<ResolveResult> {

@@ -21,7 +21,7 @@ export type RetryResult =
  * another: it ran again since the operator looked.
  */
 export async function retryOperation<Tx>(
-  config: Idempotency<Tx, Pick<UnknownActions, 'retryUnknown'> & RecordReader>,
+  config: Pick<Idempotency<Tx, Pick<UnknownActions, 'retryUnknown'> & RecordReader>, 'store'>,
   identity: OperationIdentity,
   reason: string,
   options: { readonly fencingToken?: number } = {},

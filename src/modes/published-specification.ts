@@ -5,7 +5,7 @@ import type { OperationMode } from '../core/record.js';
 import { defineRoute, type RouteDefinition } from '../core/route.js';
 import { checkRetention } from '../core/route-settings.js';
 import { openApiDocument } from '../core/specification/openapi.js';
-import { specificationPage } from '../core/specification/page.js';
+import { specificationPage } from '../html/specification-page.js';
 import type { RouteSpecification } from '../core/specification/route-specification.js';
 import type { Idempotency } from './idempotency.js';
 

@@ -10,6 +10,8 @@ export { migrate, type MigrationResult } from './migrate.js';
 export type { Migration } from './migrations/index.js';
 export { schemaSql } from './schema.js';
 export { maintenanceStore } from './postgres-maintenance-store.js';
+export { postgresOperatorTools } from './postgres-operator-tools.js';
+export type { ActionConfig, OperatorTools, StoreHealth } from '../operator/operator-tools.js';
 export { activityStore } from './postgres-activity-store.js';
 export type { ActivityCount, ActivityKind, ActivityStore } from '../store/activity-store.js';
 export type {

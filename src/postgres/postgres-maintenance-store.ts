@@ -3,11 +3,11 @@ import type { OperationIdentity } from '../core/identity.js';
 import type { OperationMode, RecordState } from '../core/record.js';
 import type { MaintenanceStore, OperationDetails, StuckOperation, SweepBatch } from '../store/maintenance-store.js';
 import type { SqlDatabase } from '../store/sql-client.js';
-import { ids } from './sql/record-row.js';
-import { INSPECT_OPERATION, INSPECT_STEPS, STORE_STATS, STUCK_OPERATIONS, UNHANDLED_LEASES } from './sql/inspect.js';
+import { STORE_STATS, STUCK_OPERATIONS, UNHANDLED_LEASES } from './sql/inspect.js';
 import { DELETE_EXPIRED_TOMBSTONES, TOMBSTONE_EXPIRED } from './sql/sweep.js';
 import { storeRows } from './store-rows.js';
 import { activityStore } from './postgres-activity-store.js';
+import { readOperation } from './postgres-operator-store.js';
 
 interface DetailsRow {
   readonly state: RecordState;
@@ -28,13 +28,6 @@ interface DetailsRow {
   readonly response_body: Uint8Array | null;
   readonly response_expires_at: Date | null;
   readonly expires_at: Date | null;
-}
-
-interface StepRow {
-  readonly step: string;
-  readonly started_at: Date;
-  readonly finished_at: Date | null;
-  readonly fencing_token: number;
 }
 
 interface StuckRow {
@@ -82,10 +75,11 @@ export function maintenanceStore<Tx>(database: SqlDatabase<Tx>): MaintenanceStor
         parkedWebhookEvents: row?.parked_webhook_events ?? 0,
       };
     },
+    // Deprecated: the operator seam's read, in the shape inspect has always answered.
     async inspect(identity, options = {}) {
-      const [row] = await run<DetailsRow>(INSPECT_OPERATION, [...ids(identity), options.body === true]);
-      if (row === undefined) return undefined;
-      const steps = await run<StepRow>(INSPECT_STEPS, ids(identity));
+      const found = await readOperation(database, identity, options.body === true);
+      if (found === undefined) return undefined;
+      const { row, steps } = found;
       return toDetails(
         identity,
         row,

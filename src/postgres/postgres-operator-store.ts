@@ -10,7 +10,7 @@ import type {
   Page,
   UnknownActions,
 } from '../store/operator-store.js';
-import { operationQueryRules } from '../store/operator-rules.js';
+import { isParkedVersion, operationQueryRules } from '../store/operator-rules.js';
 import { checkOptions } from '../core/option-rules.js';
 import type { SqlDatabase, Statement } from '../store/sql-client.js';
 import { ACTIVITY_KINDS, type ActivityKind } from '../store/activity-store.js';
@@ -56,7 +56,7 @@ interface SummaryRow {
   readonly position?: string;
 }
 
-interface ViewRow extends SummaryRow {
+export interface ViewRow extends SummaryRow {
   readonly fingerprint: Uint8Array;
   readonly owner_token: string | null;
   readonly not_before: Date | null;
@@ -73,9 +73,27 @@ interface ViewRow extends SummaryRow {
   readonly expires_at: Date | null;
 }
 
-/** Whether `version` is one the statements write for a parked message: a time to the microsecond, in UTC. */
-export function isParkedVersion(version: string): boolean {
-  return /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(version);
+/** A step as the operator seam reads it, without its result. */
+export interface StepRow {
+  readonly step: string;
+  readonly started_at: Date;
+  readonly finished_at: Date | null;
+  readonly fencing_token: number;
+}
+
+/**
+ * One record and its steps, as the operator seam's `operation()` reads them
+ * (and the deprecated `MaintenanceStore.inspect`, which draws on the same
+ * read); the body only when asked for. Undefined when there is no record.
+ */
+export async function readOperation<Tx>(
+  database: SqlDatabase<Tx>,
+  identity: OperationIdentity,
+  body: boolean,
+): Promise<{ readonly row: ViewRow; readonly steps: readonly StepRow[] } | undefined> {
+  const [row] = await storeRows<ViewRow>(database, OPERATION_VIEW, [...ids(identity), body]);
+  if (row === undefined) return undefined;
+  return { row, steps: await storeRows<StepRow>(database, INSPECT_STEPS, ids(identity)) };
 }
 
 /** Where a walk stands: the sort columns of the last row of the page before. */
@@ -142,13 +160,8 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
     },
 
     async operation(identity, options = {}) {
-      const [row] = await run<ViewRow>(OPERATION_VIEW, [...ids(identity), options.body === true]);
-      if (row === undefined) return undefined;
-      const [steps, actions] = await Promise.all([
-        run<{ step: string; started_at: Date; finished_at: Date | null; fencing_token: number }>(
-          INSPECT_STEPS,
-          ids(identity),
-        ),
+      const [found, actions] = await Promise.all([
+        readOperation(database, identity, options.body === true),
         run<{
           at: Date;
           actor: string;
@@ -158,6 +171,8 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
           detail: Record<string, unknown>;
         }>(OPERATION_ACTIONS, ids(identity)),
       ]);
+      if (found === undefined) return undefined;
+      const { row, steps } = found;
       return extend(summary(row), {
         version: { state: row.state, fencingToken: row.fencing_token },
         fingerprint: Buffer.from(row.fingerprint).toString('hex').slice(0, 12),

@@ -103,6 +103,13 @@ export interface MaintenanceStore extends Pick<ActivityStore, 'pruneActivity'> {
   /** Deletes up to `limit` tombstones that expired, walking on from `from` (a previous batch's `resume`). */
   deleteExpiredTombstones(limit: number, from?: string): Promise<SweepBatch>;
   stats(): Promise<StoreStats>;
+  /**
+   * One record in full, its body only when asked for.
+   * @deprecated The operator seam reads more of it (failures, last error,
+   * downstream keys, operator actions): `OperatorStore.operation` (of
+   * `postgresOperatorTools(database).operators`, or `operatorStore(database)`
+   * from `retrysafe/console`). On PostgreSQL both draw on the same read.
+   */
   inspect(identity: OperationIdentity, options?: { readonly body?: boolean }): Promise<OperationDetails | undefined>;
   /** Expired leases, operations backing off and unknown outcomes, oldest first. */
   stuck(query: StuckQuery): Promise<readonly StuckOperation[]>;

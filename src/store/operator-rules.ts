@@ -9,3 +9,8 @@ export const operationQueryRules = {
 
 /** A record's fencing token, as an operator read it: the bigint column as far as a number holds it exactly. */
 export const fencingTokenRule = count(0, Number.MAX_SAFE_INTEGER);
+
+/** Whether `version` is one the operator store gives a parked message: a time to the microsecond, in UTC. */
+export function isParkedVersion(version: string): boolean {
+  return /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(version);
+}

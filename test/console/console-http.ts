@@ -1,6 +1,12 @@
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
-import { type ConsoleAccess, consoleNode, type ConsoleOptions } from '../../src/console/index.js';
+import {
+  type ActionConfig,
+  type ConsoleAccess,
+  consoleNode,
+  type ConsoleSettings,
+  type ConsoleStores,
+} from '../../src/console/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import type { Engine, EngineFactory } from '../support/engines.js';
 import { type Received, send } from '../support/http.js';
@@ -198,7 +204,7 @@ export function access(user: string | readonly string[] | null | undefined): Con
 
 /** The console served by Node's http module at `/ops`, actions allowed, the user named by `x-user`. */
 export function serveConsole(
-  options: Omit<ConsoleOptions<SqlClient>, 'allowActions'> & { readonly allowActions?: boolean },
+  options: ConsoleStores<SqlClient> & Omit<ConsoleSettings, 'allowActions'> & { readonly allowActions?: boolean },
 ): Promise<Listening> {
   const handler = consoleNode({
     allowActions: true,
@@ -215,7 +221,13 @@ export interface ConsoleRef {
   /** Where the console (actions allowed, bodies hidden) answers: `http://…/ops`. */
   readonly base: string;
   /** Another console over the same engine, with other options, closed with the first: where it answers. */
-  serve(this: void, options?: Omit<Parameters<typeof serveConsole>[0], 'database'>): Promise<string>;
+  serve(
+    this: void,
+    options?: Omit<ConsoleSettings, 'allowActions'> & {
+      readonly allowActions?: boolean;
+      readonly config?: ActionConfig<SqlClient>;
+    },
+  ): Promise<string>;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { runOperatorAction } from '../../src/console/actions.js';
+import { runOperatorAction } from '../../src/operator/operator-actions.js';
 import type { OperationIdentity } from '../../src/core/identity.js';
 import { idempotency } from '../../src/modes/idempotency.js';
 import { operatorStore } from '../../src/postgres/postgres-operator-store.js';

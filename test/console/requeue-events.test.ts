@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runOperatorAction } from '../../src/console/actions.js';
+import { runOperatorAction } from '../../src/operator/operator-actions.js';
 import { idempotency } from '../../src/modes/idempotency.js';
 import { operatorStore } from '../../src/postgres/postgres-operator-store.js';
 import { postgresStore } from '../../src/postgres/postgres-store.js';

@@ -11,6 +11,7 @@ import { describe, expectTypeOf, it } from 'vitest';
 import {
   type AtomicRoute,
   type AtomicTransaction,
+  type CodedError,
   type Completion,
   type IdempotentOutcome,
   type Observer,
@@ -33,8 +34,10 @@ import {
   idempotent,
   invalid,
   isRetrysafeError,
+  RetrysafeError,
   valid,
 } from 'retrysafe';
+import { type CheckError, type CheckErrorCode, type CodedError as CheckCodedError } from 'retrysafe/check';
 import {
   atomicRunner,
   beginTransparent,
@@ -46,6 +49,8 @@ import {
   type TransparentStart,
 } from 'retrysafe/adapter';
 import {
+  type CodedError as ClientCodedError,
+  type IdempotentFetchError,
   type IdempotentFetchErrorCode,
   idempotentFetch,
   type IdempotentResult,
@@ -322,6 +327,16 @@ describe('observers and errors', () => {
     const error: unknown = new Error('x');
     if (isRetrysafeError(error, 'misuse')) expectTypeOf(error.code).toEqualTypeOf<RetrysafeErrorCode>();
     if (isIdempotentFetchError(error)) expectTypeOf(error.code).toEqualTypeOf<IdempotentFetchErrorCode>();
+  });
+
+  it('gives the three public error classes one base, each keeping its own codes', () => {
+    expectTypeOf<RetrysafeError>().toExtend<CodedError<RetrysafeErrorCode>>();
+    expectTypeOf<IdempotentFetchError>().toExtend<ClientCodedError<IdempotentFetchErrorCode>>();
+    expectTypeOf<CheckError>().toExtend<CheckCodedError<CheckErrorCode>>();
+    expectTypeOf<RetrysafeError['code']>().toEqualTypeOf<RetrysafeErrorCode>();
+    expectTypeOf<CheckError['code']>().toEqualTypeOf<CheckErrorCode>();
+    // @ts-expect-error: a code of another class is not one of RetrysafeError's.
+    new RetrysafeError('attempts-exhausted', 'x');
   });
 });
 

@@ -3,10 +3,10 @@ import { count } from '../../core/option-rules.js';
 import type { Command } from 'commander';
 import { LOOPBACK_HOSTS } from '../../console/allowed-hosts.js';
 import { consoleNode } from '../../console/mount/node.js';
-import { databaseCommand, type DatabaseFlags, numberFlag, withDatabase } from '../database-command.js';
-import { loadOperationsModule } from '../operations-module.js';
+import { databaseCommand, type DatabaseFlags, numberFlag } from '../database-command.js';
 import { actorName } from '../operator-action.js';
 import { print } from '../terminal-text.js';
+import type { OperatorToolsSource } from '../operator-tools-source.js';
 
 interface ConsoleFlags extends DatabaseFlags {
   readonly port: number;
@@ -19,7 +19,7 @@ interface ConsoleFlags extends DatabaseFlags {
 }
 
 /** `retrysafe console`: the operations console on a port of this machine, read-only unless told otherwise. */
-export function registerConsole(program: Command): Command {
+export function registerConsole(program: Command, source: OperatorToolsSource): Command {
   return databaseCommand(program, 'console')
     .description(
       'Serve the operations console: operations by state, search by key, stuck leases, unknown outcomes, dead letters. Read-only unless --allow-actions.',
@@ -42,10 +42,8 @@ export function registerConsole(program: Command): Command {
       'a module whose "config(database)" gives the application\'s retention and policy; see docs/operations.md',
     )
     .action(async (flags: ConsoleFlags, command: Command) => {
-      const loaded = await loadOperationsModule(command, flags.module);
-      await withDatabase(command, flags, async (database) => {
+      await source(command, flags, async (tools) => {
         const actor = actorName(flags.actor);
-        const config = await loaded.config(database);
         const server = createServer();
         await new Promise<void>((resolve, reject) => {
           server.once('error', reject);
@@ -56,8 +54,7 @@ export function registerConsole(program: Command): Command {
         const bound = flags.host.includes(':') ? `[${flags.host}]` : flags.host;
         // Known only now: the port, when --port 0 let the system choose it.
         const handler = consoleNode({
-          database,
-          config,
+          tools,
           allowActions: flags.allowActions === true,
           showBodies: flags.showBodies === true,
           allowedHosts: [...[...LOOPBACK_HOSTS, bound].map((name) => `${name}:${port}`), ...(flags.allowedHost ?? [])],

@@ -1,16 +1,17 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { isParkedVersion } from '../../postgres/postgres-operator-store.js';
+import { isParkedVersion } from '../../store/operator-rules.js';
 import { databaseCommand } from '../database-command.js';
 import { actOnMessage, actorOptions, type ActorFlags } from '../operator-action.js';
 import { pageCommand } from '../page-command.js';
+import type { OperatorToolsSource } from '../operator-tools-source.js';
 
 interface RequeueFlags extends ActorFlags {
   readonly version: string;
 }
 
 /** `retrysafe dead-letters`: the outbox's messages the relay parked, most recent first, each with its version. */
-export function registerDeadLetters(program: Command): Command {
-  return pageCommand(program, {
+export function registerDeadLetters(program: Command, source: OperatorToolsSource): Command {
+  return pageCommand(program, source, {
     name: 'dead-letters',
     description: 'List the outbox messages the relay parked after failing too often (dead letters), most recent first.',
     things: 'messages',
@@ -31,7 +32,7 @@ export function registerDeadLetters(program: Command): Command {
 }
 
 /** `retrysafe requeue <message-id>`: an operator sends a dead letter again, if it is still parked as listed. */
-export function registerRequeue(program: Command): Command {
+export function registerRequeue(program: Command, source: OperatorToolsSource): Command {
   return actorOptions(
     databaseCommand(program, 'requeue')
       .description(
@@ -46,6 +47,7 @@ export function registerRequeue(program: Command): Command {
     'why, for the audit trail',
   ).action((id: string, flags: RequeueFlags, command: Command) =>
     actOnMessage(
+      source,
       command,
       flags,
       { action: 'requeue', messageId: id, seen: flags.version },

@@ -1,22 +1,15 @@
 import type { Command } from 'commander';
-import { operatorStore } from '../../postgres/postgres-operator-store.js';
 import type { OperationView } from '../../store/operator-store.js';
-import {
-  CommandFailure,
-  databaseCommand,
-  type DatabaseFlags,
-  identityLabel,
-  output,
-  withDatabase,
-} from '../database-command.js';
+import { CommandFailure, databaseCommand, type DatabaseFlags, identityLabel, output } from '../database-command.js';
 import { KEY_DESCRIPTION, keyArgument } from '../key-argument.js';
+import type { OperatorToolsSource } from '../operator-tools-source.js';
 
 interface InspectFlags extends DatabaseFlags {
   readonly showBody?: boolean;
 }
 
 /** `retrysafe inspect <tenant> <operation> <key>`: one operation record, in full. */
-export function registerInspect(program: Command): Command {
+export function registerInspect(program: Command, source: OperatorToolsSource): Command {
   return databaseCommand(program, 'inspect')
     .description(
       'Show one operation: state, mode, times, lease, failures, next attempt and last error, fingerprint prefix, status, and steps with their downstream keys.',
@@ -26,10 +19,10 @@ export function registerInspect(program: Command): Command {
     .argument('<key>', KEY_DESCRIPTION, keyArgument)
     .option('--show-body', 'also print the stored response body (it may hold personal data)')
     .action((tenant: string, operation: string, key: string, flags: InspectFlags, command: Command) =>
-      withDatabase(command, flags, async (database) => {
+      source(command, flags, async ({ operators }) => {
         const identity = { tenant, operation, key };
         // The console's read: what an operator sees is the same in both.
-        const details = await operatorStore(database).operation(identity, { body: flags.showBody === true });
+        const details = await operators.operation(identity, { body: flags.showBody === true });
         if (details === undefined) throw new CommandFailure(`no operation ${identityLabel(identity)}.`);
         const view = describe(details);
         output(flags, view, formatView(view));

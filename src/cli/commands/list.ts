@@ -1,6 +1,5 @@
 import { type Command, Option } from 'commander';
 import type { RecordState } from '../../core/record.js';
-import { operatorStore } from '../../postgres/postgres-operator-store.js';
 import type { KeyMatch, OperationQuery, OperationSummary, Page } from '../../store/operator-store.js';
 import {
   databaseCommand,
@@ -10,10 +9,10 @@ import {
   numberFlag,
   OLDER_THAN,
   PAGE_LIMIT,
-  withDatabase,
 } from '../database-command.js';
 import { KEY_DESCRIPTION, keyArgument } from '../key-argument.js';
 import { textTable } from '../text-table.js';
+import type { OperatorToolsSource } from '../operator-tools-source.js';
 
 interface ListFlags extends DatabaseFlags {
   readonly state?: RecordState;
@@ -29,7 +28,7 @@ interface ListFlags extends DatabaseFlags {
 const STATES: readonly RecordState[] = ['unknown', 'in_progress', 'completed', 'failed', 'tombstone'];
 
 /** `retrysafe list`: operations by state, tenant, operation, key and age, a page at a time. */
-export function registerList(program: Command): Command {
+export function registerList(program: Command, source: OperatorToolsSource): Command {
   return pageOptions(databaseCommand(program, 'list'))
     .description('List operations, a page at a time: by state, tenant, operation, key or key prefix, and age.')
     .addOption(new Option('--state <state>', 'only operations in this state').choices(STATES))
@@ -40,29 +39,29 @@ export function registerList(program: Command): Command {
     .action((flags: ListFlags, command: Command) => {
       if (flags.key !== undefined && flags.keyPrefix !== undefined)
         usageError(command, 'give --key or --key-prefix, not both.');
-      return withDatabase(command, flags, async (database) => {
+      return source(command, flags, async ({ operators }) => {
         const key: KeyMatch | undefined =
           flags.key !== undefined
             ? { match: 'exact', key: flags.key }
             : flags.keyPrefix !== undefined
               ? { match: 'prefix', prefix: flags.keyPrefix }
               : undefined;
-        print(flags, await operatorStore(database).list(query(flags, key)));
+        print(flags, await operators.list(query(flags, key)));
       });
     });
 }
 
 /** `retrysafe search <key>`: a key in every tenant and operation, whole or as a prefix. */
-export function registerSearch(program: Command): Command {
+export function registerSearch(program: Command, source: OperatorToolsSource): Command {
   return pageOptions(databaseCommand(program, 'search'))
     .description('Find a key in every tenant and operation; with --prefix, every key that starts with it.')
     .argument('<key>', KEY_DESCRIPTION)
     .option('--prefix', 'match keys that start with <key>')
     .action((key: string, flags: ListFlags & { readonly prefix?: boolean }, command: Command) =>
-      withDatabase(command, flags, async (database) => {
+      source(command, flags, async ({ operators }) => {
         const match: KeyMatch =
           flags.prefix === true ? { match: 'prefix', prefix: key } : { match: 'exact', key: keyArgument(key) };
-        print(flags, await operatorStore(database).list(query(flags, match)));
+        print(flags, await operators.list(query(flags, match)));
       }),
     );
 }

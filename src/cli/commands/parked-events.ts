@@ -2,14 +2,15 @@ import type { Command } from 'commander';
 import { databaseCommand } from '../database-command.js';
 import { actOnMessage, actorOptions, type ActorFlags } from '../operator-action.js';
 import { pageCommand } from '../page-command.js';
+import type { OperatorToolsSource } from '../operator-tools-source.js';
 
 interface RequeueFlags extends ActorFlags {
   readonly parkedAt: string;
 }
 
 /** `retrysafe parked-events`: webhook events the worker parked, most recent first, each with its parking time. */
-export function registerParkedEvents(program: Command): Command {
-  return pageCommand(program, {
+export function registerParkedEvents(program: Command, source: OperatorToolsSource): Command {
+  return pageCommand(program, source, {
     name: 'parked-events',
     description: 'List the webhook events the worker parked after failing too often, most recent first.',
     things: 'events',
@@ -29,7 +30,7 @@ export function registerParkedEvents(program: Command): Command {
 }
 
 /** `retrysafe requeue-event <receiver> <id>`: an operator puts a parked webhook event back, if it is still parked as listed. */
-export function registerRequeueEvent(program: Command): Command {
+export function registerRequeueEvent(program: Command, source: OperatorToolsSource): Command {
   return actorOptions(
     databaseCommand(program, 'requeue-event')
       .description(
@@ -44,6 +45,7 @@ export function registerRequeueEvent(program: Command): Command {
     'why, for the audit trail',
   ).action((receiver: string, id: string, flags: RequeueFlags, command: Command) =>
     actOnMessage(
+      source,
       command,
       flags,
       { action: 'requeue-event', event: { receiver, id }, seen: flags.parkedAt },

@@ -1,13 +1,14 @@
 import type { Command } from 'commander';
 import { identityLabel } from '../database-command.js';
 import { actOnOperation, leaseHeld, operationActionCommand, type OperationActionFlags } from '../operator-action.js';
+import type { OperatorToolsSource } from '../operator-tools-source.js';
 
 interface PurgeFlags extends OperationActionFlags {
   readonly yes?: boolean;
 }
 
 /** `retrysafe purge <tenant> <operation> <key>`: an operator deletes a record, once told what that means. */
-export function registerPurge(program: Command): Command {
+export function registerPurge(program: Command, source: OperatorToolsSource): Command {
   return operationActionCommand(program, 'purge', 'why, for the audit trail: why the key must be forgotten')
     .description(
       "Delete an operation's record and steps: a late retry of the key then runs the operation again, and its effect happens twice. Refused without --yes. Recorded with who and why.",
@@ -16,7 +17,7 @@ export function registerPurge(program: Command): Command {
     .action((tenant: string, operation: string, key: string, flags: PurgeFlags, command: Command) => {
       const identity = { tenant, operation, key };
       const label = identityLabel(identity);
-      return actOnOperation(command, flags, identity, {
+      return actOnOperation(source, command, flags, identity, {
         check: (view) => {
           // The statement refuses it too; said here before the question of --yes.
           if (view.state === 'in_progress' && (view.leaseExpiresAt?.getTime() ?? 0) > Date.now())

@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { count } from '../../core/option-rules.js';
 import { identityLabel, numberFlag } from '../database-command.js';
 import { actOnOperation, operationActionCommand, type OperationActionFlags } from '../operator-action.js';
+import type { OperatorToolsSource } from '../operator-tools-source.js';
 
 interface ResolveFlags extends OperationActionFlags {
   readonly state: 'completed' | 'failed';
@@ -11,7 +12,7 @@ interface ResolveFlags extends OperationActionFlags {
 }
 
 /** `retrysafe resolve <tenant> <operation> <key>`: an operator resolves an operation whose outcome is unknown. */
-export function registerResolve(program: Command): Command {
+export function registerResolve(program: Command, source: OperatorToolsSource): Command {
   return operationActionCommand(program, 'resolve', 'why, for the audit trail: what was checked and where')
     .description(
       'Resolve an operation whose outcome is unknown, after checking by hand what happened. Retries of the key get this answer from then on. Recorded with who and why.',
@@ -30,7 +31,7 @@ export function registerResolve(program: Command): Command {
     )
     .action((tenant: string, operation: string, key: string, flags: ResolveFlags, command: Command) => {
       const identity = { tenant, operation, key };
-      return actOnOperation(command, flags, identity, {
+      return actOnOperation(source, command, flags, identity, {
         states: ['unknown'],
         plan: (seen) => ({
           action: 'resolve',

@@ -1,18 +1,11 @@
 import type { Command } from 'commander';
 import { attentionReason, NOTHING_STUCK } from '../../console/attention.js';
 import { ageText } from '../../core/age.js';
-import { maintenanceStore } from '../../postgres/postgres-maintenance-store.js';
 import type { StuckOperation } from '../../store/maintenance-store.js';
-import {
-  databaseCommand,
-  type DatabaseFlags,
-  numberFlag,
-  OLDER_THAN,
-  output,
-  withDatabase,
-} from '../database-command.js';
+import { databaseCommand, type DatabaseFlags, numberFlag, OLDER_THAN, output } from '../database-command.js';
 import { count } from '../../core/option-rules.js';
 import { textTable } from '../text-table.js';
+import type { OperatorToolsSource } from '../operator-tools-source.js';
 
 interface StuckFlags extends DatabaseFlags {
   readonly olderThan: number;
@@ -20,7 +13,7 @@ interface StuckFlags extends DatabaseFlags {
 }
 
 /** `retrysafe stuck`: expired leases, operations backing off and unknown outcomes, oldest first. */
-export function registerStuck(program: Command): Command {
+export function registerStuck(program: Command, source: OperatorToolsSource): Command {
   return databaseCommand(program, 'stuck')
     .description(
       'List operations that need attention: expired leases (the recovery backlog), operations backing off after failed attempts, and unknown outcomes.',
@@ -28,8 +21,8 @@ export function registerStuck(program: Command): Command {
     .option('--older-than <seconds>', 'only operations claimed at least this long ago', numberFlag(OLDER_THAN), 0)
     .option('--limit <n>', 'most operations listed of each kind', numberFlag(count(1, 10_000)), 100)
     .action((flags: StuckFlags, command: Command) =>
-      withDatabase(command, flags, async (database) => {
-        const stuck = await maintenanceStore(database).stuck({ olderThanSeconds: flags.olderThan, limit: flags.limit });
+      source(command, flags, async ({ health }) => {
+        const stuck = await health.stuck({ olderThanSeconds: flags.olderThan, limit: flags.limit });
         const rows = stuck.map((s) => ({
           kind: s.kind,
           ...s.identity,

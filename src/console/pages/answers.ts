@@ -1,4 +1,4 @@
-import { html, type Html } from '../../core/html.js';
+import { html, type Html } from '../../html/html.js';
 import { layout, type PageContext, tokenField } from './layout.js';
 
 /**

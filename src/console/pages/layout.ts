@@ -1,6 +1,6 @@
 import { ageText } from '../../core/age.js';
 import type { OperationIdentity } from '../../core/identity.js';
-import { html, type Html, type Part, raw } from '../../core/html.js';
+import { html, type Html, type Part, raw } from '../../html/html.js';
 import type { Page } from '../../store/operator-store.js';
 
 /** What every page knows of the request it answers. */

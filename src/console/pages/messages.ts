@@ -1,4 +1,4 @@
-import { html, type Html } from '../../core/html.js';
+import { html, type Html } from '../../html/html.js';
 import type { DeadLetterSummary, Page, ParkedEvent } from '../../store/operator-store.js';
 import { layout, listCaption, type PageContext, tokenField, when } from './layout.js';
 

@@ -1,4 +1,4 @@
-import { html, type Html } from '../../core/html.js';
+import { html, type Html } from '../../html/html.js';
 import { readSealedHeader } from '../../core/sealed-body.js';
 import type { OperationView } from '../../store/operator-store.js';
 import { layout, operationHref, type PageContext, stateBadge, tokenField, when } from './layout.js';

@@ -1,4 +1,4 @@
-import { html, type Html, raw } from '../../core/html.js';
+import { html, type Html, raw } from '../../html/html.js';
 import type { RecordState } from '../../core/record.js';
 import type { OperationSummary, Page } from '../../store/operator-store.js';
 import { layout, listCaption, operationHref, type PageContext, stateBadge, when } from './layout.js';

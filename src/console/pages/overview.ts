@@ -1,6 +1,6 @@
 import { attentionReason, NOTHING_STUCK } from '../attention.js';
 import { barChart } from '../charts.js';
-import { html, type Html } from '../../core/html.js';
+import { html, type Html } from '../../html/html.js';
 import type { StoreStats, StuckOperation } from '../../store/maintenance-store.js';
 import type { ActivityBucket } from '../../store/operator-store.js';
 import { ACTIVITY_KINDS, type ActivityKind } from '../../store/activity-store.js';

@@ -1,7 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { problemCatalogue } from '../answer/problems.js';
-import { specificationPage } from './page.js';
 import { openApiDocument, openApiPathItem, type OpenApiObject, type OpenApiValue } from './openapi.js';
 import { refusalsOf, type RouteSpecification } from './route-specification.js';
 
@@ -25,14 +24,6 @@ const leased: RouteSpecification = {
   keySource: 'route',
   perPrincipal: false,
   lockTimeoutMs: undefined,
-};
-
-/** A route whose problem base tries to break out of the page's markup. */
-const hostile: RouteSpecification = {
-  ...atomic,
-  keyLimits: { minBytes: 1, maxBytes: 255 },
-  retention: { responseSeconds: 86_400, tombstoneSeconds: 30 * 86_400, perOperation: false },
-  problemBase: 'https://example.com/"><script>alert(1)</script>/',
 };
 
 /** Every value found under `member` anywhere in `value`. */
@@ -111,21 +102,5 @@ describe('the OpenAPI document of the published specification', () => {
     expect(refusals).toContain('outcome-unknown');
     expect(refusalsOf(atomic)).not.toContain('outcome-unknown');
     expect((openApiPathItem(leased) as { post: { parameters: unknown[] } }).post.parameters).toEqual([]);
-  });
-});
-
-describe('the page of the published specification', () => {
-  it('states each route’s expiry in words', () => {
-    const page = specificationPage([hostile], { openApiUrl: '/idempotency/openapi.json' });
-    expect(page).toContain('the response is kept for 1 day after the operation finished');
-    expect(page).toContain('until 30 days after it finished, a retry gets 410');
-    expect(page).toContain('<a href="/idempotency/openapi.json">');
-  });
-
-  it('escapes every value it did not write itself', () => {
-    const page = specificationPage([hostile], { title: 'Orders <API>' });
-    expect(page).not.toContain('<script>');
-    expect(page).toContain('&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;');
-    expect(page).toContain('<title>Orders &lt;API&gt;</title>');
   });
 });

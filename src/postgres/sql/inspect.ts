@@ -2,16 +2,6 @@ import { SWEEP_AT } from './sweep.js';
 
 /** Statements for operators and for the gauges: reads only, never on the request path. */
 
-/** One record, with the body only when $4 is true. $1 tenant, $2 operation, $3 key, $4 with body. */
-export const INSPECT_OPERATION = `
-SELECT state, mode, fingerprint, created_at, finished_at, attempt, fencing_token,
-  owner_token, lease_expires_at, response_status, response_headers, resource_ref,
-  reason, response_omitted, octet_length(response_body) AS body_bytes,
-  CASE WHEN $4::boolean THEN response_body END AS response_body,
-  response_expires_at, expires_at
-FROM retrysafe_operations
-WHERE tenant = $1 AND operation = $2 AND key = $3`;
-
 /** The steps of one operation, started or finished, in the order they were started; results are left out. */
 export const INSPECT_STEPS = `
 SELECT step, started_at, finished_at, fencing_token

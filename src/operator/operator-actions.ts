@@ -1,9 +1,8 @@
 import type { OperationIdentity } from '../core/identity.js';
 import { resolveOperation } from '../leases/resolve.js';
 import { retryOperation } from '../leases/retry.js';
-import type { Idempotency } from '../modes/idempotency.js';
-import type { Actor, OperatorStore, RecordVersion, UnknownActions, WebhookEventId } from '../store/operator-store.js';
-import type { RecordReader } from '../store/record-reader.js';
+import type { Actor, OperatorStore, RecordVersion, WebhookEventId } from '../store/operator-store.js';
+import type { ActionConfig } from './operator-tools.js';
 
 /** What an operator may do, each on the record as they saw it. */
 export type OperatorAction =
@@ -34,9 +33,9 @@ export type OperatorAction =
 export type ActionResult =
   { readonly done: true } | { readonly done: false; readonly why: 'changed' | 'not-resumable' };
 
-/** What actions need: the application's configuration (policy, retention, its store) and the operators' store. */
+/** What actions need: the application's configuration (policy, retention, its store) and the operators' store; an `OperatorTools` is one. */
 export interface ActionContext<Tx> {
-  readonly config: Idempotency<Tx, UnknownActions & RecordReader>;
+  readonly config: ActionConfig<Tx>;
   readonly operators: OperatorStore;
 }
 
@@ -59,14 +58,7 @@ export async function runOperatorAction<Tx>(
         fencingToken: action.seen.fencingToken,
       });
       if (!result.resolved) return changed;
-      await operators.record({
-        action: 'resolve',
-        actor: by.actor,
-        reason: by.reason,
-        subject: { identity: action.identity },
-        seen: versionOf(action.seen),
-        detail: { state: action.state, status: action.status },
-      });
+      await recordOn(operators, action, by, { state: action.state, status: action.status });
       return done;
     }
     case 'retry': {
@@ -79,13 +71,7 @@ export async function runOperatorAction<Tx>(
         const same = now?.state === 'unknown' && now.fencingToken === action.seen.fencingToken;
         return same && result.why === 'not-resumable' ? { done: false, why: 'not-resumable' } : changed;
       }
-      await operators.record({
-        action: 'retry',
-        actor: by.actor,
-        reason: by.reason,
-        subject: { identity: action.identity },
-        seen: versionOf(action.seen),
-      });
+      await recordOn(operators, action, by);
       return done;
     }
     case 'purge':
@@ -97,6 +83,20 @@ export async function runOperatorAction<Tx>(
   }
 }
 
-const versionOf = (seen: RecordVersion) => ({ state: seen.state, fencingToken: seen.fencingToken });
+/** Records an action done through the application's store (resolve, retry) with the version it was done on. */
+const recordOn = (
+  operators: OperatorStore,
+  action: Extract<OperatorAction, { action: 'resolve' | 'retry' }>,
+  by: Actor,
+  detail?: Readonly<Record<string, unknown>>,
+) =>
+  operators.record({
+    action: action.action,
+    actor: by.actor,
+    reason: by.reason,
+    subject: { identity: action.identity },
+    seen: { state: action.seen.state, fencingToken: action.seen.fencingToken },
+    ...(detail === undefined ? {} : { detail }),
+  });
 const done: ActionResult = { done: true };
 const changed: ActionResult = { done: false, why: 'changed' };

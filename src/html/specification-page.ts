@@ -1,6 +1,6 @@
-import { problemCatalogue } from '../answer/problems.js';
-import { html, type Html } from '../html.js';
-import { type RouteSpecification, refusalsOf, spokenSeconds } from './route-specification.js';
+import { problemCatalogue } from '../core/answer/problems.js';
+import { html, type Html } from './html.js';
+import { type RouteSpecification, refusalsOf, spokenSeconds } from '../core/specification/route-specification.js';
 
 /** The specification as one HTML page, every value escaped; `openApiUrl` links the machine-readable document. */
 export function specificationPage(
