@@ -32,7 +32,7 @@ export interface LoadResult {
 }
 
 /** What each endpoint is sent: the same request every time but for the key, and for the service the cart it names. */
-const REQUESTS: Record<
+export const REQUESTS: Record<
   Endpoint,
   { readonly path: string; readonly headers: Readonly<Record<string, string>>; readonly body: (key: string) => string }
 > = {

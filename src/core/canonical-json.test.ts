@@ -33,6 +33,16 @@ describe('canonicalJson', () => {
     );
   });
 
+  it('sorts a few names and many alike, whichever way each is sorted', () => {
+    const names = ['\u{1f600}', 'b', '\ufb33', 'a10', 'A', 'a', 'a1', '\u00f6', '', 'ab', 'b0', '\r', 'z', 'Z', '_', '0'];
+    for (const count of [2, 3, 16, 17, 40]) {
+      const value = Object.fromEntries(
+        Array.from({ length: count }, (_, at) => [`${names[at % names.length] ?? ''}${'~'.repeat(at / 16)}`, at]),
+      );
+      expect(canonicalJson(value)).toBe(canonicalize(value));
+    }
+  });
+
   it('writes every JSON value exactly as earlier versions did, so stored fingerprints still match', () => {
     // Earlier versions hashed the `canonicalize` package's output; a record stored then must match the same request now.
     const json = fc.jsonValue({ maxDepth: 5 });

@@ -1,0 +1,115 @@
+/**
+ * What one request costs the server's process, scenario beside scenario:
+ * CPU, bytes allocated, event-loop turns and events, and the async resources
+ * it creates (promises, ticks, timers, immediates, socket writes). Counted,
+ * not timed: a run on a busy machine gives the same counts, and CPU close to
+ * them. Requests are sent one at a time on one connection, so a request
+ * that waited for a timer or a later turn shows as more turns than another.
+ *
+ *   node --import tsx bench/request-costs.ts Cm Am        # after `npm run build`
+ *   node --import tsx bench/request-costs.ts A B R-A R-B --requests 2000
+ */
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
+import { freshDatabase } from './database.js';
+import { REQUESTS } from './load.js';
+import type { HttpScenario } from './scenarios.js';
+import { SCENARIOS } from './scenarios.js';
+import type { CostsMessage, RequestCosts } from './server/costs-main.js';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { requests: { type: 'string' } },
+});
+const requests = Number(values.requests ?? 1000);
+const scenarios = positionals.map((id) => {
+  const found = SCENARIOS.find((s): s is HttpScenario => s.id === id && s.kind === 'http' && s.keys !== 'storm');
+  if (found === undefined) throw new Error(`${id} is not an HTTP scenario of new keys or replays`);
+  return found;
+});
+const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const database = await freshDatabase(adminUrl, process.env.BENCH_DATABASE_NAME ?? 'retrysafe_costs');
+const rows: (readonly [string, RequestCosts, RequestCosts])[] = [];
+try {
+  for (const scenario of scenarios) rows.push([scenario.id, ...(await costsOf(scenario))]);
+} finally {
+  await database.close();
+}
+const created = [...new Set(rows.flatMap(([, , counted]) => Object.keys(counted.created)))].sort();
+console.log(
+  `| scenario | CPU µs | bytes allocated | loop turns | loop events | ${created.join(' | ')} |\n` +
+    `| --- | ---: | ---: | ---: | ---: | ${created.map(() => '---:').join(' | ')} |`,
+);
+for (const [id, plain, counted] of rows) {
+  const bytes = plain.allocatedBytes === undefined ? 'a collection ran' : Math.round(plain.allocatedBytes);
+  const each = created.map((type) => (counted.created[type] ?? 0).toFixed(2));
+  console.log(
+    `| ${id} | ${plain.cpuMicros.toFixed(0)} | ${bytes} | ${plain.loopTurns.toFixed(2)} | ${plain.loopEvents.toFixed(2)} | ${each.join(' | ')} |`,
+  );
+}
+console.log(
+  `\n${requests} requests a window, one at a time; the resources counted in a second window (the hooks cost CPU).`,
+);
+
+/** Two windows on one server: CPU, bytes and turns without the async hooks, then the resources with them. */
+async function costsOf(scenario: HttpScenario): Promise<readonly [RequestCosts, RequestCosts]> {
+  const endpoint = scenario.endpoint ?? 'orders';
+  await database.reset();
+  if (endpoint === 'service') await database.createCarts(`${scenario.id}-`, 3 * requests + 200);
+  const server = fork(fileURLToPath(new URL('./server/costs-main.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx', '--expose-gc', '--min-semi-space-size=256', '--max-semi-space-size=256'],
+    env: {
+      ...process.env,
+      BENCH_APP: scenario.app,
+      BENCH_APP_DATABASE_URL: database.url,
+      BENCH_APP_REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      BENCH_APP_PROVIDER_URL: '',
+      BENCH_APP_POOL_SIZE: '8',
+      BENCH_APP_TAG: `costs${Date.now().toString(36)}`,
+    },
+  });
+  const next = <T>(type: string): Promise<T> =>
+    new Promise((resolve) =>
+      server.on('message', function listener(message: { type: string } & T) {
+        if (message.type !== type) return;
+        server.off('message', listener);
+        resolve(message);
+      }),
+    );
+  const { port } = await next<{ port: number }>('ready');
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 1 });
+  const { path, headers, body } = REQUESTS[endpoint];
+  const send = async (key: string): Promise<void> => {
+    const answer = await pool.request({
+      method: 'POST',
+      path,
+      headers: { ...headers, 'idempotency-key': key },
+      body: body(key),
+    });
+    await answer.body.dump();
+    if (answer.statusCode >= 300) throw new Error(`${scenario.id}: ${key} answered ${answer.statusCode}`);
+  };
+  let fresh = 0;
+  // Each replayed key sent once before: every library in its steady state, a cache warmed.
+  const replayed = Array.from({ length: 100 }, (_, at) => `${scenario.id}-${at}`);
+  const keyOf = (at: number): string =>
+    scenario.keys === 'replay' ? `${replayed[at % 100]}` : `${scenario.id}-${100 + fresh++}`;
+  const window = async (count: boolean): Promise<RequestCosts> => {
+    for (let at = 0; at < requests / 4; at++) await send(keyOf(at));
+    server.send({ type: 'start', count } satisfies CostsMessage);
+    await next('started');
+    for (let at = 0; at < requests; at++) await send(keyOf(at));
+    const answered = next<{ costs: RequestCosts }>('costs');
+    server.send({ type: 'stop' } satisfies CostsMessage);
+    return (await answered).costs;
+  };
+  try {
+    for (const key of replayed) await send(key);
+    return [await window(false), await window(true)];
+  } finally {
+    await pool.close();
+    server.disconnect();
+  }
+}
