@@ -4,26 +4,32 @@
  * it creates (promises, ticks, timers, immediates, socket writes). Counted,
  * not timed: a run on a busy machine gives the same counts, and CPU close to
  * them. Requests are sent one at a time on one connection, so a request
- * that waited for a timer or a later turn shows as more turns than another.
+ * that waited for a timer or a later turn shows as more turns than another;
+ * with `--connections N`, by autocannon on N connections for `--seconds`,
+ * as the bench loads a server.
  *
  *   node --import tsx bench/request-costs.ts Cm Am        # after `npm run build`
  *   node --import tsx bench/request-costs.ts A B R-A R-B --requests 2000
+ *   node --import tsx bench/request-costs.ts Cm Am --connections 32
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { freshDatabase } from './database.js';
-import { REQUESTS } from './load.js';
+import { keyStream } from './keys.js';
+import { load, REQUESTS } from './load.js';
 import type { HttpScenario } from './scenarios.js';
 import { SCENARIOS } from './scenarios.js';
 import type { CostsMessage, RequestCosts } from './server/costs-main.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { requests: { type: 'string' } },
+  options: { requests: { type: 'string' }, connections: { type: 'string' }, seconds: { type: 'string' } },
 });
 const requests = Number(values.requests ?? 1000);
+const connections = Number(values.connections ?? 1);
+const seconds = Number(values.seconds ?? 3);
 const scenarios = positionals.map((id) => {
   const found = SCENARIOS.find((s): s is HttpScenario => s.id === id && s.kind === 'http' && s.keys !== 'storm');
   if (found === undefined) throw new Error(`${id} is not an HTTP scenario of new keys or replays`);
@@ -39,19 +45,21 @@ try {
 }
 const created = [...new Set(rows.flatMap(([, , counted]) => Object.keys(counted.created)))].sort();
 console.log(
-  `| scenario | CPU µs | bytes allocated | loop turns | loop events | ${created.join(' | ')} |\n` +
-    `| --- | ---: | ---: | ---: | ---: | ${created.map(() => '---:').join(' | ')} |`,
+  `| scenario | CPU µs | bytes allocated | loop turns | loop events | answered in a later turn | collections | ${created.join(' | ')} |\n` +
+    `| --- | ---: | ---: | ---: | ---: | ---: | ---: | ${created.map(() => '---:').join(' | ')} |`,
 );
 for (const [id, plain, counted] of rows) {
   const bytes = plain.allocatedBytes === undefined ? 'a collection ran' : Math.round(plain.allocatedBytes);
   const each = created.map((type) => (counted.created[type] ?? 0).toFixed(2));
   console.log(
-    `| ${id} | ${plain.cpuMicros.toFixed(0)} | ${bytes} | ${plain.loopTurns.toFixed(2)} | ${plain.loopEvents.toFixed(2)} | ${each.join(' | ')} |`,
+    `| ${id} | ${plain.cpuMicros.toFixed(0)} | ${bytes} | ${plain.loopTurns.toFixed(3)} | ${plain.loopEvents.toFixed(2)} | ${plain.answeredLater.toFixed(3)} | ${plain.collections.toFixed(4)} | ${each.join(' | ')} |`,
   );
 }
-console.log(
-  `\n${requests} requests a window, one at a time; the resources counted in a second window (the hooks cost CPU).`,
-);
+const sent =
+  connections === 1
+    ? `${requests} requests a window, one at a time`
+    : `${seconds} s a window on ${connections} connections`;
+console.log(`\n${sent}; the resources counted in a second window (the hooks cost CPU).`);
 
 /** Two windows on one server: CPU, bytes and turns without the async hooks, then the resources with them. */
 async function costsOf(scenario: HttpScenario): Promise<readonly [RequestCosts, RequestCosts]> {
@@ -100,7 +108,15 @@ async function costsOf(scenario: HttpScenario): Promise<readonly [RequestCosts, 
     for (let at = 0; at < requests / 4; at++) await send(keyOf(at));
     server.send({ type: 'start', count } satisfies CostsMessage);
     await next('started');
-    for (let at = 0; at < requests; at++) await send(keyOf(at));
+    if (connections === 1) for (let at = 0; at < requests; at++) await send(keyOf(at));
+    else
+      await load({
+        url: `http://127.0.0.1:${port}`,
+        endpoint,
+        connections,
+        seconds,
+        nextKey: scenario.keys === 'replay' ? keyStream('replay', `${scenario.id}-`, 100) : () => keyOf(0),
+      });
     const answered = next<{ costs: RequestCosts }>('costs');
     server.send({ type: 'stop' } satisfies CostsMessage);
     return (await answered).costs;

@@ -19,6 +19,10 @@ export interface RequestCosts {
   /** Turns of the event loop, and events (socket reads and writes, timers) it handled. */
   readonly loopTurns: number;
   readonly loopEvents: number;
+  /** Responses written in a later turn of the event loop than the one that read their request. */
+  readonly answeredLater: number;
+  /** Garbage collections, of any kind. */
+  readonly collections: number;
   /** Async resources created per request by type (promises, ticks, timers, immediates…), when counted. */
   readonly created: Readonly<Record<string, number>>;
 }
@@ -29,7 +33,14 @@ const name = process.env.BENCH_APP ?? '';
 if (!isAppName(name)) throw new Error(`unknown app ${name}`);
 const app = await apps[name](appEnv());
 let requests = 0;
-app.server.on('request', () => (requests += 1));
+let answeredLater = 0;
+app.server.on('request', (_request, response) => {
+  requests += 1;
+  const turn = performance.nodeTiming.uvMetricsInfo.loopCount;
+  response.once('finish', () => {
+    if (performance.nodeTiming.uvMetricsInfo.loopCount !== turn) answeredLater += 1;
+  });
+});
 
 const created = new Map<string, number>();
 const counter = createHook({ init: (_id, type) => void created.set(type, (created.get(type) ?? 0) + 1) });
@@ -41,7 +52,15 @@ new PerformanceObserver((list) => {
 }).observe({ entryTypes: ['gc'] });
 const gc = (globalThis as { gc?: () => void }).gc;
 
-let window: { requests: number; cpu: NodeJS.CpuUsage; heap: number; turns: number; events: number; collected: number };
+let window: {
+  answeredLater: number;
+  requests: number;
+  cpu: NodeJS.CpuUsage;
+  heap: number;
+  turns: number;
+  events: number;
+  collected: number;
+};
 process.on('message', (message: CostsMessage) => {
   if (message.type === 'start') {
     gc?.();
@@ -50,6 +69,7 @@ process.on('message', (message: CostsMessage) => {
     if (message.count) counter.enable();
     const uv = performance.nodeTiming.uvMetricsInfo;
     window = {
+      answeredLater,
       requests,
       cpu: process.cpuUsage(),
       heap: getHeapStatistics().used_heap_size,
@@ -70,6 +90,8 @@ process.on('message', (message: CostsMessage) => {
     cpuMicros: (cpu.user + cpu.system) / n,
     allocatedBytes: collected === window.collected ? (heap - window.heap) / n : undefined,
     loopTurns: (uv.loopCount - window.turns) / n,
+    answeredLater: (answeredLater - window.answeredLater) / n,
+    collections: (collected - window.collected) / n,
     loopEvents: (uv.events - window.events) / n,
     created: Object.fromEntries([...created].map(([type, count]) => [type, count / n])),
   };
