@@ -29,7 +29,10 @@ declare module 'vitest' {
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const scratch = await mkdtemp(join(tmpdir(), 'retrysafe-test-'));
-  project.provide('pgliteTemplate', await cachedPGliteTemplate(scratch));
+  // A copy of this run's own: a run of other migrations (another checkout sharing node_modules) removes the cached one.
+  const template = join(scratch, 'pglite-template-of-this-run.tar');
+  await cp(await cachedPGliteTemplate(scratch), template);
+  project.provide('pgliteTemplate', template);
   project.provide('builtCli', await builtCli(new URL('../../', import.meta.url).pathname));
   const stopServer = await startServer(project).catch(async (error: unknown) => {
     await rm(scratch, { recursive: true, force: true });
