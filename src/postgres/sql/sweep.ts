@@ -68,9 +68,9 @@ export const TOMBSTONE_EXPIRED = batch(
 ), reached AS (
   SELECT CASE WHEN count(*) < $1 THEN now() ELSE max(at) END AS at FROM due
 ), held AS (
-  SELECT min(response_expires_at) AS at FROM retrysafe_operations
-  WHERE response_expires_at >= (SELECT start FROM mark) AND response_expires_at <= (SELECT at FROM reached)
-    AND state IN (${FINISHED}) AND ctid <> ALL (ARRAY(SELECT ctid FROM due))
+  SELECT min(o.response_expires_at) AS at FROM retrysafe_operations AS o
+  WHERE o.response_expires_at >= (SELECT start FROM mark) AND o.response_expires_at <= (SELECT at FROM reached)
+    AND o.state IN (${FINISHED}) AND NOT EXISTS (SELECT FROM due WHERE due.ctid = o.ctid)
 ), moved AS (
   UPDATE retrysafe_sweep_progress
   SET responses_before = least((SELECT at FROM held), (SELECT at FROM reached))
