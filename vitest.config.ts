@@ -16,6 +16,7 @@ export const processSuites = [
   'test/console/console-browser.test.ts',
   'test/console/million-rows.test.ts',
   'test/retention/sweeper-plans.test.ts',
+  'test/retention/hot-tombstones.test.ts',
   'examples/orders/test/**',
 ];
 

@@ -493,12 +493,45 @@ describe('upgrading to the domain checks', () => {
     const before = (await database.query(files)).rows;
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
-    expect(await migrate(database, migrations)).toMatchObject({ applied: [17] });
+    expect(
+      await migrate(
+        database,
+        migrations.filter((m) => m.version <= 17),
+      ),
+    ).toMatchObject({ applied: [17] });
     expect((await database.query(files)).rows).toEqual(before);
     expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
     const { rows } = await database.query<{ options: string[] }>(
       `SELECT reloptions AS options FROM pg_class WHERE oid = 'retrysafe_operations'::regclass`,
     );
     expect(rows[0]?.options).toEqual(expect.arrayContaining(['autovacuum_vacuum_scale_factor=0.02', 'fillfactor=80']));
+  });
+
+  it('then indexes only times a tombstone keeps (0020) and leaves pages room for it (0021), rewriting no table and changing no row', async () => {
+    const files = `SELECT relname, relfilenode FROM pg_class WHERE relname LIKE 'retrysafe\\_%' AND relkind = 'r' ORDER BY relname`;
+    const before = (await database.query(files)).rows;
+    const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
+
+    expect(await migrate(database, migrations)).toMatchObject({ applied: [20, 21] });
+    const after = (await database.query<{ relname: string }>(files)).rows;
+    expect(after.filter((file) => file.relname !== 'retrysafe_sweep_progress')).toEqual(before);
+    expect(after.map((file) => file.relname)).toContain('retrysafe_sweep_progress');
+    expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
+    const { rows: indexes } = await database.query<{ name: string; definition: string }>(
+      `SELECT c.relname AS name, pg_get_indexdef(c.oid) AS definition FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
+       WHERE i.indrelid = 'retrysafe_operations'::regclass AND c.relname LIKE 'retrysafe\\_operations\\_sweep%' ORDER BY 1`,
+    );
+    expect(indexes.map((index) => [index.name, index.definition.replace(/^.* USING /, '')])).toEqual([
+      ['retrysafe_operations_sweep', 'btree (expires_at)'],
+      ['retrysafe_operations_sweep_responses', 'btree (response_expires_at)'],
+    ]);
+    const { rows: marks } = await database.query<{ set: boolean }>(
+      'SELECT responses_before <= now() AS set FROM retrysafe_sweep_progress',
+    );
+    expect(marks).toEqual([{ set: true }]);
+    const { rows } = await database.query<{ options: string[] }>(
+      `SELECT reloptions AS options FROM pg_class WHERE oid = 'retrysafe_operations'::regclass`,
+    );
+    expect(rows[0]?.options).toEqual(expect.arrayContaining(['fillfactor=70']));
   });
 });

@@ -1,5 +1,3 @@
-import { SWEEP_AT } from './sweep.js';
-
 /** Statements for operators and for the gauges: reads only, never on the request path. */
 
 /** The steps of one operation, started or finished, in the order they were started; results are left out. */
@@ -26,16 +24,16 @@ SELECT
 
 /**
  * How long the oldest unfinished operation has waited: in progress in any
- * mode, or unknown. Finished records keep a response expiry and tombstones an
- * expiry (the table's checks say so), so the unfinished ones are exactly
- * those without a time in the sweeper's index, whose NULL entries sort
- * together after every time: the walk reads those entries and no others, and
- * a new key writes no index entry for it beyond the sweeper's own.
+ * mode, or unknown. Finished records and tombstones keep an expiry (the
+ * table's checks say so), so the unfinished ones are exactly those without a
+ * time in the sweeper's index of expiries, whose NULL entries sort together
+ * after every time: the walk reads those entries and no others, and a new key
+ * writes no index entry for it beyond the sweeper's own.
  */
 export const OLDEST_UNFINISHED = `
 SELECT extract(epoch FROM now() - min(created_at))::float8 AS oldest_unfinished_seconds
 FROM retrysafe_operations
-WHERE ${SWEEP_AT} IS NULL`;
+WHERE expires_at IS NULL`;
 
 /** What `STUCK_OPERATIONS` reads of each operation, beside its kind. */
 const STUCK_COLUMNS = `tenant, operation, key, mode, attempt, created_at, lease_expires_at, reason,

@@ -1,49 +1,61 @@
 /**
  * Statements of the sweeper. Each one handles at most $1 rows, found by
- * walking the one index of migration 0009, on the time a finished record next
- * needs the sweeper, in its order from $2 (where the step's previous batch
- * stopped, `-infinity` for a pass's first) up to now. ORDER BY the index's
- * expression with LIMIT is what keeps the walk on the index whatever the
- * statistics say: without it, once they counted a tenth of the table as due,
- * the planner read the table for the first $1 rows it expected to meet, and
- * an empty batch then read all of it. The rows are locked with SKIP LOCKED and
- * reached again by their physical address (ctid, stable while the row is
- * locked), and each batch runs as its own statement: no batch waits for a
- * request, and no request waits for more than one batch. Unfinished
- * operations (`in_progress`, `unknown`) are outside the index's times and
- * never swept.
+ * walking one of the two indexes of migration 0020 on a time a finished record
+ * gets once and keeps (so a tombstone is rewritten in place, without new index
+ * entries), in its order from $2 (where the step's previous batch stopped,
+ * `-infinity` for a pass's first) up to now. ORDER BY the indexed column with
+ * LIMIT is what keeps the walk on the index whatever the statistics say:
+ * without it, once they counted a tenth of the table as due, the planner read
+ * the table for the first $1 rows it expected to meet, and an empty batch then
+ * read all of it. The rows are locked with SKIP LOCKED and reached again by
+ * their physical address (ctid, stable while the row is locked), and each
+ * batch runs as its own statement: no batch waits for a request, and no
+ * request waits for more than one batch. Unfinished operations (`in_progress`,
+ * `unknown`) have neither time and are never swept.
  */
-
-/** The indexed time at which a record next needs the sweeper, exactly as the index is defined. */
-export const SWEEP_AT = `(CASE WHEN state = 'tombstone' THEN expires_at ELSE response_expires_at END)`;
 
 /**
- * `due`: at most $1 rows in `states` due from $2 on, in the index's order,
- * locked, each with its place in that order. The step's batch then answers how
- * many rows it changed (`n`, counted from `changed`) and the place of the last
- * one (`resume`), from which its next batch walks on: rows of the other step
- * that this one stepped over are not read again.
+ * `due`: at most $1 rows in `states` due by `column` from `start` on, in the
+ * index's order, locked, each with its place in that order. The step's batch
+ * then answers how many rows it changed (`n`, counted from `changed`) and the
+ * place of the last one (`resume`), from which its next batch walks on: rows
+ * of the other step that this one stepped over are not read again.
  */
-function batch(states: string, change: string, changed: string): string {
+function batch(column: string, start: string, states: string, change: string, changed: string): string {
   return `
-WITH due AS MATERIALIZED (
-  SELECT ctid, ${SWEEP_AT} AS at FROM retrysafe_operations
-  WHERE ${SWEEP_AT} >= $2::timestamptz AND ${SWEEP_AT} <= now() AND state IN (${states})
-  ORDER BY ${SWEEP_AT}
+WITH ${start}, due AS MATERIALIZED (
+  SELECT ctid, ${column} AS at FROM retrysafe_operations
+  WHERE ${column} >= (SELECT start FROM mark) AND ${column} <= now() AND state IN (${states})
+  ORDER BY ${column}
   LIMIT $1
   FOR UPDATE SKIP LOCKED
 ), ${change}
 SELECT (SELECT count(*)::int FROM ${changed}) AS n, (SELECT max(at)::text FROM due) AS resume`;
 }
 
+const FINISHED = `'completed', 'failed'`;
+
 /**
  * Turns completed records whose response expired into tombstones: the body,
  * the headers and the recovery points go; identity, fingerprint, status and
  * resource reference stay, so a late retry is refused rather than run again.
  * $1 batch size, $2 where to walk from.
+ *
+ * The index of response expiries keeps a tombstone's entry, so the step walks
+ * from the mark of `retrysafe_sweep_progress` (every response that expired
+ * before it was swept) rather than through the tombstones. A batch that
+ * started at the mark moves it to where it reached: its last row, or now when
+ * it came back short; never past a due row it did not get (another sweeper
+ * holds it, and may roll back). It leaves the mark alone when the mark moved
+ * meanwhile, back to a record that arrived with its response expired.
  */
 export const TOMBSTONE_EXPIRED = batch(
-  `'completed', 'failed'`,
+  'response_expires_at',
+  `mark AS (
+  SELECT greatest($2::timestamptz, coalesce(p.responses_before, '-infinity')) AS start, p.responses_before AS kept
+  FROM (SELECT 1) AS one LEFT JOIN retrysafe_sweep_progress AS p ON true
+)`,
+  FINISHED,
   `swept AS (
   UPDATE retrysafe_operations
   SET state = 'tombstone', response_body = NULL, response_headers = NULL, input = NULL
@@ -53,12 +65,24 @@ export const TOMBSTONE_EXPIRED = batch(
   DELETE FROM retrysafe_steps AS s
   USING swept
   WHERE s.tenant = swept.tenant AND s.operation = swept.operation AND s.key = swept.key
+), reached AS (
+  SELECT CASE WHEN count(*) < $1 THEN now() ELSE max(at) END AS at FROM due
+), held AS (
+  SELECT min(o.response_expires_at) AS at FROM retrysafe_operations AS o
+  WHERE o.response_expires_at >= (SELECT start FROM mark) AND o.response_expires_at <= (SELECT at FROM reached)
+    AND o.state IN (${FINISHED}) AND NOT EXISTS (SELECT FROM due WHERE due.ctid = o.ctid)
+), moved AS (
+  UPDATE retrysafe_sweep_progress
+  SET responses_before = least((SELECT at FROM held), (SELECT at FROM reached))
+  WHERE responses_before = (SELECT kept FROM mark) AND responses_before >= $2::timestamptz
 )`,
   'swept',
 );
 
 /** Deletes tombstones past their own expiry; after this the key is new again. $1 batch size, $2 where to walk from. */
 export const DELETE_EXPIRED_TOMBSTONES = batch(
+  'expires_at',
+  `mark AS (SELECT $2::timestamptz AS start)`,
   `'tombstone'`,
   `deleted AS (
   DELETE FROM retrysafe_operations
