@@ -17,6 +17,7 @@ export const processSuites = [
   'test/console/million-rows.test.ts',
   'test/retention/sweeper-plans.test.ts',
   'examples/orders/test/**',
+  'test/citus/**',
 ];
 
 // Tests that open no database: they need neither the PostgreSQL server nor the PGlite template the
