@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe } from 'vitest';
+import { distribute, fromPg, migrate } from '../../src/postgres/index.js';
 import { type Cluster, createCluster } from '../faults/support/cluster.js';
 import { waitFor } from './wait-for.js';
 
@@ -106,4 +108,41 @@ export function sharedCitusCluster(): () => CitusCluster {
     if (cluster === undefined) throw new Error('the Citus cluster is not up yet');
     return cluster;
   };
+}
+
+/** The application's table of the Citus suites: the orders `test/support/apps.ts`'s routes insert, keyed by tenant. */
+export const CITUS_ORDERS_TABLE = `CREATE TABLE orders (
+  id bigserial,
+  tenant text NOT NULL,
+  sku text NOT NULL,
+  qty int NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant, id)
+)`;
+
+/**
+ * What a team runs once on the coordinator: `migrate`, the application's
+ * orders distributed by tenant, then `distribute` colocated with them.
+ */
+export async function installRetrysafe(cluster: CitusCluster): Promise<void> {
+  const pool = new pg.Pool({ connectionString: cluster.coordinator.url(), max: 2 });
+  try {
+    const database = fromPg(pool);
+    await migrate(database);
+    await pool.query(CITUS_ORDERS_TABLE);
+    await pool.query("SELECT create_distributed_table('orders', 'tenant')");
+    await distribute(database, { colocateWith: 'orders' });
+  } finally {
+    await pool.end();
+  }
+}
+
+/** The port of the worker that holds `tenant`'s shard of `table`. */
+export async function workerOf(cluster: CitusCluster, tenant: string, table = 'retrysafe_operations'): Promise<number> {
+  const [row] = await cluster.coordinator.query<{ port: number }>(
+    'SELECT nodeport AS port FROM pg_dist_shard_placement WHERE shardid = get_shard_id_for_distribution_column($1, $2)',
+    [table, tenant],
+  );
+  if (row === undefined) throw new Error(`no placement of ${table} for ${tenant}`);
+  return row.port;
 }
