@@ -137,12 +137,22 @@ export async function installRetrysafe(cluster: CitusCluster): Promise<void> {
   }
 }
 
-/** The port of the worker that holds `tenant`'s shard of `table`. */
-export async function workerOf(cluster: CitusCluster, tenant: string, table = 'retrysafe_operations'): Promise<number> {
-  const [row] = await cluster.coordinator.query<{ port: number }>(
-    'SELECT nodeport AS port FROM pg_dist_shard_placement WHERE shardid = get_shard_id_for_distribution_column($1, $2)',
+/** The shard of `table` that holds `tenant`, and the port of the worker it is on. */
+export async function shardOf(
+  cluster: CitusCluster,
+  tenant: string,
+  table = 'retrysafe_operations',
+): Promise<{ readonly shard: string; readonly port: number }> {
+  const [row] = await cluster.coordinator.query<{ shard: string; port: number }>(
+    `SELECT shardid::text AS shard, nodeport AS port FROM pg_dist_shard_placement
+     WHERE shardid = get_shard_id_for_distribution_column($1::regclass, $2::text)`,
     [table, tenant],
   );
   if (row === undefined) throw new Error(`no placement of ${table} for ${tenant}`);
-  return row.port;
+  return row;
+}
+
+/** The port of the worker that holds `tenant`'s shard of `table`. */
+export async function workerOf(cluster: CitusCluster, tenant: string, table = 'retrysafe_operations'): Promise<number> {
+  return (await shardOf(cluster, tenant, table)).port;
 }
