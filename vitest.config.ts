@@ -18,6 +18,7 @@ export const processSuites = [
   'test/retention/sweeper-plans.test.ts',
   'test/retention/hot-tombstones.test.ts',
   'examples/orders/test/**',
+  'test/citus/**',
 ];
 
 // Tests that open no database: they need neither the PostgreSQL server nor the PGlite template the

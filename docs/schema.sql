@@ -625,6 +625,40 @@ ALTER TABLE retrysafe_operations SET (
 );
 INSERT INTO retrysafe_migrations (version, name) VALUES (17, 'operations_autovacuum') ON CONFLICT (version) DO NOTHING;
 
+-- retrysafe migration 18: text_tenant
+-- The operation table's tenant goes back to plain text, its rule a CHECK of
+-- the table, so that it can be the distribution column of a distributed
+-- PostgreSQL (Citus): colocated tables need distribution columns of one type,
+-- the steps' tenant and an application's are text, and Citus 13 prunes a
+-- column of a domain compared with text to no shard at all, so a lookup by
+-- tenant found nothing. A domain to its own base type is binary coercible:
+-- neither the table nor its indexes are rewritten. The CHECK is added NOT
+-- VALID: every row already held to the same rule through the domain, and new
+-- rows are checked.
+ALTER TABLE retrysafe_operations
+    ALTER COLUMN tenant TYPE text,
+    ADD CONSTRAINT retrysafe_operations_tenant_check CHECK (octet_length(tenant) BETWEEN 1 AND 255) NOT VALID;
+INSERT INTO retrysafe_migrations (version, name) VALUES (18, 'text_tenant') ON CONFLICT (version) DO NOTHING;
+
+-- retrysafe migration 19: claim_on_the_shard
+-- On a distributed PostgreSQL (Citus) atomic mode's claim names the
+-- operation table, filtered on the tenant, so that the whole statement runs on
+-- the worker holding the tenant's shard: the advisory lock is taken there,
+-- where every attempt of the identity meets it, whichever node its client
+-- reached. This function then runs on that worker inside the shard's query,
+-- where Citus refuses a query of a distributed table unless nested execution
+-- is allowed; the tenant is the shard's own, so the query is executed locally,
+-- in the same transaction. On plain PostgreSQL the setting is an unused
+-- placeholder. Same body and snapshot rule as migration 0012's.
+CREATE OR REPLACE FUNCTION retrysafe_operation_exists(p_tenant text, p_operation text, p_key text)
+RETURNS boolean LANGUAGE plpgsql VOLATILE SET citus.allow_nested_distributed_execution = on AS $$
+BEGIN
+    RETURN EXISTS (SELECT 1 FROM retrysafe_operations AS o
+                   WHERE o.tenant = p_tenant AND o.operation = p_operation AND o.key = p_key);
+END
+$$;
+INSERT INTO retrysafe_migrations (version, name) VALUES (19, 'claim_on_the_shard') ON CONFLICT (version) DO NOTHING;
+
 -- retrysafe migration 20: hot_tombstones
 -- Turning a record into a tombstone changed `state`, which the one sweep index of
 -- migration 0009 read, so no tombstone was rewritten in place (a HOT update):

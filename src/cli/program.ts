@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, type OutputConfiguration } from 'commander';
 import { registerCheck } from './commands/check.js';
 import { registerConsole } from './commands/console.js';
+import { registerDistribute } from './commands/distribute.js';
 import { registerDeadLetters, registerRequeue } from './commands/dead-letters.js';
 import { registerInspect } from './commands/inspect.js';
 import { registerList, registerSearch } from './commands/list.js';
@@ -20,6 +21,7 @@ import { print, printError } from './terminal-text.js';
 /** Every subcommand lives in `commands/` and adds itself to the program; the operator commands take the operator seam from `source`. */
 const commands: readonly ((program: Command, source: OperatorToolsSource) => Command)[] = [
   registerMigrate,
+  registerDistribute,
   registerSchema,
   registerInspect,
   registerStuck,

@@ -7,6 +7,13 @@ export {
 } from './clients/from-pg.js';
 export { fromPGlite, type PGliteLike } from './clients/from-pglite.js';
 export { migrate, type MigrationResult } from './migrate.js';
+export {
+  checkDistribution,
+  distribute,
+  type DistributeOptions,
+  type DistributionResult,
+  distributionSql,
+} from './distribute.js';
 export type { Migration } from './migrations/index.js';
 export { schemaSql } from './schema.js';
 export { maintenanceStore } from './postgres-maintenance-store.js';

@@ -1,5 +1,6 @@
 import { RetrysafeError } from '../core/errors.js';
 import type { SqlDatabase } from '../store/sql-client.js';
+import { checkDistribution } from './distribute.js';
 import { latestVersion, type Migration, migrations } from './migrations/index.js';
 import { MIGRATIONS_TABLE } from './schema.js';
 
@@ -17,13 +18,15 @@ const MIGRATION_LOCK = 7_357_001;
 /**
  * Creates or upgrades retrysafe's tables. Safe to call from several processes
  * at once (an advisory lock serialises them) and on every start. Refuses a
- * database whose schema is newer than this version of the library.
+ * database whose schema is newer than this version of the library, and, on
+ * Citus, one whose retrysafe tables are distributed only in part
+ * (`checkDistribution`).
  */
 export async function migrate<Tx>(
   database: SqlDatabase<Tx>,
   known: readonly Migration[] = migrations,
 ): Promise<MigrationResult> {
-  return database.transaction(async (sql) => {
+  const result = await database.transaction(async (sql) => {
     // From FROM, so no column of type void comes back: some data layers (Prisma) cannot read one.
     await sql.query('SELECT true AS locked FROM pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await sql.exec(MIGRATIONS_TABLE);
@@ -49,4 +52,7 @@ export async function migrate<Tx>(
     }
     return { applied, version: Math.max(current, latest) };
   });
+  // After the commit: a database distributed only in part is refused at start, its migrations kept.
+  await checkDistribution(database);
+  return result;
 }

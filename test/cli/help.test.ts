@@ -3,6 +3,7 @@ import { expectOneLineError, retrysafe } from './run-cli.js';
 
 const COMMANDS = [
   'migrate',
+  'distribute',
   'inspect',
   'stuck',
   'list',

@@ -30,7 +30,7 @@ const long = (bytes: number): string => `'${'x'.repeat(bytes)}'`;
 
 /** Each rule of the table, and a row that breaks it: [what, row, the constraint that refuses it]. */
 const broken: readonly (readonly [string, Record<string, string>, string])[] = [
-  ['an empty tenant', { ...completed, tenant: "''" }, 'retrysafe_name_check'],
+  ['an empty tenant', { ...completed, tenant: "''" }, 'retrysafe_operations_tenant_check'],
   ['a key over 255 bytes', { ...completed, key: long(256) }, 'retrysafe_name_check'],
   ['an operation under 3 bytes', { ...completed, operation: "'ab'" }, 'retrysafe_operation_name_check'],
   [
@@ -505,6 +505,28 @@ describe('upgrading to the domain checks', () => {
       `SELECT reloptions AS options FROM pg_class WHERE oid = 'retrysafe_operations'::regclass`,
     );
     expect(rows[0]?.options).toEqual(expect.arrayContaining(['autovacuum_vacuum_scale_factor=0.02', 'fillfactor=80']));
+  });
+
+  it('then makes the tenant plain text (0018) and lets the claim read on a shard (0019), rewriting no table or index', async () => {
+    const files = `SELECT relname, relfilenode FROM pg_class WHERE relname LIKE 'retrysafe\\_%' AND relkind IN ('r', 'i') ORDER BY relname`;
+    const before = (await database.query(files)).rows;
+    const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
+
+    expect(
+      await migrate(
+        database,
+        migrations.filter((migration) => migration.version <= 19),
+      ),
+    ).toMatchObject({ applied: [18, 19] });
+    expect((await database.query(files)).rows).toEqual(before);
+    expect((await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows).toEqual(records);
+    const { rows } = await database.query<{ type: string }>(
+      `SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid IN ('retrysafe_operations'::regclass, 'retrysafe_steps'::regclass) AND attname = 'tenant'`,
+    );
+    expect(rows).toEqual([{ type: 'text' }, { type: 'text' }]);
+    await expect(database.query(insert({ ...completed, tenant: long(256) }))).rejects.toThrow(
+      /retrysafe_operations_tenant_check/,
+    );
   });
 
   it('then indexes only times a tombstone keeps (0020) and leaves pages room for it (0021), rewriting no table and changing no row', async () => {

@@ -43,7 +43,7 @@ export interface EngineFactory {
 const behindPooler = process.env.TEST_POOLER === 'transaction';
 
 /** A data layer over a server database: its retrysafe database and how to close what it opened. */
-interface ServerLayer {
+export interface ServerLayer {
   readonly database: SqlDatabase<unknown>;
   end(): Promise<void>;
 }
@@ -102,17 +102,23 @@ function postgresJs(url: string): postgres.Sql {
   return postgres(url, { max: 60, onnotice: () => {} });
 }
 
-/** Every data layer, by the id RETRYSAFE_DATA_LAYERS names it with. */
-const all: Readonly<Record<string, EngineFactory>> = {
-  pg: onServer('postgres (node-postgres)', (url) => {
+/** Data layers over a server URL the suite already has (the Citus suite's nodes), by id. */
+export const serverLayers = {
+  pg: (url: string): ServerLayer => {
     const pool = pgPool(url);
     return { database: fromPg(pool, { preparedStatements: !behindPooler }), end: () => pool.end() };
-  }),
-  pglite: onPGlite('pglite', (lite) => fromPGlite(lite)),
-  'postgres-js': onServer('postgres (postgres.js)', (url) => {
+  },
+  'postgres-js': (url: string): ServerLayer => {
     const sql = postgresJs(url);
     return { database: fromPostgresJs(sql), end: () => sql.end() };
-  }),
+  },
+} as const;
+
+/** Every data layer, by the id RETRYSAFE_DATA_LAYERS names it with. */
+const all: Readonly<Record<string, EngineFactory>> = {
+  pg: onServer('postgres (node-postgres)', serverLayers.pg),
+  pglite: onPGlite('pglite', (lite) => fromPGlite(lite)),
+  'postgres-js': onServer('postgres (postgres.js)', serverLayers['postgres-js']),
   kysely: onServer('postgres (kysely, node-postgres)', (url) => {
     const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool: pgPool(url) }) });
     return { database: fromKysely(db), end: () => db.destroy() };

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { isRetrysafeError } from '../../core/errors.js';
+import { distributionSql } from '../../postgres/distribute.js';
 import { latestSchemaVersion, schemaSql } from '../../postgres/schema.js';
 import { numberFlag } from '../database-command.js';
 import { count } from '../../core/option-rules.js';
@@ -7,6 +8,15 @@ import { print, printError } from '../terminal-text.js';
 
 /** Exit code of a failure at run time, as the database commands use it. */
 const RUNTIME_FAILURE = 1;
+
+interface SchemaFlags {
+  readonly after: number;
+  readonly citus?: boolean;
+  readonly colocateWith?: string;
+}
+
+const colocation = (flags: SchemaFlags) =>
+  flags.colocateWith === undefined ? {} : { colocateWith: flags.colocateWith };
 
 /** `retrysafe schema`: prints the migrations' SQL for a migration tool; needs no database. */
 export function registerSchema(program: Command): Command {
@@ -21,19 +31,21 @@ export function registerSchema(program: Command): Command {
       numberFlag(count(0, Number.MAX_SAFE_INTEGER)),
       0,
     )
-    .action((flags: { readonly after: number }) => {
+    .option('--citus', 'print instead the SQL `retrysafe distribute` runs on a Citus coordinator after the migrations')
+    .option('--colocate-with <table>', "with --citus: the application's distributed table retrysafe's tables join")
+    .action((flags: SchemaFlags) => {
       let script: string;
       try {
-        script = schemaSql(flags.after);
+        script = flags.citus === true ? distributionSql(colocation(flags)) : schemaSql(flags.after);
       } catch (error) {
-        if (!isRetrysafeError(error, 'schema-too-new')) throw error;
+        if (!isRetrysafeError(error, 'schema-too-new') && !isRetrysafeError(error, 'misuse')) throw error;
         printError(`retrysafe schema: ${error.code}: ${error.message}\n`);
         process.exitCode = RUNTIME_FAILURE;
         return;
       }
       print(script);
       // The script then only creates the table of versions if missing: said where a terminal shows it.
-      if (flags.after === latestSchemaVersion)
+      if (flags.citus !== true && flags.after === latestSchemaVersion)
         printError(`retrysafe schema: nothing after version ${latestSchemaVersion}, this retrysafe's latest.\n`);
     });
 }

@@ -15,6 +15,8 @@ import { claimLockKeyAndTimeout } from './0014_claim_lock_key_and_timeout.js';
 import { failedActivity } from './0015_failed_activity.js';
 import { lastError } from './0016_last_error.js';
 import { operationsAutovacuum } from './0017_operations_autovacuum.js';
+import { textTenant } from './0018_text_tenant.js';
+import { claimOnTheShard } from './0019_claim_on_the_shard.js';
 import { hotTombstones } from './0020_hot_tombstones.js';
 import { tombstoneRoom } from './0021_tombstone_room.js';
 import type { Migration } from './migration.js';
@@ -43,6 +45,8 @@ export const migrations: readonly Migration[] = [
   failedActivity,
   lastError,
   operationsAutovacuum,
+  textTenant,
+  claimOnTheShard,
   hotTombstones,
   tombstoneRoom,
 ];

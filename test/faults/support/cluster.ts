@@ -55,10 +55,13 @@ const COMMON_SETTINGS = [
   "log_min_messages = 'warning'",
 ];
 
-/** Creates and starts a single cluster. */
-export async function createCluster(name: string): Promise<Cluster & { dispose(): Promise<void> }> {
+/** Creates and starts a single cluster; `settings` are postgresql.conf lines added to the common ones. */
+export async function createCluster(
+  name: string,
+  settings: readonly string[] = [],
+): Promise<Cluster & { dispose(): Promise<void> }> {
   const root = await serverDirectory(`retrysafe-${name}-`);
-  const cluster = await initialised(root, name);
+  const cluster = await initialised(root, name, settings);
   await cluster.start();
   return { ...cluster, dispose: () => disposeAll(root, [cluster]) };
 }
@@ -101,7 +104,7 @@ export async function createReplicatedPair(): Promise<ReplicatedPair> {
   return { primary, standby, dispose: () => disposeAll(root, [primary, standby]) };
 }
 
-async function initialised(root: string, name: string): Promise<Cluster> {
+async function initialised(root: string, name: string, settings: readonly string[] = []): Promise<Cluster> {
   const cluster = clusterAt(root, name, await freePort());
   await asPostgres(join(PG_BIN, 'initdb'), [
     '-D',
@@ -116,7 +119,7 @@ async function initialised(root: string, name: string): Promise<Cluster> {
   ]);
   await appendFile(
     join(cluster.dataDir, 'postgresql.conf'),
-    `\n${COMMON_SETTINGS.join('\n')}\nport = ${cluster.port}\nunix_socket_directories = '${root}'\n`,
+    `\n${[...COMMON_SETTINGS, ...settings].join('\n')}\nport = ${cluster.port}\nunix_socket_directories = '${root}'\n`,
   );
   return cluster;
 }
