@@ -46,6 +46,8 @@ export const USAGE = `npm run bench [-- options]
                          cost per new key, measured on a cluster of the run's own;
                          \`scale\` the same at production sizes, with sweeps (never
                          part of a run without --only)
+                         \`citus\` runs A and B on a Citus coordinator and two workers
+                         of the run's own (only when named)
   --transactions N       transactions per shape in those measurements (3000)
   --scale-sizes A,B,C    record counts for \`scale\` (0,1000000,10000000)
   --scale-rate N         B's transactions per second beside a sweep pass (200)

@@ -14,6 +14,7 @@ import { repoRoot } from './child-process.js';
 import { freshDatabase, type UpdateStats } from './database.js';
 import { describeMachine, loadAverage } from './machine.js';
 import { measure, type RunContext } from './measure.js';
+import { type CitusRun, measureCitus, renderCitus } from './measure-citus.js';
 import { measurePhysical } from './measure-physical.js';
 import { measureScale } from './measure-scale.js';
 import type { ScaleRun } from './scale.js';
@@ -51,6 +52,8 @@ const scenarios = SCENARIOS.filter(
 const wantsPhysical = options.only.length === 0 || options.only.includes('physical');
 // Production sizes take most of an hour: only when named.
 const wantsScale = options.only.includes('scale');
+// Only when named: it needs Citus installed, which a full run does not ask of the machine.
+const wantsCitus = options.only.includes('citus');
 if (!pgbench)
   console.log(
     `pgbench is not installed: the G-pgbench ceiling${wantsPhysical ? " and PostgreSQL's cost per new key are" : ' is'} skipped.`,
@@ -90,6 +93,7 @@ const profiles: ProfileReport[] = [];
 let updateStats: UpdateStats[];
 let physical: PhysicalRun | undefined;
 let scale: ScaleRun | undefined;
+let citus: CitusRun | undefined;
 try {
   for (let round = 1; round <= options.rounds; round += 1) {
     for (const scenario of scenarios) {
@@ -108,6 +112,14 @@ try {
   if (wantsScale) {
     scale = await measureScale(options).catch((error: unknown) => {
       const message = `scale: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
+      console.error(message);
+      broken.push(message.split('\n')[0] ?? message);
+      return undefined;
+    });
+  }
+  if (wantsCitus) {
+    citus = await measureCitus(context).catch((error: unknown) => {
+      const message = `citus: ${error instanceof Error ? error.message : String(error)}`;
       console.error(message);
       broken.push(message.split('\n')[0] ?? message);
       return undefined;
@@ -153,6 +165,7 @@ const report: RunReport = {
 };
 const markdown =
   renderMarkdown(report) +
+  (citus === undefined ? '' : renderCitus(citus, options.rounds)) +
   (broken.length > 0 ? `\n## Scenarios that could not run\n\n${broken.map((b) => `- ${b}`).join('\n')}\n` : '');
 mkdirSync(join(benchDir, 'results'), { recursive: true });
 writeFileSync(join(benchDir, 'results', options.only.length === 0 ? 'latest.md' : 'partial.md'), markdown);
@@ -165,7 +178,7 @@ writeFileSync(
   chart,
 );
 console.log(`\n${markdown}`);
-const lost = failures(report);
+const lost = [...failures(report), ...(citus?.measurements.filter((m) => m.verdict?.ok === false) ?? [])];
 for (const m of lost)
   console.error(`retrysafe lost its guarantee in ${m.scenario}, round ${m.round}: ${m.verdict?.text}`);
 process.exit(lost.length > 0 || broken.length > 0 ? 1 : 0);

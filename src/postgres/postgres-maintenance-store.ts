@@ -5,7 +5,7 @@ import type { MaintenanceStore, OperationDetails, StuckOperation, SweepBatch } f
 import type { SqlDatabase } from '../store/sql-client.js';
 import { STORE_STATS, STUCK_OPERATIONS, UNHANDLED_LEASES } from './sql/inspect.js';
 import { DELETE_EXPIRED_TOMBSTONES, TOMBSTONE_EXPIRED } from './sql/sweep.js';
-import { storeRows } from './store-rows.js';
+import { refusedShape, storeRows } from './store-rows.js';
 import { activityStore } from './postgres-activity-store.js';
 import { readOperation } from './postgres-operator-store.js';
 
@@ -58,7 +58,9 @@ export function maintenanceStore<Tx>(database: SqlDatabase<Tx>): MaintenanceStor
   const activity = activityStore(database);
   const run = <Row>(text: string, values: readonly unknown[]): Promise<Row[]> => storeRows<Row>(database, text, values);
   const sweep = async (text: string, limit: number, from = '-infinity'): Promise<SweepBatch> => {
-    const [row] = await run<{ n: number; resume: string | null }>(text, [batchLimit(limit), from]);
+    const [row] = await run<{ n: number; resume: string | null }>(text, [batchLimit(limit), from]).catch(
+      unsupportedSweep,
+    );
     return { changed: row?.n ?? 0, resume: row?.resume ?? undefined };
   };
 
@@ -138,6 +140,12 @@ function toDetails(identity: OperationIdentity, row: DetailsRow, steps: Operatio
     steps,
   };
 }
+
+/** The sweep on Citus, with retrysafe_operations distributed. */
+const unsupportedSweep = refusedShape(
+  'The sweeper',
+  'its batches lock the due records with FOR UPDATE SKIP LOCKED and reach them again by ctid, which Citus does not run on a distributed retrysafe_operations. See docs/scaling.md.',
+);
 
 function batchLimit(limit: number): number {
   if (!Number.isInteger(limit) || limit < 1)

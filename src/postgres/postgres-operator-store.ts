@@ -36,7 +36,7 @@ import {
   SUCCESS_STATUS,
 } from './sql/operator.js';
 import { ids } from './sql/record-row.js';
-import { storeChanged, storeRows } from './store-rows.js';
+import { refusedShape, storeChanged, storeRows } from './store-rows.js';
 import { INSPECT_STEPS, OLDEST_UNFINISHED } from './sql/inspect.js';
 
 interface SummaryRow {
@@ -115,6 +115,12 @@ export function unknownActions<Tx>(database: SqlDatabase<Tx>): UnknownActions {
   };
 }
 
+/** A key searched without its operation, on Citus. */
+const unsupportedKeySearch = refusedShape(
+  'A search by key without an operation',
+  'it walks the primary key from one tenant and operation to the next with a recursive query, which Citus does not run on a distributed retrysafe_operations. Name the operation too. See docs/scaling.md.',
+);
+
 /** The operators' statements on PostgreSQL; each read is one statement, each action one conditional statement. */
 export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
   const run = <Row>(text: string, values: readonly unknown[]): Promise<Row[]> => storeRows<Row>(database, text, values);
@@ -154,8 +160,9 @@ export function operatorStore<Tx>(database: SqlDatabase<Tx>): OperatorStore {
       }
       // A tenant's first page starts at the tenant: a walk by key then descends straight into it.
       const position = after ?? [query.tenant ?? '', '', ''];
-      const walk = query.operation === undefined && query.key !== undefined ? LIST_BY_KEY : LIST_BY_IDENTITY;
-      const rows = await run<SummaryRow>(walk, [...filters, ...position, limit + 1]);
+      const byKey = query.operation === undefined && query.key !== undefined;
+      const walk = run<SummaryRow>(byKey ? LIST_BY_KEY : LIST_BY_IDENTITY, [...filters, ...position, limit + 1]);
+      const rows = await (byKey ? walk.catch(unsupportedKeySearch) : walk);
       return page(rows, limit, (row) => [row.tenant, row.operation, row.key], summary);
     },
 

@@ -8,6 +8,8 @@ export const UNIQUE_VIOLATION = '23505';
 export const IN_FAILED_SQL_TRANSACTION = '25P02';
 /** A statement at REPEATABLE READ or SERIALIZABLE met a row committed after its snapshot; nothing of it was applied. */
 export const SERIALIZATION_FAILURE = '40001';
+/** The server cannot run the statement's shape: Citus refuses row locks (FOR UPDATE) in a query over several shards. */
+export const FEATURE_NOT_SUPPORTED = '0A000';
 /** A table the statement names does not exist: the schema was never migrated. */
 export const UNDEFINED_TABLE = '42P01';
 /**

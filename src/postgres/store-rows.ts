@@ -1,5 +1,6 @@
 import type { SqlDatabase, Statement } from '../store/sql-client.js';
-import { SERIALIZATION_FAILURE, sqlState } from './sqlstate.js';
+import { isRetrysafeError, RetrysafeError } from '../core/errors.js';
+import { FEATURE_NOT_SUPPORTED, SERIALIZATION_FAILURE, sqlState } from './sqlstate.js';
 import { unavailable } from './transaction.js';
 
 /**
@@ -48,4 +49,18 @@ export async function storeChanged(
   values: readonly unknown[],
 ): Promise<boolean> {
   return (await storeRows(database, text, values)).length > 0;
+}
+
+/**
+ * For a store error whose cause is a statement the server cannot run at all (SQLSTATE 0A000; Citus, for a shape it
+ * does not run on a distributed retrysafe_operations): it fails every time alike, so it becomes a misuse that says
+ * `what` cannot run, the server's reason and `why`, rather than an outage. Any other error is rethrown as it is.
+ */
+export function refusedShape(what: string, why: string): (error: unknown) => never {
+  return (error) => {
+    const cause = isRetrysafeError(error) ? error.cause : error;
+    if (sqlState(cause) !== FEATURE_NOT_SUPPORTED) throw error;
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new RetrysafeError('misuse', `${what} cannot run on this database (${reason}): ${why}`, { cause });
+  };
 }

@@ -2,7 +2,7 @@ import type { Completion } from '../../core/completion.js';
 import type { OperationIdentity } from '../../core/identity.js';
 import type { Failure, Lease, LeaseRequest, Release } from '../../store/lease-store.js';
 import { jsonText, statement } from './statement.js';
-import { ids, RECORD_COLUMNS } from './record-row.js';
+import { ids, RECORD_COLUMNS, STORED_RECORD_COLUMNS } from './record-row.js';
 import { completionAssignments, completionValues } from './completion.js';
 
 /**
@@ -10,10 +10,6 @@ import { completionAssignments, completionValues } from './completion.js';
  * fencing token: a worker whose lease was taken over matches no row and
  * changes nothing. $1 tenant, $2 operation, $3 key throughout.
  */
-
-/** The lease columns every lease-returning statement gives back; the age counts from the claim or the operator's retry. */
-const LEASE_COLUMNS = `owner_token, fencing_token, attempt, input, failures,
-  extract(epoch FROM now() - coalesce(retried_at, created_at))::float8 AS age_seconds`;
 
 /** Not resting after a failed attempt: a take-over may begin. */
 const RESTED = `(not_before IS NULL OR not_before <= now())`;
@@ -25,8 +21,10 @@ function ownedValues(lease: Lease): unknown[] {
 
 /**
  * Wraps a claiming INSERT so that one round trip either claims the identity
- * or returns the record holding it. At READ COMMITTED a record committed while
- * the INSERT waited is not in this statement's snapshot, so the second branch
+ * or returns the record holding it. The time it was read is selected outside
+ * the INSERT's RETURNING, which on Citus may call IMMUTABLE functions only.
+ * At READ COMMITTED a record committed while the INSERT waited is not in this
+ * statement's snapshot, so the second branch
  * can come back empty: the caller then reads it in a new statement
  * (`READ_RECORD`). $1 tenant, $2 operation, $3 key.
  */
@@ -35,9 +33,9 @@ function claimOrRead(insert: string): string {
 WITH claimed AS (
 ${insert}
   ON CONFLICT (tenant, operation, key) DO NOTHING
-  RETURNING ${RECORD_COLUMNS}
+  RETURNING ${STORED_RECORD_COLUMNS}
 )
-SELECT true AS claimed, * FROM claimed
+SELECT true AS claimed, *, now() AS read_at FROM claimed
 UNION ALL
 SELECT false, ${RECORD_COLUMNS}
 FROM retrysafe_operations AS o
@@ -73,12 +71,14 @@ export function claimLeaseValues(request: LeaseRequest): unknown[] {
 /**
  * Takes over an expired lease by compare-and-swap on the fencing token last
  * seen: of several racing workers exactly one matches. Never before the
- * backoff of a failed attempt has passed.
+ * backoff of a failed attempt has passed. The age (from the claim or the
+ * operator's retry) is computed outside RETURNING, as in `claimOrRead`.
  * $4 fencing token seen, $5 new owner, $6 lease seconds.
  */
 export const TAKE_OVER = statement(
   'retrysafe_take_over',
   `
+WITH taken AS (
 UPDATE retrysafe_operations
 SET owner_token = $5,
     lease_expires_at = now() + make_interval(secs => $6),
@@ -87,7 +87,10 @@ SET owner_token = $5,
     fencing_token = fencing_token + 1
 WHERE tenant = $1 AND operation = $2 AND key = $3
   AND state = 'in_progress' AND lease_expires_at <= now() AND ${RESTED} AND fencing_token = $4
-RETURNING ${LEASE_COLUMNS}`,
+RETURNING owner_token, fencing_token, attempt, input, failures, coalesce(retried_at, created_at) AS since
+)
+SELECT owner_token, fencing_token, attempt, input, failures, extract(epoch FROM now() - since)::float8 AS age_seconds
+FROM taken`,
 );
 
 /** The values of `TAKE_OVER`. */
@@ -147,17 +150,18 @@ const OWNED_RENEWED = `WITH owned AS (
 /**
  * Records that a step is about to call downstream, before the call, written
  * only by the owner; it renews the lease too. A step started by an earlier
- * attempt is started again; a finished one is not.
+ * attempt is started again; a finished one is not. The start time comes in
+ * with the row: Citus allows no function but IMMUTABLE ones in DO UPDATE SET.
  * $4 owner, $5 fencing token, $6 lease seconds, $7 step.
  */
 export const START_STEP = statement(
   'retrysafe_start_step',
   `
 ${OWNED_RENEWED}
-INSERT INTO retrysafe_steps (tenant, operation, key, step, fencing_token)
-SELECT tenant, operation, key, $7, fencing_token FROM owned
+INSERT INTO retrysafe_steps (tenant, operation, key, step, fencing_token, started_at)
+SELECT tenant, operation, key, $7, fencing_token, now() FROM owned
 ON CONFLICT (tenant, operation, key, step) DO UPDATE
-  SET fencing_token = EXCLUDED.fencing_token, started_at = now()
+  SET fencing_token = EXCLUDED.fencing_token, started_at = EXCLUDED.started_at
   WHERE retrysafe_steps.finished_at IS NULL
 RETURNING step`,
 );

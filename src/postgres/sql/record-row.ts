@@ -1,10 +1,16 @@
 import type { OperationIdentity } from '../../core/identity.js';
 import type { OperationMode, OperationRecord, RecordState } from '../../core/record.js';
 
-/** The columns every statement that returns a record selects, in this order. */
-export const RECORD_COLUMNS = `o.state, o.mode, o.fingerprint, o.principal, o.created_at, now() AS read_at,
+/**
+ * The stored columns of a record, in this order. Without the time it was read: Citus refuses a function that is not
+ * IMMUTABLE, such as now(), in the RETURNING clause of a statement on a distributed table.
+ */
+export const STORED_RECORD_COLUMNS = `o.state, o.mode, o.fingerprint, o.principal, o.created_at,
   o.lease_expires_at, o.attempt, o.fencing_token, o.response_status, o.response_headers,
   o.response_body, o.response_omitted, o.finished_at, o.response_expires_at, o.resource_ref, o.reason`;
+
+/** The columns every statement that returns a record selects, in this order. */
+export const RECORD_COLUMNS = `${STORED_RECORD_COLUMNS}, now() AS read_at`;
 
 /** The identity's values as $1 tenant, $2 operation, $3 key. */
 export function ids(identity: OperationIdentity): [string, string, string] {
