@@ -99,9 +99,13 @@ export function sizing(bytesPerRecord: number, bytesPerTombstone: number, keysPe
   return { records, tombstones, bytes: records * bytesPerRecord + tombstones * bytesPerTombstone };
 }
 
-/** A plan that reads the record table only through an index. */
+/**
+ * A plan that reads retrysafe's record tables only through an index. The
+ * swept records' steps are deleted by their identities, a join whose side
+ * PostgreSQL may scan while that table is small.
+ */
 export function walksIndex(plan: string): boolean {
-  return !/Seq Scan on retrysafe_/.test(plan) && /Index (Only )?Scan/.test(plan);
+  return !/Seq Scan on retrysafe_(?!steps\b)/.test(plan) && /Index (Only )?Scan/.test(plan);
 }
 
 /** What the issue measured a tombstone to write before its design changed: 4.7 kB at 10 million records. */
