@@ -3,6 +3,7 @@ import type { SqlClient } from '../store/sql-client.js';
 import {
   distributeByTenant,
   distributeFunction,
+  DROP_SWEEP_MARK_TRIGGER,
   HAS_CITUS,
   makeReference,
   NODE_FUNCTIONS,
@@ -43,6 +44,7 @@ const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$/;
 export function distributionSql(options: DistributeOptions = {}): string {
   const colocateWith = colocationOf(options);
   return `${[
+    DROP_SWEEP_MARK_TRIGGER,
     ...TENANT_TABLES.map((table, index) =>
       distributeByTenant(table, index === 0 ? (colocateWith ?? 'default') : TENANT_TABLES[0]),
     ),
@@ -65,6 +67,7 @@ export async function distribute(sql: Querier, options: DistributeOptions = {}):
     throw new RetrysafeError('misuse', 'This database has no Citus: run CREATE EXTENSION citus on each node first.');
   if (colocateWith !== undefined) applicationTable(tables, colocateWith);
   const distributed: string[] = [];
+  if (tables.get(TENANT_TABLES[0])?.method !== 'h') await sql.query(DROP_SWEEP_MARK_TRIGGER);
   for (const [index, table] of TENANT_TABLES.entries()) {
     if (tables.get(table)?.method === 'h') continue;
     await sql.query(distributeByTenant(table, index === 0 ? (colocateWith ?? 'default') : TENANT_TABLES[0]));

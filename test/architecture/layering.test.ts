@@ -86,8 +86,10 @@ const rules: readonly Rule[] = [
       // The command line's connection and the application's configuration it loads.
       'cli/database-command.ts',
       'cli/operations-module.ts',
-      // The maintenance commands, which are no operator tooling: the schema, the sweeper, the recovery worker.
+      // The maintenance commands, which are no operator tooling: the schema and its distribution, the sweeper,
+      // the recovery worker.
       'cli/commands/migrate.ts',
+      'cli/commands/distribute.ts',
       'cli/commands/schema.ts',
       'cli/commands/sweep.ts',
       'cli/commands/recover.ts',

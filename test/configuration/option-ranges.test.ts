@@ -122,7 +122,7 @@ const entries: readonly Entry[] = [
     build: (database, activity) => idempotency({ store: postgresStore(database), activity }),
   },
   {
-    type: 'ConsoleOptions',
+    type: 'ConsoleSettings',
     rules: consoleRules,
     code: 'misuse',
     build: (database, options) => operatorConsole({ database, ...options }),
@@ -375,7 +375,7 @@ const declarations = readdirSync(new URL('src/', root), { recursive: true, encod
 
 describe('the walk above', () => {
   // What configures something: options, a policy, limits, a retention. Results and records are not configured.
-  const configuring = /(?:Options|Policy|Limits|Retention|Route)$/;
+  const configuring = /(?:Options|Settings|Policy|Limits|Retention|Route)$/;
   // Named like options, but set by retrysafe for a driver, never by an application.
   const setByRetrysafe = new Set(['AmqpPublishOptions']);
 

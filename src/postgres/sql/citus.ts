@@ -18,7 +18,17 @@ export const REFERENCE_TABLES = [
   'retrysafe_webhook_events',
   'retrysafe_activity',
   'retrysafe_operator_actions',
+  'retrysafe_sweep_progress',
 ] as const;
+
+/**
+ * Citus distributes no table with triggers. The operation table's one trigger
+ * (migration 0020) moves the sweeper's mark back for a record written with
+ * its response already expired; the sweeper does not run on Citus (it refuses
+ * with \`misuse\`), so the trigger has nothing to keep and goes first.
+ */
+export const DROP_SWEEP_MARK_TRIGGER =
+  'DROP TRIGGER IF EXISTS retrysafe_operations_response_arrived_expired ON retrysafe_operations';
 
 /** The functions the request paths call, which must exist on every node the statements run on. */
 export const NODE_FUNCTIONS = [
