@@ -34,7 +34,24 @@ describe('canonicalJson', () => {
   });
 
   it('sorts a few names and many alike, whichever way each is sorted', () => {
-    const names = ['\u{1f600}', 'b', '\ufb33', 'a10', 'A', 'a', 'a1', '\u00f6', '', 'ab', 'b0', '\r', 'z', 'Z', '_', '0'];
+    const names = [
+      '\u{1f600}',
+      'b',
+      '\ufb33',
+      'a10',
+      'A',
+      'a',
+      'a1',
+      '\u00f6',
+      '',
+      'ab',
+      'b0',
+      '\r',
+      'z',
+      'Z',
+      '_',
+      '0',
+    ];
     for (const count of [2, 3, 16, 17, 40]) {
       const value = Object.fromEntries(
         Array.from({ length: count }, (_, at) => [`${names[at % names.length] ?? ''}${'~'.repeat(at / 16)}`, at]),
