@@ -645,16 +645,20 @@ INSERT INTO retrysafe_migrations (version, name) VALUES (18, 'text_tenant') ON C
 -- operation table, filtered on the tenant, so that the whole statement runs on
 -- the worker holding the tenant's shard: the advisory lock is taken there,
 -- where every attempt of the identity meets it, whichever node its client
--- reached. This function then runs on that worker inside the shard's query,
--- where Citus refuses a query of a distributed table unless nested execution
--- is allowed; the tenant is the shard's own, so the query is executed locally,
--- in the same transaction. On plain PostgreSQL the setting is an unused
--- placeholder. Same body and snapshot rule as migration 0012's.
-CREATE OR REPLACE FUNCTION retrysafe_operation_exists(p_tenant text, p_operation text, p_key text)
-RETURNS boolean LANGUAGE plpgsql VOLATILE SET citus.allow_nested_distributed_execution = on AS $$
+-- reached. retrysafe_operation_exists (migration 0012) then runs on that
+-- worker inside the shard's query, where Citus refuses a query of a
+-- distributed table unless nested execution is allowed; the tenant is the
+-- shard's own, so the query is executed locally, in the same transaction.
+-- Only where Citus is installed: PostgreSQL lets no role but a superuser set a
+-- parameter it does not know, and a SET clause would cost every claim a
+-- setting saved and restored. distribute() sets it too, for Citus installed
+-- after this migration.
+DO $$
 BEGIN
-    RETURN EXISTS (SELECT 1 FROM retrysafe_operations AS o
-                   WHERE o.tenant = p_tenant AND o.operation = p_operation AND o.key = p_key);
+    IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
+        ALTER FUNCTION retrysafe_operation_exists(text, text, text)
+            SET citus.allow_nested_distributed_execution = on;
+    END IF;
 END
 $$;
 INSERT INTO retrysafe_migrations (version, name) VALUES (19, 'claim_on_the_shard') ON CONFLICT (version) DO NOTHING;

@@ -6,6 +6,7 @@ import {
   DROP_SWEEP_MARK_TRIGGER,
   HAS_CITUS,
   makeReference,
+  NESTED_EXECUTION,
   NODE_FUNCTIONS,
   REFERENCE_TABLES,
   TABLE_DISTRIBUTION,
@@ -49,6 +50,7 @@ export function distributionSql(options: DistributeOptions = {}): string {
       distributeByTenant(table, index === 0 ? (colocateWith ?? 'default') : TENANT_TABLES[0]),
     ),
     ...REFERENCE_TABLES.map(makeReference),
+    NESTED_EXECUTION,
     ...NODE_FUNCTIONS.map(distributeFunction),
   ].join(';\n')};\n`;
 }
@@ -78,6 +80,7 @@ export async function distribute(sql: Querier, options: DistributeOptions = {}):
     await sql.query(makeReference(table));
     distributed.push(table);
   }
+  await sql.query(NESTED_EXECUTION);
   for (const signature of NODE_FUNCTIONS) await sql.query(distributeFunction(signature));
   await checkDistribution(sql, options);
   return { distributed };

@@ -305,8 +305,8 @@ describe("the physical shapes' pgbench scripts", () => {
         });
       const ruled = await rulesOf(database);
       expect(ruled.domains).toBeGreaterThan(0);
-      // The state's shape and the last error's bound (migration 16).
-      expect(ruled.checks).toBe(2);
+      // The state's shape, the last error's bound (migration 16) and the tenant's length (migration 18).
+      expect(ruled.checks).toBe(3);
       expect(await rulesOf(unruled)).toEqual({ domains: 0, checks: 0, indexes: ruled.indexes });
     });
   });

@@ -37,6 +37,13 @@ export const NODE_FUNCTIONS = [
   'retrysafe_operation_exists(text, text, text)',
 ] as const;
 
+/**
+ * Lets the claim's read after the lock (migration 0012's function) query the
+ * shard it runs on, as migration 0019 does where Citus was installed first.
+ */
+export const NESTED_EXECUTION =
+  'ALTER FUNCTION retrysafe_operation_exists(text, text, text) SET citus.allow_nested_distributed_execution = on';
+
 /** Whether the database has Citus. */
 export const HAS_CITUS = `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus`;
 
