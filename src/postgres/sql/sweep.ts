@@ -46,7 +46,9 @@ const FINISHED = `'completed', 'failed'`;
  * before it was swept) rather than through the tombstones. A batch that
  * started at the mark moves it to where it reached: its last row, or now when
  * it came back short; never past a due row it did not get (another sweeper
- * holds it, and may roll back). It leaves the mark alone when the mark moved
+ * holds it, and may roll back). Only rows before where it reached are looked
+ * for: the walk from the mark takes the rows at that time again, and rows that
+ * share it (a bulk import's) are then not read once more for every batch. It leaves the mark alone when the mark moved
  * meanwhile, back to a record that arrived with its response expired.
  */
 export const TOMBSTONE_EXPIRED = batch(
@@ -69,7 +71,7 @@ export const TOMBSTONE_EXPIRED = batch(
   SELECT CASE WHEN count(*) < $1 THEN now() ELSE max(at) END AS at FROM due
 ), held AS (
   SELECT min(o.response_expires_at) AS at FROM retrysafe_operations AS o
-  WHERE o.response_expires_at >= (SELECT start FROM mark) AND o.response_expires_at <= (SELECT at FROM reached)
+  WHERE o.response_expires_at >= (SELECT start FROM mark) AND o.response_expires_at < (SELECT at FROM reached)
     AND o.state IN (${FINISHED}) AND NOT EXISTS (SELECT FROM due WHERE due.ctid = o.ctid)
 ), moved AS (
   UPDATE retrysafe_sweep_progress
