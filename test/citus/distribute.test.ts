@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { isRetrysafeError } from '../../src/core/errors.js';
 import { checkDistribution, distribute, distributionSql, fromPg, migrate } from '../../src/postgres/index.js';
+import { DROP_SWEEP_MARK_TRIGGER } from '../../src/postgres/sql/citus.js';
 import type { SqlDatabase } from '../../src/store/sql-client.js';
 import { CITUS_ORDERS_TABLE, describeCitus, sharedCitusCluster } from '../support/citus-cluster.js';
 
@@ -15,9 +16,6 @@ const REFERENCE_TABLES = [
   'retrysafe_sweep_progress',
   'retrysafe_webhook_events',
 ];
-/** What the test drops by hand before distributing by hand, as distribute() does (src/postgres/sql/citus.ts). */
-const DROP_SWEEP_MARK_TRIGGER =
-  'DROP TRIGGER IF EXISTS retrysafe_operations_response_arrived_expired ON retrysafe_operations';
 
 describeCitus("distributing retrysafe's tables on Citus", () => {
   const cluster = sharedCitusCluster();
