@@ -15,27 +15,26 @@ import { ids } from './record-row.js';
  * here, holding a connection: when the lock is held and no record exists, the
  * attempt rolls back and waits outside the database (`postgres-store.ts`).
  *
- * The record is looked for twice. First by a subquery on the primary key:
- * it names the operation table filtered on the tenant, so that a distributed
- * PostgreSQL (Citus) routes the whole statement, lock included, to the worker
- * holding the tenant's shard (test/citus/routing.test.ts), and it finds a
- * record committed before the statement began. Only when it finds none,
- * `retrysafe_operation_exists` (migrations 0012 and 0019) asks again after the
- * lock: the subquery reads with the statement's snapshot, taken before the
- * lock, and would miss a record committed by the holder that has just let go
- * of it. `OFFSET 0` keeps the lock in a subquery of its own, so it is tried
- * before the outer row asks; the CASE orders the two reads. One row of two
- * booleans, `locked` and `found`; a found record is read by `READ_RECORD`.
+ * `retrysafe_operation_exists` (migrations 0012 and 0019) asks after the
+ * lock, with a snapshot of its own: the statement's snapshot is taken before
+ * the lock and would miss a record committed by the holder that has just let
+ * go of it. `OFFSET 0` keeps the lock in a subquery of its own, so it is
+ * tried before the outer row asks. The `LIMIT 0` subquery reads nothing (its
+ * scan is never executed) and is there for a distributed PostgreSQL (Citus):
+ * it names the operation table filtered on the tenant, so that Citus routes
+ * the whole statement, lock included, to the worker holding the tenant's
+ * shard (test/citus/routing.test.ts). One lookup of the primary key per
+ * claim, new key or replay. One row of two booleans, `locked` and `found`; a
+ * found record is read by `READ_RECORD`.
  * $1 tenant, $2 operation, $3 key,
  * $4 the most statement_timeout for the rest of the transaction may be (e.g. '30000ms', or null for the session's).
  */
 export const CLAIM_ATOMIC = statement(
   'retrysafe_claim_atomic',
   `
-SELECT claim.locked,
-       CASE WHEN EXISTS (SELECT 1 FROM retrysafe_operations AS o WHERE o.tenant = $1 AND o.operation = $2 AND o.key = $3)
-            THEN true ELSE retrysafe_operation_exists($1, $2, $3) END AS found
-FROM (SELECT retrysafe_claim_lock($1, $2, $3, $4) AS locked OFFSET 0) AS claim`,
+SELECT claim.locked, retrysafe_operation_exists($1, $2, $3) AS found
+FROM (SELECT retrysafe_claim_lock($1, $2, $3, $4) AS locked OFFSET 0) AS claim
+WHERE NOT EXISTS (SELECT 1 FROM retrysafe_operations AS o WHERE o.tenant = $1 LIMIT 0)`,
 );
 
 /** The values of `CLAIM_ATOMIC` for one request. */
