@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { fromPg, migrate, portable } from '../src/postgres/index.js';
+import { distribute, fromPg, migrate, portable } from '../src/postgres/index.js';
 import { createCitusCluster } from '../test/support/citus-cluster.js';
 import type { BenchDatabase, OrderCensus } from './database.js';
 import { median } from './latency.js';
@@ -11,16 +11,15 @@ import { SCENARIOS } from './scenarios.js';
 const CITUS_SCENARIOS = ['A', 'B'] as const;
 
 /**
- * The bench's orders on Citus: the primary key leads with the tenant, as a distributed table's must, and the table
- * is distributed with retrysafe's records, so that an order and its record commit on one worker.
+ * The bench's orders on Citus, distributed by tenant: the primary key leads with the tenant, as a distributed
+ * table's must. `distribute` then colocates retrysafe's records with them, so that an order and its record commit
+ * on one worker.
  */
 const CITUS_ORDERS = [
   `CREATE TABLE bench_orders (
     id bigserial, tenant text NOT NULL, sku text NOT NULL, quantity integer NOT NULL, idem_key text,
     created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (tenant, id))`,
-  "SELECT create_distributed_table('retrysafe_operations', 'tenant')",
-  "SELECT create_distributed_table('retrysafe_steps', 'tenant', colocate_with => 'retrysafe_operations')",
-  "SELECT create_distributed_table('bench_orders', 'tenant', colocate_with => 'retrysafe_operations')",
+  "SELECT create_distributed_table('bench_orders', 'tenant')",
 ];
 
 /** What `--only citus` measured: every round of A and B on a coordinator and two workers, each server on the coordinator. */
@@ -62,6 +61,7 @@ async function citusDatabase(url: string): Promise<BenchDatabase> {
   pool.on('error', () => {});
   await migrate(portable(fromPg(pool)));
   for (const statement of CITUS_ORDERS) await pool.query(statement);
+  await distribute(fromPg(pool), { colocateWith: 'bench_orders' });
   const [version] = (
     await pool.query<{ server_version: string; citus: string }>(
       "SELECT current_setting('server_version') AS server_version, (SELECT extversion FROM pg_extension WHERE extname = 'citus') AS citus",
