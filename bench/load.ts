@@ -14,6 +14,8 @@ export interface LoadSpec {
   readonly rate?: number;
   /** The Idempotency-Key of the next request. */
   readonly nextKey: () => string;
+  /** The x-tenant of the next request; the endpoint's own headers' when absent. */
+  readonly nextTenant?: () => string;
 }
 
 export interface LoadResult {
@@ -61,7 +63,8 @@ export async function load(spec: LoadSpec): Promise<LoadResult> {
         body: ORDER_BODY,
         setupRequest: (request) => {
           const key = spec.nextKey();
-          return { ...request, headers: { ...headers, 'idempotency-key': key }, body: body(key) };
+          const tenant = spec.nextTenant === undefined ? {} : { 'x-tenant': spec.nextTenant() };
+          return { ...request, headers: { ...headers, ...tenant, 'idempotency-key': key }, body: body(key) };
         },
       },
     ],

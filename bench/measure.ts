@@ -7,6 +7,7 @@ import type { Measurement, Verdict } from './measurement.js';
 import type { BenchOptions } from './options.js';
 import { PGBENCH_CARTS, pgbenchCeiling } from './pgbench.js';
 import { precreate } from './precreate.js';
+import { tenantStream } from './request.js';
 import type { RedisAdmin } from './redis.js';
 import type { HttpScenario, Scenario } from './scenarios.js';
 import { type ServerProcess, startServer } from './server-process.js';
@@ -22,6 +23,8 @@ export interface RunContext {
   /** Unique to the run; part of every key, so that runs and scenarios never share one. */
   readonly runTag: string;
   readonly logDir: string;
+  /** The tenants each load of new keys names in turn; the requests' one tenant when absent. */
+  readonly tenants?: readonly string[];
 }
 
 /** More new keys per second than the reference service answers here: each needs a cart made beforehand. */
@@ -118,6 +121,9 @@ async function measureHttp(
       await context.database.createCarts(measured, Math.ceil(SERVICE_CARTS_PER_SECOND * options.seconds));
     }
     const connections = scenario.keys === 'storm' ? options.stormConnections : options.connections;
+    // A replayed key must name the tenant it was created under: only new keys are spread.
+    const nextTenant =
+      context.tenants === undefined || scenario.keys !== 'fresh' ? undefined : tenantStream(context.tenants);
     // The storm's keys must be new when it starts, so every warm-up sends fresh keys.
     await load({
       url: server.url,
@@ -126,6 +132,7 @@ async function measureHttp(
       seconds: options.warmupSeconds,
       rate: scenario.rate,
       nextKey: keyStream('fresh', `${tag}-w-`, options.replayKeys),
+      nextTenant,
     });
     if (scenario.keys === 'replay') {
       await precreate(server.url, measured, options.replayKeys);
@@ -144,6 +151,7 @@ async function measureHttp(
             seconds: options.seconds,
             rate: scenario.rate,
             nextKey: keyStream(keyPlan, measured, options.replayKeys),
+            nextTenant,
           })
         : storm.run(stormKeys, options.seconds).finally(() => storm.close());
     const before = await server.settledSample();

@@ -1,9 +1,10 @@
 import { Pool } from 'undici';
-import { ORDER_BODY, TENANT } from './request.js';
+import { ORDER_BODY, TENANT, tenantStream } from './request.js';
 
 /**
  * Creates `count` operations with keys `${prefix}0` … so that a later load
  * only replays them; with `created` false, sends each once more, whatever it is answered.
+ * The requests name `tenants` in turn.
  */
 export async function precreate(
   url: string,
@@ -11,8 +12,10 @@ export async function precreate(
   count: number,
   created = true,
   concurrency = 16,
+  tenants: readonly string[] = [TENANT],
 ): Promise<void> {
   const pool = new Pool(url, { connections: concurrency });
+  const nextTenant = tenantStream(tenants);
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < count) {
@@ -20,7 +23,7 @@ export async function precreate(
       const { statusCode, body } = await pool.request({
         method: 'POST',
         path: '/orders',
-        headers: { 'content-type': 'application/json', 'x-tenant': TENANT, 'idempotency-key': key },
+        headers: { 'content-type': 'application/json', 'x-tenant': nextTenant(), 'idempotency-key': key },
         body: ORDER_BODY,
       });
       await body.dump();

@@ -6,3 +6,9 @@ export const ORDER_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'application/json',
   'x-tenant': TENANT,
 };
+
+/** The tenants of a load's requests, each in turn. */
+export function tenantStream(tenants: readonly string[]): () => string {
+  let next = 0;
+  return () => tenants[next++ % tenants.length] ?? TENANT;
+}

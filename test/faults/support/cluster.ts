@@ -19,6 +19,8 @@ export interface Cluster {
   readonly port: number;
   /** The data directory. */
   readonly dataDir: string;
+  /** The server's log: what `pg_ctl -l` appends to. */
+  readonly logFile: string;
   /** A URL for `database` on this cluster. */
   url(database?: string): string;
   start(): Promise<void>;
@@ -126,21 +128,23 @@ async function initialised(root: string, name: string, settings: readonly string
 
 function clusterAt(root: string, name: string, port: number): Cluster {
   const dataDir = join(root, name);
+  const logFile = join(root, `${name}.log`);
   const pgCtl = (...args: string[]) => asPostgres(join(PG_BIN, 'pg_ctl'), ['-D', dataDir, ...args]);
   const url = (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`;
   return {
     name,
     port,
     dataDir,
+    logFile,
     url,
     async start() {
-      await pgCtl('-l', join(root, `${name}.log`), '-w', '-t', '60', 'start');
+      await pgCtl('-l', logFile, '-w', '-t', '60', 'start');
     },
     async stop() {
       await pgCtl('-m', 'fast', '-w', 'stop');
     },
     async restart() {
-      await pgCtl('-l', join(root, `${name}.log`), '-m', 'fast', '-w', '-t', '60', 'restart');
+      await pgCtl('-l', logFile, '-m', 'fast', '-w', '-t', '60', 'restart');
     },
     async kill() {
       const postmaster = Number((await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
