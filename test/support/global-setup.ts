@@ -33,14 +33,19 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const template = join(scratch, 'pglite-template-of-this-run.tar');
   await cp(await cachedPGliteTemplate(scratch), template);
   project.provide('pgliteTemplate', template);
-  project.provide('builtCli', await builtCli(new URL('../../', import.meta.url).pathname));
-  const stopServer = await startServer(project).catch(async (error: unknown) => {
+  const cli = await builtCli(new URL('../../', import.meta.url).pathname);
+  project.provide('builtCli', cli.main);
+  const removeScratch = async () => {
+    await cli.remove();
     await rm(scratch, { recursive: true, force: true });
+  };
+  const stopServer = await startServer(project).catch(async (error: unknown) => {
+    await removeScratch();
     throw error;
   });
   return async () => {
     await stopServer();
-    await rm(scratch, { recursive: true, force: true });
+    await removeScratch();
   };
 }
 
