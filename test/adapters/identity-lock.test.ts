@@ -6,7 +6,7 @@ import { fromPg, migrate, portable } from '../../src/postgres/index.js';
 import { CLAIM_ATOMIC } from '../../src/postgres/sql/claim-atomic.js';
 import type { BoundStatement, Opened, SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { adapters, ORDERS_TABLE, resetApp, type RunningApp, startApp } from '../support/apps.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { type Received, send } from '../support/http.js';
 import { expectProblem, expectReplayOf, newKey } from './harness.js';
 
@@ -101,7 +101,7 @@ describe(`the identity's advisory lock, through ${adapter.name}`, () => {
   let app: RunningApp;
   let previous: RunningApp;
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedDatabase();
     pool = new pg.Pool({ connectionString: db.url, max: 8 });
     database = portable(fromPg(pool));
     await migrate(database);

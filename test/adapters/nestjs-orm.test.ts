@@ -10,7 +10,7 @@ import { idempotency, type SqlDatabase } from '../../src/index.js';
 import { fromPrisma } from '../../src/postgres/clients/from-prisma.js';
 import { fromPg, migrate, postgresStore } from '../../src/postgres/index.js';
 import { ORDERS_TABLE } from '../support/apps.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { send } from '../support/http.js';
 import type { Listening } from '../support/listen.js';
 import { httpStatusAnswer, nestPlatforms, startNest } from '../support/nest-apps.js';
@@ -32,7 +32,7 @@ describe.each(nestPlatforms)('NestJS on $name, with Prisma', (platform) => {
   const errors: unknown[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedDatabase();
     pool = new pg.Pool({ connectionString: db.url, max: 2 });
     pool.on('error', () => {});
     await migrate(fromPg(pool));

@@ -7,7 +7,7 @@ import { IdempotencyInterceptor, Idempotent, RetrysafeModule, Tx } from '../../s
 import { idempotency, isRetrysafeError } from '../../src/index.js';
 import { fromPg, migrate, postgresStore } from '../../src/postgres/index.js';
 import { ORDERS_TABLE } from '../support/apps.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { send } from '../support/http.js';
 import type { Listening } from '../support/listen.js';
 import { httpStatusAnswer, nestPlatforms, startNest } from '../support/nest-apps.js';
@@ -25,7 +25,7 @@ describe.each(nestPlatforms)('NestJS on $name, with node-postgres', (platform) =
   const errors: unknown[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedDatabase();
     pool = new pg.Pool({ connectionString: db.url });
     pool.on('error', () => {});
     const database = fromPg(pool);

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fromPg, migrate, portable, postgresStore } from '../../src/postgres/index.js';
 import { adapters, ORDERS_TABLE, type RunningApp, startApp } from '../support/apps.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { send } from '../support/http.js';
 import { expectProblem, newKey } from './harness.js';
 
@@ -24,7 +24,7 @@ describe.each(adapters)('bounds on the handler’s statements, through $name', (
   let pool: pg.Pool;
   let app: RunningApp;
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedDatabase();
     pool = new pg.Pool({ connectionString: db.url, max: 6 });
     pool.on('error', () => {});
     const database = portable(fromPg(pool));
@@ -109,7 +109,7 @@ describe('a statement_timeout the sessions start with', () => {
   let db: TestDatabase;
   const pools: pg.Pool[] = [];
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedDatabase();
     const pool = new pg.Pool({ connectionString: db.url, max: 1 });
     pools.push(pool);
     await migrate(portable(fromPg(pool)));

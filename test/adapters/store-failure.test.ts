@@ -5,7 +5,7 @@ import { fromPg, migrate, portable } from '../../src/postgres/index.js';
 import type { IdempotencyOptions } from '../../src/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import { adapters, ORDERS_TABLE, type RunningApp, startApp } from '../support/apps.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { send } from '../support/http.js';
 import { type SlowProxy, startSlowProxy } from '../support/slow-proxy.js';
 import { expectProblem, newKey } from './harness.js';
@@ -58,7 +58,7 @@ describe.each(adapters)('store failures on postgres (node-postgres) through $nam
     let direct: pg.Pool;
     let proxy: SlowProxy;
     beforeAll(async () => {
-      db = await createTestDatabase();
+      db = await createMigratedDatabase();
       direct = new pg.Pool({ connectionString: db.url, max: 2 });
       const database = portable(fromPg(direct));
       await migrate(database);

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fromPg, migrate, portable } from '../../src/postgres/index.js';
 import { adapters, ORDERS_TABLE, type RunningApp, startApp } from '../support/apps.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { send } from '../support/http.js';
 import { expectProblem, newKey } from './harness.js';
 import { waitFor } from '../support/wait-for.js';
@@ -27,7 +27,7 @@ describe.each(adapters)('a backend terminated mid-transaction, through $name', (
   let pool: pg.Pool;
   let app: RunningApp;
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedDatabase();
     admin = new pg.Pool({ connectionString: db.url, max: 2 });
     await migrate(fromPg(admin));
     await admin.query(ORDERS_TABLE);

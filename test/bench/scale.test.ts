@@ -6,7 +6,7 @@ import { bulkInsert, fillRecords } from '../../bench/scale-load.js';
 import { walImageBytes } from '../../bench/wal-parts.js';
 import { fromPg, migrate } from '../../src/postgres/index.js';
 import { COMPLETE_ATOMIC } from '../../src/postgres/sql/complete-atomic.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 
 describe("the scale bench's fill", () => {
   it('turns an INSERT … VALUES into many rows a statement, the key drawn per row, RETURNING dropped', () => {
@@ -20,7 +20,7 @@ describe("the scale bench's fill", () => {
     let db: TestDatabase;
     let client: pg.Client;
     beforeAll(async () => {
-      db = await createTestDatabase();
+      db = await createMigratedDatabase();
       const pool = new pg.Pool({ connectionString: db.url, max: 1 });
       await migrate(fromPg(pool));
       await pool.end();

@@ -1,7 +1,7 @@
 import pg from 'pg';
-import { fromPg, migrate, portable } from '../../src/postgres/index.js';
+import { fromPg, portable } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
-import { createTestDatabase } from '../support/database.js';
+import { createMigratedDatabase, createTestDatabase } from '../support/database.js';
 
 /** A migrated database of the test file's own, for the command to point at. */
 export interface CliDatabase {
@@ -11,12 +11,11 @@ export interface CliDatabase {
 }
 
 export async function openCliDatabase(options: { migrated?: boolean } = {}): Promise<CliDatabase> {
-  const created = await createTestDatabase();
+  const created = options.migrated === false ? await createTestDatabase() : await createMigratedDatabase();
   const pool = new pg.Pool({ connectionString: created.url, max: 5 });
   // The forced DROP DATABASE in close() may end a backend still closing after pool.end(): not a test failure.
   pool.on('error', () => {});
   const database = portable(fromPg(pool));
-  if (options.migrated !== false) await migrate(database);
   return {
     url: created.url,
     database,

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { inject } from 'vitest';
 
@@ -35,7 +36,9 @@ export function startRetrysafe(
 ): Running {
   const { DATABASE_URL: _ignored, ...inherited } = process.env;
   const program =
-    cwd === root && !args.includes('--module') ? [inject('builtCli')] : ['--import', tsxLoader, 'src/cli/main.ts'];
+    cwd === root && !args.includes('--module')
+      ? [join(inject('builtSources'), 'src', 'cli', 'main.js')]
+      : ['--import', tsxLoader, 'src/cli/main.ts'];
   const child = spawn(process.execPath, [...program, ...args], {
     cwd,
     env: { ...inherited, ...env },

@@ -7,7 +7,7 @@ import { maintenanceStore } from '../../src/postgres/postgres-maintenance-store.
 import { operatorStore } from '../../src/postgres/postgres-operator-store.js';
 import type { OperationQuery, OperatorStore } from '../../src/store/operator-store.js';
 import type { SqlDatabase, Statement } from '../../src/store/sql-client.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { nodes, type PlanNode, type Sent } from '../support/query-plans.js';
 
 /**
@@ -90,7 +90,7 @@ describe('the console on a million operations (PostgreSQL)', () => {
   let operators: OperatorStore;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedDatabase();
     pool = new pg.Pool({ connectionString: db.url, max: 2 });
     const database = fromPg(pool);
     await migrate(database);

@@ -7,7 +7,7 @@ import { type Provider, startProvider } from '../../examples/provider/provider.j
 import type { CrashPoint } from '../../src/core/crash-point.js';
 import { fromPg, migrate } from '../../src/postgres/index.js';
 import { type Child, startProgram } from '../support/child.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { engineIds } from '../support/engines.js';
 import { PAYMENTS_TABLE } from '../leases/payment-route.js';
 
@@ -37,7 +37,7 @@ export function useCrashRig(layer: string) {
   const children: Child[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedDatabase();
     pool = new pg.Pool({ connectionString: db.url });
     await migrate(fromPg(pool));
     await pool.query(PAYMENTS_TABLE);

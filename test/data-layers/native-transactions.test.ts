@@ -27,7 +27,7 @@ import { fromPrisma, prismaRunner } from '../../src/postgres/clients/from-prisma
 import { fromTypeORM, typeormRunner } from '../../src/postgres/clients/from-typeorm.js';
 import { migrate, portable, postgresStore } from '../../src/postgres/index.js';
 import { ORDERS_TABLE } from '../support/apps.js';
-import { createTestDatabase } from '../support/database.js';
+import { createMigratedDatabase, createTestDatabase } from '../support/database.js';
 import { migratedPGlite } from '../support/engines.js';
 import { type Prisma, PrismaClient } from '../support/prisma/generated/client.js';
 
@@ -61,7 +61,7 @@ function layer<Tx>(name: string, open: (url: string) => Layer<Tx> | Promise<Laye
   return {
     name,
     async open() {
-      const server = onPGlite ? undefined : await createTestDatabase();
+      const server = onPGlite ? undefined : await createMigratedDatabase();
       const opened = await open(server?.url ?? '');
       await migrate(portable(opened.database));
       await opened.database.query(ORDERS_TABLE);
@@ -321,7 +321,7 @@ describe('Drizzle: tx.rollback() in a handler', () => {
 
 describe('Knex: trx.rollback() in a handler', () => {
   it('rolls back the writes; the operation record cannot be written after it, so the answer is 503 and nothing is stored', async () => {
-    const server = await createTestDatabase();
+    const server = await createMigratedDatabase();
     const db = knex({ client: 'pg', connection: server.url, pool: { min: 0, max: 2 } });
     try {
       const database = fromKnex(db);
@@ -423,7 +423,7 @@ describe('Prisma: the interactive transaction timeout', () => {
   });
 
   it('ends a handler that runs past it: the record’s INSERT meets Prisma’s P2028, the answer is 503, and nothing is stored', async () => {
-    const server = await createTestDatabase();
+    const server = await createMigratedDatabase();
     const timed = new PrismaClient({ adapter: new PrismaPg({ connectionString: server.url, max: 2 }) });
     try {
       // Budgets wide enough that the claim meets none of them on a busy machine: only Prisma's time-out ends the run.

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromPg, migrate, portable } from '../../src/postgres/index.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 
 const root = new URL('../../', import.meta.url);
 const documents = [
@@ -75,7 +75,7 @@ describe('what the docs say retrysafe does to a session', () => {
   let functions: string[];
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await createMigratedDatabase();
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     try {

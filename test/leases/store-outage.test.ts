@@ -6,7 +6,7 @@ import { type Provider, startProvider } from '../../examples/provider/provider.j
 import { leased } from '../../src/adapters/fetch/index.js';
 import { idempotency } from '../../src/modes/idempotency.js';
 import { fromPg, migrate, portable, postgresStore } from '../../src/postgres/index.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
 import { type SlowProxy, startSlowProxy } from '../support/slow-proxy.js';
 import { downstreamKey } from '../../src/modes/downstream-key.js';
@@ -21,7 +21,7 @@ describe('leased mode when the store fails (postgres, node-postgres)', () => {
   let provider: Provider;
   let admin: ReturnType<typeof providerAdmin>;
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedDatabase();
     direct = new pg.Pool({ connectionString: db.url, max: 4 });
     direct.on('error', () => {});
     await migrate(portable(fromPg(direct)));

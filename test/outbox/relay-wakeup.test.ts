@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueue, type Listener, pgListener, pgliteListener, Relay, webhookTransport } from '../../src/outbox/index.js';
 import { fromPg, fromPGlite, migrate, portable } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
-import { createTestDatabase } from '../support/database.js';
+import { createMigratedDatabase } from '../support/database.js';
 import { migratedPGlite } from '../support/engines.js';
 import { startWebhookSink, type WebhookSink } from './support/webhook-sink.js';
 import { waitFor } from '../support/wait-for.js';
@@ -20,7 +20,7 @@ const setups: readonly { readonly name: string; open(): Promise<Listening> }[] =
   {
     name: 'node-postgres, LISTEN on a dedicated client',
     async open() {
-      const db = await createTestDatabase();
+      const db = await createMigratedDatabase();
       const pool = new pg.Pool({ connectionString: db.url });
       // The forced DROP DATABASE can end an idle client still closing after pool.end(); that is no failure.
       pool.on('error', () => {});

@@ -11,7 +11,7 @@ import type { Completion } from '../../src/core/completion.js';
 import type { AtomicClaim, AtomicTransaction, Settlement } from '../../src/store/atomic-store.js';
 import type { BoundStatement, Opened, SqlClient, SqlDatabase, Statement } from '../../src/store/sql-client.js';
 import { extend } from '../../src/core/extend.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { countingHeldClaims } from '../support/held-claims.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -35,7 +35,7 @@ let pool: pg.Pool;
 let pipelinedPool: pg.Pool;
 let admin: pg.Pool;
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = await createMigratedDatabase();
   pool = new pg.Pool({ connectionString: db.url, max: 4 });
   // node-postgres' pipeline mode: not in @types/pg, so the config is passed as a variable.
   const pipelined = { connectionString: db.url, max: 4, pipeline: true };

@@ -5,7 +5,7 @@ import type { Completion } from '../../src/core/completion.js';
 import type { OperationIdentity } from '../../src/core/identity.js';
 import { fromPg, migrate, portable, postgresStore } from '../../src/postgres/index.js';
 import type { AtomicClaim, Settlement } from '../../src/store/atomic-store.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 
 /**
  * PostgreSQL makes a commit visible before it releases the committing
@@ -32,7 +32,7 @@ describe.each([
   let db: TestDatabase;
   let pool: pg.Pool;
   beforeAll(async () => {
-    db = await createTestDatabase(settings);
+    db = await createMigratedDatabase(settings);
     pool = new pg.Pool({ connectionString: db.url, max: DUPLICATES + 2 });
     await migrate(portable(fromPg(pool)));
   });

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromPg, migrate, portable } from '../../src/postgres/index.js';
 import { CLAIM_ATOMIC, claimAtomicValues } from '../../src/postgres/sql/claim-atomic.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 
 /**
  * What atomic mode's claim reads: the primary key of the operation table,
@@ -13,7 +13,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 let db: TestDatabase;
 let pool: pg.Pool;
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = await createMigratedDatabase();
   pool = new pg.Pool({ connectionString: db.url, max: 2 });
   await migrate(portable(fromPg(pool)));
 });

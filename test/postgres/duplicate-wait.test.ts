@@ -8,7 +8,7 @@ import { fromPostgresJs } from '../../src/postgres/clients/from-postgres-js.js';
 import { fromPg, migrate, portable, postgresStore } from '../../src/postgres/index.js';
 import type { AtomicClaim } from '../../src/store/atomic-store.js';
 import type { SqlDatabase } from '../../src/store/sql-client.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { countingHeldClaims } from '../support/held-claims.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -29,7 +29,7 @@ const COMPLETION: Completion = {
 let db: TestDatabase;
 let admin: pg.Pool;
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = await createMigratedDatabase();
   admin = new pg.Pool({ connectionString: db.url, max: 2 });
   await migrate(portable(fromPg(admin)));
 });

@@ -5,7 +5,7 @@ import { CLAIM_ATOMIC } from '../../src/postgres/sql/claim-atomic.js';
 import { EXPIRED_LEASES } from '../../src/postgres/sql/lease.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { describeStoreContract } from '../../src/testing/index.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { countingHeldClaims } from '../support/held-claims.js';
 
 /**
@@ -45,7 +45,7 @@ function recording(database: SqlDatabase<SqlClient>): SqlDatabase<SqlClient> {
 let db: TestDatabase;
 let pool: pg.Pool;
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = await createMigratedDatabase();
   pool = new pg.Pool({ connectionString: db.url, max: 8 });
   pool.on('error', () => {});
   await migrate(portable(fromPg(pool)));

@@ -10,7 +10,7 @@ import type { MaintenanceStore } from '../../src/store/maintenance-store.js';
 import { Sweeper } from '../../src/retention/sweeper.js';
 import type { SqlDatabase, Statement } from '../../src/store/sql-client.js';
 import { markdownTable } from '../docs/markdown-table.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { nodes, type PlanNode, type Sent } from '../support/query-plans.js';
 
 /**
@@ -120,7 +120,7 @@ describe('the sweeper on a million records (PostgreSQL)', () => {
   let recording: SqlDatabase<pg.PoolClient>;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedDatabase();
     pool = new pg.Pool({ connectionString: db.url, max: 2 });
     const database = fromPg(pool);
     await migrate(database);

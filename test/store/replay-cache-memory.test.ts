@@ -7,7 +7,7 @@ import type { CompletedRecord } from '../../src/core/record.js';
 import { fromPg, migrate } from '../../src/postgres/index.js';
 import { entryBytes } from '../../src/store/replay-cache.js';
 import { runProgram } from '../support/child.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 
 const program = fileURLToPath(new URL('support/replay-cache-memory.ts', import.meta.url));
 
@@ -21,7 +21,7 @@ interface Measured {
 describe('the replay cache’s bytes bound, counted as the heap holds it', () => {
   let db: TestDatabase;
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedDatabase();
     const pool = new pg.Pool({ connectionString: db.url });
     await migrate(fromPg(pool));
     await pool.end();

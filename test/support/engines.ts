@@ -16,7 +16,7 @@ import { fromPrisma } from '../../src/postgres/clients/from-prisma.js';
 import { fromTypeORM } from '../../src/postgres/clients/from-typeorm.js';
 import { fromPg, fromPGlite, migrate, portable } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
-import { createTestDatabase, type DatabaseSettings } from './database.js';
+import { createMigratedDatabase, type DatabaseSettings } from './database.js';
 import { PrismaClient } from './prisma/generated/client.js';
 
 /** A migrated database under test, on one engine. Every test file loops over `engines`. */
@@ -53,7 +53,7 @@ function onServer(name: string, connect: (url: string) => ServerLayer | Promise<
   return {
     name,
     async open(settings) {
-      const db = await createTestDatabase(settings);
+      const db = await createMigratedDatabase(settings);
       const layer = await connect(db.url);
       const database = portable(layer.database);
       await migrate(database);

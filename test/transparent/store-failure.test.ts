@@ -7,7 +7,7 @@ import { fromPg, migrate, portable, postgresStore } from '../../src/postgres/ind
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
 import { expectProblem, newKey } from '../adapters/harness.js';
 import { ORDERS_TABLE } from '../support/apps.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { startSlowProxy } from '../support/slow-proxy.js';
 import { postOrder, SHOP_OPTIONS, snapshot } from './harness.js';
 import { frameworks, gate, type ShopState } from './shop.js';
@@ -29,7 +29,7 @@ describe.each(frameworks)(
     let direct: pg.Pool;
     let database: SqlDatabase<SqlClient>;
     beforeAll(async () => {
-      db = await createTestDatabase();
+      db = await createMigratedDatabase();
       direct = new pg.Pool({ connectionString: db.url, max: 4 });
       database = portable(fromPg(direct));
       await migrate(database);

@@ -1,9 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** A test program running as a real child process (`node --conditions=retrysafe-source --import tsx <file>`). */
+/** A test program running as a real child process. */
 export interface ChildProgram {
   /** What it printed so far, stdout and stderr, for assertions and diagnosis. */
   output(): string;
@@ -14,10 +16,20 @@ export interface ChildProgram {
   kill(signal: NodeJS.Signals): Promise<number | NodeJS.Signals>;
 }
 
+/**
+ * A test program (test/<area>/programs/) as the global set-up compiled it; an example's, which imports retrysafe by
+ * name, through tsx.
+ */
+function programArguments(file: string): string[] {
+  return file.startsWith('test/')
+    ? [join(inject('builtSources'), file.replace(/\.ts$/, '.js'))]
+    : ['--conditions=retrysafe-source', '--import', 'tsx', file];
+}
+
 /** Starts `file` (relative to the repository) with `env` on top of this process's environment. */
 export function startProgram(file: string, env: Readonly<Record<string, string>>): ChildProgram {
   const { RETRYSAFE_CRASH_AT: _armed, ...inherited } = process.env;
-  const child: ChildProcess = spawn(process.execPath, ['--conditions=retrysafe-source', '--import', 'tsx', file], {
+  const child: ChildProcess = spawn(process.execPath, programArguments(file), {
     cwd: root,
     env: { ...inherited, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

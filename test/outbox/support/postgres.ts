@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { fromPg, migrate, portable } from '../../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../../src/store/sql-client.js';
-import { createTestDatabase } from '../../support/database.js';
+import { createMigratedDatabase } from '../../support/database.js';
 import { EMAILS_TABLE } from '../../inbox/programs/emails.js';
 
 /** A migrated database of its own on the PostgreSQL server, with the `emails` table, that child processes can reach by URL. */
@@ -14,7 +14,7 @@ export interface SharedDatabase {
 }
 
 export async function openSharedDatabase(): Promise<SharedDatabase> {
-  const db = await createTestDatabase();
+  const db = await createMigratedDatabase();
   const pool = new pg.Pool({ connectionString: db.url });
   // The forced DROP DATABASE can end an idle client still closing after pool.end(); that is no failure.
   pool.on('error', () => {});
