@@ -6,8 +6,9 @@
  */
 import { createHook } from 'node:async_hooks';
 import { getHeapStatistics } from 'node:v8';
-import { performance, PerformanceObserver } from 'node:perf_hooks';
+import { type EventLoopUtilization, performance, PerformanceObserver } from 'node:perf_hooks';
 import { appEnv } from './app-env.js';
+import { CpuProfiler } from './cpu-profiler.js';
 import { apps, isAppName } from './apps/index.js';
 
 /** Per request, over one window. */
@@ -23,11 +24,24 @@ export interface RequestCosts {
   readonly answeredLater: number;
   /** Garbage collections, of any kind. */
   readonly collections: number;
+  /**
+   * Over the whole window, not per request: the share of its wall time the
+   * process ran on a core (CPU time over wall time), and the share the event
+   * loop was not waiting for an event (its utilisation). A loop that is never
+   * waiting but runs a fraction of the time is kept off the cores by other
+   * processes; one that waits has nothing to do.
+   */
+  readonly busy: number;
+  readonly loopUtilisation: number;
+  /** Requests answered a second over the window. */
+  readonly rate: number;
   /** Async resources created per request by type (promises, ticks, timers, immediates…), when counted. */
   readonly created: Readonly<Record<string, number>>;
 }
 
-export type CostsMessage = { readonly type: 'start'; readonly count: boolean } | { readonly type: 'stop' };
+/** `profile`: sample the window's CPU into this `.cpuprofile` file (the sampling costs CPU: a window of its own). */
+export type CostsMessage =
+  { readonly type: 'start'; readonly count: boolean; readonly profile?: string } | { readonly type: 'stop' };
 
 const name = process.env.BENCH_APP ?? '';
 if (!isAppName(name)) throw new Error(`unknown app ${name}`);
@@ -54,6 +68,8 @@ const gc = (globalThis as { gc?: () => void }).gc;
 
 let window: {
   answeredLater: number;
+  wall: number;
+  loop: EventLoopUtilization;
   requests: number;
   cpu: NodeJS.CpuUsage;
   heap: number;
@@ -61,8 +77,14 @@ let window: {
   events: number;
   collected: number;
 };
-process.on('message', (message: CostsMessage) => {
+const profiler = new CpuProfiler();
+let profile: string | undefined;
+process.on('message', (message: CostsMessage) => void measure(message));
+
+async function measure(message: CostsMessage): Promise<void> {
   if (message.type === 'start') {
+    profile = message.profile;
+    if (profile !== undefined) await profiler.start();
     gc?.();
     since = performance.now();
     created.clear();
@@ -70,6 +92,8 @@ process.on('message', (message: CostsMessage) => {
     const uv = performance.nodeTiming.uvMetricsInfo;
     window = {
       answeredLater,
+      wall: performance.now(),
+      loop: performance.eventLoopUtilization(),
       requests,
       cpu: process.cpuUsage(),
       heap: getHeapStatistics().used_heap_size,
@@ -82,6 +106,8 @@ process.on('message', (message: CostsMessage) => {
   }
   const heap = getHeapStatistics().used_heap_size;
   const cpu = process.cpuUsage(window.cpu);
+  const wall = performance.now() - window.wall;
+  const loop = performance.eventLoopUtilization(window.loop);
   counter.disable();
   const uv = performance.nodeTiming.uvMetricsInfo;
   const n = Math.max(1, requests - window.requests);
@@ -92,11 +118,15 @@ process.on('message', (message: CostsMessage) => {
     loopTurns: (uv.loopCount - window.turns) / n,
     answeredLater: (answeredLater - window.answeredLater) / n,
     collections: (collected - window.collected) / n,
+    busy: (cpu.user + cpu.system) / 1000 / wall,
+    loopUtilisation: loop.utilization,
+    rate: (1000 * n) / wall,
     loopEvents: (uv.events - window.events) / n,
     created: Object.fromEntries([...created].map(([type, count]) => [type, count / n])),
   };
+  if (profile !== undefined) await profiler.stop(profile);
   process.send?.({ type: 'costs', costs });
-});
+}
 process.on('disconnect', () => void app.close().then(() => process.exit(0)));
 const address = app.server.address();
 process.send?.({ type: 'ready', port: typeof address === 'object' && address !== null ? address.port : 0 });
