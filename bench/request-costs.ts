@@ -47,6 +47,8 @@ const scenarios = positionals.map((id) => {
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const database = await freshDatabase(adminUrl, process.env.BENCH_DATABASE_NAME ?? 'retrysafe_costs');
 const rows: (readonly [string, RequestCosts, RequestCosts])[] = [];
+/** Requests in each profiled window, by scenario. */
+const profiled = new Map<string, number>();
 try {
   for (const scenario of scenarios) rows.push([scenario.id, ...(await costsOf(scenario))]);
 } finally {
@@ -69,24 +71,37 @@ const sent =
     ? `${requests} requests a window, one at a time`
     : `${seconds} s a window on ${connections} connections`;
 console.log(`\n${sent}; the resources counted in a second window (the hooks cost CPU).`);
-if (profiles !== undefined) for (const [id, plain] of rows) printProfile(id, plain.cpuMicros);
+for (const [id, , counted] of rows) printOrigins(id, counted);
+for (const [id, requestsProfiled] of profiled) printProfile(id, requestsProfiled);
+
+/** Where a scenario's promises are made, by file: the frame that made each, in the counted window. */
+function printOrigins(id: string, counted: RequestCosts): void {
+  const made = Object.entries(counted.promiseOrigins).filter(([, count]) => count >= 0.5);
+  console.log(`\n${id}: promises a request by the file that made them\n\n| file | promises |\n| --- | ---: |`);
+  for (const [file, count] of made.sort((a, b) => b[1] - a[1])) console.log(`| ${file} | ${count.toFixed(2)} |`);
+}
 
 /**
- * Where a scenario's CPU went, by source file (self time, the third window's
- * samples), in microseconds of the first window's CPU per request.
+ * Where a scenario's time went, by source file: the third window's samples
+ * (self time) a request. Samples are taken on wall time: a socket's write
+ * that lost its core, or the process held off the cores, keeps the samples
+ * of the wait, so the native calls read high on a busy machine.
  */
-function printProfile(id: string, cpuMicros: number): void {
+function printProfile(id: string, requestsProfiled: number): void {
   const file = profileFile(id);
   if (file === undefined) return;
   const byFile = new Map<string, number>();
-  for (const { name, where, percent } of summariseProfile(file, Number.MAX_SAFE_INTEGER).top) {
+  for (const { name, where, micros } of summariseProfile(file, Number.MAX_SAFE_INTEGER).top) {
     // Native code by its name: a socket's writev, the collector, the program.
     const source = where === '' ? `(native) ${name}` : where.replace(/:\d+$/, '');
-    byFile.set(source, (byFile.get(source) ?? 0) + percent);
+    byFile.set(source, (byFile.get(source) ?? 0) + micros);
   }
-  console.log(`\n${id} (${file}): µs a request by file, self time\n\n| file | µs | share |\n| --- | ---: | ---: |`);
-  for (const [source, percent] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, 40))
-    console.log(`| ${source} | ${((percent * cpuMicros) / 100).toFixed(1)} | ${percent.toFixed(1)} % |`);
+  const all = [...byFile.values()].reduce((sum, micros) => sum + micros, 0);
+  console.log(
+    `\n${id} (${file}): µs of samples a request by file, self time\n\n| file | µs | share |\n| --- | ---: | ---: |`,
+  );
+  for (const [source, micros] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, 40))
+    console.log(`| ${source} | ${(micros / requestsProfiled).toFixed(1)} | ${((100 * micros) / all).toFixed(1)} % |`);
 }
 
 function profileFile(id: string): string | undefined {
@@ -160,7 +175,7 @@ async function costsOf(scenario: HttpScenario): Promise<readonly [RequestCosts, 
     const plain = await window(false);
     const counted = await window(true);
     const profile = profileFile(scenario.id);
-    if (profile !== undefined) await window(false, profile);
+    if (profile !== undefined) profiled.set(scenario.id, (await window(false, profile)).requests);
     return [plain, counted];
   } finally {
     await pool.close();

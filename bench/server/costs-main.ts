@@ -37,6 +37,8 @@ export interface RequestCosts {
   readonly rate: number;
   /** Async resources created per request by type (promises, ticks, timers, immediates…), when counted. */
   readonly created: Readonly<Record<string, number>>;
+  /** Promises created per request by the file that made them, when counted. */
+  readonly promiseOrigins: Readonly<Record<string, number>>;
 }
 
 /** `profile`: sample the window's CPU into this `.cpuprofile` file (the sampling costs CPU: a window of its own). */
@@ -57,7 +59,29 @@ app.server.on('request', (_request, response) => {
 });
 
 const created = new Map<string, number>();
-const counter = createHook({ init: (_id, type) => void created.set(type, (created.get(type) ?? 0) + 1) });
+const origins = new Map<string, number>();
+const counter = createHook({
+  init(_id, type) {
+    created.set(type, (created.get(type) ?? 0) + 1);
+    if (type !== 'PROMISE') return;
+    const from = origin(new Error().stack ?? '');
+    origins.set(from, (origins.get(from) ?? 0) + 1);
+  },
+});
+
+/** The file of the first frame with a place that is not the hook's: where a promise was made. */
+function origin(stack: string): string {
+  for (const line of stack.split('\n').slice(1)) {
+    const place = /\(?([^ ()]+):\d+:\d+\)?$/.exec(line.trim())?.[1];
+    if (place === undefined || place.startsWith('node:internal/async_hooks') || place.endsWith('costs-main.ts'))
+      continue;
+    return place
+      .replace(/^file:\/\//, '')
+      .replace(/^.*node_modules\//, '')
+      .replace(/^.*\/(dist|src|bench)\//, '$1/');
+  }
+  return '(no place)';
+}
 let collected = 0;
 let since = Number.POSITIVE_INFINITY;
 new PerformanceObserver((list) => {
@@ -88,6 +112,7 @@ async function measure(message: CostsMessage): Promise<void> {
     gc?.();
     since = performance.now();
     created.clear();
+    origins.clear();
     if (message.count) counter.enable();
     const uv = performance.nodeTiming.uvMetricsInfo;
     window = {
@@ -123,6 +148,7 @@ async function measure(message: CostsMessage): Promise<void> {
     rate: (1000 * n) / wall,
     loopEvents: (uv.events - window.events) / n,
     created: Object.fromEntries([...created].map(([type, count]) => [type, count / n])),
+    promiseOrigins: Object.fromEntries([...origins].map(([file, count]) => [file, count / n])),
   };
   if (profile !== undefined) await profiler.stop(profile);
   process.send?.({ type: 'costs', costs });
