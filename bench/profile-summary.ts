@@ -18,6 +18,8 @@ export interface SelfTime {
   /** Where it is defined: a repository path, a package, or `node:` for Node itself. */
   readonly where: string;
   readonly percent: number;
+  /** The samples' time itself, in microseconds. */
+  readonly micros: number;
 }
 
 /** A place's share of the busy samples: a package, the repository, Node itself. */
@@ -62,7 +64,7 @@ export function summariseProfile(
     top: [...functions.values()]
       .sort((a, b) => b.micros - a.micros)
       .slice(0, limit)
-      .map(({ name, where, micros }) => ({ name, where, percent: share(micros) })),
+      .map(({ name, where, micros }) => ({ name, where, percent: share(micros), micros })),
     places: [...places.entries()]
       .sort((a, b) => b[1] - a[1])
       .map(([where, micros]) => ({ where, percent: share(micros) })),

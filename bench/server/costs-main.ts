@@ -6,8 +6,9 @@
  */
 import { createHook } from 'node:async_hooks';
 import { getHeapStatistics } from 'node:v8';
-import { performance, PerformanceObserver } from 'node:perf_hooks';
+import { type EventLoopUtilization, performance, PerformanceObserver } from 'node:perf_hooks';
 import { appEnv } from './app-env.js';
+import { CpuProfiler } from './cpu-profiler.js';
 import { apps, isAppName } from './apps/index.js';
 
 /** Per request, over one window. */
@@ -23,11 +24,26 @@ export interface RequestCosts {
   readonly answeredLater: number;
   /** Garbage collections, of any kind. */
   readonly collections: number;
+  /**
+   * Over the whole window, not per request: the share of its wall time the
+   * process ran on a core (CPU time over wall time), and the share the event
+   * loop was not waiting for an event (its utilisation). A loop that is never
+   * waiting but runs a fraction of the time is kept off the cores by other
+   * processes; one that waits has nothing to do.
+   */
+  readonly busy: number;
+  readonly loopUtilisation: number;
+  /** Requests answered a second over the window. */
+  readonly rate: number;
   /** Async resources created per request by type (promises, ticks, timers, immediates…), when counted. */
   readonly created: Readonly<Record<string, number>>;
+  /** Promises created per request by the file that made them, when counted. */
+  readonly promiseOrigins: Readonly<Record<string, number>>;
 }
 
-export type CostsMessage = { readonly type: 'start'; readonly count: boolean } | { readonly type: 'stop' };
+/** `profile`: sample the window's CPU into this `.cpuprofile` file (the sampling costs CPU: a window of its own). */
+export type CostsMessage =
+  { readonly type: 'start'; readonly count: boolean; readonly profile?: string } | { readonly type: 'stop' };
 
 const name = process.env.BENCH_APP ?? '';
 if (!isAppName(name)) throw new Error(`unknown app ${name}`);
@@ -43,7 +59,29 @@ app.server.on('request', (_request, response) => {
 });
 
 const created = new Map<string, number>();
-const counter = createHook({ init: (_id, type) => void created.set(type, (created.get(type) ?? 0) + 1) });
+const origins = new Map<string, number>();
+const counter = createHook({
+  init(_id, type) {
+    created.set(type, (created.get(type) ?? 0) + 1);
+    if (type !== 'PROMISE') return;
+    const from = origin(new Error().stack ?? '');
+    origins.set(from, (origins.get(from) ?? 0) + 1);
+  },
+});
+
+/** The file of the first frame with a place that is not the hook's: where a promise was made. */
+function origin(stack: string): string {
+  for (const line of stack.split('\n').slice(1)) {
+    const place = /\(?([^ ()]+):\d+:\d+\)?$/.exec(line.trim())?.[1];
+    if (place === undefined || place.startsWith('node:internal/async_hooks') || place.endsWith('costs-main.ts'))
+      continue;
+    return place
+      .replace(/^file:\/\//, '')
+      .replace(/^.*node_modules\//, '')
+      .replace(/^.*\/(dist|src|bench)\//, '$1/');
+  }
+  return '(no place)';
+}
 let collected = 0;
 let since = Number.POSITIVE_INFINITY;
 new PerformanceObserver((list) => {
@@ -54,6 +92,8 @@ const gc = (globalThis as { gc?: () => void }).gc;
 
 let window: {
   answeredLater: number;
+  wall: number;
+  loop: EventLoopUtilization;
   requests: number;
   cpu: NodeJS.CpuUsage;
   heap: number;
@@ -61,15 +101,24 @@ let window: {
   events: number;
   collected: number;
 };
-process.on('message', (message: CostsMessage) => {
+const profiler = new CpuProfiler();
+let profile: string | undefined;
+process.on('message', (message: CostsMessage) => void measure(message));
+
+async function measure(message: CostsMessage): Promise<void> {
   if (message.type === 'start') {
+    profile = message.profile;
+    if (profile !== undefined) await profiler.start();
     gc?.();
     since = performance.now();
     created.clear();
+    origins.clear();
     if (message.count) counter.enable();
     const uv = performance.nodeTiming.uvMetricsInfo;
     window = {
       answeredLater,
+      wall: performance.now(),
+      loop: performance.eventLoopUtilization(),
       requests,
       cpu: process.cpuUsage(),
       heap: getHeapStatistics().used_heap_size,
@@ -82,6 +131,8 @@ process.on('message', (message: CostsMessage) => {
   }
   const heap = getHeapStatistics().used_heap_size;
   const cpu = process.cpuUsage(window.cpu);
+  const wall = performance.now() - window.wall;
+  const loop = performance.eventLoopUtilization(window.loop);
   counter.disable();
   const uv = performance.nodeTiming.uvMetricsInfo;
   const n = Math.max(1, requests - window.requests);
@@ -92,11 +143,16 @@ process.on('message', (message: CostsMessage) => {
     loopTurns: (uv.loopCount - window.turns) / n,
     answeredLater: (answeredLater - window.answeredLater) / n,
     collections: (collected - window.collected) / n,
+    busy: (cpu.user + cpu.system) / 1000 / wall,
+    loopUtilisation: loop.utilization,
+    rate: (1000 * n) / wall,
     loopEvents: (uv.events - window.events) / n,
     created: Object.fromEntries([...created].map(([type, count]) => [type, count / n])),
+    promiseOrigins: Object.fromEntries([...origins].map(([file, count]) => [file, count / n])),
   };
+  if (profile !== undefined) await profiler.stop(profile);
   process.send?.({ type: 'costs', costs });
-});
+}
 process.on('disconnect', () => void app.close().then(() => process.exit(0)));
 const address = app.server.address();
 process.send?.({ type: 'ready', port: typeof address === 'object' && address !== null ? address.port : 0 });

@@ -84,7 +84,6 @@ async function readBeforeClaim<Input>(
   keyed: Keyed<Input>,
   readFirst: ReadFirst,
 ): Promise<Reply | undefined> {
-  if (!readFirst.now) return undefined;
   const known = await config.store.read(keyed.identity);
   if (known === undefined || known.state === 'in_progress') return undefined;
   readFirst.observe(true);
@@ -109,7 +108,8 @@ async function claimAndRun<Req, Input, Tx>(
   const readFirst = config.readFirst(identity.operation);
   let decided: Reply | undefined;
   try {
-    const known = await readBeforeClaim(config, keyed, readFirst);
+    // Not even called otherwise: an async call that reads nothing still costs its promises.
+    const known = readFirst.now ? await readBeforeClaim(config, keyed, readFirst) : undefined;
     if (known !== undefined) return known;
     const lockTimeoutMs = route.lockTimeoutMs ?? config.lockTimeoutMs;
     const started = performance.now();

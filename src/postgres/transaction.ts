@@ -78,12 +78,19 @@ export function handlerPart<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** Runs one of retrysafe's own statements, or reads what one came to, marking its failure as the store's. */
-export async function storePart<T>(statement: () => T | Promise<T>): Promise<T> {
+export function storePart<T>(statement: () => T | Promise<T>): Promise<T> {
+  // One promise, the handler's, where an async function awaiting the statement made two.
   try {
-    return await statement();
+    return Promise.resolve(statement()).catch(rethrowAsStore);
   } catch (error) {
-    throw new StoreFailure('store statement failed', { cause: error });
+    return Promise.reject(storeFailure(error));
   }
+}
+
+const storeFailure = (error: unknown): StoreFailure => new StoreFailure('store statement failed', { cause: error });
+
+function rethrowAsStore(error: unknown): never {
+  throw storeFailure(error);
 }
 
 /**

@@ -18,16 +18,25 @@ export interface Decoration<S extends object> {
  */
 export function decorate<S extends object>(inner: S, decoration: Decoration<S>): S {
   const overrides: Partial<S> = decoration.overrides ?? {};
+  const { around } = decoration;
+  // One forwarder per method, made on its first call: a store is asked for a method on every request.
+  const forwarders = new Map<string | symbol, { readonly method: Method; readonly forward: Method }>();
   return new Proxy(inner, {
     get(target, property) {
       if (Object.hasOwn(overrides, property)) return overrides[property as keyof S];
       const value: unknown = Reflect.get(target, property);
       if (typeof value !== 'function') return value;
-      const method = value as (...args: unknown[]) => unknown;
-      const { around } = decoration;
-      if (around === undefined || typeof property !== 'string')
-        return (...args: unknown[]) => method.apply(target, args);
-      return (...args: unknown[]) => around(property, () => method.apply(target, args));
+      const method = value as Method;
+      const made = forwarders.get(property);
+      if (made?.method === method) return made.forward;
+      const forward: Method =
+        around === undefined || typeof property !== 'string'
+          ? (...args) => method.apply(target, args)
+          : (...args) => around(property, () => method.apply(target, args));
+      forwarders.set(property, { method, forward });
+      return forward;
     },
   });
 }
+
+type Method = (...args: unknown[]) => unknown;
