@@ -172,7 +172,7 @@ export type PgbenchShape =
   | 'service-order'
   /** The same with retrysafe's claim sent with BEGIN and its completion with COMMIT, as R-B sends it. */
   | 'service-claim-order-complete'
-  /** B's transaction as node-postgres sends it: the claim in one pipeline with BEGIN, the order INSERT, the completion in one with COMMIT. */
+  /** B's transaction pipelined, as node-postgres sent it until 2026-12-07: the claim in one pipeline with BEGIN, the order INSERT, the completion in one with COMMIT. */
   | 'pipelined-claim-insert-complete'
   /** BEGIN, the order INSERT, one more row with only its key (`bench_keys`) sent with COMMIT: the least any record adds. */
   | 'insert-key-row'

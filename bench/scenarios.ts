@@ -148,7 +148,7 @@ export const SCENARIOS: readonly Scenario[] = [
     kind: 'pgbench',
     id: 'GB-pgbench',
     label:
-      "B's transaction from pgbench as node-postgres sends it: the claim with BEGIN, INSERT, the completion with COMMIT (no Node)",
+      "B's transaction from pgbench, pipelined: the claim with BEGIN, INSERT, the completion with COMMIT (no Node)",
     plan: 'pipelined-claim-insert-complete',
   },
   { kind: 'ceiling', id: 'GA', label: 'ceiling of A: BEGIN, INSERT, COMMIT (Node pg loop)', plan: 'bare-insert' },
@@ -225,7 +225,7 @@ export interface Ratio {
   readonly bound?: { readonly numerator: string; readonly denominator: string };
 }
 
-/** What the database alone allows B's transaction, sent as node-postgres sends it (the claim with BEGIN, the record with COMMIT), against the bare one. */
+/** What the database alone allows B's transaction, sent pipelined (the claim with BEGIN, the record with COMMIT), as node-postgres sent it until 2026-12-07, against the bare one. */
 const ATOMIC_BOUND = { numerator: 'GB-pgbench', denominator: 'GA-pgbench' };
 
 export const RATIOS: readonly Ratio[] = [

@@ -104,7 +104,7 @@ export interface IdempotencyOptions<Tx> {
   readonly observers?: readonly Observer[];
   /**
    * Atomic mode: answer completed operations from one read before the
-   * transaction. Default `auto`: when about a third of an operation's keyed
+   * transaction. Default `auto`: when about a quarter of an operation's keyed
    * requests are replays (see `read-first.ts`).
    */
   readonly readBeforeClaim?: ReadBeforeClaim;

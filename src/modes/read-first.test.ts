@@ -17,7 +17,7 @@ describe('reading before the claim', () => {
     expect(readFirstPolicy('auto')('orders.create@1').now).toBe(false);
   });
 
-  it('reads first once replays become about a third of an operation’s keyed requests, and stops when they fade', () => {
+  it('reads first once replays become about a quarter of an operation’s keyed requests, and stops when they fade', () => {
     const policy = readFirstPolicy('auto');
     // One replay in five new keys stays below the break-even share.
     for (let round = 0; round < 40; round += 1) {
@@ -29,6 +29,17 @@ describe('reading before the claim', () => {
     expect(policy('orders.create@1').now).toBe(true);
     observeMany(policy, 'orders.create@1', false, 40);
     expect(policy('orders.create@1').now).toBe(false);
+  });
+
+  it('reads first at three replays in ten, where a replay saves three round trips and a new key pays one', () => {
+    const policy = readFirstPolicy('auto');
+    const seen: boolean[] = [];
+    for (let round = 0; round < 40; round += 1)
+      for (const replay of [true, false, false, true, false, false, true, false, false, false]) {
+        policy('orders.create@1').observe(replay);
+        if (round >= 30) seen.push(policy('orders.create@1').now);
+      }
+    expect(seen.every((now) => now)).toBe(true);
   });
 
   it('follows each operation on its own', () => {

@@ -1,8 +1,9 @@
 /**
  * Whether an atomic route reads the operation record before it opens its
- * transaction. The read answers a replay in one round trip instead of three
- * (`BEGIN` with the claim, the read of the record it found, `ROLLBACK`) and costs every new
- * key one more, so it pays once about a third of keyed requests are replays.
+ * transaction. The read answers a replay in one round trip instead of four
+ * (`BEGIN`, the claim, the read of the record it found, `ROLLBACK`) and costs
+ * every new key one more, so it pays once about a quarter of keyed requests
+ * are replays.
  * `auto` follows that share per operation; `always` and `never` fix the choice.
  * Both ways give the same answers: only their cost differs.
  */
@@ -16,7 +17,7 @@ export interface ReadFirst {
 }
 
 /** The share of replays at which reading first starts to save round trips (see above). */
-const BREAK_EVEN = 1 / 3;
+const BREAK_EVEN = 1 / 4;
 /** Requests the moving share mostly remembers: enough to ride out a burst of retries, few enough to follow a change of traffic. */
 const MEMORY = 32;
 

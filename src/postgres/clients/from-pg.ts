@@ -1,22 +1,10 @@
 import { warnProcess } from '../../core/process-warning.js';
-import {
-  type BoundStatement,
-  type Opened,
-  open,
-  type SqlClient,
-  type SqlDatabase,
-  type Statement,
-} from '../../store/sql-client.js';
+import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
 import { PREPARED_STATEMENT_ELSEWHERE, sqlState } from '../sqlstate.js';
 import { BEGIN_READ_COMMITTED } from './read-committed.js';
 
 /** The members of a node-postgres `PoolClient` that retrysafe calls. */
 export interface PgClientLike {
-  /**
-   * node-postgres' pipeline mode (`new pg.Pool({ pipeline: true })`, pg 8.23
-   * and later): statements go out without waiting for earlier answers.
-   */
-  readonly pipeline?: boolean;
   query(text: string | { name: string; text: string }, values?: unknown[]): Promise<{ rows: unknown[] }>;
   release(destroy?: boolean | Error): void;
   on(event: 'error', listener: (error: Error) => void): unknown;
@@ -83,30 +71,20 @@ export function fromPg<Client extends PgClientLike>(
       const client = await pool.connect();
       guard(client);
       let rollbackFailed: Error | undefined;
-      // With an opening statement, BEGIN and it share a write and a round trip, and so do the last statement and COMMIT.
-      const wire = opening === undefined ? undefined : pipelineOf(client);
       try {
-        const opened = await begin(client, naming, wire, opening);
-        const result = await work(
-          wire === undefined ? pgSql(client, naming) : endingSql(client, naming, wire),
-          client,
-          opened,
-        );
-        if (wire !== undefined) wire.committing = true;
+        await client.query(BEGIN_READ_COMMITTED);
+        const result = await openWith(pgSql(client, naming), client, work, opening);
         await client.query('COMMIT');
         return result;
       } catch (error) {
         // The statement in flight fails on its own when the connection is lost; a rollback would only wait.
         // A connection whose rollback fails is in an unknown state: destroy it rather than reuse it.
-        if (!lost.has(client)) {
-          if (wire !== undefined) wire.committing = true;
+        if (!lost.has(client))
           await client.query('ROLLBACK').catch((failure: unknown) => {
             rollbackFailed = failure instanceof Error ? failure : new Error('ROLLBACK failed');
           });
-        }
         throw error;
       } finally {
-        wire?.endPipeline();
         client.release(lost.get(client) ?? rollbackFailed ?? false);
       }
     },
@@ -177,101 +155,6 @@ function stopNaming(naming: Naming, code: string): void {
     `a named statement was not where node-postgres prepared it (SQLSTATE ${code}): a pooler in transaction mode stands in front of PostgreSQL. ` +
       "This pool's statements are no longer named. Say so up front with fromPg(pool, { preparedStatements: false }).",
   );
-}
-
-/** BEGIN, and the opening statement with it: one write and one round trip where the client can pipeline. */
-async function begin(
-  client: PgClientLike,
-  naming: Naming,
-  wire: Wire | undefined,
-  opening: BoundStatement | undefined,
-): Promise<Opened> {
-  if (wire === undefined || opening === undefined) {
-    await client.query(BEGIN_READ_COMMITTED);
-    return open(pgSql(client, naming), opening);
-  }
-  const [begun, first] = wire.together(
-    () => [client.query(BEGIN_READ_COMMITTED), open(pgSql(client, naming), opening)] as const,
-  );
-  const [, opened] = await Promise.all([begun, first]);
-  // The handler's statements are not pipelined: it may use what pipeline mode refuses (cursors, `rows`).
-  wire.endPipeline();
-  return opened;
-}
-
-/**
- * node-postgres' pipeline mode, switched on for retrysafe's own statements
- * of one transaction, with the socket corked so that the statements sent
- * together share one write. Reaches two members node-postgres does not
- * declare (`pipeline` may be set, `connection.stream`); without them (before
- * pg 8.23) statements are sent one round trip each.
- */
-interface Wire {
-  /** Issues statements in pipeline mode, in one write with whatever is issued before the current tasks settle. */
-  together<T>(issue: () => T): T;
-  /** Set once COMMIT or ROLLBACK is sent: the statement in flight then goes with it, and pipelining stays on until it is answered. */
-  committing: boolean;
-  /** Back to one statement at a time, once nothing is in flight. */
-  endPipeline(): void;
-}
-
-interface Pipelinable {
-  pipeline: boolean;
-  connection?: { stream?: { cork?(): void; uncork?(): void } };
-}
-
-function pipelineOf(client: PgClientLike): Wire | undefined {
-  const pipelinable = client as unknown as Partial<Pipelinable>;
-  const stream = pipelinable.connection?.stream;
-  if (
-    typeof pipelinable.pipeline !== 'boolean' ||
-    typeof stream?.cork !== 'function' ||
-    typeof stream.uncork !== 'function'
-  )
-    return undefined;
-  // A client of a pool created with `pipeline: true` stays in pipeline mode.
-  const always = pipelinable.pipeline;
-  const cork = stream.cork.bind(stream);
-  const uncork = stream.uncork.bind(stream);
-  return {
-    together(issue) {
-      pipelinable.pipeline = true;
-      cork();
-      try {
-        return issue();
-      } finally {
-        // After the promise jobs queued now have run: a COMMIT sent once the work resolves joins the write.
-        process.nextTick(uncork);
-      }
-    },
-    committing: false,
-    endPipeline() {
-      pipelinable.pipeline = always;
-    },
-  };
-}
-
-/**
- * The runner of a transaction that began with its opening statement: each
- * statement goes out pipelined, and one left unawaited when the work resolves
- * travels with COMMIT (`SqlClient.pipelined`); an awaited one switches
- * pipelining off again before the work goes on.
- */
-function endingSql(client: PgClientLike, naming: Naming, wire: Wire): SqlClient {
-  return {
-    async query<Row>(text: string | Statement, values?: readonly unknown[]) {
-      const answer = wire.together(() => send(client, naming, text, values));
-      try {
-        return { rows: (await answer).rows as Row[] };
-      } finally {
-        if (!wire.committing) wire.endPipeline();
-      }
-    },
-    async exec(script: string) {
-      await client.query(script);
-    },
-    pipelined: true,
-  };
 }
 
 /** retrysafe's statement runner on a client or a pool; `alone`: on a pool, each statement its own transaction. */
