@@ -17,10 +17,11 @@ export interface SqlClient {
   /** Runs a script of several statements without bound values (migrations). */
   exec(this: void, script: string): Promise<void>;
   /**
-   * True when statements go out in the order they are issued without waiting
-   * for earlier answers (pipelining), and the transaction's COMMIT after
-   * every statement issued: a statement left unawaited when the work resolves
-   * then travels with COMMIT, and if it fails, COMMIT rolls back.
+   * True when statements go out in the order they are issued, whether or not
+   * earlier ones were awaited (at once where the driver pipelines, each after
+   * the answer to the one before otherwise), and the transaction's COMMIT
+   * after every statement issued: a statement left unawaited when the work
+   * resolves then travels with COMMIT, and if it fails, COMMIT rolls back.
    */
   readonly pipelined?: boolean;
 }

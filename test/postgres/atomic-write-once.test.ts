@@ -336,12 +336,16 @@ describe('round trips and writes per new key', () => {
     }
   }
 
-  it.each([false, true])(
-    'are the bare transaction’s plus two, the lock and the record, each statement one write (pool in pipeline mode: %s)',
-    async (pipeline) => {
-      expect(await measure(pipeline)).toEqual({ bare: { trips: 3, writes: 3 }, atomic: { trips: 5, writes: 5 } });
-    },
-  );
+  it('are the bare transaction’s on a pool in node-postgres’ pipeline mode: BEGIN goes with the lock, the record with COMMIT', async () => {
+    const { bare, atomic } = await measure(true);
+    expect({ bare: bare.trips, atomic: atomic.trips }).toEqual({ bare: 3, atomic: 3 });
+  });
+
+  // Without pipeline mode node-postgres sends a statement once the one before it is answered: a write is a round trip.
+  it('are the bare transaction’s plus two, the lock and the record, on a pool without it', async () => {
+    const { bare, atomic } = await measure(false);
+    expect({ bare: bare.writes, atomic: atomic.writes }).toEqual({ bare: 3, atomic: 5 });
+  });
 
   /**
    * postgres.js, counted on the wire: a round trip starts with each write after

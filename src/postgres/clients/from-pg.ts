@@ -1,5 +1,5 @@
 import { warnProcess } from '../../core/process-warning.js';
-import { openWith, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
+import { open, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
 import { PREPARED_STATEMENT_ELSEWHERE, sqlState } from '../sqlstate.js';
 import { BEGIN_READ_COMMITTED } from './read-committed.js';
 
@@ -71,9 +71,15 @@ export function fromPg<Client extends PgClientLike>(
       const client = await pool.connect();
       guard(client);
       let rollbackFailed: Error | undefined;
+      const sql = { ...pgSql(client, naming), pipelined: true };
       try {
-        await client.query(BEGIN_READ_COMMITTED);
-        const result = await openWith(pgSql(client, naming), client, work, opening);
+        // Issued together, not awaited in turn: a client made with node-postgres' documented `pipeline: true`
+        // sends them at once, any other sends the second when the first is answered. The same holds for a
+        // statement the work leaves in flight and COMMIT (`SqlClient.pipelined`).
+        const begun = client.query(BEGIN_READ_COMMITTED);
+        const opened = open(sql, opening);
+        await begun;
+        const result = await work(sql, client, await opened);
         await client.query('COMMIT');
         return result;
       } catch (error) {
