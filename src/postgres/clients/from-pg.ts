@@ -71,7 +71,7 @@ export function fromPg<Client extends PgClientLike>(
       const client = await pool.connect();
       guard(client);
       let rollbackFailed: Error | undefined;
-      const sql = { ...pgSql(client, naming), pipelined: true };
+      const sql: SqlClient = { pipelined: true, ...pgSql(client, naming) };
       try {
         // Issued together, not awaited in turn: a client made with node-postgres' documented `pipeline: true`
         // sends them at once, any other sends the second when the first is answered. The same holds for a
