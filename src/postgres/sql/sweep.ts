@@ -3,8 +3,8 @@
  * walking one of the two indexes of migration 0020 on a time a finished record
  * gets once and keeps (so a tombstone is rewritten in place, without new index
  * entries), in its order from $2 (where the step's previous batch stopped,
- * `-infinity` for a pass's first) up to now. ORDER BY the indexed column with
- * LIMIT is what keeps the walk on the index whatever the statistics say:
+ * `{-infinity}` for a pass's first) up to now. ORDER BY the index's columns
+ * with LIMIT is what keeps the walk on the index whatever the statistics say:
  * without it, once they counted a tenth of the table as due, the planner read
  * the table for the first $1 rows it expected to meet, and an empty batch then
  * read all of it. The rows are locked with SKIP LOCKED and reached again by
@@ -14,23 +14,36 @@
  * `unknown`) have neither time and are never swept.
  */
 
+/** Element `n` of $2, where the step's previous batch stopped: the text of an array of the walk's values. */
+const from = (n: number): string => `($2::text[])[${n}]`;
+
 /**
- * `due`: at most $1 rows in `states` due by `column` from `start` on, in the
- * index's order, locked, each with its place in that order. The step's batch
- * then answers how many rows it changed (`n`, counted from `changed`) and the
- * place of the last one (`resume`), from which its next batch walks on: rows
- * of the other step that this one stepped over are not read again.
+ * `due`: at most $1 rows in `states` due by the first of `walk` (an index's
+ * columns), in the index's order from the row of values `start` on, locked.
+ * The step's batch then answers how many rows it changed (`n`, counted from
+ * `changed`) and the walk's values of the last one (`resume`), from which its
+ * next batch walks on: rows of the other step that this one stepped over are
+ * not read again.
  */
-function batch(column: string, start: string, states: string, change: string, changed: string): string {
-  return `
-WITH ${start}, due AS MATERIALIZED (
-  SELECT ctid, ${column} AS at FROM retrysafe_operations
-  WHERE ${column} >= (SELECT start FROM mark) AND ${column} <= now() AND state IN (${states})
-  ORDER BY ${column}
+function batch(
+  walk: readonly string[],
+  start: readonly string[],
+  states: string,
+  change: string,
+  changed: string,
+): string {
+  const [time = '', ...rest] = walk;
+  const order = ['at', ...rest];
+  return `due AS MATERIALIZED (
+  SELECT ctid, ${[`${time} AS at`, ...rest].join(', ')} FROM retrysafe_operations
+  WHERE (${walk.join(', ')}) >= (${start.join(', ')}) AND ${time} <= now() AND state IN (${states})
+  ORDER BY ${walk.join(', ')}
   LIMIT $1
   FOR UPDATE SKIP LOCKED
 ), ${change}
-SELECT (SELECT count(*)::int FROM ${changed}) AS n, (SELECT max(at)::text FROM due) AS resume`;
+SELECT (SELECT count(*)::int FROM ${changed}) AS n,
+  (SELECT ARRAY[${order.map((column) => `${column}::text`).join(', ')}]::text FROM due
+   ORDER BY ${order.map((column) => `${column} DESC`).join(', ')} LIMIT 1) AS resume`;
 }
 
 const FINISHED = `'completed', 'failed'`;
@@ -47,16 +60,26 @@ const FINISHED = `'completed', 'failed'`;
  * started at the mark moves it to where it reached: its last row, or now when
  * it came back short; never past a due row it did not get (another sweeper
  * holds it, and may roll back). Only rows before where it reached are looked
- * for: the walk from the mark takes the rows at that time again, and rows that
- * share it (a bulk import's) are then not read once more for every batch. It leaves the mark alone when the mark moved
- * meanwhile, back to a record that arrived with its response expired.
+ * for. It leaves the mark alone when the mark moved meanwhile, back to a
+ * record that arrived with its response expired. The index orders the records
+ * that share an expiry (a bulk import's) by identity (migration 0022), and the
+ * next batch walks on from the last one's: with the time alone, each batch
+ * walked again over every tombstone made at that time before it.
  */
-export const TOMBSTONE_EXPIRED = batch(
-  'response_expires_at',
-  `mark AS (
-  SELECT greatest($2::timestamptz, coalesce(p.responses_before, '-infinity')) AS start, p.responses_before AS kept
-  FROM (SELECT 1) AS one LEFT JOIN retrysafe_sweep_progress AS p ON true
-)`,
+export const TOMBSTONE_EXPIRED = `
+WITH mark AS (
+  SELECT CASE WHEN r.resumed THEN r.at ELSE r.kept END AS at, CASE WHEN r.resumed THEN r.tenant ELSE '' END AS tenant,
+    CASE WHEN r.resumed THEN r.operation ELSE '' END AS operation, CASE WHEN r.resumed THEN r.key ELSE '' END AS key,
+    r.kept
+  FROM (
+    SELECT f.*, p.responses_before AS kept, f.at >= coalesce(p.responses_before, '-infinity') AS resumed
+    FROM (SELECT ${from(1)}::timestamptz AS at, coalesce(${from(2)}, '') AS tenant, coalesce(${from(3)}, '') AS operation,
+        coalesce(${from(4)}, '') AS key) AS f
+      LEFT JOIN retrysafe_sweep_progress AS p ON true
+  ) AS r
+), ${batch(
+  ['response_expires_at', 'tenant', 'operation', 'key'],
+  ['at', 'tenant', 'operation', 'key'].map((column) => `(SELECT ${column} FROM mark)`),
   FINISHED,
   `swept AS (
   UPDATE retrysafe_operations
@@ -71,20 +94,21 @@ export const TOMBSTONE_EXPIRED = batch(
   SELECT CASE WHEN count(*) < $1 THEN now() ELSE max(at) END AS at FROM due
 ), held AS (
   SELECT min(o.response_expires_at) AS at FROM retrysafe_operations AS o
-  WHERE o.response_expires_at >= (SELECT start FROM mark) AND o.response_expires_at < (SELECT at FROM reached)
+  WHERE o.response_expires_at >= (SELECT at FROM mark) AND o.response_expires_at < (SELECT at FROM reached)
     AND o.state IN (${FINISHED}) AND NOT EXISTS (SELECT FROM due WHERE due.ctid = o.ctid)
 ), moved AS (
   UPDATE retrysafe_sweep_progress
   SET responses_before = least((SELECT at FROM held), (SELECT at FROM reached))
-  WHERE responses_before = (SELECT kept FROM mark) AND responses_before >= $2::timestamptz
+  WHERE responses_before = (SELECT kept FROM mark) AND responses_before >= ${from(1)}::timestamptz
 )`,
   'swept',
-);
+)}`;
 
 /** Deletes tombstones past their own expiry; after this the key is new again. $1 batch size, $2 where to walk from. */
-export const DELETE_EXPIRED_TOMBSTONES = batch(
-  'expires_at',
-  `mark AS (SELECT $2::timestamptz AS start)`,
+export const DELETE_EXPIRED_TOMBSTONES = `
+WITH ${batch(
+  ['expires_at'],
+  [`${from(1)}::timestamptz`],
   `'tombstone'`,
   `deleted AS (
   DELETE FROM retrysafe_operations
@@ -92,4 +116,4 @@ export const DELETE_EXPIRED_TOMBSTONES = batch(
   RETURNING 1
 )`,
   'deleted',
-);
+)}`;
