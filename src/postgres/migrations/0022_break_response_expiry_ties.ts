@@ -12,6 +12,25 @@ export const breakResponseExpiryTies: Migration = {
 -- entry its own place, so each batch walks on from its last row. The
 -- identity never changes, so a tombstone is still rewritten in place.
 --
+-- The mark of migration 0020 becomes a place in that order too: every
+-- completed or failed record before it is a tombstone. A batch then looks
+-- for rows another sweeper held only among the rows it walked, not among
+-- every record that shares the mark's time.
+ALTER TABLE retrysafe_sweep_progress
+    ADD COLUMN tenant text NOT NULL DEFAULT '',
+    ADD COLUMN operation text NOT NULL DEFAULT '',
+    ADD COLUMN key text NOT NULL DEFAULT '';
+
+CREATE OR REPLACE FUNCTION retrysafe_response_arrived_expired() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE retrysafe_sweep_progress
+    SET responses_before = NEW.response_expires_at, tenant = NEW.tenant, operation = NEW.operation, key = NEW.key
+    WHERE (responses_before, tenant, operation, key) > (NEW.response_expires_at, NEW.tenant, NEW.operation, NEW.key);
+    RETURN NULL;
+END
+$$;
+--
 -- Built in the migration's transaction, which holds off writes to the table
 -- while it builds. On a large table, build it first with CREATE INDEX
 -- CONCURRENTLY and this definition: the migration then keeps it as it is.

@@ -48,6 +48,13 @@ SELECT (SELECT count(*)::int FROM ${changed}) AS n,
 
 const FINISHED = `'completed', 'failed'`;
 
+/** The tombstone step's walk: the index of response expiries, times then identities (migration 0022). */
+const PLACE = ['response_expires_at', 'tenant', 'operation', 'key'] as const;
+
+/** The row of `relation`'s values of the walk, for a comparison with another place. */
+const place = (relation: string, columns: readonly string[] = ['at', 'tenant', 'operation', 'key']): string =>
+  `(${columns.map((column) => `(SELECT ${column} FROM ${relation})`).join(', ')})`;
+
 /**
  * Turns completed records whose response expired into tombstones: the body,
  * the headers and the recovery points go; identity, fingerprint, status and
@@ -59,26 +66,30 @@ const FINISHED = `'completed', 'failed'`;
  * before it was swept) rather than through the tombstones. A batch that
  * started at the mark moves it to where it reached: its last row, or now when
  * it came back short; never past a due row it did not get (another sweeper
- * holds it, and may roll back). Only rows before where it reached are looked
- * for. It leaves the mark alone when the mark moved meanwhile, back to a
- * record that arrived with its response expired. The index orders the records
- * that share an expiry (a bulk import's) by identity (migration 0022), and the
- * next batch walks on from the last one's: with the time alone, each batch
- * walked again over every tombstone made at that time before it.
+ * holds it, and may roll back). Only rows from where it started to where it
+ * reached are looked for. It leaves the mark alone when the mark moved
+ * meanwhile, back to a record that arrived with its response expired. The
+ * index orders the records that share an expiry (a bulk import's) by identity,
+ * and both the next batch and the mark are places in that order (migration
+ * 0022): with the time alone, each batch walked again over every tombstone
+ * made at that time before it, and the batch past them looked for held rows
+ * among all of them.
  */
 export const TOMBSTONE_EXPIRED = `
 WITH mark AS (
-  SELECT CASE WHEN r.resumed THEN r.at ELSE r.kept END AS at, CASE WHEN r.resumed THEN r.tenant ELSE '' END AS tenant,
-    CASE WHEN r.resumed THEN r.operation ELSE '' END AS operation, CASE WHEN r.resumed THEN r.key ELSE '' END AS key,
-    r.kept
+  SELECT CASE WHEN r.resumed THEN r.at ELSE r.kept_at END AS at, CASE WHEN r.resumed THEN r.tenant ELSE r.kept_tenant END AS tenant,
+    CASE WHEN r.resumed THEN r.operation ELSE r.kept_operation END AS operation,
+    CASE WHEN r.resumed THEN r.key ELSE r.kept_key END AS key, r.kept_at, r.kept_tenant, r.kept_operation, r.kept_key
   FROM (
-    SELECT f.*, p.responses_before AS kept, f.at >= coalesce(p.responses_before, '-infinity') AS resumed
+    SELECT f.*, p.responses_before AS kept_at, p.tenant AS kept_tenant, p.operation AS kept_operation, p.key AS kept_key,
+      p.responses_before IS NULL OR (f.at, f.tenant, f.operation, f.key) >= (p.responses_before, p.tenant, p.operation, p.key)
+        AS resumed
     FROM (SELECT ${from(1)}::timestamptz AS at, coalesce(${from(2)}, '') AS tenant, coalesce(${from(3)}, '') AS operation,
         coalesce(${from(4)}, '') AS key) AS f
       LEFT JOIN retrysafe_sweep_progress AS p ON true
   ) AS r
 ), ${batch(
-  ['response_expires_at', 'tenant', 'operation', 'key'],
+  PLACE,
   ['at', 'tenant', 'operation', 'key'].map((column) => `(SELECT ${column} FROM mark)`),
   FINISHED,
   `swept AS (
@@ -91,15 +102,33 @@ WITH mark AS (
   USING swept
   WHERE s.tenant = swept.tenant AND s.operation = swept.operation AND s.key = swept.key
 ), reached AS (
-  SELECT CASE WHEN count(*) < $1 THEN now() ELSE max(at) END AS at FROM due
+  SELECT at, tenant, operation, key FROM (
+    SELECT at, tenant::text, operation::text, key::text FROM due
+    WHERE (SELECT count(*) FROM due) = $1
+    UNION ALL
+    SELECT now(), '', '', '' WHERE (SELECT count(*) FROM due) < $1
+  ) AS ends
+  ORDER BY at DESC, tenant DESC, operation DESC, key DESC
+  LIMIT 1
+), unclaimed AS (
+  SELECT o.response_expires_at AS at, o.tenant, o.operation, o.key, o.ctid FROM retrysafe_operations AS o
+  WHERE (${PLACE.map((column) => `o.${column}`).join(', ')}) >= ${place('mark')}
+    AND (${PLACE.map((column) => `o.${column}`).join(', ')}) < ${place('reached')}
+    AND o.state IN (${FINISHED})
+), held_at AS (
+  -- An aggregate over all of them, so that the rows in due are set apart by one hash rather than a scan each.
+  SELECT min(u.at) AS at FROM unclaimed AS u WHERE NOT EXISTS (SELECT FROM due WHERE due.ctid = u.ctid)
 ), held AS (
-  SELECT min(o.response_expires_at) AS at FROM retrysafe_operations AS o
-  WHERE o.response_expires_at >= (SELECT at FROM mark) AND o.response_expires_at < (SELECT at FROM reached)
-    AND o.state IN (${FINISHED}) AND NOT EXISTS (SELECT FROM due WHERE due.ctid = o.ctid)
+  SELECT u.at, u.tenant::text, u.operation::text, u.key::text FROM unclaimed AS u
+  WHERE u.at = (SELECT at FROM held_at) AND NOT EXISTS (SELECT FROM due WHERE due.ctid = u.ctid)
+  ORDER BY u.tenant, u.operation, u.key
+  LIMIT 1
 ), moved AS (
-  UPDATE retrysafe_sweep_progress
-  SET responses_before = least((SELECT at FROM held), (SELECT at FROM reached))
-  WHERE responses_before = (SELECT kept FROM mark) AND responses_before >= ${from(1)}::timestamptz
+  UPDATE retrysafe_sweep_progress AS p
+  SET responses_before = t.at, tenant = t.tenant, operation = t.operation, key = t.key
+  FROM (SELECT * FROM held UNION ALL SELECT * FROM reached ORDER BY 1, 2, 3, 4 LIMIT 1) AS t
+  WHERE (p.responses_before, p.tenant, p.operation, p.key) = ${place('mark', ['kept_at', 'kept_tenant', 'kept_operation', 'kept_key'])}
+    AND (p.responses_before, p.tenant, p.operation, p.key) >= (${[1, 2, 3, 4].map((n) => (n === 1 ? `${from(1)}::timestamptz` : `coalesce(${from(n)}, '')`)).join(', ')})
 )`,
   'swept',
 )}`;
