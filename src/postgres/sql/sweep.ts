@@ -111,16 +111,21 @@ WITH mark AS (
   ORDER BY at DESC, tenant DESC, operation DESC, key DESC
   LIMIT 1
 ), unclaimed AS (
+  -- The finished rows from where the batch started, in the walk's order, as many as it took and one more: a
+  -- held one among them is before the last it took. Row comparisons bound a scan at one end only.
   SELECT o.response_expires_at AS at, o.tenant, o.operation, o.key, o.ctid FROM retrysafe_operations AS o
   WHERE (${PLACE.map((column) => `o.${column}`).join(', ')}) >= ${place('mark')}
-    AND (${PLACE.map((column) => `o.${column}`).join(', ')}) < ${place('reached')}
-    AND o.state IN (${FINISHED})
+    AND o.response_expires_at <= (SELECT at FROM reached) AND o.state IN (${FINISHED})
+  ORDER BY ${PLACE.map((column) => `o.${column}`).join(', ')}
+  LIMIT (SELECT count(*) FROM due) + 1
 ), held_at AS (
   -- An aggregate over all of them, so that the rows in due are set apart by one hash rather than a scan each.
-  SELECT min(u.at) AS at FROM unclaimed AS u WHERE NOT EXISTS (SELECT FROM due WHERE due.ctid = u.ctid)
+  SELECT min(u.at) AS at FROM unclaimed AS u
+  WHERE (u.at, u.tenant, u.operation, u.key) < ${place('reached')} AND NOT EXISTS (SELECT FROM due WHERE due.ctid = u.ctid)
 ), held AS (
   SELECT u.at, u.tenant::text, u.operation::text, u.key::text FROM unclaimed AS u
-  WHERE u.at = (SELECT at FROM held_at) AND NOT EXISTS (SELECT FROM due WHERE due.ctid = u.ctid)
+  WHERE u.at = (SELECT at FROM held_at) AND (u.at, u.tenant, u.operation, u.key) < ${place('reached')}
+    AND NOT EXISTS (SELECT FROM due WHERE due.ctid = u.ctid)
   ORDER BY u.tenant, u.operation, u.key
   LIMIT 1
 ), moved AS (
