@@ -84,18 +84,27 @@ function tail(file: string): string {
   }
 }
 
-const supervised = new Set<ChildProcess>();
+const endings = new Set<() => void>();
 
 /**
- * Ends `child` with the bench: on its exit, and on a SIGINT or SIGTERM sent
+ * Runs `end` when the bench exits: on its own, or on a SIGINT or SIGTERM sent
  * to the bench alone (by a supervisor, or by npm passing on Ctrl-C), which
- * then exits with 128 + the signal's number. A provider or a server left
- * running would hold its port and load the machine the next run measures.
+ * then exits with 128 + the signal's number. `end` runs synchronously, as
+ * the process exits. Returns a function that cancels it.
+ */
+export function endWithTheBench(end: () => void): () => void {
+  watchTheBench();
+  endings.add(end);
+  return () => endings.delete(end);
+}
+
+/**
+ * Ends `child` with the bench. A provider or a server left running would hold
+ * its port and load the machine the next run measures.
  */
 export function supervise<Child extends ChildProcess>(child: Child): Child {
-  watchTheBench();
-  supervised.add(child);
-  child.once('exit', () => supervised.delete(child));
+  const cancel = endWithTheBench(() => child.kill('SIGTERM'));
+  child.once('exit', cancel);
   return child;
 }
 
@@ -105,7 +114,7 @@ function watchTheBench(): void {
   if (watching) return;
   watching = true;
   process.once('exit', () => {
-    for (const child of supervised) child.kill('SIGTERM');
+    for (const end of endings) end();
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => process.exit(128 + constants.signals[signal]));

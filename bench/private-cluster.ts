@@ -1,5 +1,7 @@
+import { readFileSync, rmSync } from 'node:fs';
 import { appendFile, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { endWithTheBench } from './child-process.js';
 import { asPostgres, PG_BIN, serverDirectory } from '../test/faults/support/as-postgres.js';
 import { freePort } from '../test/support/free-port.js';
 
@@ -54,11 +56,14 @@ export async function startPrivateCluster(settings: readonly string[] = SETTINGS
     await appendFile(join(dataDir, 'postgresql.conf'), `\n${conf.join('\n')}\n`);
     await pgCtl('-l', join(root, 'server.log'), '-w', '-t', '60', 'start');
     const postmasterPid = Number((await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    // A bench that ends before `dispose` (a signal, a failed scenario) must not leave ten million records running.
+    const forget = endWithTheBench(() => stopAtExit(postmasterPid, root));
     return {
       adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
       postmasterPid,
       settings,
       async dispose() {
+        forget();
         await pgCtl('-m', 'fast', '-w', 'stop').catch(() => undefined);
         await rm(root, { recursive: true, force: true });
       },
@@ -68,4 +73,28 @@ export async function startPrivateCluster(settings: readonly string[] = SETTINGS
     await rm(root, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** Whether `pid` runs, as /proc tells it: a stopped postmaster whose parent has gone may stay a zombie. */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Synchronous, as the process exits: an immediate shutdown (SIGQUIT, what
+ * `pg_ctl -m immediate` sends), then the files once the server has gone.
+ */
+function stopAtExit(postmasterPid: number, root: string): void {
+  try {
+    process.kill(postmasterPid, 'SIGQUIT');
+  } catch {
+    return;
+  }
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let tries = 0; tries < 200 && running(postmasterPid); tries += 1) Atomics.wait(pause, 0, 0, 50);
+  rmSync(root, { recursive: true, force: true, maxRetries: 3 });
 }

@@ -57,7 +57,7 @@ interface StatsRow {
 export function maintenanceStore<Tx>(database: SqlDatabase<Tx>): MaintenanceStore {
   const activity = activityStore(database);
   const run = <Row>(text: string, values: readonly unknown[]): Promise<Row[]> => storeRows<Row>(database, text, values);
-  const sweep = async (text: string, limit: number, from = '-infinity'): Promise<SweepBatch> => {
+  const sweep = async (text: string, limit: number, from = '{-infinity}'): Promise<SweepBatch> => {
     const [row] = await run<{ n: number; resume: string | null }>(text, [batchLimit(limit), from]).catch(
       unsupportedSweep,
     );

@@ -15,24 +15,31 @@ function running(pid: number): boolean {
 }
 
 /**
- * `npm run bench` starts a payment provider and servers: a signal sent to the
- * bench alone (a supervisor's, or Ctrl-C reaching node through npm), or the
- * bench ending early, must not leave them running.
+ * `npm run bench` starts a payment provider, servers and a private PostgreSQL
+ * cluster: a signal sent to the bench alone (a supervisor's, or Ctrl-C
+ * reaching node through npm), or the bench ending early, must not leave them
+ * running.
  */
 describe("the bench's child processes end with it", () => {
-  // SIGUSR2: the parent program exits on its own.
-  it.each([
-    { ending: 'SIGINT', code: 130 },
-    { ending: 'SIGTERM', code: 143 },
-    { ending: 'SIGUSR2', code: 3 },
-  ] as const)('on $ending of the bench alone', async ({ ending, code }) => {
-    const parent = await startProgram(PARENT, {}, /^child (\d+)$/);
+  // SIGUSR2: the parent program exits on its own. `cluster`: the postmaster, which runs detached.
+  it.each(
+    (['child', 'cluster'] as const).flatMap((supervised) =>
+      (
+        [
+          { ending: 'SIGINT', code: 130 },
+          { ending: 'SIGTERM', code: 143 },
+          { ending: 'SIGUSR2', code: 3 },
+        ] as const
+      ).map((signal) => ({ supervised, ...signal })),
+    ),
+  )('the $supervised, on $ending of the bench alone', async ({ supervised, ending, code }) => {
+    const parent = await startProgram(PARENT, { SUPERVISED: supervised }, /^(?:child|cluster) (\d+)$/);
     const pid = Number(parent.match[1]);
     expect(running(pid)).toBe(true);
     try {
       parent.process.kill(ending);
       const exited = await parent.exited;
-      await waitFor(() => !running(pid), { what: `the child ${pid} is gone`, limitMs: 20_000 });
+      await waitFor(() => !running(pid), { what: `the ${supervised} ${pid} is gone`, limitMs: 20_000 });
       // For a signal, as the bench reports one: 128 + its number.
       expect(exited, parent.stderr()).toEqual({ code, signal: null });
     } finally {

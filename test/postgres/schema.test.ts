@@ -529,12 +529,12 @@ describe('upgrading to the domain checks', () => {
     );
   });
 
-  it('then indexes only times a tombstone keeps (0020) and leaves pages room for it (0021), rewriting no table and changing no row', async () => {
+  it('then indexes only times a tombstone keeps (0020), leaves pages room for it (0021) and orders records that share a response expiry by identity (0022), rewriting no table and changing no row', async () => {
     const files = `SELECT relname, relfilenode FROM pg_class WHERE relname LIKE 'retrysafe\\_%' AND relkind = 'r' ORDER BY relname`;
     const before = (await database.query(files)).rows;
     const records = (await database.query('SELECT * FROM retrysafe_operations ORDER BY key')).rows;
 
-    expect(await migrate(database, migrations)).toMatchObject({ applied: [20, 21] });
+    expect(await migrate(database, migrations)).toMatchObject({ applied: [20, 21, 22] });
     const after = (await database.query<{ relname: string }>(files)).rows;
     expect(after.filter((file) => file.relname !== 'retrysafe_sweep_progress')).toEqual(before);
     expect(after.map((file) => file.relname)).toContain('retrysafe_sweep_progress');
@@ -545,7 +545,7 @@ describe('upgrading to the domain checks', () => {
     );
     expect(indexes.map((index) => [index.name, index.definition.replace(/^.* USING /, '')])).toEqual([
       ['retrysafe_operations_sweep', 'btree (expires_at)'],
-      ['retrysafe_operations_sweep_responses', 'btree (response_expires_at)'],
+      ['retrysafe_operations_sweep_responses', 'btree (response_expires_at, tenant, operation, key)'],
     ]);
     const { rows: marks } = await database.query<{ set: boolean }>(
       'SELECT responses_before <= now() AS set FROM retrysafe_sweep_progress',

@@ -189,6 +189,8 @@ describe('tombstones rewritten in place (PostgreSQL 15)', () => {
     async () => {
       await cluster.query('CREATE DATABASE cycles');
       const pool = new pg.Pool({ connectionString: cluster.url('cycles'), max: 2 });
+      // end() resolves before the sockets close: the cluster's stop must not surface as an error of this pool.
+      pool.on('error', () => {});
       try {
         await migrate(fromPg(pool));
         // Each cycle kills half the table, far past migration 0017's 2 %: autovacuum would vacuum it after every

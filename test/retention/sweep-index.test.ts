@@ -115,7 +115,7 @@ describe.each(openers)('the one sweep index (0009) on a filled table on $name', 
     ['deleting expired tombstones', DELETE_EXPIRED_TOMBSTONES, 'retrysafe_operations_sweep'],
   ])('finds the rows for %s through its sweep index, without reading the table', async (_what, sql, index) => {
     await database.query('ANALYZE retrysafe_operations');
-    const { rows } = await database.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, [500, '-infinity']);
+    const { rows } = await database.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, [500, '{-infinity}']);
     const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
     expect(plan).toMatch(new RegExp(`(Index Scan using|Bitmap Index Scan on) ${index}\\b`));
     expect(plan).not.toMatch(/Seq Scan on retrysafe_operations/);

@@ -19,6 +19,7 @@ import { textTenant } from './0018_text_tenant.js';
 import { claimOnTheShard } from './0019_claim_on_the_shard.js';
 import { hotTombstones } from './0020_hot_tombstones.js';
 import { tombstoneRoom } from './0021_tombstone_room.js';
+import { breakResponseExpiryTies } from './0022_break_response_expiry_ties.js';
 import type { Migration } from './migration.js';
 
 export { latestVersion, type Migration } from './migration.js';
@@ -49,4 +50,5 @@ export const migrations: readonly Migration[] = [
   claimOnTheShard,
   hotTombstones,
   tombstoneRoom,
+  breakResponseExpiryTies,
 ];
