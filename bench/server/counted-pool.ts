@@ -3,7 +3,11 @@ import pg from 'pg';
 /** A node-postgres pool that counts its clients' round trips. */
 export interface CountedPool {
   readonly pool: pg.Pool;
-  /** Round trips so far: a statement sent while none is in flight on its client starts one; one sent behind another shares it. */
+  /**
+   * Round trips so far: on a pool in pipeline mode a statement sent while none is in flight on its client starts
+   * one and one sent behind another shares it; on a plain pool, which sends a statement once the one before it is
+   * answered, each statement is one.
+   */
   readonly roundTrips: () => number;
 }
 
@@ -22,7 +26,7 @@ export function countedPool(connectionString: string, max: number, unnamed = fal
     const send = client.query.bind(client);
     let inFlight = 0;
     const counted = (...args: unknown[]): unknown => {
-      if (inFlight === 0) trips += 1;
+      if (!pipeline || inFlight === 0) trips += 1;
       inFlight += 1;
       const [statement, ...rest] = args;
       const named =
