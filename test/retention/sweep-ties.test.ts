@@ -15,9 +15,14 @@ const FILL = `INSERT INTO retrysafe_operations (tenant, operation, key, fingerpr
   sha256(int8send(i)), 'completed', 201, '{}', '\\x7b7d', now(), now() - interval '1 minute', now() + interval '30 days'
 FROM generate_series(1, ${RECORDS}) AS i`;
 
-/** Entries the index of response expiries gave its scans, dead or alive, as the statistics count them. */
-const ENTRIES_READ = `SELECT idx_tup_read::float8 AS n FROM pg_stat_user_indexes
-  WHERE indexrelname = 'retrysafe_operations_sweep_responses'`;
+/**
+ * Entries the index of response expiries gave its scans, dead or alive, as the statistics count them; and the
+ * record updates that were not rewritten in place (no room on the page), each of which added an entry beside the
+ * row's old one that a later scan over the row reads too.
+ */
+const ENTRIES_READ = `SELECT i.idx_tup_read::float8 AS n, (t.n_tup_upd - t.n_tup_hot_upd)::float8 AS moved
+  FROM pg_stat_user_indexes AS i JOIN pg_stat_user_tables AS t USING (relid)
+  WHERE i.indexrelname = 'retrysafe_operations_sweep_responses'`;
 
 /**
  * The tombstone step walks the index of response expiries from where its
@@ -36,20 +41,25 @@ describe('the tombstone step over records that share one response expiry (Postgr
         await migrate(fromPg(session));
         await session.query(FILL);
         await session.query('VACUUM ANALYZE retrysafe_operations');
-        const read = async (): Promise<number> => {
+        const read = async (): Promise<{ readonly n: number; readonly moved: number }> => {
           await session.query('SELECT pg_stat_force_next_flush()');
           await session.query('SELECT pg_stat_clear_snapshot()');
-          return (await session.query<{ n: number }>(ENTRIES_READ)).rows[0]?.n ?? Number.NaN;
+          const [row] = (await session.query<{ n: number; moved: number }>(ENTRIES_READ)).rows;
+          return row ?? { n: Number.NaN, moved: Number.NaN };
         };
-        // The entries each batch read: the store's statements, each followed by a read of the statistics.
+        // The entries each batch read, and the updates it could not make in place: the store's statements, each
+        // followed by a read of the statistics.
         const batches: number[] = [];
+        const moves: number[] = [];
         const database = fromPg(session);
         const counting: typeof database = {
           ...database,
           query: async <Row>(text: string | Statement, values: readonly unknown[] = []) => {
             const before = await read();
             const result = await database.query<Row>(text, values);
-            batches.push((await read()) - before);
+            const after = await read();
+            batches.push(after.n - before.n);
+            moves.push(after.moved - before.moved);
             return result;
           },
         };
@@ -58,13 +68,19 @@ describe('the tombstone step over records that share one response expiry (Postgr
 
         expect(report).toMatchObject({ tombstoned: RECORDS, deleted: 0, failed: [] });
         const entries = batches.reduce((sum, n) => sum + n, 0);
+        const moved = moves.reduce((sum, n) => sum + n, 0);
         // Each entry once by the walk, and once more where the batch looks for rows another sweeper holds, among
-        // those it walked; walked again by every batch, they came to RECORDS × (RECORDS / BATCH) / 2.
+        // those it walked, besides the entry an update not made in place added; walked again by every batch, they
+        // came to RECORDS × (RECORDS / BATCH) / 2.
         expect(entries).toBeGreaterThanOrEqual(RECORDS);
-        expect(entries, `${entries} index entries read`).toBeLessThanOrEqual(3 * RECORDS);
-        expect(Math.max(...batches), `${Math.max(...batches)} index entries in one batch`).toBeLessThanOrEqual(
-          3 * BATCH,
+        expect(entries, `${entries} index entries read, ${moved} updates not in place`).toBeLessThanOrEqual(
+          3 * RECORDS + moved,
         );
+        const beyond = batches.map((n, index) => n - (moves[index] ?? 0));
+        expect(
+          Math.max(...beyond),
+          `${Math.max(...beyond)} index entries in one batch beyond its moves`,
+        ).toBeLessThanOrEqual(3 * BATCH);
       } finally {
         await session.end();
         await db.drop();
