@@ -257,9 +257,14 @@ describe('round trips and writes per new key', () => {
    * Counts on every client of `target`: round trips (a statement sent while
    * none is in flight starts one) and the socket's writes.
    */
-  function counted(target: pg.Pool): { readonly trips: () => number; readonly writes: () => number } {
+  function counted(target: pg.Pool): {
+    readonly trips: () => number;
+    readonly writes: () => number;
+    readonly mostInFlight: () => number;
+  } {
     let trips = 0;
     let writes = 0;
+    let mostInFlight = 0;
     target.on('connect', (client) => {
       const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
       let inFlight = 0;
@@ -267,6 +272,7 @@ describe('round trips and writes per new key', () => {
         query: (...args: unknown[]) => {
           if (inFlight === 0) trips += 1;
           inFlight += 1;
+          mostInFlight = Math.max(mostInFlight, inFlight);
           const answer = query(...args);
           void answer
             .finally(() => {
@@ -290,24 +296,26 @@ describe('round trips and writes per new key', () => {
         };
       }
     });
-    return { trips: () => trips, writes: () => writes };
+    return { trips: () => trips, writes: () => writes, mostInFlight: () => mostInFlight };
   }
 
-  async function measure(
-    pipeline: boolean,
-  ): Promise<{ bare: { trips: number; writes: number }; atomic: { trips: number; writes: number } }> {
+  async function measure(pipeline: boolean): Promise<{
+    bare: { trips: number; writes: number };
+    atomic: { trips: number; writes: number };
+    mostInFlight: number;
+  }> {
     const target = new pg.Pool(
       pipeline
         ? ({ connectionString: db.url, max: 1, pipeline: true } as pg.PoolConfig)
         : { connectionString: db.url, max: 1 },
     );
-    const { trips, writes } = counted(target);
+    const { trips, writes, mostInFlight } = counted(target);
     const since = (before: { trips: number; writes: number }) => ({
       trips: trips() - before.trips,
       writes: writes() - before.writes,
     });
     try {
-      const database = fromPg(target);
+      const database = fromPg(target, { pipeline });
       // Warm: the connection is open and retrysafe's statements prepared, as in steady state.
       const warm = identity();
       const run = (id: OperationIdentity) =>
@@ -330,7 +338,7 @@ describe('round trips and writes per new key', () => {
       const bare = since(before);
       before = { trips: trips(), writes: writes() };
       await run(identity());
-      return { bare, atomic: since(before) };
+      return { bare, atomic: since(before), mostInFlight: mostInFlight() };
     } finally {
       await target.end();
     }
@@ -342,9 +350,10 @@ describe('round trips and writes per new key', () => {
   });
 
   // Without pipeline mode node-postgres sends a statement once the one before it is answered: a write is a round trip.
-  it('are the bare transaction’s plus two, the lock and the record, on a pool without it', async () => {
-    const { bare, atomic } = await measure(false);
-    expect({ bare: bare.writes, atomic: atomic.writes }).toEqual({ bare: 3, atomic: 5 });
+  // node-postgres deprecates a statement issued on a client still running one (to be refused in pg 9): never queued.
+  it('are the bare transaction’s plus two, the lock and the record, on a pool without it, one statement at a time', async () => {
+    const { bare, atomic, mostInFlight } = await measure(false);
+    expect({ bare: bare.writes, atomic: atomic.writes, mostInFlight }).toEqual({ bare: 3, atomic: 5, mostInFlight: 1 });
   });
 
   /**

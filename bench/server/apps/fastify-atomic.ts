@@ -51,7 +51,7 @@ export function fastifyAtomic(variant: AtomicVariant = {}) {
       variant.unnamed === true,
       variant.pipeline === true,
     );
-    const database = fromPg(pool);
+    const database = fromPg(pool, { pipeline: variant.pipeline === true });
     const store = postgresStore(database);
     const config = idempotency({
       store,

@@ -1,5 +1,13 @@
 import { warnProcess } from '../../core/process-warning.js';
-import { open, type SqlClient, type SqlDatabase, type Statement } from '../../store/sql-client.js';
+import {
+  type BoundStatement,
+  type Opened,
+  open,
+  openWith,
+  type SqlClient,
+  type SqlDatabase,
+  type Statement,
+} from '../../store/sql-client.js';
 import { PREPARED_STATEMENT_ELSEWHERE, sqlState } from '../sqlstate.js';
 import { BEGIN_READ_COMMITTED } from './read-committed.js';
 
@@ -30,6 +38,14 @@ export interface FromPgOptions {
    * connection turns naming off for the pool, with a process warning.
    */
   readonly preparedStatements?: boolean;
+  /**
+   * Whether the pool was made with node-postgres' `pipeline: true` (default
+   * false). Then `BEGIN` goes out with the claim and the record with `COMMIT`,
+   * the bare transaction's round trips. Without it each statement waits for
+   * the answer to the one before: node-postgres deprecates a statement issued
+   * on a client that is still running one.
+   */
+  readonly pipeline?: boolean;
 }
 
 /**
@@ -62,6 +78,7 @@ export function fromPg<Client extends PgClientLike>(
   options: FromPgOptions = {},
 ): SqlDatabase<Client> {
   const naming: Naming = { on: options.preparedStatements ?? true };
+  const pipelined = options.pipeline ?? false;
   if (!guardedPools.has(pool)) {
     guardedPools.add(pool);
     pool.on?.('acquire', guard);
@@ -71,15 +88,8 @@ export function fromPg<Client extends PgClientLike>(
       const client = await pool.connect();
       guard(client);
       let rollbackFailed: Error | undefined;
-      const sql: SqlClient = { pipelined: true, ...pgSql(client, naming) };
       try {
-        // Issued together, not awaited in turn: a client made with node-postgres' documented `pipeline: true`
-        // sends them at once, any other sends the second when the first is answered. The same holds for a
-        // statement the work leaves in flight and COMMIT (`SqlClient.pipelined`).
-        const begun = client.query(BEGIN_READ_COMMITTED);
-        const opened = open(sql, opening);
-        await begun;
-        const result = await work(sql, client, await opened);
+        const result = await begun(client, naming, pipelined, work, opening);
         await client.query('COMMIT');
         return result;
       } catch (error) {
@@ -161,6 +171,31 @@ function stopNaming(naming: Naming, code: string): void {
     `a named statement was not where node-postgres prepared it (SQLSTATE ${code}): a pooler in transaction mode stands in front of PostgreSQL. ` +
       "This pool's statements are no longer named. Say so up front with fromPg(pool, { preparedStatements: false }).",
   );
+}
+
+/**
+ * BEGIN, the opening statement and the work. On a pool made with
+ * `pipeline: true` BEGIN and the opening statement are issued together, so
+ * node-postgres sends them at once, and a statement the work leaves in flight
+ * goes with COMMIT (`SqlClient.pipelined`); otherwise each waits for the
+ * answer to the one before.
+ */
+async function begun<Client extends PgClientLike, T>(
+  client: Client,
+  naming: Naming,
+  pipelined: boolean,
+  work: (sql: SqlClient, tx: Client, opened: Opened) => Promise<T>,
+  opening: BoundStatement | undefined,
+): Promise<T> {
+  const sql = pgSql(client, naming);
+  if (!pipelined) {
+    await client.query(BEGIN_READ_COMMITTED);
+    return openWith(sql, client, work, opening);
+  }
+  const begin = client.query(BEGIN_READ_COMMITTED);
+  const opened = open(sql, opening);
+  await begin;
+  return work({ pipelined: true, ...sql }, client, await opened);
 }
 
 /** retrysafe's statement runner on a client or a pool; `alone`: on a pool, each statement its own transaction. */
