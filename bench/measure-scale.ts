@@ -21,7 +21,9 @@ import {
   type KeyCost,
   KEY_SHAPES,
   type KeyShape,
+  type DueLayout,
   type ScaleRun,
+  SWEEP_PASSES,
   type SweepPass,
   walksIndex,
 } from './scale.js';
@@ -88,10 +90,10 @@ export async function measureScale(options: BenchOptions): Promise<ScaleRun> {
         }
       }
       const sweeps: SweepPass[] = [];
-      for (const percent of [0, 10, 50]) {
-        const pass = await sweepWhileKeys(database.url, admin, load, percent, options.scaleRate);
+      for (const { percentDue, layout } of SWEEP_PASSES) {
+        const pass = await sweepWhileKeys(database.url, admin, load, percentDue, layout, options.scaleRate);
         log(
-          `sweep ${percent} % due: ${pass.swept} in ${pass.seconds.toFixed(1)} s, B p99 ${pass.p99Without.toFixed(1)} → ${pass.p99With.toFixed(1)} ms, ${pass.failures.length} failed steps`,
+          `sweep ${percentDue} % due, ${layout}: ${pass.swept} in ${pass.seconds.toFixed(1)} s, B p99 ${pass.p99Without.toFixed(1)} → ${pass.p99With.toFixed(1)} ms, ${pass.failures.length} failed steps`,
         );
         sweeps.push(pass);
       }
@@ -177,31 +179,22 @@ async function measureKeys(
 }
 
 /**
- * Makes `percent` % of the table's records due (responses expired a minute
- * ago, chosen at random over the heap), analyzes, then runs B at `rate` for
- * as many transactions as ten seconds hold, then a whole `Sweeper` pass with
- * B running beside it. Each batch statement is explained the first time the
- * pass sends it, just before it runs.
+ * Makes `percent` % of the table's records due (`layout` says which; their
+ * responses expired a minute ago or more), analyzes, then runs B at `rate`
+ * for as many transactions as ten seconds hold, then a whole `Sweeper` pass
+ * with B running beside it. Each batch statement is explained the first time
+ * the pass sends it, just before it runs.
  */
 async function sweepWhileKeys(
   url: string,
   admin: pg.Client,
   load: pg.Client,
   percent: number,
+  layout: DueLayout,
   rate: number,
 ): Promise<SweepPass> {
   const records = await countRecords(admin);
-  if (percent > 0) {
-    const { rows } = await admin.query<{ n: number }>(
-      `SELECT count(*)::float8 AS n FROM retrysafe_operations WHERE state = 'completed' AND response_expires_at > now()`,
-    );
-    const share = Math.min(1, (records * percent) / 100 / (rows[0]?.n ?? 1));
-    await admin.query(
-      `UPDATE retrysafe_operations SET response_expires_at = now() - interval '1 minute'
-       WHERE state = 'completed' AND response_expires_at > now() AND random() < $1`,
-      [share],
-    );
-  }
+  if (percent > 0) await makeDue(admin, Math.round((records * percent) / 100), layout);
   await admin.query('ANALYZE retrysafe_operations');
   const without = summariseLatencies(await paceKeys(load, rate, rate * 10));
   const pool = new pg.Pool({ connectionString: url, max: 2 });
@@ -216,6 +209,7 @@ async function sweepWhileKeys(
     const report = await pass;
     return {
       percentDue: percent,
+      layout,
       records,
       swept: report.tombstoned + report.deleted,
       seconds: ((await ended) - started) / 1000,
@@ -227,6 +221,34 @@ async function sweepWhileKeys(
   } finally {
     await pool.end();
   }
+}
+
+/**
+ * Moves the response expiry of `count` completed records not yet due into the
+ * past. `oldest`: those that expire first, keeping their order and their
+ * distance apart, as a day later they come due. `scattered`: picked at random,
+ * all given the same expiry.
+ */
+async function makeDue(admin: pg.Client, count: number, layout: DueLayout): Promise<void> {
+  const kept = `state = 'completed' AND response_expires_at > now()`;
+  if (layout === 'oldest') {
+    await admin.query(
+      `UPDATE retrysafe_operations
+       SET response_expires_at = response_expires_at - (c.at - now()) - interval '1 minute'
+       FROM (SELECT response_expires_at AS at FROM retrysafe_operations WHERE ${kept}
+             ORDER BY response_expires_at OFFSET $1 - 1 LIMIT 1) AS c
+       WHERE ${kept} AND response_expires_at <= c.at`,
+      [count],
+    );
+    return;
+  }
+  const { rows } = await admin.query<{ n: number }>(
+    `SELECT count(*)::float8 AS n FROM retrysafe_operations WHERE ${kept}`,
+  );
+  await admin.query(
+    `UPDATE retrysafe_operations SET response_expires_at = now() - interval '1 minute' WHERE ${kept} AND random() < $1`,
+    [Math.min(1, count / (rows[0]?.n ?? 1))],
+  );
 }
 
 /** `database`, explaining each statement on the record table the first time it is sent, into `plans`. */
@@ -282,25 +304,53 @@ async function fillAndSweep(
     const measured: CycleSizes[] = [];
     const tombstoneWal: number[] = [];
     const deleteWal: number[] = [];
-    for (let cycle = 1; cycle <= cycles; cycle += 1) {
-      await fillRecords(client, live, ALL_DUE, false);
-      // A record is a day old when its response expires: many checkpoints later, so its pages are written whole again.
-      await client.query('CHECKPOINT');
-      tombstoneWal.push(await drain(client, (n, from) => store.tombstoneExpired(n, from)));
-      deleteWal.push(await drain(client, (n, from) => store.deleteExpiredTombstones(n, from)));
-      // What autovacuum does after a sweep this size (migration 0017 starts one at 2 % dead rows).
-      await client.query('VACUUM retrysafe_operations');
-      const { heap, index } = await sizes(client);
-      measured.push({ cycle, heapBytes: heap, indexBytes: index });
-      log(
-        `cycle ${cycle}: heap ${heap}, indexes ${index} bytes; WAL ${Math.round(tombstoneWal.at(-1) ?? 0)} per tombstone, ${Math.round(deleteWal.at(-1) ?? 0)} per delete`,
-      );
+    // VACUUM hands an index page it emptied to new entries only once a transaction newer than the page's
+    // deletion has committed. A service's database commits them all the time; without any, each cycle's
+    // emptied pages waited for the next cycle's VACUUM and the indexes held two cycles' worth.
+    const traffic = otherTransactions(url);
+    try {
+      for (let cycle = 1; cycle <= cycles; cycle += 1) {
+        await fillRecords(client, live, ALL_DUE, false);
+        // A record is a day old when its response expires: many checkpoints later, so its pages are written whole again.
+        await client.query('CHECKPOINT');
+        tombstoneWal.push(await drain(client, (n, from) => store.tombstoneExpired(n, from)));
+        deleteWal.push(await drain(client, (n, from) => store.deleteExpiredTombstones(n, from)));
+        // What autovacuum does after a sweep this size (migration 0017 starts one at 2 % dead rows).
+        await client.query('VACUUM retrysafe_operations');
+        const { heap, index } = await sizes(client);
+        measured.push({ cycle, heapBytes: heap, indexBytes: index });
+        log(
+          `cycle ${cycle}: heap ${heap}, indexes ${index} bytes; WAL ${Math.round(tombstoneWal.at(-1) ?? 0)} per tombstone, ${Math.round(deleteWal.at(-1) ?? 0)} per delete`,
+        );
+      }
+    } finally {
+      await traffic.stop();
     }
     return { cycles: measured, tombstoneWal, deleteWal, bytesPerRecord, bytesPerTombstone };
   } finally {
     await client.end();
     await pool.end();
   }
+}
+
+/** A connection of its own committing transactions that take an ID, one after another, until stopped. */
+function otherTransactions(url: string): { stop(): Promise<void> } {
+  const client = new pg.Client({ connectionString: url });
+  let stopped = false;
+  const running = (async () => {
+    await client.connect();
+    try {
+      while (!stopped) await client.query('SELECT txid_current()');
+    } finally {
+      await client.end();
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await running;
+    },
+  };
 }
 
 /** One step of a pass in batches of 500, as the sweeper drains it; resolves to its WAL bytes per row changed. */

@@ -104,6 +104,7 @@ describe("the scale bench's pure parts", () => {
     sweeps: [
       {
         percentDue: 10,
+        layout: 'oldest',
         records: 10_000_000,
         swept: 1_000_000,
         seconds: 40,
@@ -111,6 +112,17 @@ describe("the scale bench's pure parts", () => {
         plans: [{ statement: 'UPDATE', plan: 'Index Scan', walksIndex: true }],
         p99Without: 10,
         p99With: 14,
+      },
+      {
+        percentDue: 10,
+        layout: 'scattered',
+        records: 9_000_000,
+        swept: 1_000_000,
+        seconds: 100,
+        failures: [],
+        plans: [{ statement: 'UPDATE', plan: 'Index Scan', walksIndex: true }],
+        p99Without: 10,
+        p99With: 20,
       },
     ],
     sweepRate: 50,
@@ -137,9 +149,17 @@ describe("the scale bench's pure parts", () => {
       measured: '1.30',
       met: false,
     });
-    expect(goals.get('records swept per second, 10 % due, while B runs')).toMatchObject({
+    expect(goals.get('records swept per second, 10 % due, oldest, while B runs')).toMatchObject({
       measured: '25000',
       met: true,
+    });
+    expect(goals.get('records swept per second, 10 % due, scattered, while B runs')).toMatchObject({
+      measured: '10000',
+      met: false,
+    });
+    expect(goals.get("B's p99 during the pass over without it, 10 % due, scattered")).toMatchObject({
+      measured: '2.00',
+      met: false,
     });
     expect(goals.get('WAL bytes per tombstone (a quarter of 4700)')).toMatchObject({ measured: '1000', met: true });
     expect(goals.get('indexes after 2 fill-and-sweep cycles over after the first')).toMatchObject({
@@ -155,5 +175,6 @@ describe("the scale bench's pure parts", () => {
     expect(text).toContain('Index Scan');
     expect(text).toContain('86,400,000 records and 2,505,600,000 tombstones: 1054 GB');
     expect(text).toContain('Load average 1.00 before, 2.00 after');
+    expect(text).toContain('| 10 % due, scattered | 1,000,000 | 100.0 | 10000 | 10.0 | 20.0 | none |');
   });
 });
