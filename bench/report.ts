@@ -8,7 +8,7 @@ import { type PhysicalRun, renderPhysical } from './physical.js';
 import type { PlaceTime, SelfTime } from './profile-summary.js';
 import { renderScale, type ScaleRun } from './scale.js';
 import type { Source } from './source.js';
-import { RATIOS, type Ratio, SCENARIOS, type Scenario } from './scenarios.js';
+import { CPU_GAPS, type CpuGap, RATIOS, type Ratio, SCENARIOS, type Scenario } from './scenarios.js';
 
 /** A CPU profile of one scenario's measured window. */
 export interface ProfileReport {
@@ -49,17 +49,18 @@ export interface RatioResult {
   readonly bound: number | undefined;
 }
 
-/** `numerator`/`denominator` in each round where both ran, by `metric`. */
+/** `numerator`/`denominator` (or what `combine` makes of them) in each round where both ran, by `metric`. */
 function perRound(
   measurements: readonly Measurement[],
   numerator: string,
   denominator: string,
   metric: (m: Measurement) => number,
+  combine: (top: number, bottom: number) => number = (top, bottom) => top / bottom,
 ): number[] {
   const values: number[] = [];
   for (const top of measurements.filter((m) => m.scenario === numerator)) {
     const bottom = measurements.find((m) => m.scenario === denominator && m.round === top.round);
-    const value = bottom === undefined ? Number.NaN : metric(top) / metric(bottom);
+    const value = bottom === undefined ? Number.NaN : combine(metric(top), metric(bottom));
     if (Number.isFinite(value)) values.push(value);
   }
   return values;
@@ -73,7 +74,7 @@ export function ratioResults(measurements: readonly Measurement[]): RatioResult[
       measurements,
       ratio.numerator,
       ratio.denominator,
-      ratio.metric === 'cpu' ? (m) => m.cpuMicros ?? Number.NaN : throughput,
+      ratio.metric === 'cpu' ? cpuMicros : throughput,
     );
     const bounds =
       ratio.bound === undefined
@@ -91,6 +92,25 @@ export function ratioResults(measurements: readonly Measurement[]): RatioResult[
     }
   }
   return results;
+}
+
+/** A CPU gap computed per round (µs per request) and summarised by its median. */
+export interface CpuGapResult {
+  readonly gap: CpuGap;
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+const cpuMicros = (m: Measurement): number => m.cpuMicros ?? Number.NaN;
+
+export function cpuGapResults(measurements: readonly Measurement[]): CpuGapResult[] {
+  return CPU_GAPS.flatMap((gap) => {
+    const values = perRound(measurements, gap.numerator, gap.denominator, cpuMicros, (top, bottom) => top - bottom);
+    return values.length === 0
+      ? []
+      : [{ gap, median: median(values), min: Math.min(...values), max: Math.max(...values) }];
+  });
 }
 
 /** The chart's figures: each scenario's median rate, and the bound on each ratio that has one. */
@@ -131,6 +151,7 @@ export function renderMarkdown(report: RunReport): string {
       `server pg Pool of ${options.poolSize}; ${options.replayKeys} keys replayed in C; ${options.stormKeys} keys in a storm.`,
     '',
     ...ratioSection(report.measurements),
+    ...cpuGapSection(report.measurements),
     ...(report.physical === undefined ? [] : renderPhysical(report.physical)),
     ...(report.scale === undefined ? [] : renderScale(report.scale)),
     ...scenarioSection(report),
@@ -163,6 +184,24 @@ function ratioSection(measurements: readonly Measurement[]): string[] {
           : `${r.bound.toFixed(2)} (${r.ratio.bound?.numerator}/${r.ratio.bound?.denominator})`;
       return `| ${r.ratio.numerator}/${r.ratio.denominator}${r.ratio.metric === 'cpu' ? ' (CPU)' : ''} | ${r.ratio.meaning} | ${r.median.toFixed(2)} | ${r.min.toFixed(2)}–${r.max.toFixed(2)} | ${bound} | ${goal} |`;
     }),
+    '',
+  ];
+}
+
+function cpuGapSection(measurements: readonly Measurement[]): string[] {
+  const results = cpuGapResults(measurements);
+  if (results.length === 0) return [];
+  return [
+    '## CPU per request at the same load',
+    '',
+    "The server's CPU per request, both scenarios held at the same rate, one minus the other in each round: what retrysafe adds to a route in µs.",
+    '',
+    '| difference | compares | median µs | range | goal |',
+    '| --- | --- | ---: | --- | --- |',
+    ...results.map(
+      ({ gap, median: middle, min, max }) =>
+        `| ${gap.numerator} − ${gap.denominator} | ${gap.meaning} | ${middle.toFixed(0)} | ${min.toFixed(0)}–${max.toFixed(0)} | ≤ ${gap.atMost} ${middle <= gap.atMost ? 'met' : '**missed**'} |`,
+    ),
     '',
   ];
 }

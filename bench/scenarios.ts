@@ -125,6 +125,20 @@ export const SCENARIOS: readonly Scenario[] = [
   { ...fastify('A@200', 'A held at 200 requests/s', 'fastify-bare', 'fresh', 'none'), rate: 200 },
   { ...fastify('B@200', 'B held at 200 requests/s', 'fastify-atomic', 'fresh', 'retrysafe'), rate: 200 },
   { ...fastify('C@200', 'C held at 200 requests/s', 'fastify-atomic', 'replay', 'retrysafe'), rate: 200 },
+  {
+    ...fastify('Bp@200', 'Bp held at 200 requests/s', 'fastify-atomic-pipelined', 'fresh', 'retrysafe'),
+    rate: 200,
+  },
+  {
+    ...fastify('R-A@200', 'R-A held at 200 requests/s', 'service-bare', 'fresh', 'none'),
+    endpoint: 'service',
+    rate: 200,
+  },
+  {
+    ...fastify('R-B@200', 'R-B held at 200 requests/s', 'service-atomic', 'fresh', 'retrysafe'),
+    endpoint: 'service',
+    rate: 200,
+  },
   fastify('B°', 'B, statements unnamed as before', 'fastify-atomic-unnamed', 'fresh', 'retrysafe'),
   fastify('C°', 'C, statements unnamed as before', 'fastify-atomic-unnamed', 'replay', 'retrysafe'),
   fastify('B~', 'B, always reading before the claim', 'fastify-atomic-read-first', 'fresh', 'retrysafe'),
@@ -224,6 +238,31 @@ export interface Ratio {
    */
   readonly bound?: { readonly numerator: string; readonly denominator: string };
 }
+
+/** What a new key costs the server's CPU beyond the same route without retrysafe, both held at one rate. */
+export interface CpuGap {
+  readonly numerator: string;
+  readonly denominator: string;
+  readonly meaning: string;
+  /** The goal: the difference in µs per request must be at most this. */
+  readonly atMost: number;
+}
+
+export const CPU_GAPS: readonly CpuGap[] = [
+  { numerator: 'B@200', denominator: 'A@200', meaning: 'new keys against the bare endpoint', atMost: 150 },
+  {
+    numerator: 'Bp@200',
+    denominator: 'A@200',
+    meaning: 'new keys on a pool in pipeline mode against the bare endpoint',
+    atMost: 150,
+  },
+  {
+    numerator: 'R-B@200',
+    denominator: 'R-A@200',
+    meaning: "new keys on the reference service's POST /v1/orders against the same route without retrysafe",
+    atMost: 150,
+  },
+];
 
 /** What the database alone allows B's transaction, sent pipelined (the claim with BEGIN, the record with COMMIT), as node-postgres sent it until 2026-12-07, against the bare one. */
 const ATOMIC_BOUND = { numerator: 'GB-pgbench', denominator: 'GA-pgbench' };
