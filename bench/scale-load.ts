@@ -27,8 +27,17 @@ export function bulkInsert(text: string, keyAt: number, keyExpression: string, c
 
 /** A random key after the key's parameter, a prefix (empty here). */
 const randomKey = (keyAt: number): string => `$${keyAt}::text || gen_random_uuid()::text`;
-/** retrysafe's completion INSERT, each row with a random key; $14 rows. */
-const FILL_RECORDS = bulkInsert(COMPLETE_ATOMIC.text, 3, randomKey(3), 14);
+/**
+ * retrysafe's completion INSERT, each row with a random key and its times a
+ * microsecond after the row before's, as records that finished one after
+ * another have them; $14 rows. Rows sharing one time would be walked by the
+ * sweeper in key order, all over the statement's pages, where a service's
+ * are walked in the order they were written.
+ */
+const FILL_RECORDS = bulkInsert(COMPLETE_ATOMIC.text, 3, randomKey(3), 14).replace(
+  /make_interval\(secs => (\$\d+)\)/g,
+  'make_interval(secs => $1 + i / 1000000.0)',
+);
 /** The bench's order INSERT, each row with a random key; $5 rows. */
 const FILL_ORDERS = bulkInsert(INSERT_ORDER, 4, randomKey(4), 5);
 const BATCH = 50_000;

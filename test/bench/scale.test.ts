@@ -47,6 +47,19 @@ describe("the scale bench's fill", () => {
       for (const row of filled) expect(row).toEqual(library);
       expect(new Set(rows.map((row) => row.key)).size).toBe(4);
     });
+
+    it('gives each row of a statement its own times, later as it is written later, as records finish one by one', async () => {
+      await client.query('TRUNCATE retrysafe_operations, retrysafe_steps');
+      await fillRecords(client, 1000, { responseSeconds: 60, tombstoneSeconds: 120 }, false);
+      const { rows } = await client.query<{ at: number; tombstone: number }>(
+        `SELECT extract(epoch FROM response_expires_at)::float8 AS at, extract(epoch FROM expires_at)::float8 AS tombstone
+         FROM retrysafe_operations ORDER BY (ctid::text::point)[0], (ctid::text::point)[1]`,
+      );
+      expect(new Set(rows.map((row) => row.at)).size).toBe(1000);
+      expect(new Set(rows.map((row) => row.tombstone)).size).toBe(1000);
+      const inHeapOrder = rows.map((row) => row.at);
+      expect(inHeapOrder).toEqual([...inHeapOrder].sort((a, b) => a - b));
+    });
   });
 });
 
