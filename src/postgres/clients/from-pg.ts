@@ -180,7 +180,7 @@ function stopNaming(naming: Naming, code: string): void {
  * goes with COMMIT (`SqlClient.pipelined`); otherwise each waits for the
  * answer to the one before.
  */
-async function begun<Client extends PgClientLike, T>(
+function begun<Client extends PgClientLike, T>(
   client: Client,
   naming: Naming,
   pipelined: boolean,
@@ -188,14 +188,10 @@ async function begun<Client extends PgClientLike, T>(
   opening: BoundStatement | undefined,
 ): Promise<T> {
   const sql = pgSql(client, naming);
-  if (!pipelined) {
-    await client.query(BEGIN_READ_COMMITTED);
-    return openWith(sql, client, work, opening);
-  }
+  if (!pipelined) return client.query(BEGIN_READ_COMMITTED).then(() => openWith(sql, client, work, opening));
   const begin = client.query(BEGIN_READ_COMMITTED);
   const opened = open(sql, opening);
-  await begin;
-  return work({ pipelined: true, ...sql }, client, await opened);
+  return begin.then(() => opened).then((result) => work({ pipelined: true, ...sql }, client, result));
 }
 
 /** retrysafe's statement runner on a client or a pool; `alone`: on a pool, each statement its own transaction. */
