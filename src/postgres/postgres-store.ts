@@ -125,14 +125,14 @@ async function tryClaim<Tx, T>(
 }
 
 /** Whether the record's INSERT failed on the primary key: a record holds the identity. Any other failure is thrown. */
-async function lostTheIdentity(insert: Promise<unknown>): Promise<boolean> {
-  try {
-    await insert;
-    return false;
-  } catch (error) {
-    if (sqlState(error) === UNIQUE_VIOLATION) return true;
-    throw error;
-  }
+function lostTheIdentity(insert: Promise<unknown>): Promise<boolean> {
+  return insert.then(
+    () => false,
+    (error: unknown) => {
+      if (sqlState(error) === UNIQUE_VIOLATION) return true;
+      throw error;
+    },
+  );
 }
 
 /** The claim's row: whether the lock was free and is now this transaction's, and whether a record holds the identity. */

@@ -38,14 +38,17 @@ export async function inTransaction<Tx, T>(
 ): Promise<T> {
   let rolledBack: { readonly value: T } | undefined;
   try {
-    return await database.transaction(async (sql, tx, opened) => {
-      const settlement = await body(sql, tx, opened);
-      if (!settlement.commit) {
-        rolledBack = { value: settlement.value };
-        throw ROLLBACK;
-      }
-      return settlement.value;
-    }, opening);
+    return await database.transaction(
+      (sql, tx, opened) =>
+        body(sql, tx, opened).then((settlement) => {
+          if (!settlement.commit) {
+            rolledBack = { value: settlement.value };
+            throw ROLLBACK;
+          }
+          return settlement.value;
+        }),
+      opening,
+    );
   } catch (error) {
     if (error === ROLLBACK && rolledBack !== undefined) return rolledBack.value;
     if (error instanceof WorkFailure) throw handlerFailure(error.cause);

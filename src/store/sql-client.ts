@@ -35,24 +35,26 @@ export interface BoundStatement {
 /** What a transaction's opening statement came to: its rows (none without one), or its failure. */
 export type Opened = { readonly rows: readonly unknown[] } | { readonly error: unknown };
 
-/** What running `opening` came to. */
-export async function open(sql: Pick<SqlClient, 'query'>, opening: BoundStatement | undefined): Promise<Opened> {
-  if (opening === undefined) return { rows: [] };
-  try {
-    return { rows: (await sql.query(opening.statement, opening.values)).rows };
-  } catch (error) {
-    return { error };
-  }
+/**
+ * What running `opening` came to. Promise chains, not async functions: each
+ * async function made a promise more on every transaction.
+ */
+export function open(sql: Pick<SqlClient, 'query'>, opening: BoundStatement | undefined): Promise<Opened> {
+  if (opening === undefined) return Promise.resolve({ rows: [] });
+  return sql.query(opening.statement, opening.values).then(
+    ({ rows }): Opened => ({ rows }),
+    (error: unknown): Opened => ({ error }),
+  );
 }
 
 /** Runs `opening` through `sql`, then `work`: how a data layer whose transaction sends `BEGIN` itself opens one. */
-export async function openWith<Tx, T>(
+export function openWith<Tx, T>(
   sql: SqlClient,
   tx: Tx,
   work: (sql: SqlClient, tx: Tx, opened: Opened) => Promise<T>,
   opening: BoundStatement | undefined,
 ): Promise<T> {
-  return work(sql, tx, await open(sql, opening));
+  return open(sql, opening).then((opened) => work(sql, tx, opened));
 }
 
 /**

@@ -140,9 +140,11 @@ interface Naming {
  * already there, on the server connection means a pooler in transaction mode
  * hands out server connections: naming stops. `alone`: the statement is its
  * own transaction, so it runs again, unnamed; in a transaction it has aborted
- * it, and the error is the caller's (its retry runs unnamed).
+ * it, and the error is the caller's (its retry runs unnamed). The driver's
+ * own promise is returned, with a handler only on a named statement: an async
+ * function around it made two promises more on every statement.
  */
-async function send(
+function send(
   client: Pick<PgClientLike, 'query'>,
   naming: Naming,
   text: string | Statement,
@@ -151,15 +153,13 @@ async function send(
 ): Promise<{ rows: unknown[] }> {
   const bound = values === undefined ? undefined : [...values];
   if (typeof text === 'string' || !naming.on) return client.query(typeof text === 'string' ? text : text.text, bound);
-  try {
-    return await client.query({ name: text.name, text: text.text }, bound);
-  } catch (error) {
+  return client.query({ name: text.name, text: text.text }, bound).catch((error: unknown) => {
     const code = sqlState(error);
     if (code === undefined || !PREPARED_STATEMENT_ELSEWHERE.has(code)) throw error;
     stopNaming(naming, code);
     if (!alone) throw error;
     return client.query(text.text, bound);
-  }
+  });
 }
 
 /** A named statement was not where node-postgres prepared it: a pooler in transaction mode hands out server connections. */
@@ -180,7 +180,7 @@ function stopNaming(naming: Naming, code: string): void {
  * goes with COMMIT (`SqlClient.pipelined`); otherwise each waits for the
  * answer to the one before.
  */
-async function begun<Client extends PgClientLike, T>(
+function begun<Client extends PgClientLike, T>(
   client: Client,
   naming: Naming,
   pipelined: boolean,
@@ -188,22 +188,18 @@ async function begun<Client extends PgClientLike, T>(
   opening: BoundStatement | undefined,
 ): Promise<T> {
   const sql = pgSql(client, naming);
-  if (!pipelined) {
-    await client.query(BEGIN_READ_COMMITTED);
-    return openWith(sql, client, work, opening);
-  }
+  if (!pipelined) return client.query(BEGIN_READ_COMMITTED).then(() => openWith(sql, client, work, opening));
   const begin = client.query(BEGIN_READ_COMMITTED);
   const opened = open(sql, opening);
-  await begin;
-  return work({ pipelined: true, ...sql }, client, await opened);
+  return begin.then(() => opened).then((result) => work({ pipelined: true, ...sql }, client, result));
 }
 
 /** retrysafe's statement runner on a client or a pool; `alone`: on a pool, each statement its own transaction. */
 function pgSql(target: Pick<PgClientLike, 'query'>, naming: Naming, alone = false): SqlClient {
   return {
-    async query<Row>(text: string | Statement, values?: readonly unknown[]) {
-      const { rows } = await send(target, naming, text, values, alone);
-      return { rows: rows as Row[] };
+    query<Row>(text: string | Statement, values?: readonly unknown[]) {
+      // The driver's result as is: its `rows` are the rows.
+      return send(target, naming, text, values, alone) as Promise<{ rows: Row[] }>;
     },
     async exec(script: string) {
       await target.query(script);
