@@ -38,16 +38,18 @@ type Keyed<Input> = Extract<Prepared<Input>, { kind: 'keyed' }>;
 /** A phase's verdict on the claimed transaction: roll it back with this answer, or run the handler. */
 type ClaimVerdict = { readonly kind: 'answered'; readonly reply: Reply } | { readonly kind: 'run' };
 
-async function attemptAtomic<Req, Input, Tx>(
+function attemptAtomic<Req, Input, Tx>(
   config: Idempotency<Tx, AtomicStore<Tx> & RecordReader>,
   route: AtomicRoute<Req, Input, Tx>,
   incoming: IncomingRequest<Req>,
 ): Promise<Reply> {
-  const prepared = await prepare(config, route, incoming);
-  if (prepared.kind === 'answered') return prepared.reply;
-  if (prepared.kind === 'unkeyed') return runUnkeyed(config, route, incoming, prepared);
-  crashPoint('before-claim');
-  return recalled(config, prepared) ?? (await claimAndRun(config, route, incoming, prepared));
+  // Chained, not awaited: an async function and each of its awaits cost every request a promise more.
+  return prepare(config, route, incoming).then((prepared) => {
+    if (prepared.kind === 'answered') return prepared.reply;
+    if (prepared.kind === 'unkeyed') return runUnkeyed(config, route, incoming, prepared);
+    crashPoint('before-claim');
+    return recalled(config, prepared) ?? readOrClaim(config, route, incoming, prepared);
+  });
 }
 
 /** No key: the handler runs in a plain transaction, without deduplication. */
@@ -77,17 +79,28 @@ function recalled<Input>(config: Idempotency<unknown, unknown>, keyed: Keyed<Inp
 /**
  * The read before the claim, when the operation's requests are mostly
  * replays: a completed record only ever changes into a tombstone, so it
- * answers a retry in one read, without a transaction.
+ * answers a retry in one read, without a transaction. Otherwise, or when
+ * the read finds no finished record, the claim.
  */
-async function readBeforeClaim<Input>(
-  config: Idempotency<unknown, RecordReader>,
+function readOrClaim<Req, Input, Tx>(
+  config: Idempotency<Tx, AtomicStore<Tx> & RecordReader>,
+  route: AtomicRoute<Req, Input, Tx>,
+  incoming: IncomingRequest<Req>,
   keyed: Keyed<Input>,
-  readFirst: ReadFirst,
-): Promise<Reply | undefined> {
-  const known = await config.store.read(keyed.identity);
-  if (known === undefined || known.state === 'in_progress') return undefined;
-  readFirst.observe(true);
-  return answerExisting(config, keyed.identity, decideExisting(known, keyed.fingerprint, keyed.principal));
+): Promise<Reply> {
+  const { identity } = keyed;
+  const readFirst = config.readFirst(identity.operation);
+  // Not even called otherwise: a read that is not needed still costs its promises.
+  if (!readFirst.now) return claimAndRun(config, route, incoming, keyed, readFirst);
+  return config.store.read(identity).then(
+    (known) => {
+      if (known === undefined || known.state === 'in_progress')
+        return claimAndRun(config, route, incoming, keyed, readFirst);
+      readFirst.observe(true);
+      return answerExisting(config, identity, decideExisting(known, keyed.fingerprint, keyed.principal));
+    },
+    (error: unknown) => answerFailure(config, identity, error),
+  );
 }
 
 /**
@@ -103,14 +116,11 @@ async function claimAndRun<Req, Input, Tx>(
   route: AtomicRoute<Req, Input, Tx>,
   incoming: IncomingRequest<Req>,
   keyed: Keyed<Input>,
+  readFirst: ReadFirst,
 ): Promise<Reply> {
   const { identity, fingerprint, principal, tenant, input } = keyed;
-  const readFirst = config.readFirst(identity.operation);
   let decided: Reply | undefined;
   try {
-    // Not even called otherwise: an async call that reads nothing still costs its promises.
-    const known = readFirst.now ? await readBeforeClaim(config, keyed, readFirst) : undefined;
-    if (known !== undefined) return known;
     const lockTimeoutMs = route.lockTimeoutMs ?? config.lockTimeoutMs;
     const started = performance.now();
     const reply = await config.store.atomic(

@@ -7,9 +7,10 @@ import { storeRows } from './store-rows.js';
 /** Reads a record on PostgreSQL: one statement, no transaction. */
 export function recordReader(database: Pick<SqlDatabase<unknown>, 'query'>): RecordReader {
   return {
-    async read(identity) {
-      const [row] = await storeRows<RecordRow>(database, READ_RECORD, readRecordValues(identity));
-      return row === undefined ? undefined : toRecord(identity, row);
-    },
+    // Chained, not awaited: a replay's one read makes one promise here.
+    read: (identity) =>
+      storeRows<RecordRow>(database, READ_RECORD, readRecordValues(identity)).then(([row]) =>
+        row === undefined ? undefined : toRecord(identity, row),
+      ),
   };
 }

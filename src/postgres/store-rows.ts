@@ -16,19 +16,37 @@ const SERIALIZATION_TRIES = 5;
  * serialization failure where READ COMMITTED would have seen the concurrent
  * row: nothing of it was applied, so it is sent again.
  */
-export async function storeRows<Row>(
+export function storeRows<Row>(
   database: Pick<SqlDatabase<unknown>, 'query'>,
   text: string | Statement,
   values: readonly unknown[],
 ): Promise<Row[]> {
-  for (let tries = 1; ; tries += 1) {
-    try {
-      return (await database.query<Row>(text, values)).rows;
-    } catch (error) {
-      if (tries < SERIALIZATION_TRIES && sqlState(error) === SERIALIZATION_FAILURE) continue;
-      throw unavailable(error);
-    }
+  return sendRows<Row>(database, text, values, 1);
+}
+
+/** `storeRows`' try number `tries`, chained rather than awaited: one promise a statement that succeeds. */
+function sendRows<Row>(
+  database: Pick<SqlDatabase<unknown>, 'query'>,
+  text: string | Statement,
+  values: readonly unknown[],
+  tries: number,
+): Promise<Row[]> {
+  let sent: Promise<{ readonly rows: Row[] }>;
+  try {
+    sent = database.query<Row>(text, values);
+  } catch (error) {
+    // A data layer that threw before it returned a promise fails as if it had rejected.
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+    sent = Promise.reject(error);
   }
+  return sent.then(
+    (result) => result.rows,
+    (error: unknown) => {
+      if (tries < SERIALIZATION_TRIES && sqlState(error) === SERIALIZATION_FAILURE)
+        return sendRows<Row>(database, text, values, tries + 1);
+      throw unavailable(error);
+    },
+  );
 }
 
 /** Runs one batch of a prune statement (`$1` seconds, `$2` batch size, one `count` back); how many rows went. */

@@ -2,7 +2,7 @@ import type { Completion } from '../../core/completion.js';
 import type { OperationIdentity } from '../../core/identity.js';
 import type { Failure, Lease, LeaseRequest, Release } from '../../store/lease-store.js';
 import { jsonText, statement } from './statement.js';
-import { ids, RECORD_COLUMNS, STORED_RECORD_COLUMNS } from './record-row.js';
+import { ids, recordColumns, STORED_RECORD_COLUMNS } from './record-row.js';
 import { completionAssignments, completionValues } from './completion.js';
 
 /**
@@ -35,9 +35,9 @@ ${insert}
   ON CONFLICT (tenant, operation, key) DO NOTHING
   RETURNING ${STORED_RECORD_COLUMNS}
 )
-SELECT true AS claimed, *, now() AS read_at FROM claimed
+SELECT true AS claimed, ${recordColumns('claimed')} FROM claimed
 UNION ALL
-SELECT false, ${RECORD_COLUMNS}
+SELECT false, ${recordColumns('o')}
 FROM retrysafe_operations AS o
 WHERE o.tenant = $1 AND o.operation = $2 AND o.key = $3 AND NOT EXISTS (SELECT FROM claimed)`;
 }

@@ -1,30 +1,69 @@
 import type { OperationIdentity } from '../../core/identity.js';
 import type { OperationMode, OperationRecord, RecordState } from '../../core/record.js';
 
-/**
- * The stored columns of a record, in this order. Without the time it was read: Citus refuses a function that is not
- * IMMUTABLE, such as now(), in the RETURNING clause of a statement on a distributed table.
- */
-export const STORED_RECORD_COLUMNS = `o.state, o.mode, o.fingerprint, o.principal, o.created_at,
-  o.lease_expires_at, o.attempt, o.fencing_token, o.response_status, o.response_headers,
-  o.response_body, o.response_omitted, o.finished_at, o.response_expires_at, o.resource_ref, o.reason`;
+/** The stored columns of a record, in this order. */
+const STORED = [
+  'state',
+  'mode',
+  'fingerprint',
+  'principal',
+  'created_at',
+  'lease_expires_at',
+  'attempt',
+  'fencing_token',
+  'response_status',
+  'response_headers',
+  'response_body',
+  'response_omitted',
+  'finished_at',
+  'response_expires_at',
+  'resource_ref',
+  'reason',
+] as const;
 
-/** The columns every statement that returns a record selects, in this order. */
-export const RECORD_COLUMNS = `${STORED_RECORD_COLUMNS}, now() AS read_at`;
+/** The stored columns that are times. */
+const TIMES: ReadonlySet<string> = new Set(['created_at', 'lease_expires_at', 'finished_at', 'response_expires_at']);
+
+/**
+ * A time as the whole milliseconds since the epoch a JavaScript Date holds (the stored microseconds cut, as a
+ * driver's own parse of a timestamptz cuts them), as float8: every driver reads it as a number, where a
+ * timestamptz's text costs node-postgres a parse by regular expressions on every replay.
+ */
+function epochMs(time: string): string {
+  return `floor(extract(epoch FROM ${time}) * 1000)::float8`;
+}
+
+/**
+ * The stored columns of a record as a RETURNING clause lists them. Without the time it was read, and with its times
+ * as they are: Citus refuses a function that is not IMMUTABLE, such as now() or extract() on a timestamptz, there.
+ */
+export const STORED_RECORD_COLUMNS = STORED.map((column) => `o.${column}`).join(', ');
+
+/**
+ * The columns every statement that returns a record selects, in this order, from `table` (the operations table, or
+ * rows a RETURNING clause gave back as `STORED_RECORD_COLUMNS`): the times as `epochMs` and the time it was read.
+ */
+export function recordColumns(table: string): string {
+  const stored = STORED.map((column) =>
+    TIMES.has(column) ? `${epochMs(`${table}.${column}`)} AS ${column}` : `${table}.${column}`,
+  );
+  return `${stored.join(', ')}, ${epochMs('now()')} AS read_at`;
+}
 
 /** The identity's values as $1 tenant, $2 operation, $3 key. */
 export function ids(identity: OperationIdentity): [string, string, string] {
   return [identity.tenant, identity.operation, identity.key];
 }
 
+/** A record as `recordColumns` selects it; times in milliseconds since the epoch. */
 export interface RecordRow {
   readonly state: RecordState;
   readonly mode: OperationMode;
   readonly fingerprint: Uint8Array;
   readonly principal: Uint8Array | null;
-  readonly created_at: Date;
-  readonly read_at: Date;
-  readonly lease_expires_at: Date | null;
+  readonly created_at: number;
+  readonly read_at: number;
+  readonly lease_expires_at: number | null;
   readonly attempt: number;
   readonly fencing_token: number;
   readonly response_status: number | null;
@@ -32,27 +71,28 @@ export interface RecordRow {
   readonly response_headers: Record<string, string | string[]> | null;
   readonly response_body: Uint8Array | null;
   readonly response_omitted: boolean;
-  readonly finished_at: Date | null;
-  readonly response_expires_at: Date | null;
+  readonly finished_at: number | null;
+  readonly response_expires_at: number | null;
   readonly resource_ref: string | null;
   readonly reason: string | null;
 }
 
 export function toRecord(identity: OperationIdentity, row: RecordRow): OperationRecord {
+  const readAt = new Date(row.read_at);
   const base = {
     identity,
     mode: row.mode,
     fingerprint: row.fingerprint,
     principal: row.principal ?? undefined,
-    createdAt: row.created_at,
-    readAt: row.read_at,
+    createdAt: new Date(row.created_at),
+    readAt,
   };
   switch (row.state) {
     case 'in_progress':
       return {
         state: row.state,
         ...base,
-        leaseExpiresAt: row.lease_expires_at ?? row.read_at,
+        leaseExpiresAt: timeOr(row.lease_expires_at, readAt),
         attempt: row.attempt,
         fencingToken: row.fencing_token,
       };
@@ -61,8 +101,8 @@ export function toRecord(identity: OperationIdentity, row: RecordRow): Operation
       return {
         state: row.state,
         ...base,
-        completedAt: row.finished_at ?? row.read_at,
-        responseExpiresAt: row.response_expires_at ?? row.read_at,
+        completedAt: timeOr(row.finished_at, readAt),
+        responseExpiresAt: timeOr(row.response_expires_at, readAt),
         responseOmitted: row.response_omitted,
         response: {
           status: row.response_status ?? 500,
@@ -75,4 +115,8 @@ export function toRecord(identity: OperationIdentity, row: RecordRow): Operation
     case 'tombstone':
       return { state: row.state, ...base, status: row.response_status ?? 200, resource: row.resource_ref ?? undefined };
   }
+}
+
+function timeOr(ms: number | null, otherwise: Date): Date {
+  return ms === null ? otherwise : new Date(ms);
 }
