@@ -36,15 +36,20 @@ export interface BoundStatement {
 export type Opened = { readonly rows: readonly unknown[] } | { readonly error: unknown };
 
 /**
- * What running `opening` came to. Promise chains, not async functions: each
- * async function made a promise more on every transaction.
+ * What running `opening` came to, a runner that throws before it returns a
+ * promise included. Promise chains, not async functions: each async function
+ * made a promise more on every transaction.
  */
 export function open(sql: Pick<SqlClient, 'query'>, opening: BoundStatement | undefined): Promise<Opened> {
   if (opening === undefined) return Promise.resolve({ rows: [] });
-  return sql.query(opening.statement, opening.values).then(
-    ({ rows }): Opened => ({ rows }),
-    (error: unknown): Opened => ({ error }),
-  );
+  try {
+    return sql.query(opening.statement, opening.values).then(
+      ({ rows }): Opened => ({ rows }),
+      (error: unknown): Opened => ({ error }),
+    );
+  } catch (error) {
+    return Promise.resolve({ error });
+  }
 }
 
 /** Runs `opening` through `sql`, then `work`: how a data layer whose transaction sends `BEGIN` itself opens one. */
