@@ -7,7 +7,9 @@ import { fromPg } from '../src/postgres/index.js';
 import { maintenanceStore } from '../src/postgres/postgres-maintenance-store.js';
 import { Sweeper } from '../src/retention/sweeper.js';
 import type { SweepBatch } from '../src/store/maintenance-store.js';
-import type { SqlDatabase, Statement } from '../src/store/sql-client.js';
+import type { SqlDatabase } from '../src/store/sql-client.js';
+// The statement observer the tests use: each statement, in a transaction or not, through one function.
+import { observed } from '../test/support/observed-database.js';
 import { clusterTicks, readProcStats } from './cluster-cpu.js';
 import { freshDatabase } from './database.js';
 import { summariseLatencies } from './latency.js';
@@ -256,20 +258,17 @@ async function makeDue(admin: pg.Client, count: number, layout: DueLayout): Prom
 /** `database`, explaining each statement on the record table the first time it is sent, into `plans`. */
 function explaining<Tx>(database: SqlDatabase<Tx>, pool: pg.Pool, plans: BatchPlan[]): SqlDatabase<Tx> {
   const seen = new Set<string>();
-  return {
-    ...database,
-    query: async (text: string | Statement, values: readonly unknown[] = []) => {
-      const sql = typeof text === 'string' ? text : text.text;
-      if (sql.includes('retrysafe_operations') && !seen.has(sql)) {
-        seen.add(sql);
-        const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (COSTS OFF) ${sql}`, [...values]);
-        const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
-        plans.push({ statement: firstWords(sql), plan, walksIndex: walksIndex(plan) });
-        log(`${firstWords(sql)} ${walksIndex(plan) ? 'walks an index' : 'READS THE TABLE'}`);
-      }
-      return database.query(text, values);
-    },
-  };
+  return observed(database, async (text, values, send) => {
+    const sql = typeof text === 'string' ? text : text.text;
+    if (sql.includes('retrysafe_operations') && !seen.has(sql)) {
+      seen.add(sql);
+      const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (COSTS OFF) ${sql}`, [...values]);
+      const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
+      plans.push({ statement: firstWords(sql), plan, walksIndex: walksIndex(plan) });
+      log(`${firstWords(sql)} ${walksIndex(plan) ? 'walks an index' : 'READS THE TABLE'}`);
+    }
+    return send();
+  });
 }
 
 const firstWords = (sql: string): string => {

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { fromPg, migrate } from '../../src/postgres/index.js';
 import { maintenanceStore } from '../../src/postgres/postgres-maintenance-store.js';
 import { Sweeper } from '../../src/retention/sweeper.js';
-import type { Statement } from '../../src/store/sql-client.js';
 import { createTestDatabase } from '../support/database.js';
 
 /** Records one INSERT wrote, so that their responses expired at one time, as a bulk import's do. */
@@ -47,16 +46,17 @@ describe('the tombstone step over records that share one response expiry (Postgr
           const [row] = (await session.query<{ n: number; moved: number }>(ENTRIES_READ)).rows;
           return row ?? { n: Number.NaN, moved: Number.NaN };
         };
-        // The entries each batch read, and the updates it could not make in place: the store's statements, each
-        // followed by a read of the statistics.
+        // The entries each batch read, and the updates it could not make in place.
         const batches: number[] = [];
         const moves: number[] = [];
         const database = fromPg(session);
+        // Each batch is a transaction of its own (JIT off, then the statement): counted around it, once the
+        // session is idle again and has flushed what it counted.
         const counting: typeof database = {
           ...database,
-          query: async <Row>(text: string | Statement, values: readonly unknown[] = []) => {
+          transaction: async (work, opening) => {
             const before = await read();
-            const result = await database.query<Row>(text, values);
+            const result = await database.transaction(work, opening);
             const after = await read();
             batches.push(after.n - before.n);
             moves.push(after.moved - before.moved);

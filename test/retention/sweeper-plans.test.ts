@@ -8,10 +8,11 @@ import { pruneWebhookEvents } from '../../src/webhooks/prune.js';
 import { maintenanceStore } from '../../src/postgres/postgres-maintenance-store.js';
 import type { MaintenanceStore } from '../../src/store/maintenance-store.js';
 import { Sweeper } from '../../src/retention/sweeper.js';
-import type { SqlDatabase, Statement } from '../../src/store/sql-client.js';
+import type { SqlDatabase } from '../../src/store/sql-client.js';
 import { markdownTable } from '../docs/markdown-table.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { nodes, type PlanNode, type Sent } from '../support/query-plans.js';
+import { observed } from '../support/observed-database.js';
 
 /**
  * The plans of every statement the sweeper sends, on a million records with
@@ -126,13 +127,10 @@ describe('the sweeper on a million records (PostgreSQL)', () => {
     await migrate(database);
     // The statistics stay what the test's ANALYZE made them, however many rows a pass changes.
     await pool.query('ALTER TABLE retrysafe_operations SET (autovacuum_enabled = false)');
-    recording = {
-      ...database,
-      query: (text: string | Statement, values: readonly unknown[] = []) => {
-        sent.push({ text: typeof text === 'string' ? text : text.text, values });
-        return database.query(text, values);
-      },
-    };
+    recording = observed(database, (text, values, send) => {
+      sent.push({ text: typeof text === 'string' ? text : text.text, values });
+      return send();
+    });
   }, 120_000);
   afterAll(async () => {
     await pool?.end();
