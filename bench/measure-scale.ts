@@ -321,7 +321,7 @@ async function fillAndSweep(
         const { heap, index } = await sizes(client);
         measured.push({ cycle, heapBytes: heap, indexBytes: index });
         log(
-          `cycle ${cycle}: heap ${heap}, indexes ${index} bytes; WAL ${Math.round(tombstoneWal.at(-1) ?? 0)} per tombstone, ${Math.round(deleteWal.at(-1) ?? 0)} per delete`,
+          `cycle ${cycle}: heap ${heap}, indexes ${index} bytes (${await eachIndex(client)}); WAL ${Math.round(tombstoneWal.at(-1) ?? 0)} per tombstone, ${Math.round(deleteWal.at(-1) ?? 0)} per delete`,
         );
       }
     } finally {
@@ -374,6 +374,15 @@ async function drain(client: pg.Client, step: (limit: number, from?: string) => 
 }
 
 /** The tables and indexes of retrysafe's schema, wherever its design keeps records and tombstones. */
+/** Each index of the record table with its size in bytes, for the log: which one grows. */
+async function eachIndex(client: pg.Client): Promise<string> {
+  const { rows } = await client.query<{ name: string; bytes: number }>(
+    `SELECT indexrelid::regclass::text AS name, pg_relation_size(indexrelid)::float8 AS bytes
+     FROM pg_index WHERE indrelid = 'retrysafe_operations'::regclass ORDER BY 1`,
+  );
+  return rows.map(({ name, bytes }) => `${name.replace(/^retrysafe_operations_?/, '') || 'table'} ${bytes}`).join(', ');
+}
+
 async function sizes(client: pg.Client): Promise<{ heap: number; index: number; total: number }> {
   const [row] = (
     await client.query<{ heap: number; index: number }>(

@@ -29,6 +29,7 @@ import { migrate, portable, postgresStore } from '../../src/postgres/index.js';
 import { ORDERS_TABLE } from '../support/apps.js';
 import { createMigratedDatabase, createTestDatabase } from '../support/database.js';
 import { migratedPGlite } from '../support/engines.js';
+import type { PGlite } from '@electric-sql/pglite';
 import { type Prisma, PrismaClient } from '../support/prisma/generated/client.js';
 
 /** One data layer under test: its database, and an order written through the library's own API in its transaction. */
@@ -292,8 +293,14 @@ describe.each(layers)('atomic mode, the outbox and the inbox in $name transactio
 });
 
 describe('Drizzle: tx.rollback() in a handler', () => {
+  // Opened in a hook, whose limit is longer: PGlite starts slowly on a machine whose cores are all busy.
+  let lite: PGlite;
+  beforeAll(async () => {
+    lite = await migratedPGlite();
+  });
+  afterAll(() => lite?.close());
+
   it('rolls back the operation record with the writes, and the request fails with Drizzle’s error', async () => {
-    const lite = await migratedPGlite();
     const database = fromDrizzle(drizzlePGlite({ client: lite }));
     await database.query(ORDERS_TABLE);
     const create = atomic(idempotency({ store: postgresStore(database) }), {
@@ -315,7 +322,6 @@ describe('Drizzle: tx.rollback() in a handler', () => {
       'SELECT (SELECT count(*)::int FROM orders) AS orders, (SELECT count(*)::int FROM retrysafe_operations) AS records',
     );
     expect(rows[0]).toEqual({ orders: 0, records: 0 });
-    await lite.close();
   });
 });
 
