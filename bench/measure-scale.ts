@@ -25,7 +25,8 @@ import {
   type KeyShape,
   type DueLayout,
   type ScaleRun,
-  SWEEP_PASSES,
+  type PassSpec,
+  sweepPasses,
   type SweepPass,
   walksIndex,
 } from './scale.js';
@@ -92,10 +93,10 @@ export async function measureScale(options: BenchOptions): Promise<ScaleRun> {
         }
       }
       const sweeps: SweepPass[] = [];
-      for (const { percentDue, layout } of SWEEP_PASSES) {
-        const pass = await sweepWhileKeys(database.url, admin, load, percentDue, layout, options.scaleRate);
+      for (const spec of sweepPasses(options.scaleSweepLimit)) {
+        const pass = await sweepWhileKeys(database.url, admin, load, spec, options.scaleRate);
         log(
-          `sweep ${percentDue} % due, ${layout}: ${pass.swept} in ${pass.seconds.toFixed(1)} s, B p99 ${pass.p99Without.toFixed(1)} → ${pass.p99With.toFixed(1)} ms, ${pass.failures.length} failed steps`,
+          `sweep ${spec.percentDue} % due, ${spec.layout}, limit ${spec.limit ?? 'none'}: ${pass.swept} in ${pass.seconds.toFixed(1)} s, B p99 ${pass.p99Without.toFixed(1)} → ${pass.p99With.toFixed(1)} ms, ${pass.failures.length} failed steps`,
         );
         sweeps.push(pass);
       }
@@ -181,20 +182,20 @@ async function measureKeys(
 }
 
 /**
- * Makes `percent` % of the table's records due (`layout` says which; their
- * responses expired a minute ago or more), vacuums, then runs B at `rate`
- * for as many transactions as ten seconds hold, then a whole `Sweeper` pass
- * with B running beside it. Each batch statement is explained the first time
- * the pass sends it, just before it runs.
+ * Makes the pass's share of the table's records due (its layout says which;
+ * their responses expired a minute ago or more), vacuums, then runs B at
+ * `rate` for as many transactions as ten seconds hold, then a whole
+ * `Sweeper` pass at the pass's limit with B running beside it. Each batch
+ * statement is explained the first time the pass sends it, just before it runs.
  */
 async function sweepWhileKeys(
   url: string,
   admin: pg.Client,
   load: pg.Client,
-  percent: number,
-  layout: DueLayout,
+  spec: PassSpec,
   rate: number,
 ): Promise<SweepPass> {
+  const { percentDue: percent, layout, limit } = spec;
   const records = await countRecords(admin);
   if (percent > 0) await makeDue(admin, Math.round((records * percent) / 100), layout);
   // The UPDATE that made them due left a dead version of each behind, which a service's table has not:
@@ -206,14 +207,13 @@ async function sweepWhileKeys(
   try {
     const store = maintenanceStore(explaining(fromPg(pool), pool, plans));
     const started = performance.now();
-    const pass = new Sweeper({ store }).runOnce();
+    const pass = new Sweeper({ store, ...(limit === undefined ? {} : { maxRecordsPerSecond: limit }) }).runOnce();
     // B runs a second at least: a pass with nothing to do ends sooner.
     const ended = pass.then(() => performance.now());
     const during = summariseLatencies(await paceKeys(load, rate, rate, pass));
     const report = await pass;
     return {
-      percentDue: percent,
-      layout,
+      ...spec,
       records,
       swept: report.tombstoned + report.deleted,
       seconds: ((await ended) - started) / 1000,

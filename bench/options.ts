@@ -28,6 +28,8 @@ export interface BenchOptions {
   readonly scaleSizes: readonly number[];
   /** `scale`: B's rate, per second, before and during a sweep pass. */
   readonly scaleRate: number;
+  /** `scale`: the sweeper's `maxRecordsPerSecond` in every pass but the one that shows the sweep without it. */
+  readonly scaleSweepLimit: number;
   /** `scale`: records kept through the fill-and-sweep cycles, and filled and swept in each. */
   readonly scaleLive: number;
   readonly scaleCycles: number;
@@ -51,6 +53,7 @@ export const USAGE = `npm run bench [-- options]
   --transactions N       transactions per shape in those measurements (3000)
   --scale-sizes A,B,C    record counts for \`scale\` (0,1000000,10000000)
   --scale-rate N         B's transactions per second beside a sweep pass (200)
+  --scale-sweep-limit N  the sweeper's records per second at most (22000)
   --scale-live N         records kept through the fill-and-sweep cycles (200000)
   --scale-cycles N       fill-and-sweep cycles (10)
   --no-profile           skip the CPU profiles of B, C, Cm, E, A@200 and B@200
@@ -76,6 +79,7 @@ export function benchOptions(args: readonly string[], env: NodeJS.ProcessEnv): B
       'no-profile': { type: 'boolean' },
       'scale-sizes': { type: 'string' },
       'scale-rate': { type: 'string' },
+      'scale-sweep-limit': { type: 'string' },
       'scale-live': { type: 'string' },
       'scale-cycles': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -107,6 +111,7 @@ export function benchOptions(args: readonly string[], env: NodeJS.ProcessEnv): B
     profile: values['no-profile'] !== true,
     scaleSizes: parseSizes(values['scale-sizes'] ?? '0,1000000,10000000'),
     scaleRate: number(values['scale-rate'], 200, 'scale-rate'),
+    scaleSweepLimit: number(values['scale-sweep-limit'], 22_000, 'scale-sweep-limit'),
     scaleLive: Math.round(number(values['scale-live'], 200_000, 'scale-live')),
     scaleCycles: Math.round(number(values['scale-cycles'], 10, 'scale-cycles')),
   };

@@ -52,18 +52,30 @@ export interface BatchPlan {
  */
 export type DueLayout = 'oldest' | 'scattered';
 
-/** The passes, in order, over one table: each makes its share due among the records not yet swept. */
-export const SWEEP_PASSES: readonly { readonly percentDue: number; readonly layout: DueLayout }[] = [
-  { percentDue: 0, layout: 'oldest' },
-  { percentDue: 10, layout: 'oldest' },
-  { percentDue: 50, layout: 'oldest' },
-  { percentDue: 10, layout: 'scattered' },
-];
-
-/** One sweep pass over the filled table while B runs at a fixed rate. */
-export interface SweepPass {
+/** What a pass sweeps, and the sweeper's `maxRecordsPerSecond` for it (none when undefined). */
+export interface PassSpec {
   readonly percentDue: number;
   readonly layout: DueLayout;
+  readonly limit?: number;
+}
+
+/**
+ * The passes, in order, over one table: each makes its share due among the
+ * records not yet swept. Each at `limit` records a second, and 10 % due once
+ * without it, beside the limited pass, to show what the limit buys.
+ */
+export function sweepPasses(limit: number): PassSpec[] {
+  return [
+    { percentDue: 0, layout: 'oldest', limit },
+    { percentDue: 10, layout: 'oldest' },
+    { percentDue: 10, layout: 'oldest', limit },
+    { percentDue: 50, layout: 'oldest', limit },
+    { percentDue: 10, layout: 'scattered', limit },
+  ];
+}
+
+/** One sweep pass over the filled table while B runs at a fixed rate. */
+export interface SweepPass extends PassSpec {
   readonly records: number;
   /** Tombstoned and deleted together. */
   readonly swept: number;
@@ -245,7 +257,7 @@ export function renderScale(run: ScaleRun): string[] {
     '',
     ...KEY_SHAPES.map(([shape, label]) => `- \`${shape}\`: ${label}`),
     '',
-    `Sweep passes (\`Sweeper.runOnce\`, batches of 500, default store time-out) over the largest table while B runs at ${run.sweepRate}/s; B's p99 over as many transactions before the pass:`,
+    `Sweep passes (\`Sweeper.runOnce\`, batches of 500, default store time-out, \`maxRecordsPerSecond\` as the row says) over the largest table while B runs at ${run.sweepRate}/s; B's p99 over as many transactions before the pass:`,
     '',
     `Due records: \`oldest\`, ${LAYOUTS.oldest}; \`scattered\`, ${LAYOUTS.scattered}.`,
     '',
@@ -279,8 +291,8 @@ const LAYOUTS: Record<DueLayout, string> = {
 };
 
 /** A pass's share due and where its records lie. */
-const due = (pass: Pick<SweepPass, 'percentDue' | 'layout'>): string =>
-  pass.percentDue === 0 ? '0 % due' : `${pass.percentDue} % due, ${pass.layout}`;
+const due = (pass: PassSpec): string =>
+  `${pass.percentDue === 0 ? '0 % due' : `${pass.percentDue} % due, ${pass.layout}`}, ${pass.limit === undefined ? 'no limit' : `at most ${count(pass.limit)}/s`}`;
 
 const count = (value: number | undefined): string =>
   value === undefined || !Number.isFinite(value) ? '' : Math.round(value).toLocaleString('en-US');

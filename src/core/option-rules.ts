@@ -46,9 +46,9 @@ export function wholeSeconds(min: number, max: number): NumberRule {
   return { kind: 'whole seconds', min, max, unbounded: false };
 }
 
-/** A whole number of things: attempts, rows, entries. */
-export function count(min: number, max: number): NumberRule {
-  return { kind: 'count', min, max, unbounded: false };
+/** A whole number of things: attempts, rows, entries; `unbounded` also takes `Infinity`, as "no limit". */
+export function count(min: number, max: number, options: { readonly unbounded?: boolean } = {}): NumberRule {
+  return { kind: 'count', min, max, unbounded: options.unbounded ?? false };
 }
 
 /** A whole number of bytes. */

@@ -1,5 +1,5 @@
-import { type Clock, systemClock } from '../core/clock.js';
-import { checkOptions, milliseconds, type OptionRules } from '../core/option-rules.js';
+import { type Clock, sleep, systemClock } from '../core/clock.js';
+import { checkOptions, count, milliseconds, type OptionRules } from '../core/option-rules.js';
 import { pollLoop } from '../background/poll-loop.js';
 import { pruneInBatches, pruneRules } from '../background/prune-in-batches.js';
 import type { MaintenanceStore, SweepBatch } from '../store/maintenance-store.js';
@@ -63,6 +63,12 @@ export interface SweeperOptions {
   readonly tasks?: readonly PruneTask[];
   /** Pause between passes of `run`, in ms. Default 60000. */
   readonly idleMs?: number;
+  /**
+   * The most records a pass tombstones and deletes a second: after a batch
+   * that put it ahead, it rests until it is back at this rate, leaving the
+   * database's disk and CPU to requests. Default `Infinity`, no limit.
+   */
+  readonly maxRecordsPerSecond?: number;
   /** Times the rests and store budgets. Default `systemClock`; tests pass `manualClock()`. */
   readonly clock?: Clock;
   /** Called after every batch, for progress lines. */
@@ -76,6 +82,7 @@ export const sweeperRules = {
   batchSize: pruneRules.batchSize,
   activityRetentionSeconds: pruneRules.olderThanSeconds,
   idleMs: milliseconds(1),
+  maxRecordsPerSecond: count(1, 1_000_000_000, { unbounded: true }),
 } as const satisfies OptionRules<SweeperOptions>;
 
 type Tally = { -readonly [K in keyof SweepProgress]: SweepProgress[K] };
@@ -99,9 +106,26 @@ export class Sweeper {
   }
 
   /** One pass over everything that has expired; tests and the command line call this. */
-  async runOnce(): Promise<SweepReport> {
+  runOnce(): Promise<SweepReport> {
+    return this.pass(new AbortController().signal);
+  }
+
+  /** Passes until `signal` aborts, resting `idleMs` after each. */
+  run(signal: AbortSignal): Promise<void> {
+    const { idleMs = 60_000, onError, clock = systemClock } = this.options;
+    // A pass drains everything that had expired, so the next one always rests first.
+    const pass = async (): Promise<boolean> => {
+      for (const { error } of (await this.pass(signal)).failed) onError?.(error);
+      return false;
+    };
+    return pollLoop({ pass, idleMs, onError, clock }, signal);
+  }
+
+  /** A pass; once `signal` aborts, each step ends after the batch it is in, rather than rest and go on. */
+  private async pass(signal: AbortSignal): Promise<SweepReport> {
     const { store } = this;
     const tally: Tally = { tombstoned: 0, deleted: 0, batches: 0 };
+    const pace = pacer(this.options.clock ?? systemClock, this.options.maxRecordsPerSecond ?? Infinity, signal);
     const failed: SweepFailure[] = [];
     // A misuse (a batch size that is not a whole number, say) fails every pass alike: it throws at once.
     const attempt = <T>(step: SweepStep, work: () => Promise<T>, otherwise: T): Promise<T> =>
@@ -110,8 +134,16 @@ export class Sweeper {
         failed.push({ step, error });
         return otherwise;
       });
-    await attempt('tombstone', () => this.drain(tally, 'tombstoned', (n, from) => store.tombstoneExpired(n, from)), 0);
-    await attempt('delete', () => this.drain(tally, 'deleted', (n, from) => store.deleteExpiredTombstones(n, from)), 0);
+    await attempt(
+      'tombstone',
+      () => this.drain(tally, pace, 'tombstoned', (n, from) => store.tombstoneExpired(n, from)),
+      0,
+    );
+    await attempt(
+      'delete',
+      () => this.drain(tally, pace, 'deleted', (n, from) => store.deleteExpiredTombstones(n, from)),
+      0,
+    );
     const activityPruned = await attempt(
       'activity',
       () =>
@@ -133,23 +165,14 @@ export class Sweeper {
     return extend(tally, { activityPruned, failed, tasks });
   }
 
-  /** Passes until `signal` aborts, resting `idleMs` after each. */
-  run(signal: AbortSignal): Promise<void> {
-    const { idleMs = 60_000, onError, clock = systemClock } = this.options;
-    // A pass drains everything that had expired, so the next one always rests first.
-    const pass = async (): Promise<boolean> => {
-      for (const { error } of (await this.runOnce()).failed) onError?.(error);
-      return false;
-    };
-    return pollLoop({ pass, idleMs, onError, clock }, signal);
-  }
-
   /**
-   * Repeats one statement until a batch comes back short: then nothing more had
-   * expired. Each batch walks on from where the one before it stopped.
+   * Repeats one statement until a batch comes back short (nothing more had
+   * expired) or `pace` says the pass was stopped. Each batch walks on from
+   * where the one before it stopped.
    */
   private async drain(
     tally: Tally,
+    pace: (done: number) => Promise<boolean>,
     field: 'tombstoned' | 'deleted',
     step: (limit: number, from?: string) => Promise<SweepBatch>,
   ): Promise<number> {
@@ -160,7 +183,21 @@ export class Sweeper {
       tally[field] += changed;
       tally.batches += 1;
       this.options.onBatch?.({ ...tally });
-      if (changed < this.batchSize) return tally[field];
+      if (changed < this.batchSize || !(await pace(tally.tombstoned + tally.deleted))) return tally[field];
     }
   }
+}
+
+/**
+ * Rests, once `done` records are swept, until the pass is no faster than
+ * `perSecond` since it began: a batch's records are spread over the time the
+ * rate gives them, however fast the batch itself ran. Resolves to false once
+ * `signal` has aborted, the rest cut short.
+ */
+function pacer(clock: Clock, perSecond: number, signal: AbortSignal): (done: number) => Promise<boolean> {
+  const began = clock.monotonic();
+  return (done) => {
+    const early = began + (done * 1000) / perSecond - clock.monotonic();
+    return early > 0 ? sleep(clock, early, signal) : Promise.resolve(!signal.aborted);
+  };
 }

@@ -129,6 +129,7 @@ describe("the scale bench's pure parts", () => {
       {
         percentDue: 10,
         layout: 'scattered',
+        limit: 22_000,
         records: 9_000_000,
         swept: 1_000_000,
         seconds: 100,
@@ -162,15 +163,15 @@ describe("the scale bench's pure parts", () => {
       measured: '1.30',
       met: false,
     });
-    expect(goals.get('records swept per second, 10 % due, oldest, while B runs')).toMatchObject({
+    expect(goals.get('records swept per second, 10 % due, oldest, no limit, while B runs')).toMatchObject({
       measured: '25000',
       met: true,
     });
-    expect(goals.get('records swept per second, 10 % due, scattered, while B runs')).toMatchObject({
+    expect(goals.get('records swept per second, 10 % due, scattered, at most 22,000/s, while B runs')).toMatchObject({
       measured: '10000',
       met: false,
     });
-    expect(goals.get("B's p99 during the pass over without it, 10 % due, scattered")).toMatchObject({
+    expect(goals.get("B's p99 during the pass over without it, 10 % due, scattered, at most 22,000/s")).toMatchObject({
       measured: '2.00',
       met: false,
     });
@@ -188,6 +189,8 @@ describe("the scale bench's pure parts", () => {
     expect(text).toContain('Index Scan');
     expect(text).toContain('86,400,000 records and 2,505,600,000 tombstones: 1054 GB');
     expect(text).toContain('Load average 1.00 before, 2.00 after');
-    expect(text).toContain('| 10 % due, scattered | 1,000,000 | 100.0 | 10000 | 10.0 | 20.0 | none |');
+    expect(text).toContain(
+      '| 10 % due, scattered, at most 22,000/s | 1,000,000 | 100.0 | 10000 | 10.0 | 20.0 | none |',
+    );
   });
 });

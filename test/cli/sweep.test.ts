@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertRecord, recordsByKey } from '../retention/records.js';
 import { unreachableDatabaseUrl } from '../observe/unreachable-database.js';
@@ -170,6 +171,33 @@ describe('retrysafe sweep', () => {
       await db.database.query('ALTER TABLE retrysafe_inbox_away RENAME TO retrysafe_inbox');
       await db.database.query(
         'DELETE FROM retrysafe_outbox; DELETE FROM retrysafe_webhook_events; DELETE FROM retrysafe_inbox',
+      );
+    }
+  });
+
+  it('keeps to --max-records-per-second between batches, and refuses a limit that is not a whole number above 0', async () => {
+    await db.database.query('DELETE FROM retrysafe_operations');
+    for (let i = 0; i < 3; i++)
+      await insertRecord(db.database, { key: `limited-${i}`, state: 'completed', responseExpiresIn: -1 });
+
+    const started = performance.now();
+    const [run, zero, fraction] = await Promise.all([
+      retrysafe(['sweep', '--batch-size', '1', '--max-records-per-second', '2', '--json'], {
+        DATABASE_URL: db.url,
+      }).then((result) => ({ ...result, ms: performance.now() - started })),
+      retrysafe(['sweep', '--max-records-per-second', '0', '--database-url', db.url]),
+      retrysafe(['sweep', '--max-records-per-second', '2.5', '--database-url', db.url]),
+    ]);
+
+    expect(run.code).toBe(0);
+    // Three batches of one and a fourth that found none left, then the delete step's one.
+    expect(JSON.parse(run.stdout)).toEqual({ tombstoned: 3, deleted: 0, batches: 5 });
+    // Two a second: the fourth batch started no sooner than 1.5 s into the pass (a lower bound only).
+    expect(run.ms).toBeGreaterThanOrEqual(1500);
+    for (const refused of [zero, fraction]) {
+      expect(refused.code).toBe(2);
+      expect(expectOneLineError(refused)).toMatch(
+        /^error: option '--max-records-per-second <n>' argument '[\d.]+' is invalid\. expected a whole number from 1 to 1000000000\.$/,
       );
     }
   });

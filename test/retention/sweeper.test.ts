@@ -4,6 +4,7 @@ import { Sweeper, type SweepProgress } from '../../src/retention/sweeper.js';
 import { type Engine, engines } from '../support/engines.js';
 import { insertRecord, recordsByKey } from './records.js';
 import { waitFor } from '../support/wait-for.js';
+import { manualClock } from '../../src/testing/manual-clock.js';
 
 describe.each(engines)('sweeper on $name', (factory) => {
   let engine: Engine;
@@ -206,6 +207,76 @@ describe.each(engines)('sweeper on $name', (factory) => {
     await waitFor(async () => (await recordsByKey(engine.database)).get('after-outage')?.state === 'tombstone');
     controller.abort();
     await running;
+  });
+
+  it('starts each batch no sooner than maxRecordsPerSecond allows for the records swept before it, on its clock', async () => {
+    for (const key of ['a', 'b', 'c', 'd', 'e', 'f'])
+      await insertRecord(engine.database, { key, state: 'completed', responseExpiresIn: -60, expiresIn: 60 });
+    await insertRecord(engine.database, { key: 'gone', state: 'tombstone', expiresIn: -1 });
+    const clock = manualClock();
+    const store = maintenanceStore(engine.database);
+    // When, on the sweeper's clock, each batch's statement was sent.
+    const sent: string[] = [];
+    const batches: SweepProgress[] = [];
+    const pass = new Sweeper({
+      store: {
+        ...store,
+        tombstoneExpired: (limit, from) => {
+          sent.push(`tombstone at ${clock.monotonic()}`);
+          return store.tombstoneExpired(limit, from);
+        },
+        deleteExpiredTombstones: (limit, from) => {
+          sent.push(`delete at ${clock.monotonic()}`);
+          return store.deleteExpiredTombstones(limit, from);
+        },
+      },
+      batchSize: 2,
+      maxRecordsPerSecond: 4,
+      clock,
+      onBatch: (progress) => batches.push(progress),
+    }).runOnce();
+    // Two records a batch at four a second: each full batch is followed by a rest to the next half second.
+    for (const count of [1, 2, 3]) {
+      await waitFor(() => batches.length === count && clock.pending() === 1, { what: `the rest after batch ${count}` });
+      await clock.advance(500);
+    }
+
+    expect(await pass).toMatchObject({ tombstoned: 6, deleted: 1, failed: [] });
+    // The tombstone step's last batch came back empty, so nothing was left to wait for; the delete step's one
+    // batch, short, ended the pass.
+    expect(sent).toEqual([
+      'tombstone at 0',
+      'tombstone at 500',
+      'tombstone at 1000',
+      'tombstone at 1500',
+      'delete at 1500',
+    ]);
+  });
+
+  it('stops in run() during a rest between batches when its signal aborts, and the next pass sweeps the rest', async () => {
+    for (const key of ['a', 'b', 'c'])
+      await insertRecord(engine.database, { key, state: 'completed', responseExpiresIn: -60, expiresIn: 60 });
+    const clock = manualClock();
+    const batches: SweepProgress[] = [];
+    const controller = new AbortController();
+    // One record a second: the pass rests a second after its first batch.
+    const running = new Sweeper({
+      store: maintenanceStore(engine.database),
+      batchSize: 1,
+      maxRecordsPerSecond: 1,
+      clock,
+      onBatch: (progress) => batches.push(progress),
+    }).run(controller.signal);
+    await waitFor(() => batches.length === 1 && clock.pending() === 1, { what: 'the rest after the first batch' });
+    controller.abort();
+    // Resolves with the clock where it was: the rest ended with the signal, not the second.
+    await running;
+
+    const tombstones = async () =>
+      [...(await recordsByKey(engine.database)).values()].filter((row) => row.state === 'tombstone').length;
+    expect(await tombstones()).toBe(1);
+    expect(await sweeper().runOnce()).toMatchObject({ tombstoned: 2 });
+    expect(await tombstones()).toBe(3);
   });
 
   it('deletes the activity counts of hours past their retention, 14 days by default, in batches', async () => {

@@ -1,9 +1,17 @@
 import type { Command } from 'commander';
 import { pruneRules } from '../../background/prune-in-batches.js';
+import { count } from '../../core/option-rules.js';
 import { pruneInbox } from '../../inbox/inbox.js';
 import { pruneOutbox } from '../../outbox/prune.js';
 import { maintenanceStore } from '../../postgres/postgres-maintenance-store.js';
-import { type PruneTask, SWEEP_STEPS, type SweepProgress, type SweepStep, Sweeper } from '../../retention/sweeper.js';
+import {
+  type PruneTask,
+  SWEEP_STEPS,
+  type SweepProgress,
+  type SweepStep,
+  Sweeper,
+  sweeperRules,
+} from '../../retention/sweeper.js';
 import type { SqlClient, SqlDatabase } from '../../store/sql-client.js';
 import { pruneWebhookEvents } from '../../webhooks/prune.js';
 import {
@@ -20,6 +28,7 @@ import { printError } from '../terminal-text.js';
 
 interface SweepFlags extends DatabaseFlags {
   readonly batchSize: number;
+  readonly maxRecordsPerSecond?: number;
   readonly outboxOlderThan?: number;
   readonly inboxOlderThan?: number;
   readonly webhooksOlderThan?: number;
@@ -49,6 +58,11 @@ export function registerSweep(program: Command): Command {
       'Apply retention once: turn expired responses into tombstones and delete expired tombstones, in small batches; then prune the messaging tables asked for.',
     )
     .option('--batch-size <n>', 'rows per statement', numberFlag(pruneRules.batchSize), 500)
+    .option(
+      '--max-records-per-second <n>',
+      'tombstone and delete at most this many records a second, resting between batches (no limit by default)',
+      numberFlag(count(1, sweeperRules.maxRecordsPerSecond.max)),
+    )
     .option(
       '--outbox-older-than <seconds>',
       'also delete outbox messages delivered longer ago than this',
@@ -81,6 +95,7 @@ export function registerSweep(program: Command): Command {
         const sweeper = new Sweeper({
           store: maintenanceStore(database),
           batchSize: flags.batchSize,
+          ...(flags.maxRecordsPerSecond === undefined ? {} : { maxRecordsPerSecond: flags.maxRecordsPerSecond }),
           tasks,
           onBatch: progressLine(),
         });
