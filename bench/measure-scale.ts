@@ -207,7 +207,7 @@ async function sweepWhileKeys(
   try {
     const store = maintenanceStore(explaining(fromPg(pool), pool, plans));
     const started = performance.now();
-    const pass = new Sweeper({ store, ...(limit === undefined ? {} : { maxRecordsPerSecond: limit }) }).runOnce();
+    const pass = new Sweeper({ store, maxRecordsPerSecond: limit ?? Infinity }).runOnce();
     // B runs a second at least: a pass with nothing to do ends sooner.
     const ended = pass.then(() => performance.now());
     const during = summariseLatencies(await paceKeys(load, rate, rate, pass));
@@ -373,7 +373,6 @@ async function drain(client: pg.Client, step: (limit: number, from?: string) => 
   return (wal?.bytes ?? Number.NaN) / changed;
 }
 
-/** The tables and indexes of retrysafe's schema, wherever its design keeps records and tombstones. */
 /** Each index of the record table with its size in bytes, for the log: which one grows. */
 async function eachIndex(client: pg.Client): Promise<string> {
   const { rows } = await client.query<{ name: string; bytes: number }>(
@@ -383,6 +382,7 @@ async function eachIndex(client: pg.Client): Promise<string> {
   return rows.map(({ name, bytes }) => `${name.replace(/^retrysafe_operations_?/, '') || 'table'} ${bytes}`).join(', ');
 }
 
+/** The tables and indexes of retrysafe's schema, wherever its design keeps records and tombstones. */
 async function sizes(client: pg.Client): Promise<{ heap: number; index: number; total: number }> {
   const [row] = (
     await client.query<{ heap: number; index: number }>(

@@ -95,7 +95,7 @@ export function registerSweep(program: Command): Command {
         const sweeper = new Sweeper({
           store: maintenanceStore(database),
           batchSize: flags.batchSize,
-          ...(flags.maxRecordsPerSecond === undefined ? {} : { maxRecordsPerSecond: flags.maxRecordsPerSecond }),
+          maxRecordsPerSecond: flags.maxRecordsPerSecond ?? Infinity,
           tasks,
           onBatch: progressLine(),
         });
