@@ -181,9 +181,19 @@ export async function waldumpStats(
     if (flush?.flushed === true) break;
     if (Date.now() > deadline) throw new Error(`the WAL was not flushed to ${end} within 10 s`);
   }
+  // Named, the window's segments give pg_waldump the segment size. Without them, pg_waldump reads the size from the
+  // first file the directory lists, which may be a segment made ready ahead and still all zeros.
+  const [segments] = (
+    await admin.query<{ first: string; last: string }>(
+      'SELECT pg_walfile_name($1::pg_lsn + 1) AS first, pg_walfile_name($2::pg_lsn) AS last',
+      [start, end],
+    )
+  ).rows;
   return asPostgres(join(PG_BIN, 'pg_waldump'), [
     '--path',
     walDirectory,
+    segments?.first ?? '',
+    segments?.last ?? '',
     '--start',
     start,
     '--end',

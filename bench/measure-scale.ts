@@ -1,6 +1,8 @@
-import { execFile } from 'node:child_process';
+import { execFile, fork } from 'node:child_process';
+import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { fromPg } from '../src/postgres/index.js';
@@ -10,6 +12,7 @@ import type { SweepBatch } from '../src/store/maintenance-store.js';
 import type { SqlDatabase } from '../src/store/sql-client.js';
 // The statement observer the tests use: each statement, in a transaction or not, through one function.
 import { observed } from '../test/support/observed-database.js';
+import { supervise } from './child-process.js';
 import { clusterTicks, readProcStats } from './cluster-cpu.js';
 import { freshDatabase } from './database.js';
 import { summariseLatencies } from './latency.js';
@@ -94,9 +97,9 @@ export async function measureScale(options: BenchOptions): Promise<ScaleRun> {
       }
       const sweeps: SweepPass[] = [];
       for (const spec of sweepPasses(options.scaleSweepLimit)) {
-        const pass = await sweepWhileKeys(database.url, admin, load, spec, options.scaleRate);
+        const pass = await sweepWhileKeys(database.url, target, load, spec, options.scaleRate);
         log(
-          `sweep ${spec.percentDue} % due, ${spec.layout}, limit ${spec.limit ?? 'none'}: ${pass.swept} in ${pass.seconds.toFixed(1)} s, B p99 ${pass.p99Without.toFixed(1)} → ${pass.p99With.toFixed(1)} ms, ${pass.failures.length} failed steps`,
+          `sweep ${spec.percentDue} % due, ${spec.layout}, limit ${spec.limit ?? 'none'}: ${pass.swept} in ${pass.seconds.toFixed(1)} s, B p99 ${pass.p99Without.toFixed(1)} → ${pass.p99With.toFixed(1)} ms (${pass.p99BesideBusyLoop.toFixed(1)} beside a busy loop of the pass's ${pass.passCores.toFixed(2)} cores), ${pass.failures.length} failed steps`,
         );
         sweeps.push(pass);
       }
@@ -186,22 +189,26 @@ async function measureKeys(
  * their responses expired a minute ago or more), vacuums, then runs B at
  * `rate` for as many transactions as ten seconds hold, then a whole
  * `Sweeper` pass at the pass's limit with B running beside it. Each batch
- * statement is explained the first time the pass sends it, just before it runs.
+ * statement is explained the first time the pass sends it, just before it
+ * runs. Last, B for ten seconds more beside a busy loop that takes the CPU
+ * the pass added (the cluster's and this process's, over B's alone): what
+ * that much CPU costs B's latency on this machine, whoever takes it.
  */
 async function sweepWhileKeys(
   url: string,
-  admin: pg.Client,
+  cluster: Cluster,
   load: pg.Client,
   spec: PassSpec,
   rate: number,
 ): Promise<SweepPass> {
+  const { admin } = cluster;
   const { percentDue: percent, layout, limit } = spec;
   const records = await countRecords(admin);
   if (percent > 0) await makeDue(admin, Math.round((records * percent) / 100), layout);
   // The UPDATE that made them due left a dead version of each behind, which a service's table has not:
   // gone before the pass, as autovacuum would take them, rather than during it.
   await admin.query('VACUUM ANALYZE retrysafe_operations');
-  const without = summariseLatencies(await paceKeys(load, rate, rate * 10));
+  const alone = await cores(cluster, () => paceKeys(load, rate, rate * 10));
   const pool = new pg.Pool({ connectionString: url, max: 2 });
   const plans: BatchPlan[] = [];
   try {
@@ -210,8 +217,10 @@ async function sweepWhileKeys(
     const pass = new Sweeper({ store, maxRecordsPerSecond: limit ?? Infinity }).runOnce();
     // B runs a second at least: a pass with nothing to do ends sooner.
     const ended = pass.then(() => performance.now());
-    const during = summariseLatencies(await paceKeys(load, rate, rate, pass));
+    const during = await cores(cluster, () => paceKeys(load, rate, rate, pass));
     const report = await pass;
+    const passCores = Math.max(0, during.cores - alone.cores);
+    const beside = await besideBusyLoop(passCores, () => paceKeys(load, rate, rate * 10));
     return {
       ...spec,
       records,
@@ -219,11 +228,48 @@ async function sweepWhileKeys(
       seconds: ((await ended) - started) / 1000,
       failures: report.failed.map((f) => `${f.step}: ${f.error instanceof Error ? f.error.message : String(f.error)}`),
       plans,
-      p99Without: without.p99,
-      p99With: during.p99,
+      p99Without: summariseLatencies(alone.result).p99,
+      p99With: summariseLatencies(during.result).p99,
+      passCores,
+      p99BesideBusyLoop: summariseLatencies(beside).p99,
     };
   } finally {
     await pool.end();
+  }
+}
+
+/** `work`'s result and the cores the cluster and this process kept busy while it ran, on average. */
+async function cores<T>(cluster: Cluster, work: () => Promise<T>): Promise<{ result: T; cores: number }> {
+  const ticks = async () => clusterTicks(await readProcStats(), cluster.postmaster);
+  const [startTicks, startOwn, started] = [await ticks(), process.cpuUsage(), performance.now()];
+  const result = await work();
+  const own = process.cpuUsage(startOwn);
+  const seconds = (performance.now() - started) / 1000;
+  const cpuSeconds = ((await ticks()) - startTicks) / cluster.hz + (own.user + own.system) / 1e6;
+  return { result, cores: cpuSeconds / seconds };
+}
+
+/** `work` run beside busy loops that together take `cores` of CPU, one process for each core or part of one. */
+async function besideBusyLoop<T>(cores: number, work: () => Promise<T>): Promise<T> {
+  const loops = Array.from({ length: Math.ceil(cores) }, () =>
+    supervise(
+      fork(fileURLToPath(new URL('busy-loop.ts', import.meta.url)), [String(cores / Math.ceil(cores))], {
+        execArgv: ['--import', 'tsx'],
+        stdio: 'ignore',
+      }),
+    ),
+  );
+  try {
+    await Promise.all(loops.map((loop) => once(loop, 'spawn')));
+    return await work();
+  } finally {
+    await Promise.all(
+      loops.map(async (loop) => {
+        const exited = once(loop, 'exit');
+        loop.kill();
+        await exited;
+      }),
+    );
   }
 }
 

@@ -86,6 +86,10 @@ export interface SweepPass extends PassSpec {
   /** B's p99 in ms at the same rate, before the pass and during it. */
   readonly p99Without: number;
   readonly p99With: number;
+  /** The CPU the pass added, in cores: the cluster's and the bench process's during it, over B's alone. */
+  readonly passCores: number;
+  /** B's p99 beside a busy loop that takes `passCores` and does nothing else: the machine's bound for `p99With`. */
+  readonly p99BesideBusyLoop: number;
 }
 
 /** The record tables' sizes after one fill-and-sweep cycle. */
@@ -193,7 +197,12 @@ export function scaleGoals(run: ScaleRun): ScaleGoal[] {
               met: pass.swept / pass.seconds >= 20_000,
             },
           ]),
-      goal(`B's p99 during the pass over without it, ${due(pass)}`, pass.p99With / pass.p99Without, 1.5),
+      {
+        label: `B's p99 during the pass over without it, ${due(pass)}`,
+        measured: `${fixed(pass.p99With / pass.p99Without, 2)} (${fixed(pass.p99BesideBusyLoop / pass.p99Without, 2)} beside a busy loop of the same CPU)`,
+        goal: '≤ 1.5',
+        met: pass.p99With / pass.p99Without <= 1.5,
+      },
     ]),
     goal(
       `WAL bytes per tombstone (a quarter of ${TOMBSTONE_WAL_BEFORE})`,
@@ -230,7 +239,7 @@ export function renderScale(run: ScaleRun): string[] {
   });
   const sweepRows = run.sweeps.map(
     (s) =>
-      `| ${due(s)} | ${count(s.swept)} | ${fixed(s.seconds, 1)} | ${fixed(s.swept / s.seconds, 0)} | ${fixed(s.p99Without, 1)} | ${fixed(s.p99With, 1)} | ${s.failures.length === 0 ? 'none' : s.failures.join('; ')} |`,
+      `| ${due(s)} | ${count(s.swept)} | ${fixed(s.seconds, 1)} | ${fixed(s.swept / s.seconds, 0)} | ${fixed(s.passCores, 2)} | ${fixed(s.p99Without, 1)} | ${fixed(s.p99With, 1)} | ${fixed(s.p99BesideBusyLoop, 1)} | ${s.failures.length === 0 ? 'none' : s.failures.join('; ')} |`,
   );
   const plans = run.sweeps.flatMap((s) =>
     s.plans.flatMap((p) => [
@@ -257,12 +266,14 @@ export function renderScale(run: ScaleRun): string[] {
     '',
     ...KEY_SHAPES.map(([shape, label]) => `- \`${shape}\`: ${label}`),
     '',
-    `Sweep passes (\`Sweeper.runOnce\`, batches of 500, default store time-out, \`maxRecordsPerSecond\` as the row says) over the largest table while B runs at ${run.sweepRate}/s; B's p99 over as many transactions before the pass:`,
+    `Sweep passes (\`Sweeper.runOnce\`, batches of 500, default store time-out, \`maxRecordsPerSecond\` as the row says) over the largest table while B runs at ${run.sweepRate}/s; B's p99 over ten seconds before the pass, during it, and over ten seconds after it beside a busy loop: ` +
+      "a process that does nothing but take the CPU the pass added (the cluster's and the bench process's, over what B alone takes), in slices of 20 ms. " +
+      "That last figure is the machine's bound: what B's p99 becomes when that much CPU is taken by anything.",
     '',
     `Due records: \`oldest\`, ${LAYOUTS.oldest}; \`scattered\`, ${LAYOUTS.scattered}.`,
     '',
-    '| due | swept | seconds | per second | B p99 without, ms | B p99 during, ms | failed steps |',
-    '| ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    '| due | swept | seconds | per second | pass CPU, cores | B p99 without, ms | B p99 during, ms | B p99 beside a busy loop of the pass CPU, ms | failed steps |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
     ...sweepRows,
     '',
     ...plans,
