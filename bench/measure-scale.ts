@@ -145,8 +145,11 @@ interface WalSample {
 
 async function sample(cluster: Cluster): Promise<WalSample> {
   const [row] = (await cluster.admin.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows;
-  return { lsn: row?.lsn ?? '', ticks: clusterTicks(await readProcStats(), cluster.postmaster) };
+  return { lsn: row?.lsn ?? '', ticks: await ticks(cluster) };
 }
+
+/** The CPU time, in clock ticks, of all the cluster's processes so far. */
+const ticks = async (cluster: Cluster): Promise<number> => clusterTicks(await readProcStats(), cluster.postmaster);
 
 /** One shape's window: a checkpoint, warm-up, then `transactions` with a checkpoint halfway. */
 async function measureKeys(
@@ -240,20 +243,19 @@ async function sweepWhileKeys(
 
 /** `work`'s result and the cores the cluster and this process kept busy while it ran, on average. */
 async function cores<T>(cluster: Cluster, work: () => Promise<T>): Promise<{ result: T; cores: number }> {
-  const ticks = async () => clusterTicks(await readProcStats(), cluster.postmaster);
-  const [startTicks, startOwn, started] = [await ticks(), process.cpuUsage(), performance.now()];
+  const [startTicks, startOwn, started] = [await ticks(cluster), process.cpuUsage(), performance.now()];
   const result = await work();
   const own = process.cpuUsage(startOwn);
   const seconds = (performance.now() - started) / 1000;
-  const cpuSeconds = ((await ticks()) - startTicks) / cluster.hz + (own.user + own.system) / 1e6;
+  const cpuSeconds = ((await ticks(cluster)) - startTicks) / cluster.hz + (own.user + own.system) / 1e6;
   return { result, cores: cpuSeconds / seconds };
 }
 
-/** `work` run beside busy loops that together take `cores` of CPU, one process for each core or part of one. */
-async function besideBusyLoop<T>(cores: number, work: () => Promise<T>): Promise<T> {
-  const loops = Array.from({ length: Math.ceil(cores) }, () =>
+/** `work` run beside busy loops that together take `taken` cores of CPU, one process for each core or part of one. */
+async function besideBusyLoop<T>(taken: number, work: () => Promise<T>): Promise<T> {
+  const loops = Array.from({ length: Math.ceil(taken) }, () =>
     supervise(
-      fork(fileURLToPath(new URL('busy-loop.ts', import.meta.url)), [String(cores / Math.ceil(cores))], {
+      fork(fileURLToPath(new URL('busy-loop.ts', import.meta.url)), [String(taken / Math.ceil(taken))], {
         execArgv: ['--import', 'tsx'],
         stdio: 'ignore',
       }),
