@@ -3,20 +3,22 @@ import type { Endpoint } from './database.js';
 import { ORDER_BODY, ORDER_HEADERS } from './request.js';
 import { SERVICE_TOKEN, serviceOrderBody } from './server/service.js';
 
-/** One timed load against POST /orders, or the reference service's POST /v1/orders. */
-export interface LoadSpec {
+/** How long a load runs: for a time, or until the server has given a count of responses. */
+export type LoadLength = { readonly seconds: number } | { readonly requests: number };
+
+/** One load against POST /orders, or the reference service's POST /v1/orders. */
+export type LoadSpec = LoadLength & {
   readonly url: string;
   /** Default: the bench's own `POST /orders`. */
   readonly endpoint?: Endpoint;
   readonly connections: number;
-  readonly seconds: number;
   /** Requests per second for all connections together; as fast as the server answers when absent. */
   readonly rate?: number;
   /** The Idempotency-Key of the next request. */
   readonly nextKey: () => string;
   /** The x-tenant of the next request; the endpoint's own headers' when absent. */
   readonly nextTenant?: () => string;
-}
+};
 
 export interface LoadResult {
   /** Complete responses received in the window. */
@@ -51,7 +53,7 @@ export async function load(spec: LoadSpec): Promise<LoadResult> {
   const result = await autocannon({
     url: spec.url,
     connections: spec.connections,
-    duration: spec.seconds,
+    ...('requests' in spec ? { amount: spec.requests } : { duration: spec.seconds }),
     pipelining: 1,
     timeout: 10,
     ...(spec.rate === undefined ? {} : { overallRate: spec.rate }),

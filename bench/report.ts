@@ -3,6 +3,7 @@ import type { UpdateStats } from './database.js';
 import { median } from './latency.js';
 import type { Machine } from './machine.js';
 import type { Measurement } from './measurement.js';
+import { HELD_RATE_WARMUP_REQUESTS } from './measure.js';
 import type { BenchOptions } from './options.js';
 import { type PhysicalRun, renderPhysical } from './physical.js';
 import type { PlaceTime, SelfTime } from './profile-summary.js';
@@ -147,7 +148,7 @@ export function renderMarkdown(report: RunReport): string {
     `Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.os}; Node ${machine.node}; PostgreSQL ${machine.postgres}; Redis ${machine.redis}. ` +
       `Load average (1 min) ${report.loadAverages.before.toFixed(1)} at the start, ${report.loadAverages.after.toFixed(1)} at the end: the machine was shared, so only ratios taken within one round are compared.`,
     '',
-    `Settings: ${options.rounds} rounds; per scenario ${options.warmupSeconds} s warm-up then ${options.seconds} s measured; ${options.connections} HTTP connections (storms ${options.stormConnections}); ` +
+    `Settings: ${options.rounds} rounds; per scenario ${options.warmupSeconds} s warm-up (a held rate: ${HELD_RATE_WARMUP_REQUESTS} responses at full load) then ${options.seconds} s measured; ${options.connections} HTTP connections (storms ${options.stormConnections}); ` +
       `server pg Pool of ${options.poolSize}; ${options.replayKeys} keys replayed in C; ${options.stormKeys} keys in a storm.`,
     '',
     ...ratioSection(report.measurements),
