@@ -165,6 +165,14 @@ describe('replayed', () => {
     expect(again.body).toBe(original.body);
   });
 
+  it('makes the replayed form of a reply once: a record kept in memory is not copied again on each replay', () => {
+    const original = toReply({ status: 201, headers: { Location: '/orders/1' }, body: { id: 1 } });
+    const first = replayed(original);
+    expect(replayed(original)).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.headers)).toBe(true);
+    expect(replayed(toReply({ status: 201, headers: { Location: '/orders/1' }, body: { id: 1 } }))).not.toBe(first);
+  });
+
   it('does not change the stored reply', () => {
     const original = toReply({ status: 200, body: 'x' });
     replayed(original);
