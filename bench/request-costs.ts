@@ -24,6 +24,7 @@ import { load, REQUESTS } from './load.js';
 import { summariseProfile } from './profile-summary.js';
 import type { HttpScenario } from './scenarios.js';
 import { SCENARIOS } from './scenarios.js';
+import { appEnvFor } from './server/app-env.js';
 import type { CostsMessage, RequestCosts } from './server/costs-main.js';
 
 const { values, positionals } = parseArgs({
@@ -119,12 +120,7 @@ async function costsOf(scenario: HttpScenario): Promise<readonly [RequestCosts, 
     execArgv: ['--import', 'tsx', '--expose-gc', '--min-semi-space-size=256', '--max-semi-space-size=256'],
     env: {
       ...process.env,
-      BENCH_APP: scenario.app,
-      BENCH_APP_DATABASE_URL: database.url,
-      BENCH_APP_REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
-      BENCH_APP_PROVIDER_URL: '',
-      BENCH_APP_POOL_SIZE: '8',
-      BENCH_APP_TAG: `costs${Date.now().toString(36)}`,
+      ...appEnvFor(scenario.app, database.url, `costs${Date.now().toString(36)}`),
     },
   });
   const next = <T>(type: string): Promise<T> =>

@@ -23,3 +23,15 @@ export function appEnv(env: NodeJS.ProcessEnv = process.env): AppEnv {
     tag: required('BENCH_APP_TAG'),
   };
 }
+
+/** The environment a server child reads for `app`, as the one-server tools start it: a pool of 8, no provider. */
+export function appEnvFor(app: string, databaseUrl: string, tag: string): Record<string, string> {
+  return {
+    BENCH_APP: app,
+    BENCH_APP_DATABASE_URL: databaseUrl,
+    BENCH_APP_REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    BENCH_APP_PROVIDER_URL: '',
+    BENCH_APP_POOL_SIZE: '8',
+    BENCH_APP_TAG: tag,
+  };
+}
