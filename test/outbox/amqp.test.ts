@@ -47,10 +47,18 @@ describe.skipIf(!rabbit.reachable)('the outbox over RabbitMQ', { timeout: 120_00
       )
     ).rows[0];
 
-  /** Consumes the queue through the inbox as "emails" until `count` deliveries are settled. */
-  async function consumeEmails(count: number) {
+  /**
+   * Consumes the queue through the inbox as "emails" until `count` deliveries
+   * are settled. `oneAtATime`: on a channel of its own that holds one
+   * message until it is acked, so deliveries settle in the queue's order;
+   * otherwise the consumer handles them together, and a duplicate can
+   * settle before the copy it waited for.
+   */
+  async function consumeEmails(count: number, { oneAtATime = false } = {}) {
     const seen = outcomes();
-    const subscription = await consumeAmqp(route.channel, {
+    const channel = oneAtATime ? await route.connection.createChannel() : route.channel;
+    if (oneAtATime) await channel.prefetch(1);
+    const subscription = await consumeAmqp(channel, {
       database: shared.database,
       consumer: 'emails',
       handler: sendEmail('emails'),
@@ -61,6 +69,7 @@ describe.skipIf(!rabbit.reachable)('the outbox over RabbitMQ', { timeout: 120_00
       await seen.reach(count);
     } finally {
       await subscription.close();
+      if (oneAtATime) await channel.close();
     }
     return seen;
   }
@@ -134,7 +143,7 @@ describe.skipIf(!rabbit.reachable)('the outbox over RabbitMQ', { timeout: 120_00
     expect(await row(id)).toMatchObject({ state: 'delivered', attempts: 2 });
     expect(await route.waiting()).toBe(2);
 
-    const seen = await consumeEmails(2);
+    const seen = await consumeEmails(2, { oneAtATime: true });
     expect(seen.all).toEqual([
       { kind: 'processed', id },
       { kind: 'duplicate', id },
