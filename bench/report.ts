@@ -48,6 +48,24 @@ export interface RatioResult {
   readonly rounds: number;
   /** The median of its bound, when it has one and it was measured. */
   readonly bound: number | undefined;
+  /** The median over rounds of the ratio over its bound in the same round, when the bound was measured. */
+  readonly toBound: number | undefined;
+}
+
+/** The ratio's value in each round, keyed by round, where both its scenarios ran. */
+function byRound(
+  measurements: readonly Measurement[],
+  numerator: string,
+  denominator: string,
+  metric: (m: Measurement) => number,
+): Map<number, number> {
+  const values = new Map<number, number>();
+  for (const top of measurements.filter((m) => m.scenario === numerator)) {
+    const bottom = measurements.find((m) => m.scenario === denominator && m.round === top.round);
+    const value = bottom === undefined ? Number.NaN : metric(top) / metric(bottom);
+    if (Number.isFinite(value)) values.set(top.round, value);
+  }
+  return values;
 }
 
 /** `numerator`/`denominator` (or what `combine` makes of them) in each round where both ran, by `metric`. */
@@ -71,28 +89,47 @@ export function ratioResults(measurements: readonly Measurement[]): RatioResult[
   const results: RatioResult[] = [];
   const throughput = (m: Measurement): number => m.throughput;
   for (const ratio of RATIOS) {
-    const values = perRound(
+    const values = byRound(
       measurements,
       ratio.numerator,
       ratio.denominator,
       ratio.metric === 'cpu' ? cpuMicros : throughput,
     );
+    if (values.size === 0) continue;
     const bounds =
       ratio.bound === undefined
-        ? []
-        : perRound(measurements, ratio.bound.numerator, ratio.bound.denominator, throughput);
-    if (values.length > 0) {
-      results.push({
-        ratio,
-        median: median(values),
-        min: Math.min(...values),
-        max: Math.max(...values),
-        rounds: values.length,
-        bound: bounds.length > 0 ? median(bounds) : undefined,
-      });
-    }
+        ? new Map<number, number>()
+        : byRound(measurements, ratio.bound.numerator, ratio.bound.denominator, throughput);
+    const toBound = [...values].flatMap(([round, value]) => {
+      const bound = bounds.get(round);
+      return bound === undefined ? [] : [value / bound];
+    });
+    const all = [...values.values()];
+    results.push({
+      ratio,
+      median: median(all),
+      min: Math.min(...all),
+      max: Math.max(...all),
+      rounds: all.length,
+      bound: bounds.size > 0 ? median([...bounds.values()]) : undefined,
+      toBound: toBound.length > 0 ? median(toBound) : undefined,
+    });
   }
   return results;
+}
+
+/** A ratio's goal as the report states it, and whether the run met it; undefined for a ratio without one. */
+export function goalVerdict(result: RatioResult): { readonly goal: string; readonly met: boolean } | undefined {
+  const { goal } = result.ratio;
+  if (goal === undefined) return undefined;
+  if ('ofBound' in goal)
+    return {
+      goal: `≥ ${goal.ofBound} of the bound`,
+      met: result.toBound !== undefined && result.toBound >= goal.ofBound,
+    };
+  return goal.everyRound === true
+    ? { goal: `≥ ${goal.atLeast} in every round`, met: result.min >= goal.atLeast }
+    : { goal: `≥ ${goal.atLeast}`, met: result.median >= goal.atLeast };
 }
 
 /** A CPU gap computed per round (µs per request) and summarised by its median. */
@@ -175,10 +212,8 @@ function ratioSection(measurements: readonly Measurement[]): string[] {
     '| ratio | compares | median | range | bound | goal |',
     '| --- | --- | ---: | --- | ---: | --- |',
     ...ratioResults(measurements).map((r) => {
-      const goal =
-        r.ratio.atLeast === undefined
-          ? ''
-          : `≥ ${r.ratio.atLeast} ${r.median >= r.ratio.atLeast ? 'met' : '**missed**'}`;
+      const verdict = goalVerdict(r);
+      const goal = verdict === undefined ? '' : `${verdict.goal} ${verdict.met ? 'met' : '**missed**'}`;
       const bound =
         r.bound === undefined
           ? ''

@@ -229,8 +229,8 @@ export interface Ratio {
   readonly denominator: string;
   readonly metric?: 'throughput' | 'cpu';
   readonly meaning: string;
-  /** The goal, when there is one: the ratio must be at least this. */
-  readonly atLeast?: number;
+  /** The goal, when there is one. */
+  readonly goal?: RatioGoal;
   /**
    * What the ratio can reach here whatever retrysafe's code does: the same ratio
    * for two pgbench scenarios (the transactions without Node), or, for replays,
@@ -238,6 +238,13 @@ export interface Ratio {
    */
   readonly bound?: { readonly numerator: string; readonly denominator: string };
 }
+
+/**
+ * What a ratio must reach: at least `atLeast` in its median over rounds, or
+ * in every round; or at least `ofBound` of its bound, the two taken in the
+ * same round (the median over rounds).
+ */
+export type RatioGoal = { readonly atLeast: number; readonly everyRound?: true } | { readonly ofBound: number };
 
 /** What a new key costs the server's CPU beyond the same route without retrysafe, both held at one rate. */
 export interface CpuGap {
@@ -264,7 +271,7 @@ export const CPU_GAPS: readonly CpuGap[] = [
   },
 ];
 
-/** What the database alone allows B's transaction, sent pipelined (the claim with BEGIN, the record with COMMIT), as node-postgres sent it until 2026-12-07, against the bare one. */
+/** What the database alone allows B's transaction against the bare one: the claim with BEGIN and the record with COMMIT, one round trip each, as node-postgres sends them. */
 const ATOMIC_BOUND = { numerator: 'GB-pgbench', denominator: 'GA-pgbench' };
 
 export const RATIOS: readonly Ratio[] = [
@@ -272,22 +279,22 @@ export const RATIOS: readonly Ratio[] = [
     numerator: 'B',
     denominator: 'A',
     meaning: 'new keys: retrysafe against the bare endpoint',
-    atLeast: 0.7,
+    goal: { ofBound: 0.95 },
     bound: ATOMIC_BOUND,
   },
   {
     numerator: 'Bp',
     denominator: 'A',
     meaning: 'new keys, node-postgres pipelining: retrysafe against the bare endpoint',
-    atLeast: 0.8,
+    goal: { ofBound: 0.95 },
     bound: ATOMIC_BOUND,
   },
-  { numerator: 'C', denominator: 'A', meaning: 'replays against the bare endpoint', atLeast: 1.5 },
+  { numerator: 'C', denominator: 'A', meaning: 'replays against the bare endpoint', goal: { atLeast: 2 } },
   {
     numerator: 'R-B',
     denominator: 'R-A',
     meaning: "new keys on the reference service's POST /v1/orders: retrysafe against the same route without it",
-    atLeast: 0.9,
+    goal: { atLeast: 0.9 },
     bound: { numerator: 'RB-pgbench', denominator: 'RA-pgbench' },
   },
   {
@@ -345,7 +352,7 @@ export const RATIOS: readonly Ratio[] = [
     numerator: 'Cm',
     denominator: 'NI-replay',
     meaning: 'replays from the replay cache against @node-idempotency (Redis)',
-    atLeast: 1,
+    goal: { atLeast: 1.1, everyRound: true },
     bound: { numerator: 'Am', denominator: 'NI-replay' },
   },
   { numerator: 'B', denominator: 'PT-new', meaning: 'new keys against Powertools (Redis)' },
@@ -354,7 +361,7 @@ export const RATIOS: readonly Ratio[] = [
     numerator: 'Cm',
     denominator: 'PT-replay',
     meaning: 'replays from the replay cache against Powertools (Redis)',
-    atLeast: 1,
+    goal: { atLeast: 1.1, everyRound: true },
     bound: { numerator: 'Am', denominator: 'PT-replay' },
   },
   {
@@ -368,10 +375,10 @@ export const RATIOS: readonly Ratio[] = [
     numerator: 'xB',
     denominator: 'xA',
     meaning: 'Express: new keys against the bare endpoint',
-    atLeast: 0.7,
+    goal: { atLeast: 0.7 },
     bound: ATOMIC_BOUND,
   },
-  { numerator: 'xC', denominator: 'xA', meaning: 'Express: replays against the bare endpoint', atLeast: 1.5 },
+  { numerator: 'xC', denominator: 'xA', meaning: 'Express: replays against the bare endpoint', goal: { atLeast: 1.5 } },
   { numerator: 'xB', denominator: 'EI-new', meaning: 'Express: new keys against express-idempotency (Redis)' },
   { numerator: 'xC', denominator: 'EI-replay', meaning: 'Express: replays against express-idempotency (Redis)' },
 ];

@@ -70,9 +70,9 @@ interface Try {
 /**
  * BEGIN, the claim (the lock tried, and whether a record holds the identity)
  * as the opening statement, the work, the record's INSERT, COMMIT. A driver
- * that can sends the claim with BEGIN; with a pipelining driver the INSERT is
- * left in flight so that COMMIT goes with it, its outcome is read after the
- * transaction, and a failed INSERT means COMMIT rolled back.
+ * that can sends the claim with BEGIN, and the INSERT with COMMIT
+ * (`SqlClient.withCommit`): its outcome is read after the transaction, and a
+ * failed INSERT means COMMIT rolled back.
  */
 async function tryClaim<Tx, T>(
   database: SqlDatabase<Tx>,
@@ -93,14 +93,16 @@ async function tryClaim<Tx, T>(
       const settlement = await handlerPart(() => work({ claim, tx }));
       const settled = { commit: settlement.commit, value: { kind: 'settled', value: settlement.value } } as const;
       if (!settlement.commit) return settled;
-      const lost = lostTheIdentity(sql.query(COMPLETE_ATOMIC, completeAtomicValues(request, settlement.completion)));
-      if (sql.pipelined === true) {
+      const values = completeAtomicValues(request, settlement.completion);
+      if (sql.withCommit !== undefined) {
+        const lost = lostTheIdentity(sql.withCommit(COMPLETE_ATOMIC, values));
         withCommit = lost;
         // Read after the transaction; marked handled here for when COMMIT fails first and it is never read.
         lost.catch(() => undefined);
         return settled;
       }
-      return (await storePart(() => lost)) ? { commit: false, value: { kind: 'taken' } } : settled;
+      const lost = await storePart(() => lostTheIdentity(sql.query(COMPLETE_ATOMIC, values)));
+      return lost ? { commit: false, value: { kind: 'taken' } } : settled;
     }).catch(async (error: unknown) => {
       if (withCommit !== undefined) {
         const insert = await withCommit.then(
@@ -173,6 +175,10 @@ async function holder(
 ): Promise<OperationRecord> {
   const found = await recordReader(database).read(identity);
   if (found === undefined)
-    throw unavailable(new Error('The record that took the identity vanished; it was pruned meanwhile.'));
+    throw unavailable(
+      new Error(
+        'No record holds the identity after a unique violation: it was pruned meanwhile, or the violation was of a deferred constraint at COMMIT.',
+      ),
+    );
   return found;
 }

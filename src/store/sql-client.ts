@@ -17,13 +17,17 @@ export interface SqlClient {
   /** Runs a script of several statements without bound values (migrations). */
   exec(this: void, script: string): Promise<void>;
   /**
-   * True when statements go out in the order they are issued, whether or not
-   * earlier ones were awaited (at once where the driver pipelines, each after
-   * the answer to the one before otherwise), and the transaction's COMMIT
-   * after every statement issued: a statement left unawaited when the work
-   * resolves then travels with COMMIT, and if it fails, COMMIT rolls back.
+   * Inside a transaction, where the driver can: sends the statement with the
+   * transaction's COMMIT, in the same round trip. Its promise settles once
+   * the statement has run, never before the work has resolved, so the work
+   * must not await it; when the statement fails, COMMIT does not happen and
+   * the transaction rolls back. Absent, a statement is sent on its own.
    */
-  readonly pipelined?: boolean;
+  readonly withCommit?: (
+    this: void,
+    statement: Statement,
+    values: readonly unknown[],
+  ) => Promise<{ readonly rows: readonly unknown[] }>;
 }
 
 /** A statement with its values. */

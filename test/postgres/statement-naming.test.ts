@@ -88,4 +88,56 @@ describe('fromPg when a named statement is not where node-postgres prepared it',
     await setImmediate();
     expect(warnings).toEqual([]);
   });
+
+  /** A transaction opened by `statement` with `n`, sending `another` with COMMIT: what each answered. */
+  const opensAndCommits = (database: ReturnType<typeof fromPg>, n: number) => {
+    let withCommit: Promise<{ readonly rows: readonly unknown[] }> | undefined;
+    const opening = database.transaction(
+      (sql, _tx, opened) => {
+        if ('error' in opened) return Promise.reject(new Error('the opening failed', { cause: opened.error }));
+        withCommit = sql.withCommit?.(another, [n]);
+        withCommit?.catch(() => undefined);
+        return Promise.resolve(opened.rows);
+      },
+      { statement, values: [n] },
+    );
+    return opening.then(async (rows) => ({ opening: rows, withCommit: (await withCommit)?.rows }));
+  };
+
+  it('sends an opening with BEGIN and a statement with COMMIT as EXECUTE, each prepared once per connection under a name of its own', async () => {
+    const database = fromPg(pool);
+    expect(await opensAndCommits(database, 1)).toEqual({ opening: [{ n: 1 }], withCommit: [{ n: 2 }] });
+    expect(await opensAndCommits(database, 5)).toEqual({ opening: [{ n: 5 }], withCommit: [{ n: 6 }] });
+    expect(await prepared()).toEqual(['retrysafe_after_execute', 'retrysafe_moved_execute']);
+    await setImmediate();
+    expect(warnings).toEqual([]);
+  });
+
+  it('fails the transaction whose EXECUTE finds its statement gone (26000), and the next one runs unnamed', async () => {
+    const database = fromPg(pool);
+    await opensAndCommits(database, 1);
+    await pool.query('DEALLOCATE retrysafe_moved_execute');
+    const failed = await opensAndCommits(database, 2).then(
+      () => 'committed',
+      (error: Error) => (error.cause as { code?: string }).code,
+    );
+    expect(failed).toBe('26000');
+    expect(await opensAndCommits(database, 3)).toEqual({ opening: [{ n: 3 }], withCommit: undefined });
+    await setImmediate();
+    expect(warnings).toEqual([expect.stringContaining('SQLSTATE 26000')]);
+  });
+
+  it('fails the transaction whose PREPARE finds the name taken (42P05), and the next one runs unnamed', async () => {
+    const database = fromPg(pool);
+    await pool.query('PREPARE retrysafe_after_execute AS SELECT 0');
+    const failed = await opensAndCommits(database, 1).then(
+      () => 'committed',
+      // The opening ran; the statement with COMMIT failed, COMMIT with it.
+      (error: { code?: string }) => error.code,
+    );
+    expect(failed).toBe('42P05');
+    expect(await opensAndCommits(database, 3)).toEqual({ opening: [{ n: 3 }], withCommit: undefined });
+    await setImmediate();
+    expect(warnings).toEqual([expect.stringContaining('SQLSTATE 42P05')]);
+  });
 });

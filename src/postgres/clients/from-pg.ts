@@ -9,6 +9,8 @@ import {
   type Statement,
 } from '../../store/sql-client.js';
 import { PREPARED_STATEMENT_ELSEWHERE, sqlState } from '../sqlstate.js';
+import { extend } from '../../core/extend.js';
+import { executeText, prepareText } from './pg-execute.js';
 import { BEGIN_READ_COMMITTED } from './read-committed.js';
 
 /** The members of a node-postgres `PoolClient` that retrysafe calls. */
@@ -40,10 +42,10 @@ export interface FromPgOptions {
   readonly preparedStatements?: boolean;
   /**
    * Whether the pool was made with node-postgres' `pipeline: true` (default
-   * false). Then `BEGIN` goes out with the claim and the record with `COMMIT`,
-   * the bare transaction's round trips. Without it each statement waits for
-   * the answer to the one before: node-postgres deprecates a statement issued
-   * on a client that is still running one.
+   * false). Then each statement is sent at once, without waiting for the
+   * answer to the one before. Either way, while statements are named,
+   * `BEGIN` goes out with the claim and the record with `COMMIT`: the bare
+   * transaction's round trips.
    */
   readonly pipeline?: boolean;
 }
@@ -88,11 +90,13 @@ export function fromPg<Client extends PgClientLike>(
       const client = await pool.connect();
       guard(client);
       let rollbackFailed: Error | undefined;
+      const ending: Ending = {};
       try {
-        const result = await begun(client, naming, pipelined, work, opening);
-        await client.query('COMMIT');
+        const result = await begun(client, naming, pipelined, work, opening, ending);
+        await committed(client, naming, ending.deferred);
         return result;
       } catch (error) {
+        ending.deferred?.reject(error);
         // The statement in flight fails on its own when the connection is lost; a rollback would only wait.
         // A connection whose rollback fails is in an unknown state: destroy it rather than reuse it.
         if (!lost.has(client))
@@ -173,12 +177,26 @@ function stopNaming(naming: Naming, code: string): void {
   );
 }
 
+/** What the work of a transaction on a pool without pipeline mode left to go with COMMIT (`SqlClient.withCommit`). */
+interface Ending {
+  deferred?: Deferred;
+}
+
+interface Deferred {
+  readonly bound: BoundStatement;
+  readonly resolve: (result: { rows: unknown[] }) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 /**
  * BEGIN, the opening statement and the work. On a pool made with
  * `pipeline: true` BEGIN and the opening statement are issued together, so
- * node-postgres sends them at once, and a statement the work leaves in flight
- * goes with COMMIT (`SqlClient.pipelined`); otherwise each waits for the
- * answer to the one before.
+ * node-postgres sends them at once, and `withCommit` issues its statement
+ * at once, ahead of COMMIT. Otherwise, while statements are named, the
+ * opening goes as `EXECUTE` in BEGIN's simple query, and `withCommit`'s in
+ * COMMIT's (`pg-execute.ts`): the pipelined transaction's round trips and
+ * writes, on any pool. Unnamed, each statement waits for the answer to the
+ * one before.
  */
 function begun<Client extends PgClientLike, T>(
   client: Client,
@@ -186,12 +204,93 @@ function begun<Client extends PgClientLike, T>(
   pipelined: boolean,
   work: (sql: SqlClient, tx: Client, opened: Opened) => Promise<T>,
   opening: BoundStatement | undefined,
+  ending: Ending,
 ): Promise<T> {
   const sql = pgSql(client, naming);
-  if (!pipelined) return client.query(BEGIN_READ_COMMITTED).then(() => openWith(sql, client, work, opening));
-  const begin = client.query(BEGIN_READ_COMMITTED);
-  const opened = open(sql, opening);
-  return begin.then(() => opened).then((result) => work({ pipelined: true, ...sql }, client, result));
+  if (pipelined) {
+    const begin = client.query(BEGIN_READ_COMMITTED);
+    const opened = open(sql, opening);
+    return begin.then(() => opened).then((result) => work(extend(sql, { withCommit: sql.query }), client, result));
+  }
+  if (!naming.on) return client.query(BEGIN_READ_COMMITTED).then(() => openWith(sql, client, work, opening));
+  const withCommit = (statement: Statement, values: readonly unknown[]) =>
+    new Promise<{ rows: unknown[] }>((resolve, reject) => {
+      ending.deferred = { bound: { statement, values }, resolve, reject };
+    });
+  const executed = opening === undefined ? undefined : executeText(opening);
+  const opened =
+    opening === undefined || executed === undefined
+      ? client.query(BEGIN_READ_COMMITTED).then(() => open(sql, opening))
+      : withPrepared(client, naming, opening.statement, `${BEGIN_READ_COMMITTED}; ${executed}`).then(
+          (results): Opened => ({ rows: lastRows(results) }),
+          (error: unknown): Opened => ({ error }),
+        );
+  return opened.then((result) => work(extend(sql, { withCommit }), client, result));
+}
+
+/**
+ * COMMIT, with the statement the work left for it: in one simple query
+ * while statements are named and its values can be literals, else on its
+ * own first. Its promise settles with what it came to; when it fails,
+ * COMMIT was not run and the caller rolls back.
+ */
+async function committed(client: PgClientLike, naming: Naming, deferred: Deferred | undefined): Promise<void> {
+  if (deferred === undefined) {
+    await client.query('COMMIT');
+    return;
+  }
+  const executed = naming.on ? executeText(deferred.bound) : undefined;
+  const { statement, values } = deferred.bound;
+  const ran =
+    executed === undefined
+      ? send(client, naming, statement, values)
+      : withPrepared(client, naming, statement, `${executed}; COMMIT`).then((results) => ({
+          rows: firstRows(results),
+        }));
+  deferred.resolve(await ran);
+  if (executed === undefined) await client.query('COMMIT');
+}
+
+/** The SQL names each connection has prepared (`pg-execute.ts`), kept for as long as the connection is. */
+const preparedOn = new WeakMap<PgClientLike, Set<string>>();
+
+/**
+ * Runs `text`, which executes `statement` by its SQL name, after preparing
+ * it on this connection if it is the first time: in a round trip of its
+ * own, so that whether it exists is known. A statement found missing, or
+ * already there, means a pooler hands out server connections: naming stops.
+ */
+async function withPrepared(
+  client: PgClientLike,
+  naming: Naming,
+  statement: Statement,
+  text: string,
+): Promise<unknown> {
+  let names = preparedOn.get(client);
+  if (names === undefined) preparedOn.set(client, (names = new Set()));
+  try {
+    if (!names.has(statement.name)) {
+      await client.query(prepareText(statement));
+      names.add(statement.name);
+    }
+    return await client.query(text);
+  } catch (error) {
+    const code = sqlState(error);
+    if (code !== undefined && PREPARED_STATEMENT_ELSEWHERE.has(code)) stopNaming(naming, code);
+    throw error;
+  }
+}
+
+/** node-postgres answers a simple query of several statements with one result each. */
+function resultsOf(results: unknown): readonly { rows: unknown[] }[] {
+  return Array.isArray(results) ? (results as { rows: unknown[] }[]) : [results as { rows: unknown[] }];
+}
+
+const firstRows = (results: unknown): unknown[] => resultsOf(results)[0]?.rows ?? [];
+
+function lastRows(results: unknown): unknown[] {
+  const all = resultsOf(results);
+  return all[all.length - 1]?.rows ?? [];
 }
 
 /** retrysafe's statement runner on a client or a pool; `alone`: on a pool, each statement its own transaction. */

@@ -33,18 +33,19 @@ export function fromPostgresJs<Tx extends PostgresJsQueryable>(sql: PostgresJsLi
 
 /** retrysafe's statement runner over a postgres.js transaction, for `enqueue(postgresJsRunner(tx), …)`. */
 export function postgresJsRunner(target: PostgresJsQueryable): SqlClient {
+  async function query<Row>(text: string | Statement, values?: readonly unknown[]) {
+    const named = typeof text !== 'string';
+    const rows = await target.unsafe(named ? text.text : text, values === undefined ? [] : [...values], {
+      prepare: named,
+    });
+    return { rows: [...rows] as Row[] };
+  }
   return {
-    async query<Row>(text: string | Statement, values?: readonly unknown[]) {
-      const named = typeof text !== 'string';
-      const rows = await target.unsafe(named ? text.text : text, values === undefined ? [] : [...values], {
-        prepare: named,
-      });
-      return { rows: [...rows] as Row[] };
-    },
+    query,
     async exec(script: string) {
       await target.unsafe(script);
     },
     // postgres.js sends each statement at once, in order, and `sql.begin` sends COMMIT behind them.
-    pipelined: true,
+    withCommit: query,
   };
 }
