@@ -1,9 +1,10 @@
 /**
  * Whether an atomic route reads the operation record before it opens its
  * transaction. The read answers a replay in one round trip instead of four
- * (`BEGIN`, the claim, the read of the record it found, `ROLLBACK`) and costs
- * every new key one more, so it pays once about a quarter of keyed requests
- * are replays.
+ * (`BEGIN`, the claim, the read of the record it found, `ROLLBACK`), or three
+ * where the claim goes with `BEGIN` (node-postgres), and costs every new key
+ * one more, so it pays once a quarter to a third of keyed requests are
+ * replays; it starts at a quarter.
  * `auto` follows that share per operation; `always` and `never` fix the choice.
  * Both ways give the same answers: only their cost differs.
  */

@@ -34,7 +34,7 @@ export function orderRoute<Req extends { headers: Record<string, string | string
 export interface AtomicVariant {
   /** Fix whether a finished operation is answered by a read before the transaction (default: auto). */
   readonly readBeforeClaim?: ReadBeforeClaim;
-  /** Send retrysafe's statements unnamed, as before they were prepared (counted-pool.ts). */
+  /** `fromPg(pool, { preparedStatements: false })`: each statement unnamed, in its own round trip, as behind a pooler in transaction mode. */
   readonly unnamed?: boolean;
   /** Keep finished records in the server's memory (`replayCache`). */
   readonly replayCache?: boolean;
@@ -45,13 +45,11 @@ export interface AtomicVariant {
 /** B, C and D: retrysafe's atomic mode, as is or in a variant. */
 export function fastifyAtomic(variant: AtomicVariant = {}) {
   return async function start(env: AppEnv): Promise<RunningApp> {
-    const { pool, roundTrips } = countedPool(
-      env.databaseUrl,
-      env.poolSize,
-      variant.unnamed === true,
-      variant.pipeline === true,
-    );
-    const database = fromPg(pool, { pipeline: variant.pipeline === true });
+    const { pool, roundTrips } = countedPool(env.databaseUrl, env.poolSize, false, variant.pipeline === true);
+    const database = fromPg(pool, {
+      pipeline: variant.pipeline === true,
+      preparedStatements: variant.unnamed !== true,
+    });
     const store = postgresStore(database);
     const config = idempotency({
       store,
