@@ -140,4 +140,18 @@ describe('fromPg when a named statement is not where node-postgres prepared it',
     await setImmediate();
     expect(warnings).toEqual([expect.stringContaining('SQLSTATE 42P05')]);
   });
+
+  it('refuses a second statement to go with COMMIT; the first goes', async () => {
+    const database = fromPg(pool);
+    let first: Promise<{ readonly rows: readonly unknown[] }> | undefined;
+    const second = await database.transaction((sql) => {
+      first = sql.withCommit?.(another, [1]);
+      return (sql.withCommit?.(another, [2]) ?? Promise.resolve()).then(
+        () => 'sent',
+        (error: { code?: string }) => error.code,
+      );
+    });
+    expect(second).toBe('misuse');
+    expect((await first)?.rows).toEqual([{ n: 2 }]);
+  });
 });

@@ -1,3 +1,4 @@
+import { RetrysafeError } from '../../core/errors.js';
 import { warnProcess } from '../../core/process-warning.js';
 import {
   type BoundStatement,
@@ -32,12 +33,14 @@ export interface PgPoolLike<Client extends PgClientLike> {
 export interface FromPgOptions {
   /**
    * Whether retrysafe's statements are named, so node-postgres prepares each
-   * once per connection (default true). Set false behind a pooler in
-   * transaction mode that does not carry prepared statements from one server
-   * connection to the next (PgBouncer before 1.21, or with
-   * `max_prepared_statements = 0`): each statement is then parsed on every call.
-   * Left on there, the first named statement found on the wrong server
-   * connection turns naming off for the pool, with a process warning.
+   * once per connection, and the atomic claim and record are prepared by SQL
+   * `PREPARE` to go with `BEGIN` and `COMMIT` (default true). Set false
+   * behind a pooler in transaction mode: PgBouncer before 1.21 carries no
+   * prepared statement from one server connection to the next, later
+   * versions the protocol's only. Each statement is then parsed on every
+   * call, in a round trip of its own. Left on there, the first named
+   * statement found on the wrong server connection turns naming off for the
+   * pool, with a process warning.
    */
   readonly preparedStatements?: boolean;
   /**
@@ -215,6 +218,8 @@ function begun<Client extends PgClientLike, T>(
   if (!naming.on) return client.query(BEGIN_READ_COMMITTED).then(() => openWith(sql, client, work, opening));
   const withCommit = (statement: Statement, values: readonly unknown[]) =>
     new Promise<{ rows: unknown[] }>((resolve, reject) => {
+      if (ending.deferred !== undefined)
+        throw new RetrysafeError('misuse', 'One statement goes with COMMIT: withCommit was called twice.');
       ending.deferred = { bound: { statement, values }, resolve, reject };
     });
   const executed = opening === undefined ? undefined : executeText(opening);
@@ -260,25 +265,21 @@ const preparedOn = new WeakMap<PgClientLike, Set<string>>();
  * own, so that whether it exists is known. A statement found missing, or
  * already there, means a pooler hands out server connections: naming stops.
  */
-async function withPrepared(
-  client: PgClientLike,
-  naming: Naming,
-  statement: Statement,
-  text: string,
-): Promise<unknown> {
+function withPrepared(client: PgClientLike, naming: Naming, statement: Statement, text: string): Promise<unknown> {
   let names = preparedOn.get(client);
   if (names === undefined) preparedOn.set(client, (names = new Set()));
-  try {
-    if (!names.has(statement.name)) {
-      await client.query(prepareText(statement));
-      names.add(statement.name);
-    }
-    return await client.query(text);
-  } catch (error) {
+  const prepared = names;
+  const ran = prepared.has(statement.name)
+    ? client.query(text)
+    : client.query(prepareText(statement)).then(() => {
+        prepared.add(statement.name);
+        return client.query(text);
+      });
+  return ran.catch((error: unknown) => {
     const code = sqlState(error);
     if (code !== undefined && PREPARED_STATEMENT_ELSEWHERE.has(code)) stopNaming(naming, code);
     throw error;
-  }
+  });
 }
 
 /** node-postgres answers a simple query of several statements with one result each. */
