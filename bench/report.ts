@@ -52,35 +52,19 @@ export interface RatioResult {
   readonly toBound: number | undefined;
 }
 
-/** The ratio's value in each round, keyed by round, where both its scenarios ran. */
+/** `numerator`/`denominator` (or what `combine` makes of them) by `metric`, keyed by round, in each round where both ran. */
 function byRound(
   measurements: readonly Measurement[],
   numerator: string,
   denominator: string,
   metric: (m: Measurement) => number,
+  combine: (top: number, bottom: number) => number = (top, bottom) => top / bottom,
 ): Map<number, number> {
   const values = new Map<number, number>();
   for (const top of measurements.filter((m) => m.scenario === numerator)) {
     const bottom = measurements.find((m) => m.scenario === denominator && m.round === top.round);
-    const value = bottom === undefined ? Number.NaN : metric(top) / metric(bottom);
-    if (Number.isFinite(value)) values.set(top.round, value);
-  }
-  return values;
-}
-
-/** `numerator`/`denominator` (or what `combine` makes of them) in each round where both ran, by `metric`. */
-function perRound(
-  measurements: readonly Measurement[],
-  numerator: string,
-  denominator: string,
-  metric: (m: Measurement) => number,
-  combine: (top: number, bottom: number) => number = (top, bottom) => top / bottom,
-): number[] {
-  const values: number[] = [];
-  for (const top of measurements.filter((m) => m.scenario === numerator)) {
-    const bottom = measurements.find((m) => m.scenario === denominator && m.round === top.round);
     const value = bottom === undefined ? Number.NaN : combine(metric(top), metric(bottom));
-    if (Number.isFinite(value)) values.push(value);
+    if (Number.isFinite(value)) values.set(top.round, value);
   }
   return values;
 }
@@ -144,7 +128,9 @@ const cpuMicros = (m: Measurement): number => m.cpuMicros ?? Number.NaN;
 
 export function cpuGapResults(measurements: readonly Measurement[]): CpuGapResult[] {
   return CPU_GAPS.flatMap((gap) => {
-    const values = perRound(measurements, gap.numerator, gap.denominator, cpuMicros, (top, bottom) => top - bottom);
+    const values = [
+      ...byRound(measurements, gap.numerator, gap.denominator, cpuMicros, (top, bottom) => top - bottom).values(),
+    ];
     return values.length === 0
       ? []
       : [{ gap, median: median(values), min: Math.min(...values), max: Math.max(...values) }];

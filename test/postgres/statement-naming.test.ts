@@ -2,6 +2,7 @@ import { setImmediate } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fromPg } from '../../src/postgres/index.js';
+import { sqlState } from '../../src/postgres/sqlstate.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 /**
@@ -104,6 +105,10 @@ describe('fromPg when a named statement is not where node-postgres prepared it',
     return opening.then(async (rows) => ({ opening: rows, withCommit: (await withCommit)?.rows }));
   };
 
+  /** The SQLSTATE a transaction failed with, through the error's causes. */
+  const failureOf = (transaction: Promise<unknown>): Promise<string | undefined> =>
+    transaction.then(() => 'committed', sqlState);
+
   it('sends an opening with BEGIN and a statement with COMMIT as EXECUTE, each prepared once per connection under a name of its own', async () => {
     const database = fromPg(pool);
     expect(await opensAndCommits(database, 1)).toEqual({ opening: [{ n: 1 }], withCommit: [{ n: 2 }] });
@@ -113,32 +118,30 @@ describe('fromPg when a named statement is not where node-postgres prepared it',
     expect(warnings).toEqual([]);
   });
 
-  it('fails the transaction whose EXECUTE finds its statement gone (26000), and the next one runs unnamed', async () => {
+  it.each([
+    {
+      what: 'EXECUTE finds its statement gone',
+      code: '26000',
+      before: async (database: ReturnType<typeof fromPg>) => {
+        await opensAndCommits(database, 1);
+        await pool.query('DEALLOCATE retrysafe_moved_execute');
+      },
+    },
+    {
+      // The opening runs; the statement with COMMIT fails, COMMIT with it.
+      what: 'PREPARE finds the name taken',
+      code: '42P05',
+      before: async () => {
+        await pool.query('PREPARE retrysafe_after_execute AS SELECT 0');
+      },
+    },
+  ])('fails the transaction whose $what ($code), and the next one runs unnamed', async ({ code, before }) => {
     const database = fromPg(pool);
-    await opensAndCommits(database, 1);
-    await pool.query('DEALLOCATE retrysafe_moved_execute');
-    const failed = await opensAndCommits(database, 2).then(
-      () => 'committed',
-      (error: Error) => (error.cause as { code?: string }).code,
-    );
-    expect(failed).toBe('26000');
+    await before(database);
+    expect(await failureOf(opensAndCommits(database, 2))).toBe(code);
     expect(await opensAndCommits(database, 3)).toEqual({ opening: [{ n: 3 }], withCommit: undefined });
     await setImmediate();
-    expect(warnings).toEqual([expect.stringContaining('SQLSTATE 26000')]);
-  });
-
-  it('fails the transaction whose PREPARE finds the name taken (42P05), and the next one runs unnamed', async () => {
-    const database = fromPg(pool);
-    await pool.query('PREPARE retrysafe_after_execute AS SELECT 0');
-    const failed = await opensAndCommits(database, 1).then(
-      () => 'committed',
-      // The opening ran; the statement with COMMIT failed, COMMIT with it.
-      (error: { code?: string }) => error.code,
-    );
-    expect(failed).toBe('42P05');
-    expect(await opensAndCommits(database, 3)).toEqual({ opening: [{ n: 3 }], withCommit: undefined });
-    await setImmediate();
-    expect(warnings).toEqual([expect.stringContaining('SQLSTATE 42P05')]);
+    expect(warnings).toEqual([expect.stringContaining(`SQLSTATE ${code}`)]);
   });
 
   it('refuses a second statement to go with COMMIT; the first goes', async () => {

@@ -227,7 +227,7 @@ function begun<Client extends PgClientLike, T>(
     opening === undefined || executed === undefined
       ? client.query(BEGIN_READ_COMMITTED).then(() => open(sql, opening))
       : withPrepared(client, naming, opening.statement, `${BEGIN_READ_COMMITTED}; ${executed}`).then(
-          (results): Opened => ({ rows: lastRows(results) }),
+          (results): Opened => ({ rows: rowsOf(results, 1) }),
           (error: unknown): Opened => ({ error }),
         );
   return opened.then((result) => work(extend(sql, { withCommit }), client, result));
@@ -250,7 +250,7 @@ async function committed(client: PgClientLike, naming: Naming, deferred: Deferre
     executed === undefined
       ? send(client, naming, statement, values)
       : withPrepared(client, naming, statement, `${executed}; COMMIT`).then((results) => ({
-          rows: firstRows(results),
+          rows: rowsOf(results, 0),
         }));
   deferred.resolve(await ran);
   if (executed === undefined) await client.query('COMMIT');
@@ -282,16 +282,10 @@ function withPrepared(client: PgClientLike, naming: Naming, statement: Statement
   });
 }
 
-/** node-postgres answers a simple query of several statements with one result each. */
-function resultsOf(results: unknown): readonly { rows: unknown[] }[] {
-  return Array.isArray(results) ? (results as { rows: unknown[] }[]) : [results as { rows: unknown[] }];
-}
-
-const firstRows = (results: unknown): unknown[] => resultsOf(results)[0]?.rows ?? [];
-
-function lastRows(results: unknown): unknown[] {
-  const all = resultsOf(results);
-  return all[all.length - 1]?.rows ?? [];
+/** The rows of the `at`th statement of a simple query: node-postgres answers one of several statements with one result each. */
+function rowsOf(results: unknown, at: number): unknown[] {
+  const all = (Array.isArray(results) ? results : [results]) as { rows: unknown[] }[];
+  return all[at]?.rows ?? [];
 }
 
 /** retrysafe's statement runner on a client or a pool; `alone`: on a pool, each statement its own transaction. */
