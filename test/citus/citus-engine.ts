@@ -1,7 +1,6 @@
-import pg from 'pg';
 import { distribute, fromPg, migrate, portable } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
-import type { CitusCluster } from '../support/citus-cluster.js';
+import { type CitusCluster, nodePool } from '../support/citus-cluster.js';
 import type { Engine, EngineFactory } from '../support/engines.js';
 
 /** An application table keyed by tenant, distributed with retrysafe's records. */
@@ -9,13 +8,6 @@ export async function distributeWithRecords(database: SqlDatabase<SqlClient>, ta
   await database.query("SELECT create_distributed_table($1, 'tenant', colocate_with => 'retrysafe_operations')", [
     table,
   ]);
-}
-
-/** A pool on one node of the cluster, which answers no idle client's error as a failure of the test. */
-export function nodePool(url: string, max = 20): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max });
-  pool.on('error', () => {});
-  return pool;
 }
 
 /** The coordinator's `postgres` database, migrated and distributed, through node-postgres. */

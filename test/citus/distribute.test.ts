@@ -1,10 +1,10 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { isRetrysafeError } from '../../src/core/errors.js';
 import { checkDistribution, distribute, distributionSql, fromPg, migrate } from '../../src/postgres/index.js';
 import { DROP_SWEEP_MARK_TRIGGER } from '../../src/postgres/sql/citus.js';
 import type { SqlDatabase } from '../../src/store/sql-client.js';
-import { CITUS_ORDERS_TABLE, describeCitus, sharedCitusCluster } from '../support/citus-cluster.js';
+import { CITUS_ORDERS_TABLE, describeCitus, nodePool, sharedCitusCluster } from '../support/citus-cluster.js';
 
 const TENANT_TABLES = ['retrysafe_operations', 'retrysafe_steps'];
 const REFERENCE_TABLES = [
@@ -23,7 +23,7 @@ describeCitus("distributing retrysafe's tables on Citus", () => {
   let database: SqlDatabase<unknown>;
 
   beforeAll(async () => {
-    pool = new pg.Pool({ connectionString: cluster().coordinator.url(), max: 2 });
+    pool = nodePool(cluster().coordinator.url(), 2);
     database = fromPg(pool);
     await migrate(database);
   });

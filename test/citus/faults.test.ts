@@ -3,9 +3,9 @@ import { call, type HttpAnswer } from '../../examples/orders/testing/http.js';
 import { distribute, fromPg, migrate, portable } from '../../src/postgres/index.js';
 import type { Cluster } from '../faults/support/cluster.js';
 import { afterFinals, type KeyHistory, storm, successesByKey, unexpectedAnswers } from '../faults/support/storm.js';
-import { describeCitus, sharedCitusCluster } from '../support/citus-cluster.js';
+import { describeCitus, nodePool, sharedCitusCluster } from '../support/citus-cluster.js';
 import { waitFor } from '../support/wait-for.js';
-import { distributeWithRecords, nodePool } from './citus-engine.js';
+import { distributeWithRecords } from './citus-engine.js';
 import { ORDERS_TABLE, type OrderApp, startOrderApp } from './order-app.js';
 
 const TENANTS = 8;

@@ -11,9 +11,9 @@ import { Sweeper } from '../../src/retention/sweeper.js';
 import { expectOneLineError, retrysafe } from '../cli/run-cli.js';
 import { useLeasedHarness } from '../leases/harness.js';
 import { paymentRoute } from '../leases/payment-route.js';
-import { type CitusCluster, describeCitus, sharedCitusCluster } from '../support/citus-cluster.js';
+import { type CitusCluster, describeCitus, nodePool, sharedCitusCluster } from '../support/citus-cluster.js';
 import { startWebhookSink } from '../outbox/support/webhook-sink.js';
-import { citusEngine, distributeWithRecords, nodePool } from './citus-engine.js';
+import { citusEngine, distributeWithRecords } from './citus-engine.js';
 
 const OPERATION = 'payments.create@1';
 /** Safety net only, for tests that start `retrysafe` processes on a busy machine. */

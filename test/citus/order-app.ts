@@ -4,7 +4,7 @@ import { invalid, valid } from '../../src/index.js';
 import { idempotency } from '../../src/modes/idempotency.js';
 import { fromPg, postgresStore } from '../../src/postgres/index.js';
 import type pg from 'pg';
-import { nodePool } from './citus-engine.js';
+import { nodePool } from '../support/citus-cluster.js';
 
 /** Orders by tenant, distributed with retrysafe's records: one row per order, its key kept to count duplicates. */
 export const ORDERS_TABLE = `CREATE TABLE orders (
