@@ -51,7 +51,10 @@ describe(
         await waitFor(async () => (await listeners()) === 1, { what: 'the relay listens for new outbox messages' });
 
         const order = await placeOrder(service.url, A, 'l-one');
-        await waitFor(async () => (await emailRows(pool, order.id)).length > 0, { what: 'the confirmation was sent' });
+        // The consumer commits the email before the relay marks the message delivered, so each is awaited.
+        await waitFor(async () => (await outboxRows(pool, order.id))[0]?.state === 'delivered', {
+          what: 'the relay marked the confirmation delivered',
+        });
         expect(await emailRows(pool, order.id)).toEqual([{ tenant: A.tenant, kind: 'order-confirmation' }]);
         expect(await outboxRows(pool, order.id)).toMatchObject([{ state: 'delivered' }]);
 
