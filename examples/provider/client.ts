@@ -104,7 +104,8 @@ export function providerAdmin(baseUrl: string) {
     count: async (idempotencyKey: string) =>
       ((await ok(`/v1/charges/count?idempotency_key=${encodeURIComponent(idempotencyKey)}`)) as { count: number })
         .count,
-    stats: async () => (await ok('/v1/stats')) as { charges: number; requests: number },
+    /** `held`: requests a `hold` fault keeps waiting for a `release` now. */
+    stats: async () => (await ok('/v1/stats')) as { charges: number; requests: number; held: number },
     control: async (control: Control) => {
       await ok('/control', post(control));
     },

@@ -10,6 +10,11 @@
 export type Fault =
   /** Wait `ms` before charging. The charge still happens if the caller gave up meanwhile. */
   | { readonly mode: 'delay'; readonly ms: number; readonly times?: number; readonly reference?: string }
+  /**
+   * Hold the request before charging until a `release` control: a window that stays open however slow the machine,
+   * where a delay closes on a timer. The charge still happens if the caller gave up meanwhile.
+   */
+  | { readonly mode: 'hold'; readonly times?: number; readonly reference?: string }
   /** Answer 503 without charging. */
   | { readonly mode: 'fail-before-charge'; readonly times?: number; readonly reference?: string }
   /** Charge, then destroy the socket without answering: the caller cannot know that money moved. */
@@ -19,17 +24,28 @@ export type Fault =
 
 export type FaultMode = Fault['mode'];
 
-/** A body of `POST /control`: a fault to add, or `{"mode":"reset"}` to clear them all. */
-export type Control = Fault | { readonly mode: 'reset' };
+/**
+ * A body of `POST /control`: a fault to add, `{"mode":"release"}` to let every held request go on, or
+ * `{"mode":"reset"}` to clear the faults and release the held requests.
+ */
+export type Control = Fault | { readonly mode: 'release' } | { readonly mode: 'reset' };
 
-const modes: readonly string[] = ['delay', 'fail-before-charge', 'charge-then-drop', 'fail-lookup', 'reset'];
+const modes: readonly string[] = [
+  'delay',
+  'hold',
+  'fail-before-charge',
+  'charge-then-drop',
+  'fail-lookup',
+  'release',
+  'reset',
+];
 
 /** Reads a control, or says what is wrong with it. */
 export function parseControl(value: unknown): Control | string {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'control must be a JSON object';
   const { mode, ms, times, reference } = value as Record<string, unknown>;
   if (typeof mode !== 'string' || !modes.includes(mode)) return `mode must be one of ${modes.join(', ')}`;
-  if (mode === 'reset') return { mode };
+  if (mode === 'release' || mode === 'reset') return { mode };
   if (times !== undefined && !(typeof times === 'number' && Number.isSafeInteger(times) && times > 0)) {
     return 'times must be a positive integer';
   }
@@ -39,7 +55,7 @@ export function parseControl(value: unknown): Control | string {
     if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) return 'delay needs ms, a number of milliseconds';
     return { mode, ms, ...scope };
   }
-  return { mode: mode as 'fail-before-charge' | 'charge-then-drop' | 'fail-lookup', ...scope };
+  return { mode: mode as 'hold' | 'fail-before-charge' | 'charge-then-drop' | 'fail-lookup', ...scope };
 }
 
 /** Reads `PROVIDER_FAULTS`: one fault as a JSON object, or a JSON array of them. */
@@ -48,7 +64,9 @@ export function parseFaults(json: string): Fault[] {
   return (Array.isArray(value) ? value : [value]).map((item) => {
     const control = parseControl(item);
     if (typeof control === 'string') throw new Error(`PROVIDER_FAULTS: ${control}`);
-    if (control.mode === 'reset') throw new Error('PROVIDER_FAULTS: reset is not a fault');
+    if (control.mode === 'release' || control.mode === 'reset') {
+      throw new Error(`PROVIDER_FAULTS: ${control.mode} is not a fault`);
+    }
     return control;
   });
 }

@@ -5,8 +5,8 @@
  *   POST /v1/charges                          Idempotency-Key required, Fencing-Token optional
  *   GET  /v1/charges?idempotency_key=K        the charge made for K, or 404
  *   GET  /v1/charges/count?idempotency_key=K  { count }: how many times money moved for K
- *   GET  /v1/stats                            { charges, requests }
- *   POST /control                             add a fault (see faults.ts), or {"mode":"reset"}
+ *   GET  /v1/stats                            { charges, requests, held }
+ *   POST /control                             add a fault (see faults.ts), {"mode":"release"} or {"mode":"reset"}
  *   GET  /control                             { faults }: the faults still active
  *   POST /control/clear-charges               forget every charge and fencing token
  */
@@ -32,6 +32,8 @@ export interface ProviderOptions {
   readonly webhookSecret?: string;
   /** Waits between webhook attempts. Defaults to 0.5 s, 2 s, 5 s, 10 s. */
   readonly webhookRetryDelaysMs?: readonly number[];
+  /** How long one webhook attempt may take before it is given up and retried. Defaults to 5 s. */
+  readonly webhookTimeoutMs?: number;
 }
 
 export interface Provider {
@@ -51,6 +53,27 @@ export async function startProvider(options: ProviderOptions = {}): Promise<Prov
   for (const fault of options.faults ?? []) faults.add(fault);
   const lifetime = new AbortController();
   const sendWebhook = webhooksFrom(options, lifetime.signal);
+  const held = new Set<() => void>();
+
+  /** Resolves true once released, false if the provider closes first. */
+  function holdUntilReleased(): Promise<boolean> {
+    return new Promise((resolve) => {
+      const release = (): void => {
+        held.delete(release);
+        lifetime.signal.removeEventListener('abort', closed);
+        resolve(true);
+      };
+      const closed = (): void => {
+        held.delete(release);
+        resolve(false);
+      };
+      held.add(release);
+      lifetime.signal.addEventListener('abort', closed, { once: true });
+    });
+  }
+  const releaseHeld = (): void => {
+    for (const release of [...held]) release();
+  };
 
   async function postCharge(req: IncomingMessage, res: ServerResponse): Promise<void> {
     book.noteRequest();
@@ -65,6 +88,9 @@ export async function startProvider(options: ProviderOptions = {}): Promise<Prov
     const request = parseChargeRequest(body);
     if (typeof request === 'string') return problem(res, 400, 'request-invalid', request);
 
+    if (faults.take('hold', request.reference) !== undefined && !(await holdUntilReleased())) {
+      return void res.destroy();
+    }
     const delay = faults.take('delay', request.reference);
     if (delay !== undefined) {
       const closed = await sleep(delay.ms, false, { signal: lifetime.signal }).catch(() => true);
@@ -99,14 +125,19 @@ export async function startProvider(options: ProviderOptions = {}): Promise<Prov
       case 'GET /v1/charges/count':
         if (key === null) return problem(res, 400, 'request-invalid', 'Give the idempotency_key query parameter.');
         return json(res, 200, { count: book.count(key) });
-      case 'GET /v1/stats':
-        return json(res, 200, book.stats());
+      case 'GET /v1/stats': {
+        const { charges, requests } = book.stats();
+        return json(res, 200, { charges, requests, held: held.size });
+      }
       case 'GET /control':
         return json(res, 200, { faults: faults.list() });
       case 'POST /control': {
         const control = parseControl(await readJson(req));
         if (typeof control === 'string') return problem(res, 400, 'request-invalid', control);
-        if (control.mode === 'reset') faults.reset();
+        if (control.mode === 'reset') {
+          faults.reset();
+          releaseHeld();
+        } else if (control.mode === 'release') releaseHeld();
         else faults.add(control);
         return json(res, 200, { faults: faults.list() });
       }
@@ -177,6 +208,7 @@ function webhooksFrom(options: ProviderOptions, signal: AbortSignal): ReturnType
     url: options.webhookUrl,
     secret: options.webhookSecret,
     retryDelaysMs: options.webhookRetryDelaysMs ?? [500, 2_000, 5_000, 10_000],
+    timeoutMs: options.webhookTimeoutMs ?? 5_000,
     signal,
   });
 }

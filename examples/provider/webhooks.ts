@@ -29,6 +29,8 @@ export interface WebhookSenderOptions {
   readonly secret: string;
   /** Waits between attempts; one more attempt than there are entries. */
   readonly retryDelaysMs: readonly number[];
+  /** How long one attempt may take. */
+  readonly timeoutMs: number;
   /** Stops retries and in-flight attempts, when the provider closes. */
   readonly signal: AbortSignal;
 }
@@ -38,13 +40,11 @@ export function webhookSender(options: WebhookSenderOptions): (event: PaymentSuc
   return (event) => void deliver(options, event);
 }
 
-async function deliver(
-  { url, secret, retryDelaysMs, signal }: WebhookSenderOptions,
-  event: PaymentSucceeded,
-): Promise<void> {
+async function deliver(options: WebhookSenderOptions, event: PaymentSucceeded): Promise<void> {
+  const { retryDelaysMs, signal } = options;
   const body = JSON.stringify(event);
   for (let attempt = 0; !signal.aborted; attempt += 1) {
-    if (await attemptDelivery(url, secret, event.id, body, signal)) return;
+    if (await attemptDelivery(options, event.id, body)) return;
     const wait = retryDelaysMs[attempt];
     if (wait === undefined) return;
     await sleep(wait, undefined, { signal }).catch(() => {});
@@ -52,11 +52,9 @@ async function deliver(
 }
 
 async function attemptDelivery(
-  url: string,
-  secret: string,
+  { url, secret, timeoutMs, signal }: WebhookSenderOptions,
   id: string,
   body: string,
-  signal: AbortSignal,
 ): Promise<boolean> {
   const timestamp = Math.floor(Date.now() / 1000);
   try {
@@ -69,7 +67,7 @@ async function attemptDelivery(
         'webhook-signature': signWebhook(secret, id, timestamp, body),
       },
       body,
-      signal: AbortSignal.any([signal, AbortSignal.timeout(5_000)]),
+      signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
     });
     await response.body?.cancel();
     return response.ok;

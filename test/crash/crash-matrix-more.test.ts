@@ -56,16 +56,15 @@ describe.each(crashLayers)(
       const key = randomUUID();
       const body = { order: `ord-${key}`, amount: 1200 };
       const paused = await service();
-      await admin.control({ mode: 'delay', ms: 4000, reference: body.order, times: 1 });
-      const before = (await admin.stats()).requests;
+      await admin.control({ mode: 'hold', reference: body.order });
       const answer = send(paused.url, '/payments', key, body);
-      await waitFor(async () => (await admin.stats()).requests !== before, {
-        what: 'the charge to reach the provider',
-      });
+      await waitFor(async () => (await admin.stats()).held === 1, { what: 'the paused worker’s charge to be held' });
       paused.child.process.kill('SIGSTOP');
       await sleep(2500);
       const report = JSON.parse(await runProgram(RECOVER, env())) as { completed: number };
       expect(report.completed).toBe(1);
+      // The paused worker's call goes on only now, with the fencing token the recoverer superseded.
+      await admin.control({ mode: 'release' });
       paused.child.process.kill('SIGCONT');
       const staleAnswer = await answer;
       expect(staleAnswer.status).toBe(409);

@@ -16,7 +16,7 @@ const ORDER_KEYS = 45;
 /** Payments sent to the process that is killed, and to no other until the survivors' recovery workers have finished them. */
 const STRANDED = 6;
 const PAYMENTS = 30;
-/** Every charge takes this long at the provider, so that payments are in flight when a process dies. */
+/** Every charge takes this long at the provider, so that the storm's payments are in flight when a process dies. */
 const CHARGE_MS = 2_000;
 
 describe('three service processes on one database, one killed with SIGKILL mid-storm', () => {
@@ -84,14 +84,17 @@ describe('three service processes on one database, one killed with SIGKILL mid-s
       settleWithinMs: 150_000,
       send: pay,
     });
+    // Held at the provider until the process that sent them is dead, however long the storm takes to get there.
+    for (const key of stranded) await admin.control({ mode: 'hold', reference: orderOf.get(key) ?? '' });
     const strandedAttempts = stranded.map((key) => pay(doomed, key).catch((error: unknown) => error));
-    await waitFor(async () => (await admin.stats()).requests >= STRANDED, {
-      what: 'the stranded payments to reach the provider',
+    await waitFor(async () => (await admin.stats()).held === STRANDED, {
+      what: 'the stranded payments to be held at the provider',
     });
     await afterFinals(orders, ORDER_KEYS / 4);
 
     await services[0]?.kill('SIGKILL');
     alive = survivors;
+    await admin.control({ mode: 'release' });
     await Promise.all(strandedAttempts);
     const [orderHistories, paymentHistories] = await Promise.all([orders.done, payments.done]);
 

@@ -38,14 +38,15 @@ describe.each(engines)('leased mode on $name', (factory) => {
     setUp({ leaseSeconds: 20 });
     const key = randomUUID();
     const body = { order: `ord-${key}`, amount: 500 };
-    await admin.control({ mode: 'delay', ms: 1500, reference: body.order });
+    await admin.control({ mode: 'hold', reference: body.order });
     const first = pay(key, body);
-    await waitFor(async () => (await state(key))?.state === 'in_progress');
+    await waitFor(async () => (await admin.stats()).held === 1, { what: 'the first attempt’s charge to be held' });
     const duplicate = await pay(key, body);
     expect(duplicate.status).toBe(409);
     expect(Number(duplicate.headers.get('retry-after'))).toBeGreaterThan(1);
     const mismatch = await pay(key, { ...body, amount: 501 });
     expect(mismatch.status).toBe(422);
+    await admin.control({ mode: 'release' });
     expect((await first).status).toBe(201);
     expect(await admin.count(chargeKey(key))).toBe(1);
   });
@@ -105,15 +106,15 @@ describe.each(engines)('leased mode on $name', (factory) => {
     setUp({ leaseSeconds: 30 });
     const key = randomUUID();
     const body = { order: `ord-${key}`, amount: 1500 };
-    await admin.control({ mode: 'delay', ms: 2500, reference: body.order, times: 1 });
-    const before = (await admin.stats()).requests;
+    await admin.control({ mode: 'hold', reference: body.order });
     const stale = pay(key, body);
     // The stale worker's call is inside the provider, held up, before its lease is taken away.
-    await waitFor(async () => (await admin.stats()).requests > before);
+    await waitFor(async () => (await admin.stats()).held === 1, { what: 'the stale worker’s charge to be held' });
     await expireLease(key);
     const recovery = new RecoveryWorker({ config: service.config, operations: [paymentRoute(service.providerUrl)] });
     const report = await recovery.runOnce();
     expect(report).toMatchObject({ examined: 1, completed: 1 });
+    await admin.control({ mode: 'release' });
     const staleAnswer = await stale;
     expect(staleAnswer.status).toBe(409);
     // The late call reached the provider, which refused it for its stale fencing token.

@@ -43,14 +43,17 @@ describe.each(engines)('a leased route scoped per user, on $name', (factory) => 
     setUp({ leaseSeconds: 20 });
     const key = randomUUID();
     const body = { order: `ord-${key}`, amount: 800 };
-    await service.admin.control({ mode: 'delay', ms: 1500, reference: body.order });
+    await service.admin.control({ mode: 'hold', reference: body.order });
     const first = service.pay(key, body, 'tenant-a', 'user-1');
-    await waitFor(async () => (await service.state(key))?.state === 'in_progress');
+    await waitFor(async () => (await service.admin.stats()).held === 1, {
+      what: 'the first attempt’s charge to be held',
+    });
     await service.expireLease(key);
     const other = await service.pay(key, body, 'tenant-a', 'user-2');
     expect(other.status).toBe(403);
     expect(((await other.json()) as { type: string }).type).toBe(refusedType);
     expect(await service.state(key)).toMatchObject({ state: 'in_progress', attempt: 1 });
+    await service.admin.control({ mode: 'release' });
     expect((await first).status).toBe(201);
     expect(await service.state(key)).toMatchObject({ state: 'completed', attempt: 1 });
     expect(calls).toMatchObject({ charge: 1, record: 1 });

@@ -79,13 +79,14 @@ describe.each(engines)('leased mode through the server adapters on $name', (fact
     it('answers a duplicate 409 and another body 422 while the first runs, then charges once', async () => {
       const key = randomUUID();
       const body = { order: `ord-${key}`, amount: 500 };
-      await admin.control({ mode: 'delay', ms: 1500, reference: body.order });
+      await admin.control({ mode: 'hold', reference: body.order });
       const first = pay(key, body);
-      await waitFor(async () => (await state(key)) === 'in_progress');
+      await waitFor(async () => (await admin.stats()).held === 1, { what: 'the first attempt’s charge to be held' });
       const duplicate = await pay(key, body);
       expect(duplicate.status).toBe(409);
       expect(Number(duplicate.headers['retry-after'])).toBeGreaterThan(1);
       expect((await pay(key, { ...body, amount: 501 })).status).toBe(422);
+      await admin.control({ mode: 'release' });
       expect((await first).status).toBe(201);
       expect(await admin.count(chargeKey(key))).toBe(1);
       expect(await payments(body.order)).toBe(1);

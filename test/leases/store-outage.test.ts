@@ -80,15 +80,12 @@ describe('leased mode when the store fails (postgres, node-postgres)', () => {
         idempotency({ store: postgresStore(portable(fromPg(proxied))), storeTimeoutMs: 500 }),
         paymentRoute(provider.url, calls),
       );
-      // Long enough that the proxy stalls while the charge is still inside the provider, however busy the machine.
-      await admin.control({ mode: 'delay', ms: 3_000, reference: body.order });
-      const before = (await admin.stats()).requests;
+      await admin.control({ mode: 'hold', reference: body.order });
       const answer = pay(request(key, body), undefined);
       // The charge is inside the provider: the store goes silent before its checkpoint can be written.
-      await waitFor(async () => (await admin.stats()).requests !== before, {
-        what: 'the charge to reach the provider',
-      });
+      await waitFor(async () => (await admin.stats()).held === 1, { what: 'the charge to be held' });
       proxy.stall();
+      await admin.control({ mode: 'release' });
       const failed = await answer;
       expect(failed.status).toBe(503);
       expect(calls.charge).toBe(1);
