@@ -68,10 +68,12 @@ export function useApp(
   ref: EngineRef,
   adapter: AdapterFactory,
   options: Omit<IdempotencyOptions<SqlClient>, 'store'> = {},
+  /** The database the app's store uses, made from the engine's: a test that watches what the store does wraps it. */
+  storeDatabase: (database: SqlDatabase<SqlClient>) => SqlDatabase<SqlClient> = (database) => database,
 ): Harness {
   let app: RunningApp | undefined;
   beforeAll(async () => {
-    app = await startApp(adapter, ref.engine.database, options);
+    app = await startApp(adapter, storeDatabase(ref.engine.database), options);
   });
   afterAll(() => app?.close());
   beforeEach(async () => {

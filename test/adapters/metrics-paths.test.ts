@@ -1,8 +1,10 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { metricsObserver } from '../../src/observe/metrics.js';
-import { expressAdapter } from '../support/apps.js';
+import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
+import { expressAdapter, holdNextReply } from '../support/apps.js';
 import { engines } from '../support/engines.js';
+import { countingHeldClaims } from '../support/held-claims.js';
 import { newKey, useApp, useEngine } from './harness.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -10,7 +12,13 @@ import { waitFor } from '../support/wait-for.js';
 describe.each(engines)('metrics of the request paths on $name', (factory) => {
   const ref = useEngine(factory);
   const registry = new Registry();
-  const h = useApp(ref, expressAdapter, { readBeforeClaim: 'never', observers: [metricsObserver(registry)] });
+  let watched: ReturnType<typeof countingHeldClaims<SqlClient>> | undefined;
+  const h = useApp(
+    ref,
+    expressAdapter,
+    { readBeforeClaim: 'never', observers: [metricsObserver(registry)] },
+    (database: SqlDatabase<SqlClient>) => (watched = countingHeldClaims(database)).database,
+  );
 
   const value = async (metric: string, labels: Readonly<Record<string, string>> = {}): Promise<number> => {
     const metrics = await registry.getMetricsAsJSON();
@@ -69,12 +77,17 @@ describe.each(engines)('metrics of the request paths on $name', (factory) => {
     if (!h.concurrent) context.skip();
     const waits = await value('retrysafe_lock_wait_seconds_count');
     const key = newKey();
-    const first = h.post({ key, body: { sku: 'SLOW', delayMs: 800 } });
-    // The first attempt holds the claim once its handler runs; a fixed pause may end before that on a busy machine.
+    const held = holdNextReply(h.app.state);
+    const first = h.post({ key, body: { sku: 'A' } });
+    // The first attempt holds the claim once its handler runs, and keeps it until the duplicate found it held.
     await waitFor(() => h.calls() === 1);
-    const duplicate = await h.post({ key, body: { sku: 'SLOW', delayMs: 800 } });
+    if (watched === undefined) throw new Error('The app is not running yet.');
+    const found = watched.nextHeld();
+    const duplicate = h.post({ key, body: { sku: 'A' } });
+    await found;
+    held.open();
     expect((await first).status).toBe(201);
-    expect(duplicate.headers['idempotent-replayed']).toBe('true');
+    expect((await duplicate).headers['idempotent-replayed']).toBe('true');
     expect(await value('retrysafe_lock_wait_seconds_count')).toBe(waits + 1);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { adapters, IMPORTS_POLICY, importsRetention } from '../support/apps.js';
+import { adapters, holdNextReply, IMPORTS_POLICY, importsRetention } from '../support/apps.js';
 import { engines } from '../support/engines.js';
 import { expectProblem, expectReplayOf, newKey, useApp, useEngine } from './harness.js';
 import { waitFor } from '../support/wait-for.js';
@@ -42,14 +42,16 @@ describe.each(engines)('route options on $name', (engine) => {
       // PGlite runs one transaction at a time: a duplicate never meets a running attempt there.
       if (!t.concurrent) return;
       const importRef = newKey();
-      const first = post({ ref: importRef, sku: 'SLOW', delayMs: 1500 });
+      const held = holdNextReply(t.app.state);
+      const first = post({ ref: importRef, sku: 'A' });
       await waitFor(() => t.calls('imports.create@1') === 1);
-      const duplicate = await post({ ref: importRef, sku: 'SLOW', delayMs: 1500 });
+      const duplicate = await post({ ref: importRef, sku: 'A' });
       expectProblem(duplicate, 'operation-in-progress', 409);
       expect(duplicate.headers['retry-after']).toBe('1');
+      held.open();
       expect((await first).status).toBe(201);
       expect(t.calls('imports.create@1')).toBe(1);
-      expectReplayOf(await post({ ref: importRef, sku: 'SLOW', delayMs: 1500 }), await first);
+      expectReplayOf(await post({ ref: importRef, sku: 'A' }), await first);
     });
 
     it('links the route policy from its 400, 409 and 422 answers, and from no other', async () => {
@@ -71,13 +73,15 @@ describe.each(engines)('route options on $name', (engine) => {
     it('links the policy from a 409 of a duplicate that finds the first attempt running', async () => {
       if (!t.concurrent) return;
       const importRef = newKey();
-      const slow = post({ ref: importRef, sku: 'SLOW', delayMs: 4000 });
+      const held = holdNextReply(t.app.state);
+      const first = post({ ref: importRef, sku: 'A' });
       await waitFor(() => t.calls('imports.create@1') === 1);
-      const duplicate = await post({ ref: importRef, sku: 'SLOW', delayMs: 4000 });
+      const duplicate = await post({ ref: importRef, sku: 'A' });
       expectProblem(duplicate, 'operation-in-progress', 409);
       expect(duplicate.headers.link).toBe(LINK);
       expect(t.app.state.hooks).toContain('conflict:operation-in-progress');
-      expect((await slow).status).toBe(201);
+      held.open();
+      expect((await first).status).toBe(201);
     });
 
     it('calls the route hooks on a replay, a conflict and every refusal', async () => {

@@ -9,26 +9,39 @@ import { waitFor } from '../support/wait-for.js';
 describe.each(engines)('lease renewal by the running handler on $name', (factory) => {
   const service = useLeasedHarness(factory);
 
-  it('keeps a 1-second lease through a step of 3 seconds and more: duplicates get 409, no recovery worker takes it over, one charge', async () => {
+  it('keeps a 30-second lease through a step of 90 seconds and more: duplicates get 409, no recovery worker takes it over, one charge', async () => {
     let release = (): void => {};
     const released = new Promise<void>((resolve) => {
       release = resolve;
     });
     let holding = false;
     const payments = paymentRoute(service.providerUrl, service.calls);
-    // Time passes in steps of half a second on both clocks: the process's (the renewal timer) by advancing the
-    // manual clock, the database's (the lease's end) by moving the lease's end half a second closer.
+    // Time passes in steps of half a lease on both clocks: the database's (the lease's end) by moving the lease's end
+    // 15 seconds closer, the process's (the renewal timer, every 10 seconds) by advancing the manual clock. Each step
+    // waits for the renewal it set off to land, so a busy machine only stretches the real time between them.
     const clock = manualClock();
-    const halfSecond = async (key: string): Promise<void> => {
-      await service.engine.database.query(
-        "UPDATE retrysafe_operations SET lease_expires_at = lease_expires_at - interval '500 milliseconds' WHERE key = $1",
+    const leaseEnd = async (key: string): Promise<Date | undefined> =>
+      (
+        await service.engine.database.query<{ until: Date }>(
+          'SELECT lease_expires_at AS until FROM retrysafe_operations WHERE key = $1',
+          [key],
+        )
+      ).rows[0]?.until;
+    const halfLease = async (key: string): Promise<void> => {
+      const { rows } = await service.engine.database.query<{ until: Date }>(
+        "UPDATE retrysafe_operations SET lease_expires_at = lease_expires_at - interval '15 seconds' WHERE key = $1 RETURNING lease_expires_at AS until",
         [key],
       );
-      await clock.advance(500);
+      const moved = rows[0]?.until;
+      if (moved === undefined) throw new Error(`No record for ${key}.`);
+      await clock.advance(15_000);
+      await waitFor(async () => new Date((await leaseEnd(key)) ?? 0) > new Date(moved), {
+        what: 'the renewal to move the lease’s end later',
+      });
     };
     // A first step that lasts until the test lets it end, then the charge.
     service.setUp(
-      { leaseSeconds: 1, clock },
+      { leaseSeconds: 30, clock },
       {
         ...payments,
         async handler(context) {
@@ -49,7 +62,7 @@ describe.each(engines)('lease renewal by the running handler on $name', (factory
     const worker = service.worker();
     const duplicates: number[] = [];
     for (let check = 0; check < 6; check += 1) {
-      await halfSecond(key);
+      await halfLease(key);
       duplicates.push((await service.pay(key, body)).status);
       expect(await worker.runOnce()).toMatchObject({ examined: 0 });
     }

@@ -30,6 +30,7 @@ import {
 } from '../../src/index.js';
 import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
+import { type Gate, gate } from './gate.js';
 import { listen } from './listen.js';
 import { startKoa } from './koa-app.js';
 import { atomic as httpAtomic, specification as httpSpecification } from './node-http-adapter.js';
@@ -134,6 +135,19 @@ export async function startApp(
   const config = idempotency({ ...options, store: postgresStore(database) });
   const server = await adapter.start(config, state);
   return { url: server.url, state, close: () => server.close() };
+}
+
+/**
+ * Holds the next handler's reply, after its writes, until the gate opens: its attempt keeps the identity claimed for as
+ * long as the test needs, where a `SLOW` sleep lets go on a timer that a busy machine can outrun.
+ */
+export function holdNextReply(state: AppState): Gate {
+  const held = gate();
+  state.beforeReply = () => {
+    state.beforeReply = undefined;
+    return held.opened;
+  };
+  return held;
 }
 
 /** Forgets every invocation and error, and empties the tables, between tests. */

@@ -4,7 +4,8 @@ import { RecoveryWorker } from '../../src/leases/recovery-worker.js';
 import { engines } from '../support/engines.js';
 import { expectProblem, newKey, useEngine } from '../adapters/harness.js';
 import { SHOP_OPTIONS, useShop } from './harness.js';
-import { frameworks, gate } from './shop.js';
+import { gate } from '../support/gate.js';
+import { frameworks } from './shop.js';
 import { waitFor } from '../support/wait-for.js';
 
 describe.each(engines)('transparent routes whose lease expires, on $name', (factory) => {

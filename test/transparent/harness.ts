@@ -4,7 +4,8 @@ import { postgresStore } from '../../src/postgres/index.js';
 import type { SqlClient } from '../../src/store/sql-client.js';
 import type { EngineRef } from '../adapters/harness.js';
 import { type Received, send } from '../support/http.js';
-import { type Framework, gate, type ShopSettings, type ShopState } from './shop.js';
+import { gate } from '../support/gate.js';
+import { type Framework, type ShopSettings, type ShopState } from './shop.js';
 
 /** Settings every transparent test runs with: a 1 KiB stored-body limit, and a lease long enough that no renewal lands mid-test. */
 export const SHOP_OPTIONS = { policy: { maxStoredBodyBytes: 1024 }, leaseSeconds: 60 } as const;

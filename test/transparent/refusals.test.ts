@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { engines } from '../support/engines.js';
 import { expectProblem, newKey, useEngine } from '../adapters/harness.js';
 import { useShop } from './harness.js';
-import { frameworks, gate } from './shop.js';
+import { gate } from '../support/gate.js';
+import { frameworks } from './shop.js';
 import { waitFor } from '../support/wait-for.js';
 
 describe.each(engines)('transparent refusals on $name', (factory) => {

@@ -19,6 +19,7 @@ import type { SqlClient } from '../../src/store/sql-client.js';
 import { startKoa } from '../support/koa-app.js';
 import { transparent as httpTransparent } from '../support/node-http-adapter.js';
 import { serveHttp } from '../support/node-http-app.js';
+import type { Gate } from '../support/gate.js';
 import { listen } from '../support/listen.js';
 import { nestShops } from './nest-shop.js';
 
@@ -40,17 +41,6 @@ export interface ShopState {
   /** What reached the framework's error handling. */
   readonly errors: unknown[];
   gate: Gate;
-}
-
-export interface Gate {
-  readonly opened: Promise<void>;
-  open(): void;
-}
-
-export function gate(): Gate {
-  let open = (): void => {};
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { opened, open: () => open() };
 }
 
 /** Eight chunks of 512 bytes: 4 KiB, over the 1 KiB the tests store. */

@@ -10,7 +10,8 @@ import { ORDERS_TABLE } from '../support/apps.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { startSlowProxy } from '../support/slow-proxy.js';
 import { postOrder, SHOP_OPTIONS, snapshot } from './harness.js';
-import { frameworks, gate, type ShopState } from './shop.js';
+import { gate } from '../support/gate.js';
+import { frameworks, type ShopState } from './shop.js';
 import { waitFor } from '../support/wait-for.js';
 
 /** The finishing statement of a lease, waiting for a lock in this test's database. */
