@@ -64,7 +64,8 @@ export async function runProgram(
   let errors = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // 'close', not 'exit': at 'exit' the last of its output may still be on its way through the pipe.
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
   if (code !== 0) throw new Error(`${path} exited with ${code}: ${errors}`);
   return out;
 }

@@ -11,7 +11,7 @@ export interface ChildProgram {
   output(): string;
   /** Its stdout lines that are JSON, parsed. */
   records(): unknown[];
-  /** Resolves with the exit code, or the signal that ended it. */
+  /** Resolves with the exit code, or the signal that ended it, once all it printed has been read. */
   readonly exited: Promise<number | NodeJS.Signals>;
   kill(signal: NodeJS.Signals): Promise<number | NodeJS.Signals>;
 }
@@ -41,8 +41,10 @@ export function startProgram(file: string, env: Readonly<Record<string, string>>
     output += chunk.toString('utf8');
   });
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  // 'close', not 'exit': at 'exit' its last records may still be on their way through the pipe. These programs start
+  // no processes of their own that could hold the pipe open after it.
   const exited = new Promise<number | NodeJS.Signals>((resolve) =>
-    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'SIGKILL')),
+    child.once('close', (code, signal) => resolve(code ?? signal ?? 'SIGKILL')),
   );
   return {
     output: () => output,
