@@ -80,12 +80,6 @@ const allowed: readonly { readonly file: string; readonly line: string; readonly
     reason: 'a handler that must outlast Prisma’s 3 s transaction time-out, the subject',
   },
   {
-    file: 'test/observe/scenarios.ts',
-    line: 'setTimeout(resolve, 5)',
-    reason:
-      'a handler that waits for the duplicate to find its identity held; on PGlite no duplicate can, and it gives up',
-  },
-  {
     file: 'test/store/support/replay-cache-memory.ts',
     line: 'setTimeout(resolve, 10)',
     reason: 'a program measuring memory: lets finalisers run between measures, with no assertion in it',

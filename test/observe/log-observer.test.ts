@@ -27,7 +27,7 @@ describe.each(engines)('safe logs on $name', (factory) => {
   it('writes a structured line for every main path, with no raw key, tenant or body value in any line', async () => {
     const raw: string[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => void raw.push(line) });
-    const secrets = await runScenarios(engine.database, [logObserver(logger, { identitySecret: SECRET })]);
+    const secrets = await runScenarios(engine, [logObserver(logger, { identitySecret: SECRET })]);
 
     const forbidden = [...secrets.keys, ...secrets.tenants, ...secrets.bodyValues];
     const leaks = raw.flatMap((line) =>

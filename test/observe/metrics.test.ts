@@ -48,7 +48,7 @@ describe.each(engines)('metrics on $name', (factory) => {
 
   it('counts every main path by operation, mode and code, and no label value is a tenant or a key', async () => {
     const registry = new Registry();
-    const secrets = await runScenarios(engine.database, [metricsObserver(registry)], storeTimer(registry));
+    const secrets = await runScenarios(engine, [metricsObserver(registry)], storeTimer(registry));
     const series = await allSeries(registry);
 
     expect(valueOf(series, 'retrysafe_operations_claimed_total', { mode: 'atomic', operation: NOTES })).toBe(1);

@@ -11,6 +11,7 @@ import { RecoveryWorker } from '../../src/leases/recovery-worker.js';
 import { fromPg, portable, postgresStore } from '../../src/postgres/index.js';
 import type { OperationStore } from '../../src/store/operation-store.js';
 import type { SqlClient, SqlDatabase } from '../../src/store/sql-client.js';
+import type { Engine } from '../support/engines.js';
 import { countingHeldClaims } from '../support/held-claims.js';
 import { unreachableDatabaseUrl } from './unreachable-database.js';
 import { waitFor } from '../support/wait-for.js';
@@ -36,14 +37,14 @@ interface Note {
 }
 
 /**
- * Runs the main paths once each, through real routes on `database`: a new
+ * Runs the main paths once each, through real routes on the engine's database: a new
  * operation, a replay, a mismatch, a duplicate behind a running lease
  * (conflict), a store that cannot be reached, a worker fenced out after a
  * recovery worker took its lease over, and an outcome marked unknown. Every
  * tenant, key and body value is fresh and recorded.
  */
 export async function runScenarios(
-  database: SqlDatabase<SqlClient>,
+  { database, concurrent }: Pick<Engine, 'database' | 'concurrent'>,
   observers: readonly Observer[],
   wrap: (store: OperationStore<SqlClient>) => OperationStore<SqlClient> = (store) => store,
   tracing?: Tracing,
@@ -74,11 +75,8 @@ export async function runScenarios(
     tenant: ({ request: r }) => r.headers.get('x-tenant') ?? undefined,
     async handler({ input }) {
       // Until the duplicate finds the identity held, so that it waits on this attempt whatever the machine's load.
-      // PGlite runs one transaction at a time: no duplicate reaches it meanwhile, and the pause runs out.
-      if (input.pause === true) {
-        const until = Date.now() + 2_000;
-        while (watched.held() === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      // PGlite runs one transaction at a time: no duplicate reaches it meanwhile, so there it does not wait.
+      if (input.pause === true && concurrent && watched.held() === 0) await watched.nextHeld();
       return { status: 201, headers: { location: `/notes/${randomUUID()}` }, body: { echo: input.note } };
     },
   };

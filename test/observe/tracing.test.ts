@@ -24,7 +24,7 @@ describe.each(engines)('OpenTelemetry spans on $name', (factory) => {
   beforeEach(() => engine.database.query('DELETE FROM retrysafe_operations'));
 
   it('gives every attempt one span with its outcome, store calls, lock waits and steps as children, and no tenant or key', async () => {
-    const secrets = await runScenarios(engine.database, [], undefined, tracing);
+    const secrets = await runScenarios(engine, [], undefined, tracing);
     const spans = otel.spans();
     const all = attempts(spans);
     const notes = all.filter((s) => s.attributes['retrysafe.operation'] === NOTES);
