@@ -4,6 +4,7 @@ import { fromPg, migrate, portable, postgresStore } from '../../src/postgres/ind
 import { adapters, ORDERS_TABLE, type RunningApp, startApp } from '../support/apps.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { send } from '../support/http.js';
+import { waitFor } from '../support/wait-for.js';
 import { expectProblem, newKey } from './harness.js';
 
 /**
@@ -54,10 +55,22 @@ describe.each(adapters)('bounds on the handler’s statements, through $name', (
 
   it('lets the handler wait for its own lock longer than a duplicate’s wait (lockTimeoutMs)', async () => {
     const lock = await lockOrders();
-    // Released well past lockTimeoutMs (200 ms) and well before statementTimeoutMs (3 s).
-    const released = new Promise<void>((resolve) => setTimeout(() => void lock.release().then(resolve), 1_000));
-    const res = await post(app, newKey());
-    await released;
+    const answer = post(app, newKey());
+    // Released once the handler's INSERT has waited well past lockTimeoutMs (200 ms) by the server's clock, and so
+    // before statementTimeoutMs (3 s) unless the machine stalls for over 2 s just then.
+    await waitFor(
+      async () =>
+        (
+          await pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO orders%'
+                AND clock_timestamp() - query_start > interval '600 milliseconds'`,
+          )
+        ).rows[0]?.n === 1,
+      { what: 'the handler to wait on the lock longer than lockTimeoutMs' },
+    );
+    await lock.release();
+    const res = await answer;
     expect(res.status).toBe(201);
     expect(app.state.errors).toHaveLength(0);
   });

@@ -97,11 +97,6 @@ const allowed: readonly { readonly file: string; readonly line: string; readonly
   },
   // The subject is wall time the test cannot yet drive by a manual clock.
   {
-    file: 'test/adapters/statement-bounds.test.ts',
-    line: 'setTimeout(() => void lock.release().then(resolve), 1_000)',
-    reason: 'releases a lock between lockTimeoutMs and statementTimeoutMs, both wall time: needs a clock seam',
-  },
-  {
     file: 'test/leases/backoff.test.ts',
     line: 'await sleep(1500)',
     reason: 'a provider outage of 1.5 s against the worker’s backoff: needs a clock seam',
